@@ -1,0 +1,74 @@
+#include "app.hpp"
+
+#include <fmt/format.h>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "diagnostics.hpp"
+#include "text.hpp"
+
+#ifndef DDPCTL_VERSION
+#define DDPCTL_VERSION "dev"
+#endif
+
+namespace ddpctl::cli {
+
+namespace {
+
+struct Subcommand {
+  const char* name;
+  void (*setup)(CLI::App&);
+};
+
+const std::vector<Subcommand>& subcommands() {
+  static const std::vector<Subcommand> table = {
+      {"gen", setup_gen},
+  };
+  return table;
+}
+
+void print_user_error(const UserError& e) {
+  for (const Diagnostic& d : e.diagnostics()) std::cerr << "ddpctl: error: " << d.str() << '\n';
+  if (e.diagnostics().size() > 1) std::cerr << fmt::format("ddpctl: {} errors\n", e.diagnostics().size());
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  CLI::App app{"ddpctl: distributed (DDP) training on Slurm from one YAML run spec", "ddpctl"};
+  app.set_version_flag("--version", std::string("ddpctl ") + DDPCTL_VERSION);
+  app.require_subcommand(1);
+  std::vector<std::string> names;
+  for (const auto& s : subcommands()) {
+    s.setup(app);
+    names.push_back(s.name);
+  }
+
+  // CLI11 says only "The following argument was not expected"; a typo in the
+  // subcommand deserves a suggestion.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string word = argv[1];
+    if (std::find(names.begin(), names.end(), word) == names.end()) {
+      std::cerr << fmt::format("ddpctl: error: unknown command {}{}; commands: {}\n", printable(word),
+                               did_you_mean(word, names), join(names, ", "));
+      return kUsage;
+    }
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? kOk : kUsage;
+  } catch (const UserError& e) {
+    print_user_error(e);
+    return kUserError;
+  } catch (const std::exception& e) {
+    std::cerr << "ddpctl: internal error: " << e.what() << '\n';
+    return kInternal;
+  }
+  return kOk;
+}
+
+}  // namespace ddpctl::cli

@@ -1,0 +1,3 @@
+#include "app.hpp"
+
+int main(int argc, char** argv) { return ddpctl::cli::run(argc, argv); }

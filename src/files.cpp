@@ -1,0 +1,75 @@
+#include "files.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <filesystem>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "diagnostics.hpp"
+
+namespace ddpctl {
+
+namespace fs = std::filesystem;
+
+std::string read_file(const std::string& path, size_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw UserError(Location{path}, "", fmt::format("cannot read: {}", std::strerror(errno)));
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      throw UserError(Location{path}, "", fmt::format("cannot read: {}", std::strerror(err)));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) {
+      ::close(fd);
+      throw UserError(Location{path}, "", fmt::format("file is larger than {} KiB; is this the right file?", max_bytes / 1024));
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+void write_file_atomic(const std::string& path, const std::string& content, mode_t mode) {
+  fs::path target(path);
+  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  int fd = ::mkstemp(tmpl.data());
+  auto fail = [&](const char* what) {
+    int err = errno;
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmpl.c_str());
+    throw UserError(Location{path}, "", fmt::format("cannot write ({}): {}", what, std::strerror(err)));
+  };
+  if (fd < 0) throw UserError(Location{path}, "", fmt::format("cannot write: {}", std::strerror(errno)));
+  for (size_t done = 0; done < content.size();) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("write");
+    done += static_cast<size_t>(n);
+  }
+  if (::fchmod(fd, mode) != 0) fail("chmod");
+  if (::fsync(fd) != 0) fail("fsync");
+  if (::close(fd) != 0) {
+    fd = -1;
+    fail("close");
+  }
+  fd = -1;
+  if (::rename(tmpl.c_str(), path.c_str()) != 0) fail("rename");
+  // Make the rename itself durable.
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,16 @@
+#pragma once
+#include <string>
+#include <sys/types.h>
+
+namespace ddpctl {
+
+// Reads a whole file; throws UserError naming the path when it cannot be read
+// or is larger than `max_bytes`.
+std::string read_file(const std::string& path, size_t max_bytes = 1 << 20);
+
+// Writes `content` to `path` atomically: a temporary file in the same folder is
+// written, flushed to disk and renamed over `path`, so readers see the old file
+// or the new one, never a part. Throws UserError on failure.
+void write_file_atomic(const std::string& path, const std::string& content, mode_t mode = 0644);
+
+}  // namespace ddpctl

@@ -1,0 +1,125 @@
+#include "render.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <kainjow/mustache.hpp>
+
+#include "files.hpp"
+#include "shell.hpp"
+#include "text.hpp"
+
+namespace ddpctl {
+
+namespace mstch = kainjow::mustache;
+
+namespace {
+
+mstch::data string_list(const std::vector<std::string>& items) {
+  mstch::data list{mstch::data::type::list};
+  for (const auto& s : items) list.push_back(mstch::data{s});
+  return list;
+}
+
+mstch::data env_list(const EnvList& env) {
+  mstch::data list{mstch::data::type::list};
+  for (const auto& [name, value] : env) {
+    mstch::data item;
+    item.set("name", name);  // validated: [A-Za-z_][A-Za-z0-9_]*
+    item.set("value", value);
+    list.push_back(item);
+  }
+  return list;
+}
+
+mstch::data flag(bool b) { return b ? mstch::data::type::bool_true : mstch::data::type::bool_false; }
+
+// A section that renders once with `value` when it is non-empty, else not at all.
+mstch::data optional_string(const std::string& value) {
+  if (value.empty()) return mstch::data::type::bool_false;
+  return mstch::data{value};
+}
+
+mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape) {
+  const RunSpec& spec = run.spec;
+  mstch::data d;
+  d.set("name", spec.name);
+  d.set("label", shape.label);
+  d.set("job_name", shape.job_name);
+  d.set("cluster", run.profile.name);
+  d.set("spec_file", std::filesystem::path(spec.file).filename().string());
+  d.set("directives", string_list(shape.directives));
+  d.set("nodes", std::to_string(shape.nodes));
+  d.set("multi_node", flag(shape.nodes > 1));
+  d.set("gpus_per_node", std::to_string(shape.gpus_per_node));
+  d.set("ranks_per_node", std::to_string(shape.ranks_per_node));
+  d.set("world_size", std::to_string(shape.world_size()));
+  d.set("tasks_per_node", std::to_string(shape.tasks_per_node));
+  d.set("ntasks", std::to_string(shape.nodes * shape.tasks_per_node));
+  d.set("cpus_per_task", shape.cpus_per_task ? mstch::data{std::to_string(*shape.cpus_per_task)}
+                                             : mstch::data{mstch::data::type::bool_false});
+  d.set("per_gpu", flag(spec.launch == LaunchMode::PerGpu));
+  d.set("modules", string_list(run.modules));
+  d.set("has_modules", flag(!run.modules.empty()));
+  d.set("env", env_list(run.env));
+  d.set("has_env", flag(!run.env.empty()));
+  d.set("nccl_env", env_list(run.nccl_env));
+  d.set("has_nccl_env", flag(!run.nccl_env.empty()));
+  d.set("setup", string_list(spec.setup));
+  d.set("has_setup", flag(!spec.setup.empty()));
+  d.set("master_interface", optional_string(run.master_interface));
+  d.set("port_min", std::to_string(spec.master.port_min));
+  d.set("port_span", std::to_string(spec.master.port_max - spec.master.port_min + 1));
+  d.set("output_dir", spec.output_dir);
+  d.set("launch_command", shell_join(launch_argv(run, shape)));
+  if (spec.requeue) {
+    mstch::data q;
+    q.set("signal", spec.requeue->signal);
+    q.set("grace", std::to_string(spec.requeue->grace_s));
+    q.set("max_restarts", std::to_string(spec.requeue->max_restarts));
+    d.set("requeue", q);
+  } else {
+    d.set("requeue", mstch::data::type::bool_false);
+  }
+  return d;
+}
+
+// kainjow 4.1 leaves the newline after the closing tag of a skipped section,
+// so an unused optional block would leave blank lines behind. Runs of blank
+// lines are therefore collapsed to one.
+std::string collapse_blank_lines(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t newlines = 0;
+  for (char c : text) {
+    newlines = c == '\n' ? newlines + 1 : 0;
+    if (newlines <= 2) out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string load_template(const std::string& templates_dir, const std::string& name) {
+  std::string path = (std::filesystem::path(templates_dir) / name).string();
+  if (!std::filesystem::is_regular_file(path))
+    throw UserError(Location{path}, "", "template not found (--templates names a folder holding " + name + ")");
+  return read_file(path);
+}
+
+std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const std::string& templates_dir) {
+  const std::string name = "sbatch.sh.mustache";
+  std::string path = (std::filesystem::path(templates_dir) / name).string();
+  mstch::mustache tmpl{load_template(templates_dir, name)};
+  if (!tmpl.is_valid()) throw UserError(Location{path}, "", "invalid template: " + tmpl.error_message());
+  tmpl.set_custom_escape([](const std::string& s) { return shell_quote(s); });
+
+  std::vector<RenderedScript> out;
+  for (const ResolvedShape& shape : run.shapes) {
+    std::string text = tmpl.render(shape_data(run, shape));
+    if (!tmpl.is_valid()) throw UserError(Location{path}, "", "template failed to render: " + tmpl.error_message());
+    out.push_back({shape.label, shape.script_name, collapse_blank_lines(text)});
+  }
+  return out;
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,25 @@
+#pragma once
+// Renders sbatch scripts from mustache templates. In templates, {{name}}
+// inserts a value shell-quoted (shell_quote) and {{{name}}} inserts it as is;
+// the raw form is only for values ddpctl built or validated to be safe words,
+// and for the user's own `setup` lines. docs/templates.md lists the variables.
+#include <string>
+#include <vector>
+
+#include "resolve.hpp"
+
+namespace ddpctl {
+
+struct RenderedScript {
+  std::string label;      // shape label
+  std::string file_name;  // e.g. resnet50-1x4.sbatch
+  std::string text;
+};
+
+// Renders one script per shape with `templates_dir`/sbatch.sh.mustache.
+std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const std::string& templates_dir);
+
+// The template text, from `templates_dir`, with a clear error if it is missing.
+std::string load_template(const std::string& templates_dir, const std::string& name);
+
+}  // namespace ddpctl

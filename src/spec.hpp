@@ -1,0 +1,101 @@
+#pragma once
+// The run spec: one training run as the user describes it in YAML. Loading
+// checks everything that does not need the cluster profile; resolve.hpp checks
+// the rest against the profile.
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "diagnostics.hpp"
+#include "yaml_reader.hpp"
+
+namespace ddpctl {
+
+using EnvList = std::vector<std::pair<std::string, std::string>>;  // ordered NAME=value
+
+// One job shape: what Slurm is asked for. The spec's own shape is shapes[0];
+// each `alternatives:` entry is the base shape with its fields overridden.
+struct Shape {
+  std::string label;         // "1x4", or the alternative's `label`
+  std::string field_prefix;  // "" for the base shape, "alternatives[0]." for the first alternative
+  int nodes = 1;
+  int gpus_per_node = 0;
+  std::optional<int> procs_per_node;  // ranks per node; defaults to gpus_per_node
+  std::string gpu_type, partition, account, qos, constraint;
+  std::optional<int> cpus_per_gpu, cpus_per_task;
+  std::optional<long long> mem_mib;
+  std::optional<long long> time_s;
+  bool exclusive = false;
+  std::map<std::string, Location> where;  // field -> where its value was set
+
+  int ranks_per_node() const { return procs_per_node.value_or(gpus_per_node); }
+  int world_size() const { return nodes * ranks_per_node(); }
+  std::string field(const std::string& name) const { return field_prefix + name; }
+  Location where_of(const std::string& name, const Location& fallback) const;
+};
+
+enum class LaunchMode { PerNode, PerGpu };
+
+// Typed NCCL/Torch settings; unset entries are not exported. The same section
+// appears in cluster profiles (site defaults) and in run specs (overrides).
+struct NcclSettings {
+  std::map<std::string, std::string> values;  // yaml key -> value as exported
+  EnvList extra;                              // nccl.extra: other NCCL_* variables
+  std::map<std::string, Location> where;
+};
+
+struct MasterSettings {
+  std::optional<std::string> interface;  // unset: the profile's; "" : resolve the hostname
+  int port_min = 20000, port_max = 29999;
+  Location where_interface, where_ports;
+};
+
+struct RequeueSettings {
+  std::string signal = "USR1";
+  int grace_s = 300;
+  int max_restarts = 3;
+  Location where;
+};
+
+struct RunSpec {
+  std::string file;
+  std::string name;
+  std::string cluster;
+  std::string output_dir = "logs";
+  std::vector<Shape> shapes;  // [0] = the spec's shape, then each alternative
+  bool has_alternatives = false;
+
+  LaunchMode launch = LaunchMode::PerNode;
+  // Exactly one of these: the bundled trainer, or the user's command.
+  bool uses_trainer = false;
+  std::string trainer_program = "ddp-train";
+  std::vector<std::string> trainer_args;      // "--epochs=3" ...
+  std::vector<std::string> command_argv;      // command: [prog, arg...]
+  std::optional<std::string> command_shell;   // command: "shell line"
+
+  std::vector<std::string> modules;
+  EnvList env;
+  NcclSettings nccl;
+  std::vector<std::string> setup;  // the user's shell lines, verbatim
+  MasterSettings master;
+  std::optional<RequeueSettings> requeue;
+
+  std::map<std::string, Location> where;  // top-level field -> location
+  Location where_of(const std::string& field) const;
+};
+
+// Loads a run spec file, applying `--set key=value` overrides first. Throws
+// UserError with every problem found.
+RunSpec load_run_spec(const std::string& path, const std::vector<std::string>& overrides = {});
+// The same from text already in memory (tests, stdin).
+RunSpec parse_run_spec(const std::string& file, const std::string& text, const std::vector<std::string>& overrides = {});
+
+// Reads an `nccl:` section (shared with cluster profiles).
+NcclSettings read_nccl_settings(MapReader& parent, const std::string& key);
+
+// Environment names ddpctl sets itself and refuses in `env:`, with the reason.
+std::optional<std::string> reserved_env_reason(const std::string& name);
+
+}  // namespace ddpctl

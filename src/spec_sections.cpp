@@ -1,0 +1,333 @@
+#include "spec_sections.hpp"
+
+#include <cctype>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "text.hpp"
+#include "values.hpp"
+
+namespace ddpctl {
+
+namespace {
+
+enum class Kind { Int, Number, Bool, Path, Choice };
+
+// The bundled trainer's options: YAML key, trainer flag, type and limits.
+struct TrainerOption {
+  const char* key;
+  const char* flag;
+  Kind kind;
+  long long min = 0, max = 0;
+  std::vector<std::string> choices = {};
+};
+
+const std::vector<TrainerOption>& trainer_options() {
+  static const std::vector<TrainerOption> options = {
+      {"model", "--model", Kind::Choice, 0, 0, {"resnet18", "resnet50", "smallcnn"}},
+      {"data", "--data", Kind::Path},
+      {"epochs", "--epochs", Kind::Int, 1, 1000000},
+      {"batch_size", "--batch-size", Kind::Int, 1, 1000000},
+      {"lr", "--lr", Kind::Number},
+      {"momentum", "--momentum", Kind::Number},
+      {"weight_decay", "--weight-decay", Kind::Number},
+      {"step_size", "--step-size", Kind::Int, 1, 1000000},
+      {"gamma", "--gamma", Kind::Number},
+      {"amp", "--amp", Kind::Choice, 0, 0, {"off", "fp16", "bf16"}},
+      {"workers", "--workers", Kind::Int, 0, 256},
+      {"grad_accum", "--grad-accum", Kind::Int, 1, 100000},
+      {"checkpoint_dir", "--checkpoint-dir", Kind::Path},
+      {"resume", "--resume", Kind::Bool},
+      {"seed", "--seed", Kind::Int, 0, 4294967295LL},
+  };
+  return options;
+}
+
+std::optional<std::string> check_path(const std::string& s) {
+  if (s.empty()) return "must not be empty";
+  return std::nullopt;  // quoted when rendered; control characters are refused by the reader
+}
+
+void read_trainer(MapReader& top, RunSpec& spec) {
+  MapReader r(top.document(), top.node("trainer"), "trainer", top.diagnostics());
+  if (!r.valid()) return;
+  spec.uses_trainer = true;
+  if (auto v = r.string("program", check_path)) spec.trainer_program = *v;
+  for (const TrainerOption& o : trainer_options()) {
+    if (!r.has(o.key)) continue;
+    std::optional<std::string> value;
+    switch (o.kind) {
+      case Kind::Int:
+        if (auto v = r.integer(o.key, o.min, o.max)) value = std::to_string(*v);
+        break;
+      case Kind::Number:
+        value = r.string(o.key, [](const std::string& s) -> std::optional<std::string> {
+          if (is_decimal_number(s)) return std::nullopt;
+          return "must be a number such as 0.1 or 1e-4";
+        });
+        break;
+      case Kind::Bool:
+        if (auto v = r.boolean(o.key); v && *v) spec.trainer_args.push_back(o.flag);
+        break;
+      case Kind::Path:
+        value = r.string(o.key, check_path);
+        break;
+      case Kind::Choice: {
+        auto choices = o.choices;
+        value = r.string(o.key, [&](const std::string& s) -> std::optional<std::string> {
+          for (const auto& c : choices)
+            if (c == s) return std::nullopt;
+          std::string problem;
+          // amp: true/false read as fp16/off, as users write it.
+          if (std::string(o.key) == "amp" && parse_bool(s, &problem)) return std::nullopt;
+          return fmt::format("must be one of {}{}", quoted_list(choices), did_you_mean(s, choices));
+        });
+        if (value && std::string(o.key) == "amp") {
+          std::string problem;
+          if (auto b = parse_bool(*value, &problem)) value = *b ? "fp16" : "off";
+        }
+        break;
+      }
+    }
+    if (value) spec.trainer_args.push_back(fmt::format("{}={}", o.flag, *value));
+  }
+  if (auto extra = r.string_list("extra_args")) spec.trainer_args.insert(spec.trainer_args.end(), extra->begin(), extra->end());
+  r.finish();
+}
+
+void read_command(MapReader& top, RunSpec& spec) {
+  YAML::Node node = top.node("command");
+  if (node.IsScalar()) {
+    if (auto s = read_scalar(top.document(), node, "command", top.diagnostics(), /*allow_tab=*/true)) {
+      if (s->find_first_not_of(" \t") == std::string::npos) top.error("command", "must not be empty");
+      else spec.command_shell = *s;
+    }
+  } else if (node.IsSequence()) {
+    if (auto argv = top.string_list("command")) {
+      if (argv->empty()) top.error("command", "must not be an empty list");
+      spec.command_argv = *argv;
+    }
+  } else {
+    top.error("command", fmt::format("expected a shell line or a list of arguments, got {}", describe_node(node)));
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> check_output_dir(const std::string& s) {
+  if (s.empty()) return "must not be empty";
+  if (s[0] == '~') return "starts with '~', which Slurm does not expand; write the full path";
+  if (s[0] == '-') return "must not start with '-'";
+  for (char c : s) {
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) || std::string_view("._-/+@,:").find(c) != std::string_view::npos ||
+              static_cast<unsigned char>(c) >= 0x80;
+    if (!ok)
+      return c == '%' ? "contains '%', which Slurm reads as a filename pattern"
+                      : "must be a path of letters, digits and . _ - / + @ , : (it is used in #SBATCH lines, which "
+                        "Slurm splits at spaces and does not unquote)";
+  }
+  return std::nullopt;
+}
+
+void read_launch(MapReader& top, RunSpec& spec) {
+  if (auto v = top.string("launch", [](const std::string& s) -> std::optional<std::string> {
+        if (s == "per-node" || s == "per-gpu") return std::nullopt;
+        return "must be 'per-node' (one launcher per node spawning one worker per GPU) or 'per-gpu' (one srun task "
+               "per GPU)" + did_you_mean(s, {"per-node", "per-gpu"});
+      }))
+    spec.launch = *v == "per-gpu" ? LaunchMode::PerGpu : LaunchMode::PerNode;
+
+  bool has_trainer = top.has("trainer"), has_command = top.has("command");
+  if (has_trainer && has_command) top.error("command", "set either trainer: (the bundled trainer) or command:, not both");
+  else if (!has_trainer && !has_command)
+    top.diagnostics().error(top.self(), "trainer",
+                            "required: set trainer: (arguments for the bundled trainer) or command: (your own program)");
+  if (has_trainer) read_trainer(top, spec);
+  if (has_command) read_command(top, spec);
+}
+
+std::optional<std::string> reserved_env_reason(const std::string& name) {
+  static const std::vector<std::string> managed = {
+      "MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK",
+      "GROUP_RANK", "NNODES", "NPROC_PER_NODE", "CUDA_VISIBLE_DEVICES"};
+  for (const auto& m : managed)
+    if (name == m) return "is set by ddpctl (or Slurm) for every rank and cannot be overridden in env:";
+  auto starts = [&](const char* p) { return name.rfind(p, 0) == 0; };
+  if (starts("SLURM_") || starts("SBATCH_") || starts("SRUN_"))
+    return "is a Slurm variable; set the matching spec field instead of exporting it";
+  if (starts("DDPCTL_")) return "is reserved for ddpctl";
+  if (starts("NCCL_") || starts("TORCH_NCCL_"))
+    return "is an NCCL setting: put it under nccl: (typed) or nccl.extra: so it is checked and shown in one place";
+  return std::nullopt;
+}
+
+const std::vector<NcclOption>& nccl_options() {
+  static const std::vector<NcclOption> options = {
+      {"socket_ifname", {"NCCL_SOCKET_IFNAME"}, "interfaces for NCCL's bootstrap and socket transport"},
+      {"ib_disable", {"NCCL_IB_DISABLE"}, "true to disable InfiniBand"},
+      {"ib_hca", {"NCCL_IB_HCA"}, "InfiniBand HCAs to use, e.g. mlx5_0"},
+      {"ib_timeout", {"NCCL_IB_TIMEOUT"}, "InfiniBand timeout exponent"},
+      {"net_gdr_level", {"NCCL_NET_GDR_LEVEL"}, "GPUDirect RDMA distance"},
+      {"p2p_level", {"NCCL_P2P_LEVEL"}, "peer-to-peer distance"},
+      {"p2p_disable", {"NCCL_P2P_DISABLE"}, "true to disable peer-to-peer"},
+      {"shm_disable", {"NCCL_SHM_DISABLE"}, "true to disable shared memory"},
+      {"debug", {"NCCL_DEBUG"}, "log level"},
+      {"debug_subsys", {"NCCL_DEBUG_SUBSYS"}, "log subsystems"},
+      // Torch 2.2+ reads the TORCH_ name, 1.13-2.1 the older one: export both.
+      {"async_error_handling", {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING"},
+       "abort collectives that time out instead of hanging"},
+      {"blocking_wait", {"TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT"}, "wait for collectives on the host"},
+      {"timeout", {"DDPCTL_COLLECTIVE_TIMEOUT"}, "collective timeout in seconds (the bundled trainer's process group)"},
+  };
+  return options;
+}
+
+NcclSettings read_nccl_settings(MapReader& parent, const std::string& key) {
+  NcclSettings out;
+  if (!parent.has(key)) return out;
+  MapReader r(parent.document(), parent.node(key), parent.field(key), parent.diagnostics());
+  if (!r.valid()) return out;
+  auto charset = [](const char* extra, const char* what) {
+    return [extra, what](const std::string& s) -> std::optional<std::string> {
+      for (char c : s)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && !std::strchr(extra, c)) return std::string("must be ") + what;
+      if (s.empty()) return std::string("must not be empty");
+      return std::nullopt;
+    };
+  };
+  auto level = [](std::vector<std::string> names) {
+    return [names](const std::string& s) -> std::optional<std::string> {
+      std::string problem;
+      for (const auto& n : names)
+        if (n == s) return std::nullopt;
+      if (parse_int(s, 0, 5, &problem)) return std::nullopt;
+      return fmt::format("must be 0-5 or one of {}", quoted_list(names));
+    };
+  };
+  auto set = [&](const char* k, std::optional<std::string> v) {
+    if (v) out.values[k] = *v, out.where[k] = r.where(k);
+  };
+  auto flag = [&](const char* k) {
+    if (auto b = r.boolean(k)) set(k, std::string(*b ? "1" : "0"));
+  };
+  set("socket_ifname", r.string("socket_ifname", charset("_.,^=:-", "interface names joined by commas, optionally "
+                                                                      "prefixed by ^ (exclude) or = (exact)")));
+  flag("ib_disable");
+  set("ib_hca", r.string("ib_hca", charset("_.,^=:-", "HCA names joined by commas, e.g. mlx5_0:1,mlx5_1")));
+  if (auto v = r.integer("ib_timeout", 1, 31)) set("ib_timeout", std::to_string(*v));
+  set("net_gdr_level", r.string("net_gdr_level", level({"LOC", "PIX", "PXB", "PHB", "SYS"})));
+  set("p2p_level", r.string("p2p_level", level({"LOC", "NVL", "PIX", "PXB", "PHB", "SYS"})));
+  flag("p2p_disable");
+  flag("shm_disable");
+  set("debug", r.string("debug", [](const std::string& s) -> std::optional<std::string> {
+        std::vector<std::string> levels = {"VERSION", "WARN", "INFO", "TRACE"};
+        for (const auto& l : levels)
+          if (l == s) return std::nullopt;
+        return "must be one of " + quoted_list(levels) + did_you_mean(s, levels);
+      }));
+  set("debug_subsys", r.string("debug_subsys", charset("_,^", "subsystem names joined by commas, e.g. INIT,NET")));
+  if (r.has("async_error_handling")) {
+    std::string text = r.node("async_error_handling").IsScalar() ? r.node("async_error_handling").Scalar() : "";
+    std::string problem;
+    if (auto b = parse_bool(text, &problem)) set("async_error_handling", std::string(*b ? "1" : "0"));
+    else if (auto v = r.integer("async_error_handling", 0, 3)) set("async_error_handling", std::to_string(*v));
+  }
+  flag("blocking_wait");
+  if (auto v = r.integer("timeout", 1, 86400)) set("timeout", std::to_string(*v));
+  if (auto extra = r.string_map("extra")) {
+    for (const auto& [name, value] : *extra) {
+      if (!is_env_name(name) || !(name.rfind("NCCL_", 0) == 0 || name.rfind("TORCH_NCCL_", 0) == 0)) {
+        r.error("extra", fmt::format("{} is not an NCCL_* or TORCH_NCCL_* variable name", printable(name)));
+        continue;
+      }
+      out.extra.emplace_back(name, value);
+    }
+  }
+  r.finish();
+  return out;
+}
+
+void read_environment(MapReader& top, RunSpec& spec) {
+  if (auto v = top.string_list("modules", [](const std::string& s) -> std::optional<std::string> {
+        for (char c : s)
+          if (!std::isalnum(static_cast<unsigned char>(c)) && !std::strchr("_./+:@-", c))
+            return "must be a module name such as cuda/12.1 (letters, digits and _ . / + : @ -)";
+        if (s.empty() || s[0] == '-') return "must be a module name, not an option";
+        return std::nullopt;
+      }))
+    spec.modules = *v;
+  if (auto env = top.string_map("env")) {
+    for (const auto& [name, value] : *env) {
+      if (!is_env_name(name)) {
+        top.error("env", fmt::format("{} is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)", printable(name)));
+      } else if (auto reason = reserved_env_reason(name)) {
+        top.error("env", fmt::format("{} {}", name, *reason));
+      } else {
+        spec.env.emplace_back(name, value);
+      }
+    }
+  }
+  spec.nccl = read_nccl_settings(top, "nccl");
+  if (auto v = top.string_list("setup", {}, /*allow_tab=*/true)) spec.setup = *v;
+}
+
+void read_master(MapReader& top, RunSpec& spec) {
+  if (!top.has("master")) return;
+  MapReader r(top.document(), top.node("master"), "master", top.diagnostics());
+  if (!r.valid()) return;
+  if (r.has("interface")) {
+    spec.master.where_interface = r.where("interface");
+    if (auto v = r.string("interface", [](const std::string& s) -> std::optional<std::string> {
+          if (s == "none" || is_interface_name(s)) return std::nullopt;
+          return "must be a network interface name such as ib0 (at most 15 characters), or 'none' to resolve the "
+                 "first node's hostname";
+        }))
+      spec.master.interface = *v == "none" ? "" : *v;
+  }
+  if (r.has("port_range")) {
+    spec.master.where_ports = r.where("port_range");
+    YAML::Node n = r.node("port_range");
+    std::vector<std::string> parts;
+    if (n.IsSequence() && n.size() == 2 && n[0].IsScalar() && n[1].IsScalar()) {
+      parts = {n[0].Scalar(), n[1].Scalar()};
+    } else if (n.IsScalar() && n.Scalar().find('-') != std::string::npos) {
+      const std::string& s = n.Scalar();
+      parts = {s.substr(0, s.find('-')), s.substr(s.find('-') + 1)};
+    }
+    std::string p1, p2;
+    auto lo = parts.size() == 2 ? parse_int(parts[0], 1024, 65535, &p1) : std::nullopt;
+    auto hi = parts.size() == 2 ? parse_int(parts[1], 1024, 65535, &p2) : std::nullopt;
+    if (!lo || !hi || *lo > *hi) {
+      r.error("port_range", "must be two ports from 1024 to 65535, low then high: [20000, 29999] or 20000-29999");
+    } else if (*hi >= 32768 && *lo <= 60999) {
+      r.error("port_range", fmt::format("{}-{} overlaps Linux's ephemeral port range 32768-60999, where outgoing "
+                                        "connections may already hold the port; choose ports below 32768",
+                                        *lo, *hi));
+    } else {
+      spec.master.port_min = static_cast<int>(*lo), spec.master.port_max = static_cast<int>(*hi);
+    }
+  }
+  r.finish();
+}
+
+void read_requeue(MapReader& top, RunSpec& spec) {
+  if (!top.has("requeue")) return;
+  MapReader r(top.document(), top.node("requeue"), "requeue", top.diagnostics());
+  if (!r.valid()) return;
+  RequeueSettings q;
+  q.where = top.where("requeue");
+  static const std::vector<std::string> signals = {"USR1", "USR2", "TERM", "INT", "HUP", "URG"};
+  if (auto v = r.string("signal", [](const std::string& s) -> std::optional<std::string> {
+        std::string name = s.rfind("SIG", 0) == 0 ? s.substr(3) : s;
+        for (const auto& sig : signals)
+          if (sig == name) return std::nullopt;
+        return "must be one of " + quoted_list(signals) + did_you_mean(name, signals);
+      }))
+    q.signal = v->rfind("SIG", 0) == 0 ? v->substr(3) : *v;
+  if (auto v = r.integer("grace", 10, 65535)) q.grace_s = static_cast<int>(*v);
+  if (auto v = r.integer("max_restarts", 0, 1000)) q.max_restarts = static_cast<int>(*v);
+  r.finish();
+  spec.requeue = q;
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,26 @@
+#pragma once
+// Readers for the run spec's sections other than the job shape.
+#include <optional>
+#include <string>
+
+#include "spec.hpp"
+#include "yaml_reader.hpp"
+
+namespace ddpctl {
+
+std::optional<std::string> check_output_dir(const std::string& s);
+
+void read_launch(MapReader& top, RunSpec& spec);       // launch, trainer, command
+void read_environment(MapReader& top, RunSpec& spec);  // modules, env, nccl, setup
+void read_master(MapReader& top, RunSpec& spec);
+void read_requeue(MapReader& top, RunSpec& spec);
+
+// The environment variables a typed NCCL setting is exported as.
+struct NcclOption {
+  const char* key;
+  std::vector<const char*> env;
+  const char* doc;
+};
+const std::vector<NcclOption>& nccl_options();
+
+}  // namespace ddpctl

@@ -1,0 +1,148 @@
+#include "text.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace ddpctl {
+
+namespace {
+
+// Decodes one UTF-8 sequence at s[i]; returns its length, or 0 if invalid.
+size_t utf8_sequence(std::string_view s, size_t i, char32_t* cp) {
+  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = b(i);
+  size_t len;
+  char32_t v;
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  } else if ((c & 0xE0) == 0xC0) {
+    len = 2, v = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    len = 3, v = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    len = 4, v = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+    v = (v << 6) | (b(i + k) & 0x3F);
+  }
+  static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (v < kMin[len] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+  *cp = v;
+  return len;
+}
+
+}  // namespace
+
+std::optional<size_t> find_invalid_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    char32_t cp;
+    size_t n = utf8_sequence(s, i, &cp);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::nullopt;
+}
+
+std::optional<size_t> find_control_char(std::string_view s, bool allow_tab) {
+  for (size_t i = 0; i < s.size();) {
+    char32_t cp;
+    size_t n = utf8_sequence(s, i, &cp);
+    if (n == 0) return i;  // not reached for valid UTF-8
+    bool control = cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F);
+    if (control && !(allow_tab && cp == '\t')) return i;
+    i += n;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> script_value_problem(std::string_view s, bool allow_tab) {
+  if (auto at = find_invalid_utf8(s)) {
+    return fmt::format("is not valid UTF-8 (byte {} of the value)", *at + 1);
+  }
+  if (auto at = find_control_char(s, allow_tab)) {
+    unsigned char c = static_cast<unsigned char>(s[*at]);
+    std::string what = c == '\n' ? "a newline" : c == '\r' ? "a carriage return" : c == '\t' ? "a tab"
+                                                                                              : "a control character";
+    return fmt::format("contains {} (byte {} of the value); values that reach a script must be a single line "
+                       "without control characters",
+                       what, *at + 1);
+  }
+  return std::nullopt;
+}
+
+static size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  if (word.empty() || word.size() > 200) return std::nullopt;
+  std::optional<std::string> best;
+  size_t best_distance = SIZE_MAX;
+  for (const auto& c : candidates) {
+    size_t d = edit_distance(word, c);
+    if (d < best_distance) best_distance = d, best = c;
+  }
+  // A third of the longer word, at least 1 and at most 3 edits away.
+  size_t limit = std::clamp<size_t>(std::max(word.size(), best ? best->size() : 0) / 3, 1, 3);
+  if (best && best_distance <= limit) return best;
+  return std::nullopt;
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  if (auto m = closest_match(word, candidates)) return fmt::format(" (did you mean '{}'?)", *m);
+  return "";
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += sep;
+    out += items[i];
+  }
+  return out;
+}
+
+std::string quoted_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += i + 1 == items.size() ? " or " : ", ";
+    out += "'" + items[i] + "'";
+  }
+  return out;
+}
+
+std::string printable(std::string_view s, size_t max_len) {
+  std::string out = "'";
+  size_t shown = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (shown >= max_len) {
+      out += "...";
+      break;
+    }
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7F) out += fmt::format("\\x{:02x}", c);
+    else if (c >= 0x80 && find_invalid_utf8(s.substr(i, 4)).value_or(4) == 0) out += fmt::format("\\x{:02x}", c);
+    else out += static_cast<char>(c);
+    ++shown;
+  }
+  return out + "'";
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,39 @@
+#pragma once
+// Small text helpers shared by validation and the CLI.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ddpctl {
+
+// Byte offset of the first byte that is not part of valid UTF-8 (overlongs,
+// surrogates and code points above U+10FFFF count as invalid), if any.
+std::optional<size_t> find_invalid_utf8(std::string_view s);
+
+// Byte offset of the first control character: C0 (U+0000-U+001F), DEL, or C1
+// (U+0080-U+009F). `allow_tab` lets U+0009 through (shell lines the user wrote).
+// Assumes valid UTF-8.
+std::optional<size_t> find_control_char(std::string_view s, bool allow_tab = false);
+
+// Why `s` cannot reach a script, or nullopt if it may: invalid UTF-8 or a
+// control character (newlines included), described with its byte position.
+std::optional<std::string> script_value_problem(std::string_view s, bool allow_tab = false);
+
+// The candidate closest to `word` by edit distance, if it is close enough to be
+// a plausible typo.
+std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+// " (did you mean 'x'?)" or "".
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+std::string join(const std::vector<std::string>& items, std::string_view sep);
+
+// "'a', 'b' or 'c'"
+std::string quoted_list(const std::vector<std::string>& items);
+
+// Shows a value in a message: quoted, with anything unprintable escaped, and
+// cut short when long, so hostile input cannot garble the terminal.
+std::string printable(std::string_view s, size_t max_len = 60);
+
+}  // namespace ddpctl
