@@ -147,6 +147,7 @@ ClusterProfile parse_cluster_profile(const std::string& file, const std::string&
     if (auto v = r.integer("cpus_per_gpu", 1, 10000)) part.cpus_per_gpu = static_cast<int>(*v);
     part.mem_per_node_mib = read_memory(r, "mem_per_node");
     part.max_time_s = read_time(r, "max_time");
+    if (auto v = r.boolean("implicit")) part.implicit = *v;
     r.finish();
     for (size_t i = 0; i < part.gpu_types.size(); ++i) {
       if (!p.find_gpu_type(part.gpu_types[i]))

@@ -33,6 +33,7 @@ struct Partition {
   std::vector<std::string> gpu_types;  // empty: any type the profile knows
   std::optional<int> nodes, cpus_per_node, cpus_per_gpu;
   std::optional<long long> mem_per_node_mib, max_time_s;
+  bool implicit = false;  // the site picks it: limits apply, no --partition line
   Location where;
 };
 

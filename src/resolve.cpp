@@ -140,7 +140,8 @@ class ShapeResolver {
     std::vector<std::string> d;
     d.push_back("--job-name=" + r.job_name);
     if (!shape_.account.empty()) d.push_back("--account=" + shape_.account);
-    if (!r.partition.empty()) d.push_back("--partition=" + r.partition);
+    const Partition* part = profile_.find_partition(r.partition);
+    if (!r.partition.empty() && !(part && part->implicit)) d.push_back("--partition=" + r.partition);
     if (!shape_.qos.empty()) d.push_back("--qos=" + shape_.qos);
     d.push_back(fmt::format("--nodes={}", r.nodes));
     d.push_back(fmt::format("--ntasks-per-node={}", r.tasks_per_node));

@@ -150,10 +150,13 @@ RunSpec parse_run_spec(const std::string& file, const std::string& text, const s
     if (top.has(key)) spec.where[key] = top.where(key);
   top.finish();
 
+  // Labels derive from nodes and GPUs: compare them only when those read
+  // cleanly, or one typo would also report a confusing label clash.
+  bool shapes_read = diags.empty();
   std::set<std::string> labels;
   for (const Shape& s : spec.shapes) {
     check_shape(s, Location{file}, diags);
-    if (spec.has_alternatives && !labels.insert(s.label).second)
+    if (spec.has_alternatives && shapes_read && !labels.insert(s.label).second)
       diags.error(s.field_prefix.empty() ? top.self() : spec.where_of("alternatives"), s.field("label"),
                   fmt::format("two shapes are both labelled '{}'; give each alternative its own `label`", s.label));
   }

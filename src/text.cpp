@@ -75,18 +75,20 @@ std::optional<std::string> script_value_problem(std::string_view s, bool allow_t
   return std::nullopt;
 }
 
+// Optimal string alignment distance: Levenshtein plus adjacent transpositions,
+// the commonest typo ("gne" for "gen").
 static size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
-    std::swap(prev, cur);
   }
-  return prev[b.size()];
+  return d[a.size()][b.size()];
 }
 
 std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates) {
@@ -129,18 +131,24 @@ std::string quoted_list(const std::vector<std::string>& items) {
 std::string printable(std::string_view s, size_t max_len) {
   std::string out = "'";
   size_t shown = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (shown >= max_len) {
+  for (size_t i = 0; i < s.size();) {
+    if (shown++ >= max_len) {
       out += "...";
       break;
     }
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c < 0x20 || c == 0x7F) out += fmt::format("\\x{:02x}", c);
-    else if (c >= 0x80 && find_invalid_utf8(s.substr(i, 4)).value_or(4) == 0) out += fmt::format("\\x{:02x}", c);
-    else out += static_cast<char>(c);
-    ++shown;
+    char32_t cp;
+    size_t n = utf8_sequence(s, i, &cp);
+    if (n == 0) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i++]));
+    } else if (cp == '\n') {
+      out += "\\n", i += n;
+    } else if (cp == '\t') {
+      out += "\\t", i += n;
+    } else if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F)) {
+      out += fmt::format("\\u{{{:04x}}}", static_cast<unsigned>(cp)), i += n;
+    } else {
+      out.append(s.substr(i, n)), i += n;
+    }
   }
   return out + "'";
 }

@@ -102,7 +102,10 @@ std::string describe_node(const YAML::Node& node) {
 std::optional<std::string> read_scalar(const YamlDocument& doc, const YAML::Node& node, const std::string& field,
                                        Diagnostics& diags, bool allow_tab) {
   if (!node.IsScalar()) {
-    diags.error(doc.locate(field, node), field, fmt::format("expected a single value, got {}", describe_node(node)));
+    // An unquoted "key: value" inside a line is the usual way to get a mapping here.
+    std::string hint = node.IsMap() ? " (an unquoted ': ' starts a mapping in YAML; put the whole value in quotes)" : "";
+    diags.error(doc.locate(field, node), field,
+                fmt::format("expected a single value, got {}{}", describe_node(node), hint));
     return std::nullopt;
   }
   const std::string& s = node.Scalar();

@@ -1,0 +1,26 @@
+#pragma once
+// Shared helpers for the unit tests.
+#include <string>
+#include <vector>
+
+#include "diagnostics.hpp"
+
+namespace ddpctl::test {
+
+// Runs `f` and returns the UserError's full text ("" if none was thrown).
+template <class F>
+std::string user_error_of(F&& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Runs a bash script with `args` as $1.. and returns its standard output.
+std::string run_bash(const std::string& script, const std::vector<std::string>& args = {});
+
+std::string source_dir();
+
+}  // namespace ddpctl::test

@@ -1,0 +1,125 @@
+// Rendered scripts: the values a user wrote come back out of bash unchanged.
+#include <catch2/catch.hpp>
+#include <sstream>
+
+#include "cluster.hpp"
+#include "helpers.hpp"
+#include "render.hpp"
+#include "resolve.hpp"
+
+using namespace ddpctl;
+using ddpctl::test::run_bash;
+
+namespace {
+
+ResolvedRun resolve(const std::string& yaml) {
+  std::string text = "name: r\ncluster: local\n" + yaml;
+  return resolve_run(parse_run_spec("a.yaml", text),
+                     load_cluster_profile(ddpctl::test::source_dir() + "/configs/clusters/local.yaml"));
+}
+
+std::string render_one(const ResolvedRun& run) {
+  auto scripts = render_scripts(run, ddpctl::test::source_dir() + "/templates");
+  REQUIRE(scripts.size() >= 1);
+  return scripts[0].text;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+std::vector<std::string> split_nul(const std::string& s) {
+  std::vector<std::string> out;
+  for (size_t start = 0; start < s.size();) {
+    size_t nul = s.find('\0', start);
+    out.push_back(s.substr(start, nul - start));
+    start = nul + 1;
+  }
+  return out;
+}
+
+const char* kHostile = "a'b \"c\" $(id) `id` ; & | > < # ! * ? ~ \\ $HOME ünï";
+// kHostile inside a single-quoted YAML scalar, where ' is written ''.
+const char* kHostileYaml = "a''b \"c\" $(id) `id` ; & | > < # ! * ? ~ \\ $HOME ünï";
+
+}  // namespace
+
+TEST_CASE("exported values read back exactly, however hostile") {
+  ResolvedRun run = resolve(std::string("partition: gpu\ngpus_per_node: 1\ntrainer: {}\nenv:\n  ODD: '") + kHostileYaml +
+                            "'\n  EMPTY: ''\n");
+  std::string script = render_one(run);
+  std::string exports;
+  for (const auto& line : lines_of(script))
+    if (line.rfind("export ODD=", 0) == 0 || line.rfind("export EMPTY=", 0) == 0) exports += line + "\n";
+  std::string out = run_bash(exports + "printf '%s\\0%s\\0' \"$ODD\" \"$EMPTY\"");
+  auto values = split_nul(out);
+  REQUIRE(values.size() == 2);
+  CHECK(values[0] == kHostile);
+  CHECK(values[1] == "");
+}
+
+TEST_CASE("the launch command reaches the task as exactly the argv the spec says") {
+  ResolvedRun run = resolve(std::string("partition: gpu\ngpus_per_node: 1\ncommand: [python, '") + kHostileYaml +
+                            "', --flag=$(id), '']\n");
+  std::string script = render_one(run);
+  auto lines = lines_of(script);
+  auto it = std::find_if(lines.begin(), lines.end(),
+                         [](const std::string& l) { return l.find("ddpctl-task \\") != std::string::npos; });
+  REQUIRE(it != lines.end());
+  std::string words = *(it + 1);
+  REQUIRE(words.size() > 2);
+  words = words.substr(0, words.size() - 2);  // drop " &"
+  auto argv = split_nul(run_bash("printf '%s\\0' " + words));
+  CHECK(argv == std::vector<std::string>{"python", kHostile, "--flag=$(id)", ""});
+}
+
+TEST_CASE("trainer arguments are quoted whole") {
+  ResolvedRun run = resolve("partition: cpu\ngpus_per_node: 0\nprocs_per_node: 2\ntrainer: {data: '/data/my set', lr: 0.1}\n");
+  CHECK(launch_argv(run, run.shapes[0]) ==
+        std::vector<std::string>{"ddp-train", "--nproc-per-node=2", "--data=/data/my set", "--lr=0.1"});
+  CHECK(render_one(run).find("ddp-train --nproc-per-node=2 '--data=/data/my set' --lr=0.1 &") != std::string::npos);
+}
+
+TEST_CASE("no #SBATCH line after the first command, and setup is fenced verbatim") {
+  ResolvedRun run = resolve("partition: gpu\ngpus_per_node: 1\ntrainer: {}\nsetup: ['source activate x', 'echo \"$PATH\"']\n");
+  std::string script = render_one(run);
+  auto lines = lines_of(script);
+  CHECK(lines[0] == "#!/bin/bash");
+  bool seen_command = false;
+  for (const auto& l : lines) {
+    if (l.rfind("#SBATCH", 0) == 0) CHECK_FALSE(seen_command);
+    else if (!l.empty() && l[0] != '#') seen_command = true;
+  }
+  auto begin = script.find("# ---- begin user setup");
+  auto end = script.find("# ---- end user setup ----");
+  REQUIRE(begin != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  std::string fenced = script.substr(begin, end - begin);
+  CHECK(fenced.find("\nsource activate x\necho \"$PATH\"\n") != std::string::npos);
+}
+
+TEST_CASE("master discovery: interface, hostname, and loopback refused for multi-node") {
+  std::string with_iface = render_one(resolve("partition: gpu\ngpus_per_node: 1\ntrainer: {}\n"));
+  CHECK(with_iface.find("ip -4 -o addr show dev ib0") != std::string::npos);
+  std::string by_name =
+      render_one(resolve("partition: gpu\nnodes: 2\ngpus_per_node: 1\ntrainer: {}\nmaster: {interface: none}\n"));
+  CHECK(by_name.find("getent ahostsv4") != std::string::npos);
+  CHECK(by_name.find("a loopback address the other nodes cannot reach") != std::string::npos);
+  std::string single = render_one(resolve("partition: gpu\ngpus_per_node: 1\ntrainer: {}\nmaster: {interface: none}\n"));
+  CHECK(single.find("loopback") == std::string::npos);
+}
+
+TEST_CASE("the port comes from the job id inside port_range") {
+  std::string script =
+      render_one(resolve("partition: gpu\ngpus_per_node: 1\ntrainer: {}\nmaster: {port_range: 21000-21099}\n"));
+  CHECK(script.find("MASTER_PORT=$((21000 + SLURM_JOB_ID % 100))") != std::string::npos);
+}
+
+TEST_CASE("a missing or broken template is a clear error") {
+  ResolvedRun run = resolve("partition: gpu\ngpus_per_node: 1\ntrainer: {}\n");
+  std::string err = ddpctl::test::user_error_of([&] { render_scripts(run, "/nonexistent"); });
+  CHECK(err.find("/nonexistent/sbatch.sh.mustache: template not found") != std::string::npos);
+}

@@ -1,0 +1,112 @@
+// Hostile input: each gets a clear error, or is accepted only where the value
+// is quoted on its way into the script (see test_render_script.cpp).
+#include <catch2/catch.hpp>
+
+#include "helpers.hpp"
+#include "spec.hpp"
+
+using namespace ddpctl;
+using ddpctl::test::user_error_of;
+
+namespace {
+const std::string kBase = "name: demo\ncluster: local\ngpus_per_node: 1\ntime: 10\ntrainer: {model: smallcnn}\n";
+
+std::string error_for(const std::string& text) {
+  return user_error_of([&] { parse_run_spec("h.yaml", text); });
+}
+
+// kBase with its name replaced when the case sets one (a second `name:` would
+// only be a duplicate key).
+std::string with_case(const std::string& yaml) {
+  if (yaml.rfind("name:", 0) == 0) return kBase.substr(kBase.find('\n') + 1) + yaml;
+  return kBase + yaml;
+}
+}  // namespace
+
+TEST_CASE("shell metacharacters in Slurm fields are refused") {
+  struct Case {
+    const char* yaml;
+    const char* expect;
+  } cases[] = {
+      {"name: \"$(rm -rf ~)\"\n", "h.yaml:5:7: name: '$(rm -rf ~)' must be a Slurm name"},
+      {"partition: \"`id`\"\n", "partition: '`id`' must be a Slurm name"},
+      {"account: \"a'b\"\n", "account: 'a'b' must be a Slurm name"},
+      {"qos: \"normal # x\"\n", "qos: 'normal # x' must be a Slurm name"},
+      {"constraint: \"a100;reboot\"\n", "constraint: 'a100;reboot' must be a Slurm feature expression"},
+      {"account: -A\n", "account: '-A' must be a Slurm name"},
+      {"name: \"x --wrap=id\"\n", "name: 'x --wrap=id' must be a Slurm name"},
+      {"gpu_type: \"a100 --wrap=id\"\n", "gpu_type: 'a100 --wrap=id' must be a Slurm name"},
+      {"output_dir: \"logs; rm -rf /\"\n", "output_dir: 'logs; rm -rf /' must be a path"},
+      {"output_dir: \"~/logs\"\n", "output_dir: '~/logs' starts with '~'"},
+      {"output_dir: \"logs/%u\"\n", "contains '%'"},
+      {"modules: [\"cuda; id\"]\n", "modules[0]: 'cuda; id' must be a module name"},
+      {"modules: [\"--force\"]\n", "modules[0]: '--force' must be a module name"},
+      {"master: {interface: \"ib0; id\"}\n", "master.interface: 'ib0; id' must be a network interface name"},
+      {"env: {\"A;B\": 1}\n", "'A;B' is not a valid variable name"},
+      {"nccl: {socket_ifname: \"ib0 $(id)\"}\n", "nccl.socket_ifname: 'ib0 $(id)' must be interface names"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.yaml);
+    std::string err = error_for(with_case(c.yaml));
+    CHECK(err.find(c.expect) != std::string::npos);
+  }
+}
+
+TEST_CASE("control characters never reach a script") {
+  CHECK(error_for(kBase + "env: {A: \"x\\ny\"}\n").find("env.A: contains a newline") != std::string::npos);
+  CHECK(error_for(kBase + "env: {A: \"x\\ry\"}\n").find("carriage return") != std::string::npos);
+  CHECK(error_for(kBase + "env: {A: \"x\\0y\"}\n").find("control character") != std::string::npos);
+  CHECK(error_for(kBase + "env: {A: \"x\\u0085y\"}\n").find("control character") != std::string::npos);
+  CHECK(error_for(kBase + "setup: [\"ok\\nid\"]\n").find("setup[0]: contains a newline") != std::string::npos);
+  CHECK(error_for(kBase + "setup:\n  - |\n    line one\n    line two\n").find("setup[0]: contains a newline") !=
+        std::string::npos);
+  CHECK(error_for("name: demo\ncluster: local\ngpus_per_node: 1\ntime: 10\ntrainer: {data: \"a\\tb\"}\n")
+            .find("trainer.data: contains a tab") != std::string::npos);
+}
+
+TEST_CASE("files that are not one UTF-8 YAML mapping") {
+  CHECK(error_for("") == "h.yaml: run spec is empty: expected a mapping of fields");
+  CHECK(error_for("# only a comment\n") == "h.yaml: run spec is empty: expected a mapping of fields");
+  CHECK(error_for(kBase + "---\nname: other\n").find("h.yaml:7:1: run spec holds 2 YAML documents") != std::string::npos);
+  CHECK(error_for("- a\n- b\n").find("run spec must be a mapping of fields, not a list") != std::string::npos);
+  CHECK(error_for("just text\n").find("not the value 'just text'") != std::string::npos);
+  CHECK(error_for("name: demo\nenv:\n\tA: 1\n").find("this line contains a tab") != std::string::npos);
+  CHECK(error_for("name: \"d\xff\"\n").find("h.yaml:1:9: run spec is not valid UTF-8 here") != std::string::npos);
+  CHECK(error_for("\xff\xfen\0a\0").find("UTF-16") != std::string::npos);
+  CHECK(error_for("name: [unclosed\n").find("YAML syntax error") != std::string::npos);
+}
+
+TEST_CASE("a UTF-8 byte-order mark is accepted") {
+  RunSpec s = parse_run_spec("h.yaml", "\xef\xbb\xbf" + kBase);
+  CHECK(s.name == "demo");
+}
+
+TEST_CASE("huge numbers and deep nesting get errors, not crashes") {
+  CHECK(error_for(kBase + "nodes: 99999999999999999999999999\n").find("must be") != std::string::npos);
+  CHECK(error_for(kBase + "nodes: -1\n").find("must be an integer from 1") != std::string::npos);
+  CHECK(error_for(kBase + "nodes: 1e9\n").find("must be a whole number") != std::string::npos);
+  std::string deep = kBase + "env: " + std::string(5000, '[') + std::string(5000, ']') + "\n";
+  CHECK(error_for(deep).find("nesting is too deep") != std::string::npos);
+  std::string deep_ok_yaml = kBase + "env: " + std::string(50, '[') + std::string(50, ']') + "\n";
+  CHECK(error_for(deep_ok_yaml).find("env: expected a mapping of fields, got a list") != std::string::npos);
+}
+
+TEST_CASE("an alias bomb is read in bounded time") {
+  // A billion laughs: 9^9 strings if expanded. Schema-driven reading never
+  // walks into it.
+  std::string bomb = "a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n";
+  for (char c = 'b'; c <= 'i'; ++c) {
+    bomb += std::string(1, c) + ": &" + c + " [";
+    for (int k = 0; k < 9; ++k) bomb += std::string(k ? ",*" : "*") + static_cast<char>(c - 1);
+    bomb += "]\n";
+  }
+  std::string err = error_for(kBase + bomb + "setup: *i\nenv: *i\n");
+  CHECK(err.find("unknown field 'a'") != std::string::npos);
+  CHECK(err.find("setup[0]: expected a single value, got a list") != std::string::npos);
+  CHECK(err.find("env: expected a mapping of fields, got a list") != std::string::npos);
+}
+
+TEST_CASE("non-scalar keys and mapping values where a value belongs") {
+  CHECK(error_for(kBase + "? [a, b]\n: 1\n").find("keys must be plain names") != std::string::npos);
+  CHECK(error_for(kBase + "setup:\n  - echo a: b\n").find("an unquoted ': ' starts a mapping") != std::string::npos);
+}

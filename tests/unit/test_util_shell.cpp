@@ -1,0 +1,52 @@
+// shell_quote torture test: what bash reads back must be exactly what went in.
+#include <catch2/catch.hpp>
+#include <random>
+
+#include "helpers.hpp"
+#include "shell.hpp"
+
+using ddpctl::shell_quote;
+using ddpctl::test::run_bash;
+
+TEST_CASE("shell_quote leaves safe words untouched") {
+  for (const char* s : {"abc", "ABC_123", "a100-80gb", "/scratch/lusu/data", "--epochs=3", "gpu:a100:4", "user@host",
+                        "a,b", "x=1", "50%", "1e-4", "+5"})
+    CHECK(shell_quote(s) == s);
+}
+
+TEST_CASE("shell_quote single-quotes everything else") {
+  CHECK(shell_quote("") == "''");
+  CHECK(shell_quote("a b") == "'a b'");
+  CHECK(shell_quote("$(rm -rf ~)") == "'$(rm -rf ~)'");
+  CHECK(shell_quote("it's") == "'it'\\''s'");
+  CHECK(shell_quote("=x") == "'=x'");
+  CHECK(shell_quote("%1") == "'%1'");
+  CHECK(shell_quote("~") == "'~'");
+  CHECK(shell_quote("a*") == "'a*'");
+}
+
+TEST_CASE("bash reads back exactly the quoted value") {
+  std::vector<std::string> hostile = {
+      "", " ", "'", "''", "\"", "\\", "$HOME", "${HOME}", "$(id)", "`id`", "a;b", "a&&b", "a|b", "a>b", "<a",
+      "#comment", "!!", "~root", "*", "?", "[a]", "{a,b}", "a\tb", "--wrap=id", "-rf", "'$(id)'", "\"$(id)\"",
+      "\\'", "ünïcödé", "日本語", "a\nb", "\x01\x7f"};
+  std::mt19937 rng(42);
+  for (int i = 0; i < 200; ++i) {
+    std::string s;
+    int len = static_cast<int>(rng() % 24);
+    for (int k = 0; k < len; ++k) s += static_cast<char>(1 + rng() % 255);  // any byte but NUL
+    hostile.push_back(s);
+  }
+  // One bash run for all: each word printed NUL-terminated.
+  std::string script = "printf '%s\\0'";
+  for (const auto& s : hostile) script += " " + shell_quote(s);
+  std::string out = run_bash(script);
+  std::vector<std::string> back;
+  for (size_t start = 0; start < out.size();) {
+    size_t nul = out.find('\0', start);
+    back.push_back(out.substr(start, nul - start));
+    start = nul + 1;
+  }
+  REQUIRE(back.size() == hostile.size());
+  for (size_t i = 0; i < hostile.size(); ++i) CHECK(back[i] == hostile[i]);
+}

@@ -1,0 +1,50 @@
+#include <catch2/catch.hpp>
+
+#include "text.hpp"
+
+using namespace ddpctl;
+
+TEST_CASE("find_invalid_utf8 accepts UTF-8 and finds the first bad byte") {
+  CHECK_FALSE(find_invalid_utf8("plain ascii"));
+  CHECK_FALSE(find_invalid_utf8("ünïcödé 日本語 🚀"));
+  CHECK(find_invalid_utf8("ab\xff") == 2u);
+  CHECK(find_invalid_utf8("\xc0\xaf") == 0u);          // overlong '/'
+  CHECK(find_invalid_utf8("a\xed\xa0\x80") == 1u);     // surrogate
+  CHECK(find_invalid_utf8("\xf4\x90\x80\x80") == 0u);  // above U+10FFFF
+  CHECK(find_invalid_utf8("\xe6\x97") == 0u);          // truncated
+}
+
+TEST_CASE("find_control_char finds C0, DEL and C1 characters") {
+  CHECK_FALSE(find_control_char("a b"));
+  CHECK(find_control_char("a\nb") == 1u);
+  CHECK(find_control_char("\x7f") == 0u);
+  CHECK(find_control_char("x\xc2\x85") == 1u);  // U+0085 NEXT LINE
+  CHECK(find_control_char("a\tb") == 1u);
+  CHECK_FALSE(find_control_char("a\tb", /*allow_tab=*/true));
+}
+
+TEST_CASE("script_value_problem explains what is wrong") {
+  CHECK_FALSE(script_value_problem("fine value"));
+  CHECK(script_value_problem("a\nb")->find("newline") != std::string::npos);
+  CHECK(script_value_problem("a\rb")->find("carriage return") != std::string::npos);
+  CHECK(script_value_problem("\xff")->find("UTF-8") != std::string::npos);
+}
+
+TEST_CASE("closest_match suggests near typos only") {
+  std::vector<std::string> fields = {"gpus_per_node", "nodes", "partition", "account", "cpus_per_gpu"};
+  CHECK(closest_match("gpus_per_nod", fields) == "gpus_per_node");
+  CHECK(closest_match("partiton", fields) == "partition");
+  CHECK(closest_match("acount", fields) == "account");
+  CHECK_FALSE(closest_match("banana", fields));
+  CHECK(did_you_mean("node", fields) == " (did you mean 'nodes'?)");
+  CHECK(did_you_mean("zzz", fields).empty());
+  CHECK(closest_match("gne", {"gen", "status"}) == "gen");  // a transposition is one edit
+}
+
+TEST_CASE("printable escapes what a terminal would act on") {
+  CHECK(printable("ok") == "'ok'");
+  CHECK(printable("a\nb\x1b[2J") == "'a\\nb\\u{001b}[2J'");
+  CHECK(printable("ünï 日本") == "'ünï 日本'");
+  CHECK(printable("bad\xff") == "'bad\\xff'");
+  CHECK(printable(std::string(100, 'x'), 10) == "'xxxxxxxxxx...'");
+}
