@@ -1,10 +1,15 @@
+#!/usr/bin/env bash
 # Sourced by every CLI test: a fresh temporary folder, the binary under test,
 # and assertions on what the user sees. A failing test keeps its folder.
 set -euo pipefail
 : "${DDPCTL:?set DDPCTL to the ddpctl binary}"
 : "${DDPCTL_SOURCE:?set DDPCTL_SOURCE to the source tree}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/ddpctl-test.XXXXXX")
-trap 'rc=$?; if [ $rc -eq 0 ]; then rm -rf "$T"; else echo "kept $T" >&2; fi' EXIT
+keep_on_failure() {
+  local rc=$?
+  if [ "$rc" -eq 0 ]; then rm -rf "$T"; else echo "kept $T" >&2; fi
+}
+trap keep_on_failure EXIT
 cd "$T"
 export HOME="$T/home" DDPCTL_CLUSTERS=
 

@@ -1,4 +1,6 @@
+#!/usr/bin/env bash
 # A mistyped subcommand gets a suggestion and the usage exit code.
+# shellcheck source=tests/cli/lib.sh
 . "$(dirname "$0")/lib.sh"
 run gne spec.yaml
 expect_code 2

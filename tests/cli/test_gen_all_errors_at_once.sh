@@ -1,4 +1,6 @@
+#!/usr/bin/env bash
 # Every problem is reported in one pass, with a count.
+# shellcheck source=tests/cli/lib.sh
 . "$(dirname "$0")/lib.sh"
 cat > a.yaml <<'YAML'
 name: "bad name"

@@ -1,4 +1,6 @@
+#!/usr/bin/env bash
 # A spec error names file:line:column and field, in the documented form.
+# shellcheck source=tests/cli/lib.sh
 . "$(dirname "$0")/lib.sh"
 mkdir runs
 cat > runs/a.yaml <<'YAML'

@@ -1,4 +1,6 @@
+#!/usr/bin/env bash
 # --set overrides fields; a bad override is blamed on the command line.
+# shellcheck source=tests/cli/lib.sh
 . "$(dirname "$0")/lib.sh"
 run gen "$DDPCTL_SOURCE/configs/local-cpu.yaml" --stdout --set nodes=3 --set trainer.epochs=7
 expect_code 0

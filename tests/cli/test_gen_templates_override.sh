@@ -1,4 +1,6 @@
+#!/usr/bin/env bash
 # --templates replaces the bundled template; {{x}} is shell-quoted, {{{x}}} raw.
+# shellcheck source=tests/cli/lib.sh
 . "$(dirname "$0")/lib.sh"
 mkdir tpl
 printf '#!/bin/bash\n# {{{job_name}}}\necho {{output_dir}}\n' > tpl/sbatch.sh.mustache

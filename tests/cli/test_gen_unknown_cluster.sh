@@ -1,4 +1,6 @@
+#!/usr/bin/env bash
 # An unknown cluster lists the known profiles; DDPCTL_CLUSTERS adds folders.
+# shellcheck source=tests/cli/lib.sh
 . "$(dirname "$0")/lib.sh"
 printf 'name: x\ncluster: gilbret\ngpus_per_node: 1\ntrainer: {}\n' > a.yaml
 run gen a.yaml --stdout

@@ -1,4 +1,6 @@
+#!/usr/bin/env bash
 # Every example renders to a script that bash parses and shellcheck accepts.
+# shellcheck source=tests/cli/lib.sh
 . "$(dirname "$0")/lib.sh"
 command -v shellcheck >/dev/null || fail "shellcheck is not installed (scripts/setup installs it)"
 n=0
