@@ -42,33 +42,6 @@ std::vector<std::string> ClusterProfile::partition_names() const {
   return out;
 }
 
-namespace {
-
-std::optional<std::string> check_name(const std::string& s) {
-  if (is_slurm_name(s)) return std::nullopt;
-  return "must be a Slurm name: letters, digits, '.', '_' and '-'";
-}
-
-std::optional<long long> read_memory(MapReader& r, const char* key) {
-  auto v = r.string(key);
-  if (!v) return std::nullopt;
-  std::string problem;
-  auto mib = parse_memory_mib(*v, &problem);
-  if (!mib) r.error(key, fmt::format("{} {}", printable(*v), problem));
-  return mib;
-}
-
-std::optional<long long> read_time(MapReader& r, const char* key) {
-  auto v = r.string(key);
-  if (!v) return std::nullopt;
-  std::string problem;
-  auto s = parse_slurm_time(*v, &problem);
-  if (!s) r.error(key, fmt::format("{} {}", printable(*v), problem));
-  return s;
-}
-
-}  // namespace
-
 ClusterProfile parse_cluster_profile(const std::string& file, const std::string& text) {
   YamlDocument doc = parse_yaml_document(file, text, "cluster profile");
   ClusterProfile p;
@@ -76,7 +49,7 @@ ClusterProfile parse_cluster_profile(const std::string& file, const std::string&
   Diagnostics diags;
   MapReader top(doc, doc.root, "", diags);
 
-  if (auto v = top.string("name", check_name)) p.name = *v;
+  if (auto v = top.string("name", slurm_name_problem)) p.name = *v;
   else if (!top.has("name")) diags.error(top.self(), "name", "required field is missing");
   if (auto v = top.string("description")) p.description = *v;
   static const std::vector<std::string> dialects = {"gres", "gpus-per-node", "constraint", "partition"};
@@ -93,8 +66,8 @@ ClusterProfile parse_cluster_profile(const std::string& file, const std::string&
     diags.error(top.self(), "gpu_request", "required field is missing (" + quoted_list(dialects) + ")");
   }
   p.where_dialect = top.where("gpu_request");
-  if (auto v = top.string("default_partition", check_name)) p.default_partition = *v;
-  p.default_time_s = read_time(top, "default_time");
+  if (auto v = top.string("default_partition", slurm_name_problem)) p.default_partition = *v;
+  p.default_time_s = top.slurm_time("default_time");
   if (auto v = top.string("interface", [](const std::string& s) -> std::optional<std::string> {
         if (is_interface_name(s)) return std::nullopt;
         return "must be a network interface name such as ib0";
@@ -106,7 +79,7 @@ ClusterProfile parse_cluster_profile(const std::string& file, const std::string&
     t.name = name;
     t.gres = t.constraint = name;
     std::string field = "gpu_types." + name;
-    if (auto problem = check_name(name)) {
+    if (auto problem = slurm_name_problem(name)) {
       diags.error(doc.locate(field, node), field, "the type name " + *problem);
       continue;
     }
@@ -117,13 +90,13 @@ ClusterProfile parse_cluster_profile(const std::string& file, const std::string&
     }
     MapReader r(doc, node, field, diags);
     if (!r.valid()) continue;
-    if (auto v = r.string("gres", check_name)) t.gres = *v;
+    if (auto v = r.string("gres", slurm_name_problem)) t.gres = *v;
     if (auto v = r.string("constraint", [](const std::string& s) -> std::optional<std::string> {
           if (is_feature_expression(s)) return std::nullopt;
           return "must be a Slurm feature expression such as a100 or a100&nvlink";
         }))
       t.constraint = *v;
-    if (auto v = r.string("partition", check_name)) t.partition = *v;
+    if (auto v = r.string("partition", slurm_name_problem)) t.partition = *v;
     if (auto v = r.integer("gpus_per_node", 1, 64)) t.gpus_per_node = static_cast<int>(*v);
     r.finish();
     p.gpu_types.push_back(t);
@@ -133,7 +106,7 @@ ClusterProfile parse_cluster_profile(const std::string& file, const std::string&
     Partition part;
     part.name = name;
     std::string field = "partitions." + name;
-    if (auto problem = check_name(name)) {
+    if (auto problem = slurm_name_problem(name)) {
       diags.error(doc.locate(field, node), field, "the partition name " + *problem);
       continue;
     }
@@ -141,12 +114,12 @@ ClusterProfile parse_cluster_profile(const std::string& file, const std::string&
     MapReader r(doc, node, field, diags);
     if (!r.valid()) continue;
     if (auto v = r.integer("gpus_per_node", 0, 64)) part.gpus_per_node = static_cast<int>(*v);
-    if (auto v = r.string_list("gpu_types", check_name)) part.gpu_types = *v;
+    if (auto v = r.string_list("gpu_types", slurm_name_problem)) part.gpu_types = *v;
     if (auto v = r.integer("nodes", 1, 1000000)) part.nodes = static_cast<int>(*v);
     if (auto v = r.integer("cpus_per_node", 1, 100000)) part.cpus_per_node = static_cast<int>(*v);
     if (auto v = r.integer("cpus_per_gpu", 1, 10000)) part.cpus_per_gpu = static_cast<int>(*v);
-    part.mem_per_node_mib = read_memory(r, "mem_per_node");
-    part.max_time_s = read_time(r, "max_time");
+    part.mem_per_node_mib = r.memory_mib("mem_per_node");
+    part.max_time_s = r.slurm_time("max_time");
     if (auto v = r.boolean("implicit")) part.implicit = *v;
     r.finish();
     for (size_t i = 0; i < part.gpu_types.size(); ++i) {

@@ -25,11 +25,6 @@ Location RunSpec::where_of(const std::string& field) const {
 
 namespace {
 
-std::optional<std::string> check_slurm_name(const std::string& s) {
-  if (is_slurm_name(s)) return std::nullopt;
-  return "must be a Slurm name: letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64 characters";
-}
-
 std::optional<std::string> check_constraint(const std::string& s) {
   if (is_feature_expression(s)) return std::nullopt;
   return "must be a Slurm feature expression: feature names joined by & or |, with [ ] ( ) and *N counts";
@@ -42,26 +37,18 @@ void read_shape_fields(MapReader& r, Shape& s) {
   if (auto v = r.integer("nodes", 1, 100000)) s.nodes = static_cast<int>(*v), note("nodes");
   if (auto v = r.integer("gpus_per_node", 0, 64)) s.gpus_per_node = static_cast<int>(*v), note("gpus_per_node");
   if (auto v = r.integer("procs_per_node", 1, 1024)) s.procs_per_node = static_cast<int>(*v), note("procs_per_node");
-  if (auto v = r.string("gpu_type", check_slurm_name)) s.gpu_type = *v, note("gpu_type");
-  if (auto v = r.string("partition", check_slurm_name)) s.partition = *v, note("partition");
-  if (auto v = r.string("account", check_slurm_name)) s.account = *v, note("account");
-  if (auto v = r.string("qos", check_slurm_name)) s.qos = *v, note("qos");
+  if (auto v = r.string("gpu_type", slurm_name_problem)) s.gpu_type = *v, note("gpu_type");
+  if (auto v = r.string("partition", slurm_name_problem)) s.partition = *v, note("partition");
+  if (auto v = r.string("account", slurm_name_problem)) s.account = *v, note("account");
+  if (auto v = r.string("qos", slurm_name_problem)) s.qos = *v, note("qos");
   if (auto v = r.string("constraint", check_constraint)) s.constraint = *v, note("constraint");
   if (auto v = r.integer("cpus_per_gpu", 1, 1024)) s.cpus_per_gpu = static_cast<int>(*v), s.cpus_per_task.reset(), note("cpus_per_gpu");
   if (auto v = r.integer("cpus_per_task", 1, 4096)) s.cpus_per_task = static_cast<int>(*v), note("cpus_per_task");
   if (r.has("cpus_per_gpu") && r.has("cpus_per_task"))
     r.error("cpus_per_task", "set either cpus_per_gpu or cpus_per_task, not both");
   if (r.has("cpus_per_task") && !r.has("cpus_per_gpu")) s.cpus_per_gpu.reset();
-  if (auto v = r.string("mem")) {
-    std::string problem;
-    if (auto mib = parse_memory_mib(*v, &problem)) s.mem_mib = *mib, note("mem");
-    else r.error("mem", fmt::format("{} {}", printable(*v), problem));
-  }
-  if (auto v = r.string("time")) {
-    std::string problem;
-    if (auto secs = parse_slurm_time(*v, &problem)) s.time_s = *secs, note("time");
-    else r.error("time", fmt::format("{} {}", printable(*v), problem));
-  }
+  if (auto v = r.memory_mib("mem")) s.mem_mib = *v, note("mem");
+  if (auto v = r.slurm_time("time")) s.time_s = *v, note("time");
   if (auto v = r.boolean("exclusive")) s.exclusive = *v, note("exclusive");
 }
 
@@ -132,7 +119,7 @@ RunSpec parse_run_spec(const std::string& file, const std::string& text, const s
   Diagnostics diags;
   MapReader top(doc, doc.root, "", diags);
 
-  if (auto v = top.string("name", check_slurm_name)) spec.name = *v;
+  if (auto v = top.string("name", slurm_name_problem)) spec.name = *v;
   else if (!top.has("name")) diags.error(top.self(), "name", "required field is missing (the run's name, e.g. resnet50-4gpu)");
   if (auto v = top.string("cluster")) spec.cluster = *v;
   else if (!top.has("cluster"))

@@ -171,6 +171,12 @@ bool is_slurm_name(std::string_view s) {
   return !s.empty() && s.size() <= 64 && std::isalnum(static_cast<unsigned char>(s[0])) && name_chars(s, "._-");
 }
 
+std::optional<std::string> slurm_name_problem(const std::string& s) {
+  if (is_slurm_name(s)) return std::nullopt;
+  return "must be a Slurm name: letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64 "
+         "characters";
+}
+
 bool is_run_name(std::string_view s) { return is_slurm_name(s); }
 
 bool is_interface_name(std::string_view s) {

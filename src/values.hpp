@@ -31,6 +31,8 @@ std::string format_memory(long long mib);
 
 // Names Slurm accepts for accounts, partitions, QOS, GRES types and features.
 bool is_slurm_name(std::string_view s);
+// The problem with a would-be Slurm name, or nullopt if it is one.
+std::optional<std::string> slurm_name_problem(const std::string& s);
 // Run and job names: letters, digits, '.', '_', '-', starting with a letter or digit.
 bool is_run_name(std::string_view s);
 // Network interface names as Linux allows them (at most 15 characters).

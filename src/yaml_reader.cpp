@@ -210,6 +210,24 @@ std::optional<bool> MapReader::boolean(const std::string& key) {
   return v;
 }
 
+std::optional<long long> MapReader::memory_mib(const std::string& key) {
+  auto s = scalar(key);
+  if (!s) return std::nullopt;
+  std::string problem;
+  auto v = parse_memory_mib(*s, &problem);
+  if (!v) error(key, fmt::format("{} {}", printable(*s), problem));
+  return v;
+}
+
+std::optional<long long> MapReader::slurm_time(const std::string& key) {
+  auto s = scalar(key);
+  if (!s) return std::nullopt;
+  std::string problem;
+  auto v = parse_slurm_time(*s, &problem);
+  if (!v) error(key, fmt::format("{} {}", printable(*s), problem));
+  return v;
+}
+
 std::optional<std::vector<std::string>> MapReader::string_list(const std::string& key, const StringCheck& check,
                                                                bool allow_tab) {
   if (!has(key)) return std::nullopt;

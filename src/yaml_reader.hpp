@@ -55,6 +55,8 @@ class MapReader {
   std::optional<std::string> string(const std::string& key, const StringCheck& check = {});
   std::optional<long long> integer(const std::string& key, long long min, long long max);
   std::optional<bool> boolean(const std::string& key);
+  std::optional<long long> memory_mib(const std::string& key);  // Slurm memory size, in MiB
+  std::optional<long long> slurm_time(const std::string& key);  // Slurm time limit, in seconds
   std::optional<std::vector<std::string>> string_list(const std::string& key, const StringCheck& check = {},
                                                       bool allow_tab = false);
   // A mapping of string keys to scalar values, in file order.
