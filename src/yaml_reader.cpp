@@ -192,40 +192,28 @@ std::optional<std::string> MapReader::string(const std::string& key, const Strin
   return s;
 }
 
-std::optional<long long> MapReader::integer(const std::string& key, long long min, long long max) {
+template <class T, class Parse>
+std::optional<T> MapReader::parsed(const std::string& key, Parse parse) {
   auto s = scalar(key);
   if (!s) return std::nullopt;
   std::string problem;
-  auto v = parse_int(*s, min, max, &problem);
+  std::optional<T> v = parse(*s, &problem);
   if (!v) error(key, fmt::format("{} {}", printable(*s), problem));
   return v;
 }
 
-std::optional<bool> MapReader::boolean(const std::string& key) {
-  auto s = scalar(key);
-  if (!s) return std::nullopt;
-  std::string problem;
-  auto v = parse_bool(*s, &problem);
-  if (!v) error(key, fmt::format("{} {}", printable(*s), problem));
-  return v;
+std::optional<long long> MapReader::integer(const std::string& key, long long min, long long max) {
+  return parsed<long long>(key, [&](const std::string& s, std::string* p) { return parse_int(s, min, max, p); });
 }
+
+std::optional<bool> MapReader::boolean(const std::string& key) { return parsed<bool>(key, parse_bool); }
 
 std::optional<long long> MapReader::memory_mib(const std::string& key) {
-  auto s = scalar(key);
-  if (!s) return std::nullopt;
-  std::string problem;
-  auto v = parse_memory_mib(*s, &problem);
-  if (!v) error(key, fmt::format("{} {}", printable(*s), problem));
-  return v;
+  return parsed<long long>(key, parse_memory_mib);
 }
 
 std::optional<long long> MapReader::slurm_time(const std::string& key) {
-  auto s = scalar(key);
-  if (!s) return std::nullopt;
-  std::string problem;
-  auto v = parse_slurm_time(*s, &problem);
-  if (!v) error(key, fmt::format("{} {}", printable(*s), problem));
-  return v;
+  return parsed<long long>(key, parse_slurm_time);
 }
 
 std::optional<std::vector<std::string>> MapReader::string_list(const std::string& key, const StringCheck& check,

@@ -75,6 +75,9 @@ class MapReader {
   };
   Entry* find(const std::string& key);
   std::optional<std::string> scalar(const std::string& key, bool allow_tab = false);
+  // Reads a scalar through `parse(text, &problem)`, recording the problem.
+  template <class T, class Parse>
+  std::optional<T> parsed(const std::string& key, Parse parse);
 
   const YamlDocument& doc_;
   YAML::Node node_;
