@@ -65,7 +65,6 @@ ClusterProfile parse_cluster_profile(const std::string& file, const std::string&
   } else if (!top.has("gpu_request")) {
     diags.error(top.self(), "gpu_request", "required field is missing (" + quoted_list(dialects) + ")");
   }
-  p.where_dialect = top.where("gpu_request");
   if (auto v = top.string("default_partition", slurm_name_problem)) p.default_partition = *v;
   p.default_time_s = top.slurm_time("default_time");
   if (auto v = top.string("interface", [](const std::string& s) -> std::optional<std::string> {

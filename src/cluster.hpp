@@ -50,7 +50,6 @@ struct ClusterProfile {
   NcclSettings nccl;
   std::vector<std::string> modules;
   EnvList env;
-  Location where_dialect;
 
   const GpuType* find_gpu_type(const std::string& name) const;
   const Partition* find_partition(const std::string& name) const;

@@ -43,13 +43,11 @@ enum class LaunchMode { PerNode, PerGpu };
 struct NcclSettings {
   std::map<std::string, std::string> values;  // yaml key -> value as exported
   EnvList extra;                              // nccl.extra: other NCCL_* variables
-  std::map<std::string, Location> where;
 };
 
 struct MasterSettings {
   std::optional<std::string> interface;  // unset: the profile's; "" : resolve the hostname
   int port_min = 20000, port_max = 29999;
-  Location where_interface, where_ports;
 };
 
 struct RequeueSettings {

@@ -205,7 +205,7 @@ NcclSettings read_nccl_settings(MapReader& parent, const std::string& key) {
     };
   };
   auto set = [&](const char* k, std::optional<std::string> v) {
-    if (v) out.values[k] = *v, out.where[k] = r.where(k);
+    if (v) out.values[k] = *v;
   };
   auto flag = [&](const char* k) {
     if (auto b = r.boolean(k)) set(k, std::string(*b ? "1" : "0"));
@@ -276,7 +276,6 @@ void read_master(MapReader& top, RunSpec& spec) {
   MapReader r(top.document(), top.node("master"), "master", top.diagnostics());
   if (!r.valid()) return;
   if (r.has("interface")) {
-    spec.master.where_interface = r.where("interface");
     if (auto v = r.string("interface", [](const std::string& s) -> std::optional<std::string> {
           if (s == "none" || is_interface_name(s)) return std::nullopt;
           return "must be a network interface name such as ib0 (at most 15 characters), or 'none' to resolve the "
@@ -285,7 +284,6 @@ void read_master(MapReader& top, RunSpec& spec) {
       spec.master.interface = *v == "none" ? "" : *v;
   }
   if (r.has("port_range")) {
-    spec.master.where_ports = r.where("port_range");
     YAML::Node n = r.node("port_range");
     std::vector<std::string> parts;
     if (n.IsSequence() && n.size() == 2 && n[0].IsScalar() && n[1].IsScalar()) {
