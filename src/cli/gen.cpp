@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "app.hpp"
+#include "common.hpp"
 #include "files.hpp"
 #include "paths.hpp"
 #include "render.hpp"
@@ -23,12 +24,6 @@ struct GenOptions {
   std::string shape;
   bool to_stdout = false;
 };
-
-std::string templates_dir(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  if (const char* env = std::getenv("DDPCTL_TEMPLATES"); env && *env) return env;
-  return data_dir() + "/templates";
-}
 
 void run_gen(const GenOptions& o) {
   if (auto problem = script_value_problem(o.spec))

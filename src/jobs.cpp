@@ -1,0 +1,99 @@
+#include "jobs.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "files.hpp"
+
+namespace ddpctl {
+
+JobStates lookup_jobs(SlurmClient& slurm, const std::vector<std::string>& ids) {
+  JobStates out;
+  if (ids.empty()) return out;
+  JobQuery queue = slurm.queue();
+  out.queue_answered = queue.answered;
+  std::vector<std::string> missing;
+  for (const auto& id : ids) {
+    bool found = false;
+    if (queue.answered)
+      for (const auto& job : queue.jobs)
+        if (job.id == id) {
+          out.jobs[id] = job;
+          found = true;
+        }
+    if (!found) missing.push_back(id);
+  }
+  if (missing.empty()) return out;
+  if (!queue.answered) out.error = queue.error;
+  JobQuery acct = slurm.accounting(missing);
+  for (const auto& id : missing) {
+    Job job;
+    job.id = id;
+    job.state = "UNKNOWN";
+    if (acct.answered) {
+      for (const auto& j : acct.jobs)
+        if (j.id == id) job = j;
+      // Accounting's word is final only for jobs that ended; for a live job
+      // only the controller knows, and it did not answer.
+      if (!queue.answered && !is_terminal_state(job.state) && job.state != "UNKNOWN") {
+        job.reason = "the controller did not answer; accounting last saw it " + job.state;
+        job.state = "UNKNOWN";
+      }
+      if (job.state == "UNKNOWN")
+        job.reason = queue.answered ? "neither squeue nor sacct knows this job" : "Slurm did not answer";
+    } else {
+      job.reason = queue.answered ? "no longer in squeue, and sacct cannot say how it ended"
+                                  : "Slurm did not answer";
+      if (out.error.empty()) out.error = acct.error;
+    }
+    out.jobs[id] = job;
+  }
+  return out;
+}
+
+std::string progress_path(const std::string& output_dir, const std::string& job_name, const std::string& job_id) {
+  return fmt::format("{}/{}_{}.progress.json", output_dir, job_name, job_id);
+}
+
+std::optional<Progress> read_progress(const std::string& path) {
+  try {
+    auto j = nlohmann::json::parse(read_file(path, 64 << 10));
+    Progress p;
+    p.epoch = j.value("epoch", 0);
+    p.epochs = j.value("epochs", 0);
+    p.step = j.value("step", 0LL);
+    p.steps = j.value("steps", 0LL);
+    p.samples_per_s = j.value("samples_per_s", 0.0);
+    p.eta_s = j.value("eta_s", -1.0);
+    p.updated = j.value("updated", 0LL);
+    return p;
+  } catch (const std::exception&) {
+    return std::nullopt;  // not written yet, or being replaced
+  }
+}
+
+std::string format_duration(long long s) {
+  if (s < 0) s = 0;
+  if (s >= 86400) return fmt::format("{}d{:02}h", s / 86400, (s % 86400) / 3600);
+  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}s", s);
+}
+
+std::string format_progress(const Progress& p, int bar_width) {
+  std::string out;
+  if (p.epochs > 0) out += fmt::format("epoch {}/{} ", p.epoch, p.epochs);
+  if (p.steps > 0) {
+    double frac = std::clamp(static_cast<double>(p.step) / static_cast<double>(p.steps), 0.0, 1.0);
+    int filled = static_cast<int>(std::lround(frac * bar_width));
+    out += "[" + std::string(filled, '#') + std::string(bar_width - filled, '-') + "] ";
+    out += fmt::format("{}/{} ", p.step, p.steps);
+  }
+  if (p.samples_per_s > 0) out += fmt::format("{:.0f} img/s ", p.samples_per_s);
+  if (p.eta_s >= 0) out += "ETA " + format_duration(static_cast<long long>(p.eta_s));
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,37 @@
+#pragma once
+// What Slurm says about a set of jobs, from squeue first and sacct for the
+// jobs squeue has forgotten; "UNKNOWN" (never "gone") when neither can say.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "slurm.hpp"
+
+namespace ddpctl {
+
+struct JobStates {
+  std::map<std::string, Job> jobs;  // by id; every id asked for is present
+  bool queue_answered = false;
+  std::string error;  // why squeue (or sacct) could not be asked
+};
+
+JobStates lookup_jobs(SlurmClient& slurm, const std::vector<std::string>& ids);
+
+// The trainer's progress file: JSON written atomically by rank 0 at
+// $DDPCTL_PROGRESS_FILE (the sbatch script sets it to progress_path()).
+struct Progress {
+  int epoch = 0, epochs = 0;
+  long long step = 0, steps = 0;
+  double samples_per_s = 0;
+  double eta_s = -1;
+  long long updated = 0;  // Unix seconds
+};
+std::string progress_path(const std::string& output_dir, const std::string& job_name, const std::string& job_id);
+std::optional<Progress> read_progress(const std::string& path);
+// "epoch 2/10 [#####-----] 120/500 1520 img/s ETA 5m40s"
+std::string format_progress(const Progress& p, int bar_width = 10);
+// "1h02m", "5m40s", "12s"
+std::string format_duration(long long seconds);
+
+}  // namespace ddpctl

@@ -1,0 +1,135 @@
+#include "process.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <spawn.h>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "text.hpp"
+
+extern char** environ;
+
+namespace ddpctl {
+
+namespace {
+
+// Output beyond this is dropped: no Slurm answer ddpctl reads is near it, and
+// a command that floods must not exhaust memory.
+constexpr size_t kMaxCapture = 64u << 20;
+
+struct Pipe {
+  int fd[2] = {-1, -1};
+  Pipe() {
+    if (pipe2(fd, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  }
+  ~Pipe() { close_all(); }
+  void close_all() {
+    for (int& f : fd)
+      if (f >= 0) ::close(f), f = -1;
+  }
+};
+
+std::string first_line(const std::string& s) {
+  size_t start = s.find_first_not_of(" \n");
+  if (start == std::string::npos) return "";
+  size_t end = s.find('\n', start);
+  return printable(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
+}
+
+}  // namespace
+
+std::string CommandResult::describe() const {
+  std::string name = argv.empty() ? "command" : argv[0];
+  if (not_found) return fmt::format("'{}' was not found on PATH", name);
+  std::string what;
+  if (timed_out)
+    what = fmt::format("{} did not finish in time and was stopped", name);
+  else if (term_signal != 0)
+    what = fmt::format("{} was killed by signal {}", name, term_signal);
+  else
+    what = fmt::format("{} exited with status {}", name, exit_code);
+  std::string detail = first_line(err);
+  if (detail.empty()) detail = first_line(out);
+  return detail.empty() ? what : what + ": " + detail;
+}
+
+CommandResult SystemCommandRunner::run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  CommandResult result;
+  result.argv = argv;
+  if (argv.empty()) throw std::logic_error("CommandRunner::run: empty argv");
+
+  Pipe out, err;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out.fd[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err.fd[1], 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Its own process group, so that a timeout can stop it and its children.
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, cargv[0], &actions, &attr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    if (rc == ENOENT || rc == EACCES || rc == ENOTDIR) {
+      result.not_found = true;
+      return result;
+    }
+    throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(rc)));
+  }
+  ::close(out.fd[1]), out.fd[1] = -1;
+  ::close(err.fd[1]), err.fd[1] = -1;
+
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
+  std::string* sinks[2] = {&result.out, &result.err};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      result.timed_out = true;
+      ::kill(-pid, SIGKILL);
+      break;
+    }
+    int n = ::poll(fds, 2, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (n < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+      if (got > 0) {
+        if (sinks[i]->size() < kMaxCapture) sinks[i]->append(buf, static_cast<size_t>(got));
+      } else if (got == 0 || errno != EINTR) {
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && !result.timed_out) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status) && !result.timed_out) result.term_signal = WTERMSIG(status);
+  return result;
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,39 @@
+#pragma once
+// The one way ddpctl runs an external command (sbatch, squeue, scancel, sinfo,
+// sacct, scontrol): an argv, never a shell string, with a time limit. Tests
+// inject faults by putting fake commands first on PATH, not by replacing this.
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace ddpctl {
+
+struct CommandResult {
+  std::vector<std::string> argv;
+  int exit_code = -1;    // -1 unless it exited
+  int term_signal = 0;   // the signal that ended it, if one did
+  bool timed_out = false;
+  bool not_found = false;  // the program is not on PATH (or not executable)
+  std::string out;
+  std::string err;
+
+  bool ok() const { return exit_code == 0; }
+  // "squeue exited with status 1: <first stderr line>" and the like.
+  std::string describe() const;
+};
+
+class CommandRunner {
+ public:
+  virtual ~CommandRunner() = default;
+  // Runs argv[0] found on PATH; stdin is /dev/null. On timeout the command's
+  // process group is killed and timed_out is set.
+  virtual CommandResult run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) = 0;
+};
+
+// Runs commands as child processes (posix_spawnp), capturing stdout and stderr.
+class SystemCommandRunner : public CommandRunner {
+ public:
+  CommandResult run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) override;
+};
+
+}  // namespace ddpctl

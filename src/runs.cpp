@@ -1,0 +1,270 @@
+#include "runs.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "files.hpp"
+#include "text.hpp"
+
+namespace ddpctl {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json to_json(const Attempt& a) {
+  return json{{"token", a.token},
+              {"shape", a.shape},
+              {"script", a.script},
+              {"argv", a.argv},
+              {"intent_at", a.intent_at},
+              {"outcome", a.outcome},
+              {"job_id", a.job_id},
+              {"cluster", a.cluster},
+              {"reason", a.reason},
+              {"decided_at", a.decided_at},
+              {"cancel_requested_at", a.cancel_requested_at}};
+}
+
+Attempt attempt_from_json(const json& j) {
+  Attempt a;
+  a.token = j.value("token", "");
+  a.shape = j.value("shape", "");
+  a.script = j.value("script", "");
+  a.argv = j.value("argv", std::vector<std::string>{});
+  a.intent_at = j.value("intent_at", "");
+  a.outcome = j.value("outcome", "intent");
+  a.job_id = j.value("job_id", "");
+  a.cluster = j.value("cluster", "");
+  a.reason = j.value("reason", "");
+  a.decided_at = j.value("decided_at", "");
+  a.cancel_requested_at = j.value("cancel_requested_at", "");
+  return a;
+}
+
+std::string absolute(const std::string& p) {
+  std::error_code ec;
+  fs::path abs = fs::absolute(p, ec);
+  return ec ? p : abs.lexically_normal().string();
+}
+
+}  // namespace
+
+const RunShape* Run::shape(const std::string& label) const {
+  for (const auto& s : shapes)
+    if (s.label == label) return &s;
+  return nullptr;
+}
+
+const Attempt* Run::latest_job() const {
+  for (auto it = attempts.rbegin(); it != attempts.rend(); ++it)
+    if (!it->job_id.empty()) return &*it;
+  return nullptr;
+}
+
+std::string runs_root(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("DDPCTL_RUNS"); env && *env) return env;
+  return "runs";
+}
+
+std::string utc_now_iso() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+long long parse_utc_iso(const std::string& s) {
+  std::tm tm{};
+  const char* end = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (!end || *end) return 0;
+  return static_cast<long long>(timegm(&tm));
+}
+
+std::string new_token() {
+  unsigned char bytes[6];
+  std::ifstream urandom("/dev/urandom", std::ios::binary);
+  if (!urandom.read(reinterpret_cast<char*>(bytes), sizeof bytes))
+    throw std::runtime_error("cannot read /dev/urandom for a submission token");
+  std::string hex;
+  for (unsigned char b : bytes) hex += fmt::format("{:02x}", b);
+  return hex;
+}
+
+std::string job_comment(const std::string& token) { return "ddpctl:" + token; }
+
+std::string spec_hash(const std::string& spec_path, const std::string& spec_text,
+                      const std::vector<std::string>& overrides) {
+  unsigned long long h = 1469598103934665603ULL;
+  auto feed = [&h](const std::string& s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;  // separator
+  };
+  feed(absolute(spec_path));
+  feed(spec_text);
+  for (const auto& o : overrides) feed(o);
+  return fmt::format("{:016x}", h);
+}
+
+Run create_run(const std::string& root, const ResolvedRun& resolved, const std::string& spec_text,
+               const std::vector<std::string>& overrides, const std::string& hash,
+               const std::vector<std::pair<std::string, std::string>>& scripts) {
+  Run run;
+  run.name = resolved.spec.name;
+  run.cluster = resolved.profile.name;
+  run.spec_file = absolute(resolved.spec.file);
+  run.spec_hash = hash;
+  run.created_at = utc_now_iso();
+  run.cwd = fs::current_path().string();
+  run.output_dir = absolute(resolved.spec.output_dir);
+  run.overrides = overrides;
+  std::string stamp = run.created_at;
+  stamp.erase(std::remove_if(stamp.begin(), stamp.end(), [](char c) { return c == '-' || c == ':'; }), stamp.end());
+  run.id = fmt::format("{}-{}-{}", run.name, stamp, new_token().substr(0, 6));
+  run.dir = absolute((fs::path(root) / run.id).string());
+  for (const auto& s : resolved.shapes) {
+    RunShape rs;
+    rs.label = s.label;
+    rs.job_name = s.job_name;
+    rs.script = s.script_name;
+    rs.partition = s.partition;
+    rs.nodes = s.nodes;
+    rs.gpus_per_node = s.gpus_per_node;
+    rs.ranks_per_node = s.ranks_per_node;
+    rs.per_gpu = resolved.spec.launch == LaunchMode::PerGpu;
+    rs.time_s = s.time_s;
+    run.shapes.push_back(rs);
+  }
+
+  std::error_code ec;
+  fs::create_directories(run.dir, ec);
+  if (ec) throw UserError(Location{run.dir}, "", "cannot create the run directory: " + ec.message());
+  write_file_atomic(run.dir + "/spec.yaml", spec_text);
+  for (const auto& [file, text] : scripts) write_file_atomic(run.dir + "/" + file, text, 0755);
+
+  json shapes = json::array();
+  for (size_t i = 0; i < run.shapes.size(); ++i) {
+    const RunShape& s = run.shapes[i];
+    shapes.push_back({{"label", s.label},
+                      {"job_name", s.job_name},
+                      {"script", s.script},
+                      {"partition", s.partition},
+                      {"nodes", s.nodes},
+                      {"gpus_per_node", s.gpus_per_node},
+                      {"ranks_per_node", s.ranks_per_node},
+                      {"per_gpu", s.per_gpu},
+                      {"time_s", s.time_s},
+                      {"directives", resolved.shapes[i].directives}});
+  }
+  json meta = {{"format", 1},
+               {"name", run.name},
+               {"cluster", run.cluster},
+               {"spec_file", run.spec_file},
+               {"spec_hash", run.spec_hash},
+               {"overrides", run.overrides},
+               {"created_at", run.created_at},
+               {"cwd", run.cwd},
+               {"output_dir", run.output_dir},
+               {"shapes", shapes}};
+  write_file_atomic(run.dir + "/run.json", meta.dump(2) + "\n");
+  save_ledger(run);
+  return run;
+}
+
+void save_ledger(const Run& run) {
+  json attempts = json::array();
+  for (const auto& a : run.attempts) attempts.push_back(to_json(a));
+  json ledger = {{"format", 1}, {"run", run.id}, {"attempts", attempts}};
+  write_file_atomic(run.dir + "/ledger.json", ledger.dump(2) + "\n");
+}
+
+Run load_run(const std::string& dir) {
+  Run run;
+  run.dir = absolute(dir);
+  run.id = fs::path(run.dir).filename().string();
+  json meta, ledger;
+  try {
+    meta = json::parse(read_file(run.dir + "/run.json"));
+    ledger = json::parse(read_file(run.dir + "/ledger.json"));
+  } catch (const json::exception& e) {
+    throw UserError(Location{run.dir}, "", std::string("damaged run record: ") + e.what());
+  }
+  run.name = meta.value("name", "");
+  run.cluster = meta.value("cluster", "");
+  run.spec_file = meta.value("spec_file", "");
+  run.spec_hash = meta.value("spec_hash", "");
+  run.overrides = meta.value("overrides", std::vector<std::string>{});
+  run.created_at = meta.value("created_at", "");
+  run.cwd = meta.value("cwd", "");
+  run.output_dir = meta.value("output_dir", "");
+  for (const auto& s : meta.value("shapes", json::array())) {
+    RunShape rs;
+    rs.label = s.value("label", "");
+    rs.job_name = s.value("job_name", "");
+    rs.script = s.value("script", "");
+    rs.partition = s.value("partition", "");
+    rs.nodes = s.value("nodes", 1);
+    rs.gpus_per_node = s.value("gpus_per_node", 0);
+    rs.ranks_per_node = s.value("ranks_per_node", 1);
+    rs.per_gpu = s.value("per_gpu", false);
+    rs.time_s = s.value("time_s", 0LL);
+    run.shapes.push_back(rs);
+  }
+  for (const auto& a : ledger.value("attempts", json::array())) run.attempts.push_back(attempt_from_json(a));
+  return run;
+}
+
+std::vector<Run> list_runs(const std::string& root) {
+  std::vector<Run> runs;
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return runs;
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    if (!entry.is_directory() || !fs::exists(entry.path() / "run.json")) continue;
+    try {
+      runs.push_back(load_run(entry.path().string()));
+    } catch (const UserError&) {
+      // A damaged run does not hide the others; `status RUN` names it.
+    }
+  }
+  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
+    return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
+  });
+  return runs;
+}
+
+Run find_run(const std::string& root, const std::string& query) {
+  std::error_code ec;
+  if (fs::exists(fs::path(query) / "run.json", ec)) return load_run(query);
+  std::vector<Run> runs = list_runs(root);
+  std::vector<const Run*> matches;
+  for (const auto& r : runs)
+    if (r.id == query) return r;
+  // A run name: its latest run.
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it)
+    if (it->name == query) return *it;
+  for (const auto& r : runs)
+    if (r.id.rfind(query, 0) == 0) matches.push_back(&r);
+  if (matches.empty()) {
+    std::vector<std::string> ids;
+    for (const auto& r : runs) ids.push_back(r.id);
+    throw UserError(Location{printable(query)}, "",
+                    fmt::format("no run with this name or id under {}{}", root, did_you_mean(query, ids)));
+  }
+  if (matches.size() > 1) {
+    std::vector<std::string> ids;
+    for (const auto* r : matches) ids.push_back(r->id);
+    throw UserError(Location{printable(query)}, "", fmt::format("matches {} runs: {}", ids.size(), join(ids, ", ")));
+  }
+  return *matches.front();
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,264 @@
+#include "slurm.hpp"
+
+#include <cstdlib>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unistd.h>
+#include <pwd.h>
+
+#include "text.hpp"
+#include "values.hpp"
+
+namespace ddpctl {
+
+namespace {
+
+const std::string kSep = "\x1f";
+// %i id, %j name, %k comment, %T state, %r reason, %V submit, %S start, %e end,
+// %l limit, %N nodes, %D node count, %b GRES per node, %P partition, %a account, %Z cwd.
+const std::string kSqueueFormat = "%i" + kSep + "%j" + kSep + "%k" + kSep + "%T" + kSep + "%r" + kSep + "%V" +
+                                  kSep + "%S" + kSep + "%e" + kSep + "%l" + kSep + "%N" + kSep + "%D" + kSep +
+                                  "%b" + kSep + "%P" + kSep + "%a" + kSep + "%Z";
+const char* kSacctFormat =
+    "JobID,JobName,Comment,State,Reason,Partition,Account,NodeList,Submit,Start,End,TimelimitRaw,NNodes,"
+    "AllocTRES,ReqTRES,ExitCode,WorkDir";
+
+std::chrono::milliseconds timeout_from_env(const char* name, int default_s) {
+  if (const char* v = std::getenv(name); v && *v) {
+    std::string problem;
+    if (auto s = parse_int(v, 1, 3600, &problem)) return std::chrono::seconds(*s);
+  }
+  return std::chrono::seconds(default_s);
+}
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+bool contains(const std::string& hay, const char* needle) { return hay.find(needle) != std::string::npos; }
+
+// Transport failures after which a job may or may not exist.
+bool is_transport_error(const std::string& err) {
+  return contains(err, "Socket timed out") || contains(err, "Zero Bytes were transmitted") ||
+         contains(err, "Unable to contact slurm controller") || contains(err, "Connection reset") ||
+         contains(err, "Communication connection failure") || contains(err, "Slurm backup controller in standby");
+}
+
+std::string current_user() {
+  if (const passwd* pw = getpwuid(getuid())) return pw->pw_name;
+  if (const char* u = std::getenv("USER")) return u;
+  return "";
+}
+
+}  // namespace
+
+SubmitResult parse_sbatch_result(const CommandResult& r) {
+  SubmitResult s;
+  if (r.not_found) {
+    s.kind = SubmitResult::Kind::Rejected;
+    s.reason = "sbatch was not found on PATH (is Slurm installed here, or its module loaded?)";
+    return s;
+  }
+  if (r.timed_out || r.term_signal != 0) {
+    s.reason = r.describe();
+    return s;
+  }
+  if (r.exit_code == 0) {
+    // --parsable prints "jobid" or "jobid;cluster" as the last line.
+    std::string last;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);)
+      if (!trim(line).empty()) last = trim(line);
+    std::string id = last.substr(0, last.find(';'));
+    if (!id.empty() && is_decimal_number(id) && id.size() < 19) {
+      s.kind = SubmitResult::Kind::Submitted;
+      s.job_id = id;
+      if (auto semi = last.find(';'); semi != std::string::npos) s.cluster = last.substr(semi + 1);
+      return s;
+    }
+    s.reason = fmt::format("sbatch exited 0 but printed no job id (stdout: {})", printable(trim(r.out)));
+    return s;
+  }
+  if (is_transport_error(r.err)) {
+    s.reason = r.describe();
+    return s;
+  }
+  s.kind = SubmitResult::Kind::Rejected;
+  std::string err = trim(r.err);
+  const std::string marker = "Batch job submission failed: ";
+  if (auto at = err.find(marker); at != std::string::npos) err = err.substr(at + marker.size());
+  if (auto nl = err.find('\n'); nl != std::string::npos) err.erase(nl);
+  s.reason = err.empty() ? r.describe() : printable(err, 300);
+  return s;
+}
+
+SlurmClient::SlurmClient(CommandRunner& runner)
+    : runner_(runner),
+      query_timeout_(timeout_from_env("DDPCTL_SLURM_TIMEOUT", 30)),
+      submit_timeout_(timeout_from_env("DDPCTL_SBATCH_TIMEOUT", 120)) {}
+
+CommandResult SlurmClient::raw(const std::vector<std::string>& argv) { return runner_.run(argv, query_timeout_); }
+
+SubmitResult SlurmClient::submit(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"sbatch", "--parsable"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return parse_sbatch_result(runner_.run(argv, submit_timeout_));
+}
+
+JobQuery SlurmClient::queue() {
+  JobQuery q;
+  CommandResult r = raw({"squeue", "--json"});
+  if (r.ok()) {
+    try {
+      q.jobs = parse_squeue_json(r.out);
+      q.answered = true;
+      return q;
+    } catch (const SlurmAnswerError& e) {
+      q.error = std::string("squeue: ") + e.what();
+      return q;
+    } catch (const std::exception&) {
+      // Older or newer Slurm without a JSON shape we read: use the format string.
+    }
+  }
+  if (r.not_found) {
+    q.error = r.describe();
+    return q;
+  }
+  CommandResult f = raw({"squeue", "-h", "-a", "-o", kSqueueFormat});
+  if (!f.ok()) {
+    q.error = f.describe();
+    return q;
+  }
+  q.jobs = parse_squeue_format(f.out);
+  q.answered = true;
+  return q;
+}
+
+JobQuery SlurmClient::accounting(const std::vector<std::string>& ids, long long since) {
+  JobQuery q;
+  std::vector<std::string> argv = {"sacct", "-X", "-n", "-P", "-o", kSacctFormat};
+  if (!ids.empty()) argv.push_back("--jobs=" + join(ids, ","));
+  if (since > 0) {
+    char buf[32];
+    std::time_t t = static_cast<std::time_t>(since);
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", std::localtime(&t));
+    argv.push_back(std::string("--starttime=") + buf);
+  } else if (!ids.empty()) {
+    argv.push_back("--starttime=1970-01-01");
+  }
+  CommandResult r = raw(argv);
+  // With accounting off, sacct says so and exits 1 (or 0 with nothing).
+  if (!r.ok() || contains(r.err, "accounting storage is disabled")) {
+    q.error = r.describe();
+    return q;
+  }
+  q.jobs = parse_sacct(r.out);
+  q.answered = true;
+  return q;
+}
+
+CommandResult SlurmClient::cancel(const std::vector<std::string>& ids) {
+  std::vector<std::string> argv = {"scancel"};
+  argv.insert(argv.end(), ids.begin(), ids.end());
+  return raw(argv);
+}
+
+NodeQuery SlurmClient::nodes() {
+  NodeQuery q;
+  CommandResult r = raw({"sinfo", "--json"});
+  if (!r.ok()) {
+    q.error = r.describe();
+    return q;
+  }
+  try {
+    q.nodes = parse_sinfo_json(r.out);
+    q.answered = true;
+  } catch (const SlurmAnswerError& e) {
+    q.error = std::string("sinfo: ") + e.what();
+  } catch (const std::exception& e) {
+    q.error = std::string("cannot read sinfo --json: ") + e.what();
+  }
+  return q;
+}
+
+std::optional<std::vector<std::string>> SlurmClient::user_accounts() {
+  std::string user = current_user();
+  if (user.empty()) return std::nullopt;
+  CommandResult r = raw({"sacctmgr", "-n", "-P", "show", "associations", "where", "user=" + user, "format=account"});
+  if (!r.ok()) return std::nullopt;
+  std::vector<std::string> accounts;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    line = trim(line);
+    if (!line.empty() && std::find(accounts.begin(), accounts.end(), line) == accounts.end()) accounts.push_back(line);
+  }
+  if (accounts.empty()) return std::nullopt;  // no associations recorded: enforcement is not ours to guess
+  return accounts;
+}
+
+std::map<std::string, std::string> SlurmClient::config() {
+  std::map<std::string, std::string> out;
+  CommandResult r = raw({"scontrol", "show", "config"});
+  if (!r.ok()) return out;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    auto eq = line.find(" = ");
+    if (eq == std::string::npos) continue;
+    out[trim(line.substr(0, eq))] = trim(line.substr(eq + 3));
+  }
+  return out;
+}
+
+std::string SlurmClient::version(std::string* error) {
+  CommandResult r = raw({"sinfo", "--version"});
+  if (!r.ok()) {
+    if (error) *error = r.describe();
+    return "";
+  }
+  std::string v = trim(r.out);
+  if (v.rfind("slurm ", 0) == 0) v.erase(0, 6);
+  return v;
+}
+
+std::string explain_reason(const std::string& reason) {
+  static const std::map<std::string, std::string> words = {
+      {"Resources", "waiting for free nodes"},
+      {"Priority", "other jobs are ahead in the queue"},
+      {"Dependency", "waiting for another job to finish"},
+      {"DependencyNeverSatisfied", "its dependency can never be met"},
+      {"BeginTime", "not allowed to start yet (--begin)"},
+      {"JobHeldUser", "held by you (scontrol release to start)"},
+      {"JobHeldAdmin", "held by an administrator"},
+      {"ReqNodeNotAvail", "a requested node is down, drained or reserved"},
+      {"PartitionDown", "the partition is down"},
+      {"PartitionInactive", "the partition is inactive"},
+      {"PartitionTimeLimit", "the time limit exceeds the partition's"},
+      {"PartitionNodeLimit", "more nodes than the partition allows"},
+      {"QOSMaxJobsPerUserLimit", "you have the most jobs your QOS allows"},
+      {"QOSMaxGRESPerUser", "you use the most GPUs your QOS allows"},
+      {"AssocGrpGRES", "your account's GPU limit is reached"},
+      {"AssocGrpCpuLimit", "your account's CPU limit is reached"},
+      {"AssocMaxJobsLimit", "your account's job limit is reached"},
+      {"InvalidAccount", "the account is not valid"},
+      {"InvalidQOS", "the QOS is not valid"},
+      {"Reservation", "waiting for its reservation"},
+      {"NodeDown", "a node it needs is down"},
+      {"BadConstraints", "no node has the requested features"},
+      {"Licenses", "waiting for licenses"},
+      {"launch failed requeued held", "its launch failed; requeued and held"},
+      {"JobArrayTaskLimit", "array task limit reached"},
+      {"Prolog", "the prolog is running"},
+      {"NonZeroExitCode", "exited with a non-zero status"},
+      {"TimeLimit", "reached its time limit"},
+      {"OutOfMemory", "ran out of memory"},
+  };
+  if (reason.empty() || reason == "None" || reason == "(null)") return "";
+  auto it = words.find(reason);
+  return it == words.end() ? reason : it->second;
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,115 @@
+#pragma once
+// SlurmClient: everything ddpctl asks Slurm, through one CommandRunner. Each
+// query says whether Slurm answered; callers show "unknown", never "gone",
+// when it did not.
+#include <chrono>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "process.hpp"
+
+namespace ddpctl {
+
+struct SubmitResult {
+  enum class Kind { Submitted, Rejected, Unconfirmed };
+  Kind kind = Kind::Unconfirmed;
+  std::string job_id;   // when Submitted
+  std::string cluster;  // from `jobid;cluster`, if sbatch printed one
+  std::string reason;   // why Rejected or Unconfirmed
+};
+
+// Judges sbatch --parsable by its exit status and stdout, never by stderr
+// being empty: sbatch retries on EAGAIN and says so on stderr.
+SubmitResult parse_sbatch_result(const CommandResult& r);
+
+struct Job {
+  std::string id;
+  std::string name;
+  std::string comment;
+  std::string state;      // PENDING, RUNNING, COMPLETED, ... ("UNKNOWN" if Slurm could not say)
+  std::string reason;     // pending/failure reason code, e.g. Resources
+  std::string partition;
+  std::string account;
+  std::string nodes;      // node list, e.g. "a[1-2]"
+  std::string cwd;
+  long long submit_time = 0, start_time = 0, end_time = 0;  // Unix seconds, 0 unknown
+  long long time_limit_s = 0;                               // 0 unknown or unlimited
+  int node_count = 0;
+  int gpus = 0;
+  int restarts = 0;
+  std::string exit_code;  // sacct's "0:0", or squeue's number
+  std::string source;     // "squeue" or "sacct"
+};
+
+struct JobQuery {
+  bool answered = false;  // false: Slurm could not be asked; `error` says why
+  std::string error;
+  std::vector<Job> jobs;
+};
+
+struct NodeInfo {
+  std::string name;
+  std::vector<std::string> partitions;
+  std::vector<std::string> features;
+  std::map<std::string, int> gpus_by_type;  // "" for untyped GPUs
+  int cpus = 0;
+  long long memory_mib = 0;
+  std::string state;
+  int total_gpus() const;
+};
+
+struct NodeQuery {
+  bool answered = false;
+  std::string error;
+  std::vector<NodeInfo> nodes;
+};
+
+// Slurm answered, with an error (e.g. --json's "errors" when the controller is down).
+struct SlurmAnswerError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Parsers, exposed for the unit tests. The JSON ones throw SlurmAnswerError
+// for Slurm's own errors and nlohmann::json exceptions for unreadable text.
+std::vector<Job> parse_squeue_json(const std::string& text);
+std::vector<Job> parse_squeue_format(const std::string& text);
+std::vector<Job> parse_sacct(const std::string& text);
+std::vector<NodeInfo> parse_sinfo_json(const std::string& text);
+std::map<std::string, int> parse_gres(const std::string& gres);  // "gpu:a100:4(S:0),gpu:2" -> {a100:4, "":2}
+int gpus_in_tres(const std::string& tres);                          // "cpu=2,gres/gpu=4" -> 4
+bool is_terminal_state(const std::string& state);
+
+class SlurmClient {
+ public:
+  explicit SlurmClient(CommandRunner& runner);
+
+  // sbatch --parsable ARGS...; the last arg is the script.
+  SubmitResult submit(const std::vector<std::string>& args);
+  // Every job squeue knows (squeue --json, else a format string). 22.05's
+  // --json ignores -j, so callers filter.
+  JobQuery queue();
+  // Jobs from accounting (sacct), by id, or submitted since `since` (Unix s).
+  JobQuery accounting(const std::vector<std::string>& ids, long long since = 0);
+  CommandResult cancel(const std::vector<std::string>& ids);
+  NodeQuery nodes();
+  // Accounts the current user may charge; nullopt when accounting cannot say.
+  std::optional<std::vector<std::string>> user_accounts();
+  // `scontrol show config` as key/value pairs; empty if it failed.
+  std::map<std::string, std::string> config();
+  // "22.05.8", or empty with `error` set.
+  std::string version(std::string* error = nullptr);
+  CommandResult raw(const std::vector<std::string>& argv);
+
+ private:
+  CommandRunner& runner_;
+  std::chrono::milliseconds query_timeout_;
+  std::chrono::milliseconds submit_timeout_;
+};
+
+// Slurm's reason codes in plain words ("Resources" -> "waiting for free nodes").
+std::string explain_reason(const std::string& reason);
+
+}  // namespace ddpctl
