@@ -52,6 +52,19 @@ JobStates lookup_jobs(SlurmClient& slurm, const std::vector<std::string>& ids) {
   return out;
 }
 
+bool EndWatcher::ended(const Job& job) {
+  if (!is_terminal_state(job.state)) {
+    seen_ = false;
+    return false;
+  }
+  auto now = std::chrono::steady_clock::now();
+  if (!seen_) {
+    seen_ = true;
+    since_ = now;
+  }
+  return now - since_ >= std::chrono::seconds(1);
+}
+
 std::string progress_path(const std::string& output_dir, const std::string& job_name, const std::string& job_id) {
   return fmt::format("{}/{}_{}.progress.json", output_dir, job_name, job_id);
 }

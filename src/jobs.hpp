@@ -1,6 +1,7 @@
 #pragma once
 // What Slurm says about a set of jobs, from squeue first and sacct for the
 // jobs squeue has forgotten; "UNKNOWN" (never "gone") when neither can say.
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -17,6 +18,17 @@ struct JobStates {
 };
 
 JobStates lookup_jobs(SlurmClient& slurm, const std::vector<std::string>& ids);
+
+// For polling loops: a job being requeued passes through an ended state for
+// a moment, so an end is believed once it has been seen for a second.
+class EndWatcher {
+ public:
+  bool ended(const Job& job);
+
+ private:
+  bool seen_ = false;
+  std::chrono::steady_clock::time_point since_;
+};
 
 // The trainer's progress file: JSON written atomically by rank 0 at
 // $DDPCTL_PROGRESS_FILE (the sbatch script sets it to progress_path()).

@@ -39,7 +39,7 @@ std::string first_line(const std::string& s) {
   size_t start = s.find_first_not_of(" \n");
   if (start == std::string::npos) return "";
   size_t end = s.find('\n', start);
-  return printable(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
+  return plain_line(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
 }
 
 }  // namespace

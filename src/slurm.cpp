@@ -80,7 +80,7 @@ SubmitResult parse_sbatch_result(const CommandResult& r) {
       if (auto semi = last.find(';'); semi != std::string::npos) s.cluster = last.substr(semi + 1);
       return s;
     }
-    s.reason = fmt::format("sbatch exited 0 but printed no job id (stdout: {})", printable(trim(r.out)));
+    s.reason = fmt::format("sbatch exited 0 but printed no job id (stdout: {})", r.out.empty() ? "empty" : plain_line(trim(r.out), 80));
     return s;
   }
   if (is_transport_error(r.err)) {
@@ -92,7 +92,7 @@ SubmitResult parse_sbatch_result(const CommandResult& r) {
   const std::string marker = "Batch job submission failed: ";
   if (auto at = err.find(marker); at != std::string::npos) err = err.substr(at + marker.size());
   if (auto nl = err.find('\n'); nl != std::string::npos) err.erase(nl);
-  s.reason = err.empty() ? r.describe() : printable(err, 300);
+  s.reason = err.empty() ? r.describe() : plain_line(err);
   return s;
 }
 

@@ -153,4 +153,16 @@ std::string printable(std::string_view s, size_t max_len) {
   return out + "'";
 }
 
+std::string plain_line(std::string_view s, size_t max_len) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (out.size() >= max_len) {
+      out += "...";
+      break;
+    }
+    out += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
+  }
+  return out;
+}
+
 }  // namespace ddpctl

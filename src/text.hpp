@@ -36,4 +36,8 @@ std::string quoted_list(const std::vector<std::string>& items);
 // cut short when long, so hostile input cannot garble the terminal.
 std::string printable(std::string_view s, size_t max_len = 60);
 
+// `s` as one line of plain text for messages quoting another program: control
+// characters become '?', and it is cut at `max_len` bytes with "...".
+std::string plain_line(std::string_view s, size_t max_len = 300);
+
 }  // namespace ddpctl

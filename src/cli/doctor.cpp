@@ -30,7 +30,7 @@ struct PartitionFacts {
   long long min_mem = 0;
   int min_gpus = -1;
   std::set<std::string> gpu_types, features;
-  std::string max_time;
+  std::string max_time, default_time;
   bool is_default = false;
 };
 
@@ -88,7 +88,7 @@ void run_doctor(const DoctorOptions& o) {
         if (!type.empty() && count > 0) f.gpu_types.insert(type), all_types.insert(type);
       for (const auto& feat : n.features) f.features.insert(feat);
     }
-  CommandResult limits = slurm.raw({"sinfo", "-h", "-o", "%P|%l"});
+  CommandResult limits = slurm.raw({"sinfo", "-h", "-o", "%P|%l|%L"});
   std::istringstream lines(limits.out);
   for (std::string line; std::getline(lines, line);) {
     auto bar = line.find('|');
@@ -98,8 +98,11 @@ void run_doctor(const DoctorOptions& o) {
     if (is_default) name.pop_back();
     if (!parts.count(name)) continue;
     parts[name].is_default = is_default;
+    std::string rest = line.substr(bar + 1), max_time = rest.substr(0, rest.find('|'));
+    std::string default_time = rest.find('|') == std::string::npos ? "" : rest.substr(rest.find('|') + 1);
     std::string problem;
-    if (parse_slurm_time(line.substr(bar + 1), &problem)) parts[name].max_time = line.substr(bar + 1);
+    if (parse_slurm_time(max_time, &problem)) parts[name].max_time = max_time;
+    if (parse_slurm_time(default_time, &problem)) parts[name].default_time = default_time;
   }
   for (const auto& [name, f] : parts)
     check("partition " + name, true,
@@ -117,7 +120,13 @@ void run_doctor(const DoctorOptions& o) {
   y << "description: " << yaml_key(cluster_name) << " (drafted by ddpctl doctor)\n";
   y << "gpu_request: gres\n";
   for (const auto& [name, f] : parts)
-    if (f.is_default) y << "default_partition: " << yaml_key(name) << "\n";
+    if (f.is_default) {
+      y << "default_partition: " << yaml_key(name) << "\n";
+      if (!f.default_time.empty())
+        y << "default_time: \"" << f.default_time << "\"\n";
+      else
+        y << "# default_time: \"01:00:00\"  (Slurm sets none; without it every spec needs time:)\n";
+    }
   y << "# interface: ib0\n";
   if (!all_types.empty()) {
     y << "gpu_types:\n";

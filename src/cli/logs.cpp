@@ -100,10 +100,15 @@ void run_logs(const LogsOptions& o) {
   };
   if (restart >= 0) files.push_back(step_file(restart));
 
+  bool first = true;
   auto show_all = [&]() {
     for (auto& f : files) {
       if (!fs::exists(f.path)) continue;
       std::uintmax_t size = fs::file_size(f.path);
+      if (size == 0 && first && f.title.rfind("training", 0) == 0) {
+        std::cout << fmt::format("==> {} ({}) <==\n(empty)\n", f.path, f.title);
+        continue;
+      }
       if (size == f.offset) continue;
       std::cout << fmt::format("==> {} ({}) <==\n", f.path, f.title);
       f.offset = print_from(f.path, f.offset);
@@ -116,10 +121,12 @@ void run_logs(const LogsOptions& o) {
                     fmt::format("job {} has written no log yet (is it still pending? `ddpctl status {}`)", l.job_id,
                                 run.id));
   show_all();
+  first = false;
   if (!o.follow) return;
 
   SystemCommandRunner runner;
   SlurmClient slurm(runner);
+  EndWatcher end;
   for (;;) {
     JobStates states = lookup_jobs(slurm, {l.job_id});
     const Job& job = states.jobs.at(l.job_id);
@@ -131,7 +138,7 @@ void run_logs(const LogsOptions& o) {
       files.push_back(step_file(restart));
     }
     show_all();
-    if (is_terminal_state(job.state)) {
+    if (end.ended(job)) {
       std::cout << fmt::format("==> job {} ended: {} <==\n", l.job_id, job.state);
       return;
     }

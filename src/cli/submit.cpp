@@ -49,10 +49,15 @@ std::string clock_time(long long t) {
   return buf;
 }
 
-// Earlier runs of this same spec: settle their unconfirmed attempts, and
-// return a job of theirs that is still queued or running, if any.
-std::optional<std::pair<std::string, std::string>> earlier_active_job(const std::string& root, const std::string& hash,
-                                                                      SlurmClient& slurm) {
+struct EarlierRuns {
+  std::optional<std::pair<std::string, std::string>> active;  // run id, job id still queued or running
+  std::optional<Run> retry;  // a run whose every attempt was shown to make no job
+};
+
+// Earlier runs of this same spec: settle their unconfirmed attempts, find a
+// job of theirs still queued or running, and a run to retry in.
+EarlierRuns earlier_runs(const std::string& root, const std::string& hash, SlurmClient& slurm) {
+  EarlierRuns out;
   std::vector<std::string> ids;
   std::map<std::string, std::string> run_of;
   for (Run& run : list_runs(root)) {
@@ -66,26 +71,34 @@ std::optional<std::pair<std::string, std::string>> earlier_active_job(const std:
                                   "when Slurm answers",
                                   a.token, a.intent_at, a.reason));
     }
-    for (const auto& a : run.attempts)
+    bool all_absent = !run.attempts.empty();
+    for (const auto& a : run.attempts) {
+      if (a.outcome != "absent") all_absent = false;
       if (a.outcome == "submitted") {
         ids.push_back(a.job_id);
         run_of[a.job_id] = run.id;
       }
+    }
+    if (all_absent) out.retry = run;
   }
-  if (ids.empty()) return std::nullopt;
+  if (ids.empty()) return out;
   JobStates states = lookup_jobs(slurm, ids);
   for (const auto& id : ids) {
     const Job& job = states.jobs.at(id);
-    if (!is_terminal_state(job.state) && job.state != "UNKNOWN") return std::make_pair(run_of[id], id);
+    if (!is_terminal_state(job.state) && job.state != "UNKNOWN") {
+      out.active = std::make_pair(run_of[id], id);
+      return out;
+    }
     if (job.state == "UNKNOWN" && !states.queue_answered)
       throw UserError(fmt::format("cannot tell whether job {} (run {}) of this spec is still queued: {}", id,
                                   run_of[id], states.error));
   }
-  return std::nullopt;
+  return out;
 }
 
-int wait_for_job(SlurmClient& slurm, const Run& run, const Attempt& attempt, bool follow) {
+void wait_for_job(SlurmClient& slurm, const Run& run, const Attempt& attempt, bool follow) {
   std::string last;
+  EndWatcher end;
   const RunShape* shape = run.shape(attempt.shape);
   std::string progress_file =
       shape ? progress_path(run.output_dir, shape->job_name, attempt.job_id) : std::string();
@@ -112,12 +125,13 @@ int wait_for_job(SlurmClient& slurm, const Run& run, const Attempt& attempt, boo
     if (job.state == "UNKNOWN" && states.queue_answered)
       throw UserError(fmt::format("job {} left the queue and its end cannot be read ({})", attempt.job_id,
                                   job.reason));
-    if (is_terminal_state(job.state)) {
-      if (job.state == "COMPLETED") return kOk;
+    if (end.ended(job)) {
+      if (job.state == "COMPLETED") return;
       throw UserError(fmt::format("job {} ended {}{}; see `ddpctl logs {}`", attempt.job_id, job.state,
                                   job.exit_code.empty() ? "" : " (exit " + job.exit_code + ")", run.id));
     }
-    if (!follow && job.state != "PENDING" && job.state != "UNKNOWN" && job.state != "CONFIGURING") return kOk;
+    bool started = job.state != "PENDING" && job.state != "UNKNOWN" && job.state != "CONFIGURING";
+    if (!follow && started && !is_terminal_state(job.state)) return;
     std::this_thread::sleep_for(std::chrono::duration<double>(poll_interval_s()));
   }
 }
@@ -136,12 +150,14 @@ void run_submit(const SubmitOptions& o) {
 
   SystemCommandRunner runner;
   SlurmClient slurm(runner);
-  if (!o.dry_run && !o.again) {
-    if (auto active = earlier_active_job(root, hash, slurm)) {
+  EarlierRuns earlier;
+  if (!o.dry_run) {
+    earlier = earlier_runs(root, hash, slurm);
+    if (earlier.active && !o.again) {
       std::cout << fmt::format(
           "already submitted: job {} of run {} is still queued or running; not submitting it again "
           "(--again submits another)\n",
-          active->second, active->first);
+          earlier.active->second, earlier.active->first);
       return;
     }
   }
@@ -163,7 +179,15 @@ void run_submit(const SubmitOptions& o) {
                     "cannot create " + resolved.spec.output_dir + ": " + ec.message());
   std::vector<std::pair<std::string, std::string>> scripts;
   for (const auto& s : rendered) scripts.emplace_back(s.file_name, s.text);
-  Run run = create_run(root, resolved, spec_text, o.sets, hash, scripts);
+  // An earlier attempt of this spec that made no job is retried in its own run,
+  // so the ledger tells the whole story.
+  Run run;
+  if (earlier.retry && !o.again) {
+    run = *earlier.retry;
+    for (const auto& [file, text] : scripts) write_file_atomic(run.dir + "/" + file, text, 0755);
+  } else {
+    run = create_run(root, resolved, spec_text, o.sets, hash, scripts);
+  }
   Attempt a = submit_attempt(run, *run.shape(shape.label), slurm);
   if (a.outcome == "rejected")
     throw UserError(Location{run.dir + "/" + a.script}, "", "sbatch rejected the job: " + a.reason);
@@ -176,10 +200,7 @@ void run_submit(const SubmitOptions& o) {
   std::cout << fmt::format("submitted job {}{} (shape {}) as run {}\n", a.job_id,
                            a.cluster.empty() ? "" : " on cluster " + a.cluster, a.shape, run.id);
   std::cout << fmt::format("  status: ddpctl status {}\n  logs:   ddpctl logs {}\n", run.id, run.id);
-  if (o.wait || o.follow) {
-    int rc = wait_for_job(slurm, run, a, o.follow);
-    if (rc != kOk) throw UserError("job did not complete");
-  }
+  if (o.wait || o.follow) wait_for_job(slurm, run, a, o.follow);
 }
 
 }  // namespace

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Sourced by the end-to-end tests that talk to the real local Slurm cluster
+# (scripts/local-slurm up). ddpctl runs on the cluster's login host; each test
+# uses its own job name and cancels its jobs when it ends.
+# shellcheck source=tests/cli/lib.sh
+source "$DDPCTL_SOURCE/tests/cli/lib.sh"
+LOCAL_SLURM="$DDPCTL_SOURCE/scripts/local-slurm"
+"$LOCAL_SLURM" exec -- scontrol ping >/dev/null 2>&1 ||
+  fail "the local Slurm cluster is not up: run scripts/local-slurm up (scripts/test does)"
+export DDPCTL_RUNS="$T/runs" DDPCTL_POLL_INTERVAL=0.5 DDPCTL_SLURM_TIMEOUT=20
+JOB_NAME="t-$(basename "$0" .sh | tr '_' '-' | cut -c6-40)"
+
+cleanup_jobs() {
+  local rc=$?
+  "$LOCAL_SLURM" exec -- scancel --name="$JOB_NAME" >/dev/null 2>&1 || true
+  return "$rc"
+}
+trap 'cleanup_jobs; keep_on_failure' EXIT
+
+# on_login CMD...: runs CMD on the login host.
+on_login() { "$LOCAL_SLURM" exec -- "$@"; }
+
+# run ARGS...: ddpctl on the login host, capturing stdout, stderr, exit code.
+run() {
+  set +e
+  "$LOCAL_SLURM" exec -- "$DDPCTL" "$@" >"$T/out" 2>"$T/err"
+  code=$?
+  set -e
+}
+
+# spec FILE [KEY: VALUE lines on stdin]: a run spec for the local cluster named
+# after the test, with a command from $COMMAND.
+write_spec() {
+  {
+    echo "name: $JOB_NAME"
+    echo "cluster: local"
+    echo "time: \"00:05:00\""
+    cat
+  } >"$1"
+}
+
+# job_ids: the ids of this test's jobs that Slurm knows, one per line.
+job_ids() { on_login squeue -h -a -n "$JOB_NAME" -o %i | sort -n; }
+
+# wait_for_state RUN STATE [SECONDS]: polls `ddpctl status --json`.
+wait_for_state() {
+  local run=$1 want=$2 deadline=$((SECONDS + ${3:-60})) state
+  while :; do
+    state=$("$LOCAL_SLURM" exec -- "$DDPCTL" status "$run" --json 2>/dev/null | grep -o '"state": "[A-Z_]*"' | head -1 | cut -d'"' -f4 || true)
+    [ "$state" = "$want" ] && return 0
+    [ "$SECONDS" -lt "$deadline" ] || fail "run $run did not reach $want within ${3:-60}s (last: ${state:-none})"
+    sleep 0.3
+  done
+}
+
+# fake_command NAME BODY: a fake NAME first on PATH (fault injection only).
+# $REAL is the real command's path inside BODY.
+fake_command() {
+  local name=$1 body=$2 real
+  real=$(command -v "$name" || true)
+  mkdir -p "$T/fakebin"
+  printf '#!/bin/bash\nREAL=%q\n%s\n' "$real" "$body" >"$T/fakebin/$name"
+  chmod +x "$T/fakebin/$name"
+  export PATH="$T/fakebin:$PATH"
+}
+
+# only_run_dir: the one run directory under $DDPCTL_RUNS.
+only_run_dir() {
+  local dirs=("$DDPCTL_RUNS"/*/)
+  [ "${#dirs[@]}" -eq 1 ] || fail "expected one run directory, found ${#dirs[@]}"
+  echo "${dirs[0]%/}"
+}
+
+# A profile named "drift" that claims more than the local cluster has, so that
+# only the live preflight (sinfo, sacctmgr) can catch the difference.
+use_drifted_profile() {
+  mkdir -p "$T/clusters"
+  cat >"$T/clusters/drift.yaml" <<'YAML'
+name: drift
+gpu_request: gres
+default_partition: cpu
+interface: ib0
+gpu_types:
+  a100: {gres: a100}
+  h100: {gres: h100}
+partitions:
+  a100-80gb: {nodes: 2, gpus_per_node: 8, gpu_types: [a100, h100], cpus_per_node: 8}
+  h100: {nodes: 4, gpus_per_node: 4, gpu_types: [h100]}
+  cpu: {nodes: 8, gpus_per_node: 0, cpus_per_node: 2}
+YAML
+  export DDPCTL_CLUSTERS="$T/clusters"
+}
+
+# expect_nothing_submitted: no job of this test reached Slurm.
+expect_nothing_submitted() {
+  [ -z "$(job_ids)" ] || fail "a job was submitted: $(job_ids)"
+}
+
+# A spec for the fault tests: a job that stays queued or running.
+write_long_spec() {
+  write_spec "$1" <<'YAML'
+partition: cpu
+gpus_per_node: 0
+procs_per_node: 1
+command: "sleep 300"
+YAML
+}
+
+# ledger_outcomes: the outcome of every attempt in the one run, in order.
+ledger_outcomes() { sed -n 's/.*"outcome": "\([a-z]*\)".*/\1/p' "$(only_run_dir)/ledger.json" | tr '\n' ' '; }

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# scancel of an unknown id exits 0 silently; ddpctl cancel says it cancelled nothing.
+# shellcheck source=tests/slurm/lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+run cancel 987654
+expect_code 1
+expect_err "job 987654: neither squeue nor sacct knows this job; nothing was cancelled"

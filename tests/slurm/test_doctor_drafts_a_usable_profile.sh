@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# doctor probes the cluster and writes a profile draft that gen can use.
+# shellcheck source=tests/slurm/lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+mkdir clusters
+run doctor -o clusters/site.yaml --name site
+expect_code 0
+expect_err "Slurm version"
+expect_err "22.05"
+expect_err "sacct (accounting)"
+expect_err "MinJobAge"
+expect_err "partition a100-80gb"
+grep -q "a100-80gb: {nodes: 2, gpus_per_node: 4, gpu_types: \[a100\], cpus_per_node: 4" clusters/site.yaml ||
+  fail "draft lacks a100-80gb: $(cat clusters/site.yaml)"
+grep -q "default_partition: cpu" clusters/site.yaml || fail "draft lacks the default partition"
+export DDPCTL_CLUSTERS="$T/clusters"
+cat >job.yaml <<'YAML'
+name: drafted
+cluster: site
+partition: a100-80gb
+gpu_type: a100
+gpus_per_node: 4
+time: "00:10:00"
+command: "true"
+YAML
+run gen job.yaml --stdout
+expect_code 0
+expect_out "#SBATCH --gres=gpu:a100:4"

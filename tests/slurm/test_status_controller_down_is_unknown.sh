@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# With slurmctld stopped, a running job's state is UNKNOWN, never gone or finished.
+# shellcheck source=tests/slurm/lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+trap '"$LOCAL_SLURM" ctld start >/dev/null; cleanup_jobs; keep_on_failure' EXIT
+write_spec job.yaml <<'YAML'
+partition: cpu
+gpus_per_node: 0
+procs_per_node: 1
+command: "sleep 300"
+YAML
+run submit job.yaml --wait
+expect_code 0
+"$LOCAL_SLURM" ctld stop >/dev/null
+run status "$JOB_NAME"
+expect_code 0
+expect_out "UNKNOWN"
+expect_err "Slurm could not be asked"
+"$LOCAL_SLURM" ctld start >/dev/null
+run status "$JOB_NAME"
+expect_out "RUNNING"

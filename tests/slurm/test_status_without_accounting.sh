@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# On a cluster without accounting (no sacct), status says so instead of
+# guessing: a job squeue has forgotten is UNKNOWN, never gone. The cluster is
+# restarted without accounting (and MinJobAge 2 s) for this test, then restored.
+# shellcheck source=tests/slurm/lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+restore() {
+  local rc=$?
+  "$LOCAL_SLURM" down >/dev/null
+  "$LOCAL_SLURM" up >/dev/null
+  return "$rc"
+}
+trap 'restore; keep_on_failure' EXIT
+"$LOCAL_SLURM" down >/dev/null
+DDPCTL_SLURM_MIN_JOB_AGE=2 "$LOCAL_SLURM" up --no-accounting >/dev/null
+write_spec job.yaml <<'YAML'
+partition: cpu
+gpus_per_node: 0
+procs_per_node: 1
+command: "true"
+YAML
+run submit job.yaml --follow
+expect_code 0
+expect_out "COMPLETED"
+# Wait until squeue forgets the job (MinJobAge, checked every few seconds).
+for _ in $(seq 60); do [ -z "$(on_login squeue -h -t all -n "$JOB_NAME" -o %i)" ] && break; sleep 0.5; done
+run status "$JOB_NAME"
+expect_code 0
+expect_out "UNKNOWN"
+expect_out "no longer in squeue, and sacct cannot say how it ended"
+run doctor
+expect_err "sacct (accounting)"
+expect_err "unavailable"

@@ -1,0 +1,47 @@
+// SystemCommandRunner: argv in, exit status and output out, within a time limit.
+#include <catch2/catch.hpp>
+
+#include "process.hpp"
+
+using namespace ddpctl;
+using namespace std::chrono_literals;
+
+TEST_CASE("runner captures stdout, stderr and the exit code") {
+  SystemCommandRunner r;
+  CommandResult res = r.run({"sh", "-c", "echo out; echo err >&2; exit 3"}, 10s);
+  CHECK(res.exit_code == 3);
+  CHECK(res.out == "out\n");
+  CHECK(res.err == "err\n");
+  CHECK_FALSE(res.ok());
+  CHECK(res.describe() == "sh exited with status 3: err");
+}
+
+TEST_CASE("runner passes arguments as they are, with no shell in between") {
+  SystemCommandRunner r;
+  CommandResult res = r.run({"printf", "%s|", "a b", "$(id)", "'q'", ""}, 10s);
+  CHECK(res.ok());
+  CHECK(res.out == "a b|$(id)|'q'||");
+}
+
+TEST_CASE("runner stops a command that runs past its limit, with its children") {
+  SystemCommandRunner r;
+  auto start = std::chrono::steady_clock::now();
+  CommandResult res = r.run({"sh", "-c", "sleep 30 & sleep 30"}, 300ms);
+  CHECK(res.timed_out);
+  CHECK(std::chrono::steady_clock::now() - start < 5s);
+  CHECK_THAT(res.describe(), Catch::Contains("did not finish in time"));
+}
+
+TEST_CASE("runner reports a program that is not on PATH") {
+  SystemCommandRunner r;
+  CommandResult res = r.run({"ddpctl-no-such-program"}, 10s);
+  CHECK(res.not_found);
+  CHECK(res.describe() == "'ddpctl-no-such-program' was not found on PATH");
+}
+
+TEST_CASE("runner reports a command killed by a signal") {
+  SystemCommandRunner r;
+  CommandResult res = r.run({"sh", "-c", "kill -9 $$"}, 10s);
+  CHECK(res.term_signal == 9);
+  CHECK_FALSE(res.ok());
+}
