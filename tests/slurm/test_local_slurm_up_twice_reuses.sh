@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# A second `local-slurm up` while the cluster runs reuses it: the controller
+# keeps its pid (a second slurmctld would kill the first).
+# shellcheck source=tests/slurm/lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+state=${DDPCTL_SLURM_STATE:-/tmp/ddpctl-local-slurm}
+before=$(cat "$state/run/slurmctld.pid")
+"$LOCAL_SLURM" up >"$T/out" 2>&1 || fail "second up failed: $(cat "$T/out")"
+expect_out "already running"
+[ "$(cat "$state/run/slurmctld.pid")" = "$before" ] || fail "slurmctld was restarted"
+[ "$(pgrep -c -x slurmctld)" -eq 1 ] || fail "more than one slurmctld runs"
