@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# A rank that never arrives: rendezvous fails within --rendezvous-timeout and
+# says where and how many ranks of how many arrived. A rank with no server to
+# reach says so too.
+# shellcheck source=tests/trainer/lib.sh
+. "$(dirname "$0")/lib.sh"
+begin=$(date +%s)
+RANK=0 WORLD_SIZE=2 train rank0 --model smallcnn --rendezvous-timeout 3
+took=$(($(date +%s) - begin))
+expect_code 1 rank0
+expect_in rank0 "ddp-train: error: rendezvous at 127.0.0.1:$MASTER_PORT timed out after 3 s: 1 of 2 ranks arrived"
+[ "$took" -le 8 ] || fail "rendezvous took $took s to time out (limit 3 s)"
+
+# The launcher names the rank that failed and passes its last line on.
+NNODES=2 NODE_RANK=0 train launcher --nproc-per-node 2 --model smallcnn --rendezvous-timeout 3
+expect_code 1 launcher
+expect_in launcher "2 of 4 ranks arrived"
+expect_in launcher "ddp-train: error: rank 0 (local rank 0, pid"
+
+begin=$(date +%s)
+RANK=1 WORLD_SIZE=2 train rank1 --model smallcnn --rendezvous-timeout 2
+expect_code 1 rank1
+expect_in rank1 "ddp-train: error: rendezvous: rank 1 cannot reach the TCPStore at 127.0.0.1:$MASTER_PORT within 2 s"
+[ $(($(date +%s) - begin)) -le 8 ] || fail "rank 1 waited too long"

@@ -1,0 +1,246 @@
+#include "dist.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+#include <torch/csrc/distributed/c10d/reducer.hpp>
+
+#include "compat.hpp"
+
+namespace ddptrain {
+
+namespace {
+
+int env_int(const char* a, const char* b, int fallback) {
+  for (const char* name : {a, b}) {
+    if (!name) continue;
+    if (const char* v = std::getenv(name); v && *v) return std::atoi(v);
+  }
+  return fallback;
+}
+
+void wait(const c10::intrusive_ptr<compat::Work>& work) { work->wait(); }
+
+}  // namespace
+
+DistEnv read_dist_env() {
+  DistEnv e;
+  e.rank = env_int("RANK", "SLURM_PROCID", 0);
+  e.world = env_int("WORLD_SIZE", "SLURM_NTASKS", 1);
+  e.local_rank = env_int("LOCAL_RANK", "SLURM_LOCALID", 0);
+  e.local_world = env_int("LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE", 1);
+  if (const char* a = std::getenv("MASTER_ADDR"); a && *a) e.master_addr = a;
+  e.master_port = env_int("MASTER_PORT", nullptr, 29500);
+  if (e.world < 1 || e.rank < 0 || e.rank >= e.world)
+    throw std::runtime_error("RANK " + std::to_string(e.rank) + " is outside WORLD_SIZE " + std::to_string(e.world));
+  return e;
+}
+
+Dist init_dist(const Options& o, const DistEnv& env, bool cuda) {
+  Dist d;
+  d.env = env;
+  auto timeout = std::chrono::seconds(o.rendezvous_timeout_s);
+  std::string where = env.master_addr + ":" + std::to_string(env.master_port);
+  c10d::TCPStoreOptions so;
+  so.port = static_cast<std::uint16_t>(env.master_port);
+  so.isServer = env.rank == 0;
+  so.waitWorkers = false;  // arrival is counted below, with a message that says who is missing
+  so.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+  try {
+    d.store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("rendezvous: rank " + std::to_string(env.rank) + " cannot " +
+                             (env.rank == 0 ? "serve" : "reach") + " the TCPStore at " + where + " within " +
+                             std::to_string(o.rendezvous_timeout_s) + " s: " + e.what());
+  }
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  int64_t arrived = d.store->add("ddptrain/arrived", 1);
+  while (arrived < env.world) {
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("rendezvous at " + where + " timed out after " + std::to_string(o.rendezvous_timeout_s) +
+                               " s: " + std::to_string(arrived) + " of " + std::to_string(env.world) +
+                               " ranks arrived");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    arrived = d.store->add("ddptrain/arrived", 0);
+  }
+  auto collective = std::chrono::milliseconds(std::chrono::seconds(o.collective_timeout_s));
+  if (cuda) {
+#ifdef DDPTRAIN_WITH_NCCL
+    d.pg = compat::make_nccl(d.store, env.rank, env.world, collective);
+    d.nccl = true;
+#else
+    throw std::runtime_error("this ddp-train was built without NCCL; use --device cpu");
+#endif
+  } else {
+    d.pg = compat::make_gloo(d.store, env.rank, env.world, o.interface, env.world > 1 ? env.master_addr : "127.0.0.1",
+                             collective);
+  }
+  return d;
+}
+
+void allreduce_sum(Dist& d, std::vector<at::Tensor> tensors) { wait(d.pg->allreduce(tensors)); }
+
+void barrier(Dist& d) {
+  auto t = torch::zeros({1});
+  allreduce_sum(d, {t});
+}
+
+void sync_from_rank0(Dist& d, const std::vector<at::Tensor>& tensors, const std::string& what) {
+  // Same count and shapes everywhere: compare a signature's min and max.
+  int64_t sig = static_cast<int64_t>(tensors.size());
+  for (const auto& t : tensors) {
+    sig = sig * 1000003 + t.numel();
+    for (auto s : t.sizes()) sig = sig * 31 + s;
+    sig = sig * 7 + static_cast<int64_t>(t.scalar_type());
+  }
+  auto lo = torch::tensor({sig}, torch::kLong), hi = lo.clone();
+  c10d::AllreduceOptions mn, mx;
+  mn.reduceOp = c10d::ReduceOp::MIN;
+  mx.reduceOp = c10d::ReduceOp::MAX;
+  std::vector<at::Tensor> vlo{d.nccl ? lo.cuda() : lo}, vhi{d.nccl ? hi.cuda() : hi};
+  wait(d.pg->allreduce(vlo, mn));
+  wait(d.pg->allreduce(vhi, mx));
+  if (vlo[0].item<int64_t>() != vhi[0].item<int64_t>())
+    throw std::runtime_error(what + " differ across ranks (count, shapes or dtypes); every rank must build the same model");
+  std::map<at::ScalarType, std::vector<at::Tensor>> by_type;
+  for (const auto& t : tensors) by_type[t.scalar_type()].push_back(t);
+  for (auto& [type, group] : by_type) {
+    std::vector<at::Tensor> flat_views;
+    for (auto& t : group) flat_views.push_back(t.detach().reshape({-1}));
+    std::vector<at::Tensor> flat{torch::cat(flat_views)};
+    wait(d.pg->broadcast(flat));
+    int64_t offset = 0;
+    torch::NoGradGuard no_grad;
+    for (auto& t : group) {
+      t.copy_(flat[0].narrow(0, offset, t.numel()).view_as(t));
+      offset += t.numel();
+    }
+  }
+}
+
+bool replicas_identical(Dist& d, const at::Tensor& flat, int64_t* numel) {
+  if (numel) *numel = flat.numel();
+  std::vector<at::Tensor> lo{flat.clone()}, hi{flat.clone()};
+  c10d::AllreduceOptions mn, mx;
+  mn.reduceOp = c10d::ReduceOp::MIN;
+  mx.reduceOp = c10d::ReduceOp::MAX;
+  wait(d.pg->allreduce(lo, mn));
+  wait(d.pg->allreduce(hi, mx));
+  return torch::equal(lo[0], hi[0]);
+}
+
+namespace {
+
+constexpr int64_t kBucketBytes = 25 * 1024 * 1024;
+constexpr int64_t kFirstBucketBytes = 1024 * 1024;
+
+class ReducerSync : public GradSync {
+ public:
+  ReducerSync(Dist& d, const std::vector<at::Tensor>& params, bool fp16) : fp16_(fp16) {
+    std::vector<bool> sparse(params.size(), false);
+    std::vector<size_t> limits = {static_cast<size_t>(kFirstBucketBytes), static_cast<size_t>(kBucketBytes)};
+    // Reverse order, as DDP does: gradients arrive roughly last layer first.
+    std::vector<int64_t> order(params.size());
+    for (size_t i = 0; i < params.size(); ++i) order[i] = static_cast<int64_t>(params.size() - 1 - i);
+    std::vector<at::Tensor> reversed;
+    for (auto i : order) reversed.push_back(params[static_cast<size_t>(i)]);
+    auto [buckets, per_bucket_limits] = c10d::compute_bucket_assignment_by_size(reversed, limits, sparse, order);
+    reducer_ = std::make_unique<c10d::Reducer>(params, buckets, per_bucket_limits, d.pg, sparse, kBucketBytes,
+                                               /*find_unused_parameters=*/false,
+                                               /*gradient_as_bucket_view=*/false,
+                                               std::unordered_map<size_t, std::string>{}, kFirstBucketBytes);
+    // PyTorch DDP's fp16_compress_hook, built into the Reducer.
+    if (fp16) reducer_->register_builtin_comm_hook(c10d::BuiltinCommHookType::FP16_COMPRESS);
+  }
+  void before_forward() override {
+    // Collective on every rank alike: after the first step, buckets follow the
+    // order in which gradients actually became ready.
+    reducer_->rebuild_buckets();
+    reducer_->prepare_for_forward();
+  }
+  void before_backward(bool sync) override {
+    if (sync) reducer_->prepare_for_backward({});
+  }
+  std::string name() const override { return fp16_ ? "reducer+fp16" : "reducer"; }
+
+ private:
+  bool fp16_;
+  std::unique_ptr<c10d::Reducer> reducer_;
+};
+
+class FlatSync : public GradSync {
+ public:
+  FlatSync(Dist& d, const std::vector<at::Tensor>& params, const std::string& compress) : d_(d), params_(params) {
+    if (compress == "fp16") wire_ = at::kHalf;
+    if (compress == "bf16") wire_ = at::kBFloat16;
+    int64_t bytes = 0;
+    at::ScalarType type = at::kFloat;
+    for (size_t i = params.size(); i-- > 0;) {  // last layer first, like the Reducer
+      const auto& p = params[i];
+      int64_t b = p.numel() * static_cast<int64_t>(p.element_size());
+      if (buckets_.empty() || bytes + b > kBucketBytes || p.scalar_type() != type) {
+        buckets_.emplace_back();
+        bytes = 0;
+        type = p.scalar_type();
+      }
+      buckets_.back().push_back(i);
+      bytes += b;
+    }
+  }
+  void after_backward(bool sync) override {
+    if (!sync || d_.env.world == 1) return;
+    std::vector<at::Tensor> flats;
+    std::vector<c10::intrusive_ptr<compat::Work>> works;
+    for (const auto& bucket : buckets_) {
+      std::vector<at::Tensor> grads;
+      for (size_t i : bucket) {
+        auto& g = params_[i].mutable_grad();
+        if (!g.defined()) g = torch::zeros_like(params_[i]);
+        grads.push_back(g.reshape({-1}));
+      }
+      at::Tensor flat = torch::cat(grads);
+      if (wire_ != at::ScalarType::Undefined) flat = flat.to(wire_);
+      flats.push_back(flat);
+      std::vector<at::Tensor> one{flat};
+      works.push_back(d_.pg->allreduce(one));  // all buckets in flight, then wait
+    }
+    torch::NoGradGuard no_grad;
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      works[b]->wait();
+      at::Tensor flat = flats[b].to(params_[buckets_[b][0]].scalar_type()).div_(d_.env.world);
+      int64_t offset = 0;
+      for (size_t i : buckets_[b]) {
+        auto& g = params_[i].mutable_grad();
+        g.copy_(flat.narrow(0, offset, g.numel()).view_as(g));
+        offset += g.numel();
+      }
+    }
+  }
+  std::string name() const override {
+    if (wire_ == at::kHalf) return "flat+fp16";
+    if (wire_ == at::kBFloat16) return "flat+bf16";
+    return "flat";
+  }
+
+ private:
+  Dist& d_;
+  std::vector<at::Tensor> params_;
+  std::vector<std::vector<size_t>> buckets_;
+  at::ScalarType wire_ = at::ScalarType::Undefined;
+};
+
+}  // namespace
+
+std::unique_ptr<GradSync> make_grad_sync(const std::string& kind, Dist& d, const std::vector<at::Tensor>& params,
+                                         const std::string& compress) {
+  if (compress == "bf16" && kind == "reducer")
+    throw std::runtime_error("--compress bf16 needs --sync flat (the Reducer's built-in hook compresses to fp16 only)");
+  if (compress == "bf16" && !d.nccl)
+    throw std::runtime_error("--compress bf16 needs NCCL: Gloo has no bf16 allreduce; use --compress fp16 on CPU");
+  if (kind == "reducer") return std::make_unique<ReducerSync>(d, params, compress == "fp16");
+  return std::make_unique<FlatSync>(d, params, compress);
+}
+
+}  // namespace ddptrain

@@ -1,0 +1,198 @@
+#include "launcher.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <poll.h>
+#include <string>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace ddptrain {
+
+namespace {
+
+volatile sig_atomic_t g_signal = 0;
+void on_signal(int sig) { g_signal = sig; }
+
+struct Worker {
+  int local_rank = 0, rank = 0;
+  pid_t pid = -1;
+  int out_fd = -1;  // the worker's stdout and stderr, merged
+  std::string partial, last_line;
+  bool done = false;
+  int status = 0;
+};
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  return (end && *end == '\0') ? static_cast<int>(n) : fallback;
+}
+
+// NODE_RANK and NNODES as the sbatch script exports them, else Slurm's.
+int node_rank() { return env_int("NODE_RANK", env_int("SLURM_NODEID", 0)); }
+int node_count() { return env_int("NNODES", env_int("SLURM_NNODES", env_int("SLURM_JOB_NUM_NODES", 1))); }
+
+pid_t spawn(Worker& w, int world, int nproc, int node, const std::vector<std::string>& args) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    dup2(fds[1], 2);
+    setenv("RANK", std::to_string(w.rank).c_str(), 1);
+    setenv("LOCAL_RANK", std::to_string(w.local_rank).c_str(), 1);
+    setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
+    setenv("LOCAL_WORLD_SIZE", std::to_string(nproc).c_str(), 1);
+    setenv("NODE_RANK", std::to_string(node).c_str(), 1);
+    if (!std::getenv("MASTER_ADDR")) setenv("MASTER_ADDR", "127.0.0.1", 1);
+    if (!std::getenv("MASTER_PORT")) setenv("MASTER_PORT", "29500", 1);
+    for (int sig : kStopSignals) signal(sig, SIG_DFL);
+    std::vector<char*> argv;
+    std::string self = "/proc/self/exe";
+    argv.push_back(const_cast<char*>("ddp-train"));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(self.c_str(), argv.data());
+    std::fprintf(stderr, "ddp-train: error: cannot start worker: %s\n", std::strerror(errno));
+    _exit(127);
+  }
+  close(fds[1]);
+  if (pid < 0) {
+    close(fds[0]);
+    return -1;
+  }
+  w.out_fd = fds[0];
+  return pid;
+}
+
+// Copies a worker's output through, rank 0 unchanged and others prefixed,
+// remembering its last complete line.
+void forward(Worker& w) {
+  char buf[8192];
+  ssize_t n = read(w.out_fd, buf, sizeof buf);
+  if (n <= 0) {
+    if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+      close(w.out_fd);
+      w.out_fd = -1;
+    }
+    return;
+  }
+  w.partial.append(buf, static_cast<size_t>(n));
+  size_t nl;
+  while ((nl = w.partial.find('\n')) != std::string::npos) {
+    std::string line = w.partial.substr(0, nl);
+    w.partial.erase(0, nl + 1);
+    if (!line.empty()) w.last_line = line;
+    if (w.rank == 0)
+      std::printf("%s\n", line.c_str());
+    else
+      std::printf("[rank %d] %s\n", w.rank, line.c_str());
+  }
+  std::fflush(stdout);
+}
+
+std::string describe(const Worker& w) {
+  char what[128];
+  if (WIFSIGNALED(w.status))
+    std::snprintf(what, sizeof what, "was killed by signal %d (%s)", WTERMSIG(w.status), strsignal(WTERMSIG(w.status)));
+  else
+    std::snprintf(what, sizeof what, "exited with status %d", WEXITSTATUS(w.status));
+  std::string s = "rank " + std::to_string(w.rank) + " (local rank " + std::to_string(w.local_rank) + ", pid " +
+                  std::to_string(w.pid) + ") " + what;
+  std::string last = w.last_line.empty() ? w.partial : w.last_line;
+  if (!last.empty()) s += "; its last line: " + last;
+  return s;
+}
+
+void signal_all(std::vector<Worker>& ws, int sig) {
+  for (auto& w : ws)
+    if (!w.done) kill(w.pid, sig);
+}
+
+}  // namespace
+
+int run_launcher(int nproc, const std::vector<std::string>& worker_args) {
+  int node = node_rank(), nodes = node_count();
+  int world = nodes * nproc;
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : kStopSignals) sigaction(sig, &sa, nullptr);
+
+  std::vector<Worker> ws(static_cast<size_t>(nproc));
+  for (int l = 0; l < nproc; ++l) {
+    Worker& w = ws[static_cast<size_t>(l)];
+    w.local_rank = l;
+    w.rank = node * nproc + l;
+    w.pid = spawn(w, world, nproc, node, worker_args);
+    if (w.pid < 0) {
+      std::fprintf(stderr, "ddp-train: error: cannot start worker %d: %s\n", l, std::strerror(errno));
+      signal_all(ws, SIGKILL);
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "ddp-train: node %d of %d: started %d worker(s), ranks %d-%d of %d\n", node, nodes, nproc,
+               node * nproc, node * nproc + nproc - 1, world);
+
+  std::string failure;
+  bool stopping = false;
+  timespec kill_at{};
+  int running = nproc;
+  while (running > 0) {
+    if (g_signal) {
+      int sig = g_signal;
+      g_signal = 0;
+      std::fprintf(stderr, "ddp-train: launcher got signal %d; passing it to the workers\n", sig);
+      signal_all(ws, sig);
+    }
+    std::vector<pollfd> fds;
+    std::vector<Worker*> owners;
+    for (auto& w : ws)
+      if (w.out_fd >= 0) fds.push_back({w.out_fd, POLLIN, 0}), owners.push_back(&w);
+    if (!fds.empty()) {
+      int n = poll(fds.data(), fds.size(), 100);
+      for (size_t i = 0; n > 0 && i < fds.size(); ++i)
+        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) forward(*owners[i]);
+    } else {
+      usleep(100 * 1000);
+    }
+    for (auto& w : ws) {
+      if (w.done) continue;
+      int status = 0;
+      if (waitpid(w.pid, &status, WNOHANG) != w.pid) continue;
+      w.done = true;
+      w.status = status;
+      --running;
+      while (w.out_fd >= 0) forward(w);
+      bool ok = WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == kStoppedForRequeue);
+      if (!ok && failure.empty()) {
+        failure = describe(w);
+        std::fprintf(stderr, "ddp-train: error: %s; stopping the other workers\n", failure.c_str());
+        signal_all(ws, SIGTERM);
+        stopping = true;
+        clock_gettime(CLOCK_MONOTONIC, &kill_at);
+        kill_at.tv_sec += 5;
+      }
+    }
+    if (stopping) {
+      timespec now{};
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if (now.tv_sec > kill_at.tv_sec) signal_all(ws, SIGKILL);
+    }
+  }
+  if (!failure.empty()) return 1;
+  for (const auto& w : ws)
+    if (WEXITSTATUS(w.status) == kStoppedForRequeue) return kStoppedForRequeue;
+  return 0;
+}
+
+}  // namespace ddptrain

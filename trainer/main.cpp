@@ -1,0 +1,21 @@
+// ddp-train: the per-node launcher (--nproc-per-node G) or one worker.
+#include <cstdio>
+#include <exception>
+
+#include "launcher.hpp"
+#include "options.hpp"
+#include "train.hpp"
+
+int main(int argc, char** argv) {
+  // Line by line even into a pipe or a Slurm output file, so that stdout and
+  // stderr keep their order and a failed worker's last line is its last.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  try {
+    ddptrain::Options o = ddptrain::parse_options(argc, argv);
+    if (o.nproc_per_node > 0 && !o.worker) return ddptrain::run_launcher(o.nproc_per_node, ddptrain::worker_argv(argc, argv));
+    return ddptrain::run_worker(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ddp-train: error: %s\n", e.what());
+    return 1;
+  }
+}

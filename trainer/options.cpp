@@ -1,0 +1,84 @@
+#include "options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <stdexcept>
+
+namespace ddptrain {
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  if (const char* t = std::getenv("DDPCTL_COLLECTIVE_TIMEOUT"); t && *t) o.collective_timeout_s = std::atoi(t);
+  if (const char* p = std::getenv("DDPCTL_PROGRESS_FILE"); p && *p) o.progress = p;
+
+  CLI::App app{"ddp-train: data-parallel training with LibTorch (c10d Gloo/NCCL, Reducer)", "ddp-train"};
+  app.add_option("--nproc-per-node", o.nproc_per_node, "Start this many workers here and supervise them")
+      ->check(CLI::Range(1, 64));
+  app.add_flag("--worker", o.worker, "(internal) run as a worker started by the launcher");
+  app.add_option("--rendezvous-timeout", o.rendezvous_timeout_s, "Seconds to wait for every rank")->check(CLI::Range(1, 86400));
+  app.add_option("--collective-timeout", o.collective_timeout_s, "Seconds a collective may stall ($DDPCTL_COLLECTIVE_TIMEOUT)")
+      ->check(CLI::Range(1, 86400));
+  app.add_option("--interface", o.interface, "Network interface for Gloo (default: the master's hostname)");
+  app.add_option("--device", o.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  app.add_option("--threads", o.threads, "Intra-op threads per worker (default 1 on CPU)")->check(CLI::Range(0, 256));
+  app.add_option("--model", o.model, "resnet18, resnet50 or smallcnn")
+      ->check(CLI::IsMember({"resnet18", "resnet50", "smallcnn"}));
+  app.add_option("--data", o.data, "TinyImageNet or ImageFolder directory, or 'synthetic'");
+  app.add_option("--epochs", o.epochs, "Epochs")->check(CLI::Range(1, 100000));
+  app.add_option("--batch-size", o.batch_size, "Batch size per rank")->check(CLI::Range(1, 65536));
+  app.add_option("--lr", o.lr, "Learning rate")->check(CLI::PositiveNumber);
+  app.add_option("--momentum", o.momentum, "SGD momentum")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--weight-decay", o.weight_decay, "Weight decay")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--step-size", o.step_size, "StepLR period in epochs")->check(CLI::Range(1, 100000));
+  app.add_option("--gamma", o.gamma, "StepLR factor")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--amp", o.amp, "off, fp16 or bf16 (CUDA)")->check(CLI::IsMember({"off", "fp16", "bf16", "true", "false"}));
+  app.add_option("--workers", o.workers, "Data loader threads per rank")->check(CLI::Range(0, 256));
+  app.add_option("--grad-accum", o.grad_accum, "Micro-steps per optimizer step")->check(CLI::Range(1, 1024));
+  app.add_option("--checkpoint-dir", o.checkpoint_dir, "Folder for checkpoints (rank 0 writes)");
+  app.add_flag("--resume", o.resume, "Continue from the last checkpoint in --checkpoint-dir");
+  app.add_option("--seed", o.seed, "Random seed");
+  app.add_option("--sync", o.sync, "Gradient sync: reducer (overlapped, c10d::Reducer), flat (after backward), auto")
+      ->check(CLI::IsMember({"auto", "reducer", "flat"}));
+  app.add_option("--compress", o.compress, "Gradients on the wire: none, fp16, bf16 (NCCL only)")
+      ->check(CLI::IsMember({"none", "fp16", "bf16"}));
+  app.add_option("--image-size", o.image_size, "Input image side in pixels")->check(CLI::Range(16, 1024));
+  app.add_option("--classes", o.classes, "Classes of synthetic data")->check(CLI::Range(2, 100000));
+  app.add_option("--synthetic-size", o.synthetic_size, "Synthetic samples per epoch")->check(CLI::Range(1L, 100000000L));
+  app.add_option("--max-steps", o.max_steps, "Stop each epoch after this many optimizer steps")->check(CLI::Range(0L, 100000000L));
+  app.add_flag("--no-val", o.no_val, "Skip validation");
+  app.add_option("--metrics", o.metrics, "JSON-lines metrics file (rank 0 writes)");
+  app.add_option("--progress", o.progress, "Progress file for ddpctl status ($DDPCTL_PROGRESS_FILE)");
+  app.add_flag("!--no-keep-memory", o.keep_memory, "Let malloc return freed tensors to the OS");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    std::exit(app.exit(e));
+  } catch (const CLI::ParseError& e) {
+    throw std::runtime_error(e.what());
+  }
+  if (o.amp == "true") o.amp = "fp16";
+  if (o.amp == "false") o.amp = "off";
+  if (o.resume && o.checkpoint_dir.empty()) throw std::runtime_error("--resume needs --checkpoint-dir");
+  if (o.data != "synthetic" && !std::filesystem::is_directory(o.data))
+    throw std::runtime_error("--data: " + o.data + " is not a directory (or use --data synthetic)");
+  if (o.metrics.empty() && !o.checkpoint_dir.empty()) o.metrics = o.checkpoint_dir + "/metrics.jsonl";
+  return o;
+}
+
+std::vector<std::string> worker_argv(int argc, char** argv) {
+  std::vector<std::string> out = {"--worker"};
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--nproc-per-node") {
+      ++i;  // and its value
+      continue;
+    }
+    if (a.rfind("--nproc-per-node=", 0) == 0) continue;
+    out.push_back(a);
+  }
+  return out;
+}
+
+}  // namespace ddptrain

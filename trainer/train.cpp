@@ -1,0 +1,470 @@
+#include "train.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <malloc.h>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sys/resource.h>
+#include <thread>
+#include <unistd.h>
+
+#include "amp.hpp"
+#include "compat.hpp"
+#include "data.hpp"
+#include "dist.hpp"
+#include "launcher.hpp"
+#include "model.hpp"
+
+namespace ddptrain {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+// When this process started (static initialisation, before main).
+const Clock::time_point g_process_start = Clock::now();
+
+volatile sig_atomic_t g_stop = 0;
+void on_stop(int) { g_stop = 1; }
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Memory sampled every 100 ms: peak, average and most common value. On CPU
+// the resident set; on CUDA the caching allocator's allocated bytes.
+class MemorySampler {
+ public:
+  explicit MemorySampler(int cuda_device) : cuda_device_(cuda_device), thread_([this] { run(); }) {}
+  ~MemorySampler() {
+    done_ = true;
+    thread_.join();
+  }
+  struct Stats {
+    double peak_mib = 0, avg_mib = 0, mode_mib = 0;
+  };
+  Stats stats() {
+    std::lock_guard<std::mutex> lock(mu_);
+    Stats s;
+    long n = 0, best = 0;
+    double sum = 0;
+    for (auto& [mib, count] : hist_) {
+      s.peak_mib = std::max(s.peak_mib, static_cast<double>(mib));
+      sum += static_cast<double>(mib) * static_cast<double>(count);
+      n += count;
+      if (count > best) best = count, s.mode_mib = static_cast<double>(mib);
+    }
+    if (n) s.avg_mib = sum / static_cast<double>(n);
+    return s;
+  }
+
+ private:
+  void run() {
+    long page = sysconf(_SC_PAGESIZE);
+    while (!done_) {
+      long mib = -1;
+      if (cuda_device_ >= 0) {
+        mib = static_cast<long>(compat::cuda_memory(cuda_device_).current >> 20);
+      } else {
+        std::ifstream statm("/proc/self/statm");
+        long size = 0, rss = 0;
+        if (statm >> size >> rss) mib = rss * page / (1 << 20);
+      }
+      if (mib >= 0) {
+        std::lock_guard<std::mutex> lock(mu_);
+        hist_[mib]++;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  int cuda_device_;
+  std::atomic<bool> done_{false};
+  std::mutex mu_;
+  std::map<long, long> hist_;
+  std::thread thread_;
+};
+
+// This process's peak: the CUDA allocator's on a GPU, else the peak RSS.
+double peak_mem_mib(int cuda_device) {
+  if (cuda_device >= 0) return static_cast<double>(compat::cuda_memory(cuda_device).peak) / (1 << 20);
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+void write_atomic(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out) return;  // progress is best effort; training goes on
+  }
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+struct Position {
+  int epoch = 0;   // 0-based epoch to run next
+  long step = 0;   // optimizer steps already done in that epoch
+};
+
+std::string checkpoint_path(const Options& o) { return o.checkpoint_dir + "/checkpoint.pt"; }
+
+int64_t read_int(torch::serialize::InputArchive& ar, const std::string& key) {
+  torch::Tensor t;
+  ar.read(key, t);
+  return t.item<int64_t>();
+}
+
+// Everything a resumed run needs to continue the same loss curve: weights,
+// momentum, the LR schedule, the loss scale, and where in which epoch's
+// sample order it stopped. Shape-independent: any nodes x GPUs with the same
+// world size can load it.
+void save_checkpoint(const Options& o, Net& model, torch::optim::SGD& opt, GradScaler& scaler, const Position& pos,
+                     int world) {
+  fs::create_directories(o.checkpoint_dir);
+  torch::serialize::OutputArchive ar;
+  for (const auto& p : model.named_parameters()) ar.write("model/" + p.key(), p.value());
+  for (const auto& b : model.named_buffers()) ar.write("model/" + b.key(), b.value(), /*is_buffer=*/true);
+  torch::serialize::OutputArchive optim;
+  opt.save(optim);
+  ar.write("optimizer", optim);
+  ar.write("epoch", torch::tensor(static_cast<int64_t>(pos.epoch)));
+  ar.write("step", torch::tensor(static_cast<int64_t>(pos.step)));
+  ar.write("world_size", torch::tensor(static_cast<int64_t>(world)));
+  // StepLR: lr = base * gamma^(epoch / step_size), recomputed from the epoch.
+  ar.write("scheduler/last_epoch", torch::tensor(static_cast<int64_t>(pos.epoch)));
+  ar.write("scheduler/step_size", torch::tensor(static_cast<int64_t>(o.step_size)));
+  ar.write("scheduler/gamma", torch::tensor(o.gamma, torch::kDouble));
+  // DistributedRandomSampler: the order is a function of seed and epoch; the
+  // position is the batches already taken.
+  ar.write("sampler/seed", torch::tensor(static_cast<int64_t>(o.seed)));
+  ar.write("sampler/epoch", torch::tensor(static_cast<int64_t>(pos.epoch)));
+  ar.write("sampler/batches_taken", torch::tensor(static_cast<int64_t>(pos.step * o.grad_accum)));
+  ar.write("sampler/batch_size", torch::tensor(static_cast<int64_t>(o.batch_size)));
+  ar.write("sampler/grad_accum", torch::tensor(static_cast<int64_t>(o.grad_accum)));
+  if (scaler.enabled()) {
+    ar.write("scaler/scale", scaler.scale_tensor().cpu());
+    ar.write("scaler/growth_tracker", scaler.tracker_tensor().cpu());
+  }
+  std::string tmp = checkpoint_path(o) + ".tmp";
+  ar.save_to(tmp);
+  fs::rename(tmp, checkpoint_path(o));  // readers see the old checkpoint or the new one
+}
+
+Position load_checkpoint(const Options& o, Net& model, torch::optim::SGD& opt, GradScaler& scaler, int world) {
+  std::string path = checkpoint_path(o);
+  if (!fs::exists(path)) return {};  // nothing to resume: start from the beginning
+  torch::serialize::InputArchive ar;
+  ar.load_from(path);
+  torch::NoGradGuard no_grad;
+  for (auto& p : model.named_parameters()) {
+    torch::Tensor t;
+    ar.read("model/" + p.key(), t);
+    p.value().copy_(t);
+  }
+  for (auto& b : model.named_buffers()) {
+    torch::Tensor t;
+    ar.read("model/" + b.key(), t, /*is_buffer=*/true);
+    b.value().copy_(t);
+  }
+  torch::serialize::InputArchive optim;
+  ar.read("optimizer", optim);
+  opt.load(optim);
+  int64_t w = read_int(ar, "world_size");
+  if (w != world)
+    throw std::runtime_error(path + " was written by " + std::to_string(w) + " ranks; this run has " +
+                             std::to_string(world) + " (resume needs the same world size, any shape)");
+  for (auto [key, now] : {std::pair<const char*, int64_t>{"sampler/batch_size", o.batch_size},
+                          {"sampler/grad_accum", o.grad_accum}, {"sampler/seed", o.seed}}) {
+    int64_t then = read_int(ar, key);
+    if (then != now)
+      throw std::runtime_error(path + " has " + key + " " + std::to_string(then) + "; this run has " +
+                               std::to_string(now) + " (resume needs the same value to continue the same sample order)");
+  }
+  if (scaler.enabled()) {
+    try {
+      torch::Tensor scale, tracker;
+      ar.read("scaler/scale", scale);
+      ar.read("scaler/growth_tracker", tracker);
+      scaler.scale_tensor().copy_(scale);
+      scaler.tracker_tensor().copy_(tracker);
+    } catch (const c10::Error&) {
+      // Written without fp16 AMP: start from the default scale.
+    }
+  }
+  return {static_cast<int>(read_int(ar, "epoch")), static_cast<long>(read_int(ar, "step"))};
+}
+
+// Rank 0's progress file for `ddpctl status`, rewritten at most 4 times a second.
+class ProgressFile {
+ public:
+  ProgressFile(std::string path, int epochs) : path_(std::move(path)), epochs_(epochs) {}
+  void update(const char* phase, int epoch, long step, long steps, double rate, double eta, bool force = false) {
+    if (path_.empty()) return;
+    if (!force && seconds_since(last_) < 0.25) return;
+    last_ = Clock::now();
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "{\"phase\": \"%s\", \"epoch\": %d, \"epochs\": %d, \"step\": %ld, \"steps\": %ld, "
+                  "\"samples_per_s\": %.1f, \"eta_s\": %.0f, \"updated\": %ld}\n",
+                  phase, epoch, epochs_, step, steps, rate, eta, static_cast<long>(std::time(nullptr)));
+    write_atomic(path_, buf);
+  }
+
+ private:
+  std::string path_;
+  int epochs_;
+  Clock::time_point last_ = Clock::now() - std::chrono::seconds(1);
+};
+
+}  // namespace
+
+int run_worker(const Options& o) {
+  if (o.keep_memory) {
+    // Keep freed tensors mapped: returning them to the OS makes every step
+    // page-fault them back in (bench/ measures the difference).
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  }
+  struct sigaction sa {};
+  sa.sa_handler = on_stop;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : kStopSignals) sigaction(sig, &sa, nullptr);
+
+  DistEnv env = read_dist_env();
+  bool cuda = o.device == "cuda" || (o.device == "auto" && torch::cuda::is_available());
+  if (cuda && !torch::cuda::is_available()) throw std::runtime_error("--device cuda, but CUDA is not available here");
+  torch::Device device = cuda ? torch::Device(torch::kCUDA, env.local_rank % std::max(1, (int)torch::cuda::device_count()))
+                              : torch::Device(torch::kCPU);
+  torch::set_num_threads(o.threads > 0 ? o.threads : (cuda ? 4 : 1));
+  torch::manual_seed(o.seed);
+  bool r0 = env.rank == 0;
+  ProgressFile progress(r0 ? o.progress : "", o.epochs);
+  progress.update("rendezvous", 0, 0, 0, 0, -1, true);
+
+  DataSource src = open_data(o);
+  Dist d = init_dist(o, env, cuda);
+  double rendezvous_s = seconds_since(g_process_start), first_step_s = -1;
+  // Measured defaults (bench/RESULTS.md): on CPU the Gloo threads that would
+  // overlap allreduce with backward compete with compute for the same cores,
+  // so allreducing after backward is faster; on GPUs overlap wins.
+  std::string sync = o.sync;
+  if (sync == "auto") sync = cuda && o.compress != "bf16" ? "reducer" : "flat";
+  if (r0)
+    std::printf("ddp-train: %d rank(s), %s on %s, %s data (%zu train, %zu val images, %d classes), sync %s\n",
+                env.world, o.model.c_str(), cuda ? "CUDA/NCCL" : "CPU/Gloo", src.layout.c_str(), src.train_size(),
+                src.val_size(), src.classes, sync.c_str());
+  // AMP: fp16 autocast with a loss scaler, or bf16 autocast (no scaler: bf16
+  // has fp32's range). On CPU only bf16 is offered, and it is slow unless the
+  // CPU has bf16 instructions.
+  bool amp = o.amp != "off" && (cuda || o.amp == "bf16");
+  if (r0 && o.amp == "fp16" && !cuda) std::printf("ddp-train: warning: --amp fp16 needs CUDA; training in fp32\n");
+  at::ScalarType amp_dtype = o.amp == "bf16" ? at::kBFloat16 : at::kHalf;
+  GradScaler scaler(amp && o.amp == "fp16", device);
+  int cuda_device = cuda ? device.index() : -1;
+
+  auto model = make_model(o.model, src.classes);
+  model->to(device);
+  if (cuda) {
+    // channels_last: convolution weights (4-D) in NHWC, as Tensor Cores like them.
+    torch::NoGradGuard no_grad;
+    for (auto& p : model->parameters())
+      if (p.dim() == 4) p.set_data(p.contiguous(torch::MemoryFormat::ChannelsLast));
+  }
+  std::vector<at::Tensor> state;
+  for (auto& p : model->parameters()) state.push_back(p);
+  for (auto& b : model->buffers()) state.push_back(b);
+  sync_from_rank0(d, state, "model parameters");
+  auto grad_sync = make_grad_sync(sync, d, model->parameters(), o.compress);
+
+  torch::optim::SGD opt(model->parameters(),
+                        torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
+  Position pos;
+  if (o.resume) {
+    pos = load_checkpoint(o, *model, opt, scaler, env.world);
+    sync_from_rank0(d, state, "model parameters");
+    if (r0 && (pos.epoch > 0 || pos.step > 0))
+      std::printf("ddp-train: resumed from %s at epoch %d, step %ld\n", checkpoint_path(o).c_str(), pos.epoch + 1, pos.step);
+  }
+
+  std::ofstream metrics;
+  if (r0 && !o.metrics.empty()) {
+    fs::path mp(o.metrics);
+    if (mp.has_parent_path()) fs::create_directories(mp.parent_path());
+    metrics.open(o.metrics, std::ios::app);
+  }
+  MemorySampler memory(cuda_device);
+  auto criterion = torch::nn::CrossEntropyLoss();
+
+  for (int epoch = pos.epoch; epoch < o.epochs; ++epoch) {
+    double lr = o.lr * std::pow(o.gamma, epoch / o.step_size);
+    for (auto& g : opt.param_groups()) static_cast<torch::optim::SGDOptions&>(g.options()).lr(lr);
+    model->train();
+    Loader loader(src, true, train_shard(src.train_size(), env.world, env.rank, epoch), o.batch_size, o.workers,
+                  o.seed, epoch, true, cuda);
+    long steps = static_cast<long>(loader.size()) / o.grad_accum;
+    if (o.max_steps > 0) steps = std::min(steps, o.max_steps);
+    long first = epoch == pos.epoch ? pos.step : 0;
+    loader.skip(static_cast<size_t>(first * o.grad_accum));
+    double loss_sum = 0, correct = 0, seen = 0, step_time = 0;
+    auto epoch_start = Clock::now();
+    for (long step = first; step < steps; ++step) {
+      // Every rank stops at the same step boundary once any was signalled.
+      auto stop = torch::tensor({static_cast<float>(g_stop)});
+      allreduce_sum(d, {cuda ? stop.to(device) : stop});
+      if (stop.item<float>() > 0 || (cuda && stop.to(device).item<float>() > 0)) {
+        if (r0) {
+          progress.update("checkpointing", epoch + 1, step, steps, 0, -1, true);
+          if (!o.checkpoint_dir.empty()) save_checkpoint(o, *model, opt, scaler, {epoch, step}, env.world);
+          std::printf("ddp-train: stop requested: %s at epoch %d, step %ld; exiting for requeue\n",
+                      o.checkpoint_dir.empty() ? "no --checkpoint-dir, nothing saved" : "checkpoint saved",
+                      epoch + 1, step);
+          std::fflush(stdout);
+        }
+        barrier(d);
+        return kStoppedForRequeue;
+      }
+      auto t0 = Clock::now();
+      for (auto& p : model->parameters())
+        if (p.grad().defined()) p.mutable_grad().zero_();
+      for (int micro = 0; micro < o.grad_accum; ++micro) {
+        auto batch = loader.next();
+        if (!batch) break;
+        auto x = batch->images.to(device, /*non_blocking=*/true);
+        if (cuda) x = x.contiguous(torch::MemoryFormat::ChannelsLast);
+        auto y = batch->labels.to(device, true);
+        bool sync_now = micro == o.grad_accum - 1;
+        grad_sync->before_forward();
+        torch::Tensor out, loss;
+        {
+          AutocastGuard autocast(amp, cuda, amp_dtype);
+          out = model->forward(x);
+          loss = criterion(out, y) / o.grad_accum;
+        }
+        grad_sync->before_backward(sync_now);
+        scaler.scale(loss).backward();
+        grad_sync->after_backward(sync_now);
+        loss_sum += loss.item<double>() * o.grad_accum * static_cast<double>(y.size(0));
+        correct += out.argmax(1).eq(y).sum().item<double>();
+        seen += static_cast<double>(y.size(0));
+      }
+      // With fp16 a step whose gradients overflowed is skipped (on every rank
+      // alike: the gradients are already averaged) and the scale backs off.
+      if (scaler.unscale(model->parameters())) opt.step();
+      scaler.update();
+      if (first_step_s < 0) first_step_s = seconds_since(g_process_start);
+      step_time += seconds_since(t0);
+      double rate = seen * env.world / std::max(1e-9, seconds_since(epoch_start));
+      double left = (steps - step - 1) + static_cast<double>(steps) * (o.epochs - epoch - 1);
+      progress.update("training", epoch + 1, step + 1, steps, rate, left * seconds_since(epoch_start) / (step - first + 1));
+    }
+    double elapsed = seconds_since(epoch_start);
+    // Global numbers: sums over every rank (and the slowest rank's time).
+    auto train_stats = torch::tensor({loss_sum, correct, seen}, torch::kDouble);
+    allreduce_sum(d, {train_stats});
+    auto times = torch::zeros({env.world}, torch::kDouble), mems = torch::zeros({env.world}, torch::kDouble);
+    long done_steps = std::max(1L, steps - first);
+    times[env.rank] = step_time / static_cast<double>(done_steps);
+    mems[env.rank] = peak_mem_mib(cuda_device);
+    allreduce_sum(d, {times});
+    allreduce_sum(d, {mems});
+    auto max_elapsed = torch::tensor({elapsed}, torch::kDouble);
+    c10d::AllreduceOptions mx;
+    mx.reduceOp = c10d::ReduceOp::MAX;
+    std::vector<at::Tensor> me{max_elapsed};
+    d.pg->allreduce(me, mx)->wait();
+
+    double val_loss = 0, val_acc = 0;
+    if (!o.no_val && src.val_size() > 0) {
+      progress.update("validating", epoch + 1, steps, steps, 0, -1, true);
+      model->eval();
+      torch::NoGradGuard no_grad;
+      Loader vl(src, false, val_shard(src.val_size(), env.world, env.rank), o.batch_size, o.workers, o.seed, epoch, false);
+      double vs = 0, vc = 0, vn = 0;
+      while (auto b = vl.next()) {
+        torch::Tensor out;
+        {
+          AutocastGuard autocast(amp, cuda, amp_dtype);
+          out = model->forward(b->images.to(device)).to(torch::kFloat);
+        }
+        auto y = b->labels.to(device);
+        vs += torch::nn::functional::cross_entropy(out, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)).item<double>();
+        vc += out.argmax(1).eq(y).sum().item<double>();
+        vn += static_cast<double>(y.size(0));
+      }
+      auto v = torch::tensor({vs, vc, vn}, torch::kDouble);
+      allreduce_sum(d, {v});
+      if (v[2].item<double>() > 0) {
+        val_loss = v[0].item<double>() / v[2].item<double>();
+        val_acc = 100.0 * v[1].item<double>() / v[2].item<double>();
+      }
+    }
+    double n = std::max(1.0, train_stats[2].item<double>());
+    double train_loss = train_stats[0].item<double>() / n, train_acc = 100.0 * train_stats[1].item<double>() / n;
+    double throughput = train_stats[2].item<double>() / std::max(1e-9, me[0].item<double>());
+    if (r0) {
+      std::printf("Epoch [%d/%d] LR: %.6f | Loss (train, val): %.3f, %.3f | Accuracy (train, val): %.2f%%, %.2f%% | "
+                  "Throughput: %.1f img/s\n",
+                  epoch + 1, o.epochs, lr, train_loss, val_loss, train_acc, val_acc, throughput);
+      std::fflush(stdout);
+      if (metrics) {
+        auto mem = memory.stats();
+        nlohmann::json step_times = nlohmann::json::array(), peaks = nlohmann::json::array();
+        for (int r = 0; r < env.world; ++r) {
+          step_times.push_back(times[r].item<double>());
+          peaks.push_back(mems[r].item<double>());
+        }
+        nlohmann::json rec = {
+            {"epoch", epoch + 1},
+            {"epochs", o.epochs},
+            {"lr", lr},
+            {"train_loss", train_loss},
+            {"val_loss", val_loss},
+            {"train_acc", train_acc},
+            {"val_acc", val_acc},
+            {"val_scope", "global"},  // reduced over every rank's shard
+            {"img_per_s", throughput},
+            {"epoch_s", me[0].item<double>()},
+            {"steps", steps},
+            {"world_size", env.world},
+            {"local_world_size", env.local_world},
+            {"batch_size", o.batch_size},
+            {"model", o.model},
+            {"device", cuda ? "cuda" : "cpu"},
+            {"amp", amp ? o.amp : "off"},
+            {"sync", grad_sync->name()},
+            {"step_time_s", step_times},
+            {"peak_mem_mib", peaks},
+            {"mem_kind", cuda ? "cuda_allocated" : "rss"},
+            {"rank0_mem_mib", {{"peak", mem.peak_mib}, {"avg", mem.avg_mib}, {"mode", mem.mode_mib}}},
+            {"rendezvous_s", rendezvous_s},
+            {"first_step_s", first_step_s},
+            {"time", static_cast<long>(std::time(nullptr))},
+        };
+        if (scaler.enabled()) rec["loss_scale"] = scaler.value();
+        metrics << rec.dump() << "\n";
+        metrics.flush();
+      }
+      if (!o.checkpoint_dir.empty()) {
+        progress.update("checkpointing", epoch + 1, steps, steps, throughput, -1, true);
+        save_checkpoint(o, *model, opt, scaler, {epoch + 1, 0}, env.world);
+      }
+    }
+  }
+  progress.update("done", o.epochs, 0, 0, 0, 0, true);
+  // Every replica must hold exactly the same parameters: a cheap proof that
+  // gradient synchronisation did its job.
+  std::vector<at::Tensor> flat_params;
+  for (auto& p : model->parameters()) flat_params.push_back(p.detach().reshape({-1}).to(torch::kFloat));
+  int64_t numel = 0;
+  if (!replicas_identical(d, torch::cat(flat_params), &numel))
+    throw std::runtime_error("parameters differ across ranks after training; gradient synchronisation failed");
+  if (r0) std::printf("ddp-train: parameters identical on all %d ranks (%lld values)\n", env.world, (long long)numel);
+  return 0;
+}
+
+}  // namespace ddptrain
