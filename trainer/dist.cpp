@@ -2,6 +2,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdexcept>
 #include <thread>
 
@@ -22,6 +25,37 @@ int env_int(const char* a, const char* b, int fallback) {
 }
 
 void wait(const c10::intrusive_ptr<compat::Work>& work) { work->wait(); }
+
+std::string without_backtrace(const std::exception& e) {
+  if (const auto* c = dynamic_cast<const c10::Error*>(&e)) return c->what_without_backtrace();
+  return e.what();
+}
+
+// This host's address on the route to `master`: Gloo must bind a local
+// address, and the one the kernel would use to reach rank 0 is on the fabric
+// the master address was chosen from (ib0 when MASTER_ADDR is ib0's). A UDP
+// connect() sends nothing; it only picks the route.
+std::string local_address_towards(const std::string& master, int port) {
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  if (getaddrinfo(master.c_str(), std::to_string(port).c_str(), &hints, &res) != 0 || !res)
+    throw std::runtime_error("cannot resolve MASTER_ADDR " + master);
+  int fd = socket(res->ai_family, SOCK_DGRAM, 0);
+  std::string out;
+  if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0) {
+    sockaddr_storage local{};
+    socklen_t len = sizeof local;
+    char host[NI_MAXHOST];
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
+        getnameinfo(reinterpret_cast<sockaddr*>(&local), len, host, sizeof host, nullptr, 0, NI_NUMERICHOST) == 0)
+      out = host;
+  }
+  if (fd >= 0) close(fd);
+  freeaddrinfo(res);
+  if (out.empty()) throw std::runtime_error("no route from this host to MASTER_ADDR " + master + " (set --interface)");
+  return out;
+}
 
 }  // namespace
 
@@ -53,7 +87,7 @@ Dist init_dist(const Options& o, const DistEnv& env, bool cuda) {
   } catch (const std::exception& e) {
     throw std::runtime_error("rendezvous: rank " + std::to_string(env.rank) + " cannot " +
                              (env.rank == 0 ? "serve" : "reach") + " the TCPStore at " + where + " within " +
-                             std::to_string(o.rendezvous_timeout_s) + " s: " + e.what());
+                             std::to_string(o.rendezvous_timeout_s) + " s: " + without_backtrace(e));
   }
   auto deadline = std::chrono::steady_clock::now() + timeout;
   int64_t arrived = d.store->add("ddptrain/arrived", 1);
@@ -74,7 +108,12 @@ Dist init_dist(const Options& o, const DistEnv& env, bool cuda) {
     throw std::runtime_error("this ddp-train was built without NCCL; use --device cpu");
 #endif
   } else {
-    d.pg = compat::make_gloo(d.store, env.rank, env.world, o.interface, env.world > 1 ? env.master_addr : "127.0.0.1",
+    // --interface, else GLOO_SOCKET_IFNAME as PyTorch reads it, else the
+    // local address that routes to the master.
+    std::string iface = o.interface;
+    if (const char* g = std::getenv("GLOO_SOCKET_IFNAME"); iface.empty() && g && *g) iface = g;
+    d.pg = compat::make_gloo(d.store, env.rank, env.world, iface,
+                             iface.empty() ? local_address_towards(env.master_addr, env.master_port) : "",
                              collective);
   }
   return d;

@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <exception>
 
+#include <c10/util/Exception.h>
+
 #include "launcher.hpp"
 #include "options.hpp"
 #include "train.hpp"
@@ -14,6 +16,10 @@ int main(int argc, char** argv) {
     ddptrain::Options o = ddptrain::parse_options(argc, argv);
     if (o.nproc_per_node > 0 && !o.worker) return ddptrain::run_launcher(o.nproc_per_node, ddptrain::worker_argv(argc, argv));
     return ddptrain::run_worker(o);
+  } catch (const c10::Error& e) {
+    // Torch's own errors: the message, not the C++ backtrace.
+    std::fprintf(stderr, "ddp-train: error: %s\n", e.what_without_backtrace());
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ddp-train: error: %s\n", e.what());
     return 1;

@@ -20,7 +20,7 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--rendezvous-timeout", o.rendezvous_timeout_s, "Seconds to wait for every rank")->check(CLI::Range(1, 86400));
   app.add_option("--collective-timeout", o.collective_timeout_s, "Seconds a collective may stall ($DDPCTL_COLLECTIVE_TIMEOUT)")
       ->check(CLI::Range(1, 86400));
-  app.add_option("--interface", o.interface, "Network interface for Gloo (default: the master's hostname)");
+  app.add_option("--interface", o.interface, "Network interface for Gloo (default: $GLOO_SOCKET_IFNAME, else the local address that routes to MASTER_ADDR)");
   app.add_option("--device", o.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   app.add_option("--threads", o.threads, "Intra-op threads per worker (default 1 on CPU)")->check(CLI::Range(0, 256));
   app.add_option("--model", o.model, "resnet18, resnet50 or smallcnn")
