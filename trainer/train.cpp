@@ -249,11 +249,12 @@ int run_worker(const Options& o) {
   DataSource src = open_data(o);
   Dist d = init_dist(o, env, cuda);
   double rendezvous_s = seconds_since(g_process_start), first_step_s = -1;
-  // Measured defaults (bench/RESULTS.md): on CPU the Gloo threads that would
-  // overlap allreduce with backward compete with compute for the same cores,
-  // so allreducing after backward is faster; on GPUs overlap wins.
+  // The Reducer unless bf16 compression needs flat buckets. On CPU the two
+  // measured within noise of each other on 2 cores (bench/RESULTS.md), so
+  // the overlapping engine that multi-node runs profit from is the default
+  // there too.
   std::string sync = o.sync;
-  if (sync == "auto") sync = cuda && o.compress != "bf16" ? "reducer" : "flat";
+  if (sync == "auto") sync = o.compress == "bf16" ? "flat" : "reducer";
   if (r0)
     std::printf("ddp-train: %d rank(s), %s on %s, %s data (%zu train, %zu val images, %d classes), sync %s\n",
                 env.world, o.model.c_str(), cuda ? "CUDA/NCCL" : "CPU/Gloo", src.layout.c_str(), src.train_size(),
