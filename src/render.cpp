@@ -39,7 +39,7 @@ mstch::data optional_string(const std::string& value) {
   return mstch::data{value};
 }
 
-mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape) {
+mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const std::string& race_dir) {
   const RunSpec& spec = run.spec;
   mstch::data d;
   d.set("name", spec.name);
@@ -80,6 +80,7 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape) {
   } else {
     d.set("requeue", mstch::data::type::bool_false);
   }
+  d.set("race_dir", optional_string(race_dir));
   return d;
 }
 
@@ -106,7 +107,8 @@ std::string load_template(const std::string& templates_dir, const std::string& n
   return read_file(path);
 }
 
-std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const std::string& templates_dir) {
+std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const std::string& templates_dir,
+                                           const std::string& race_dir) {
   const std::string name = "sbatch.sh.mustache";
   std::string path = (std::filesystem::path(templates_dir) / name).string();
   mstch::mustache tmpl{load_template(templates_dir, name)};
@@ -115,7 +117,7 @@ std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const std::st
 
   std::vector<RenderedScript> out;
   for (const ResolvedShape& shape : run.shapes) {
-    std::string text = tmpl.render(shape_data(run, shape));
+    std::string text = tmpl.render(shape_data(run, shape, race_dir));
     if (!tmpl.is_valid()) throw UserError(Location{path}, "", "template failed to render: " + tmpl.error_message());
     out.push_back({shape.label, shape.script_name, collapse_blank_lines(text)});
   }

@@ -16,8 +16,11 @@ struct RenderedScript {
   std::string text;
 };
 
-// Renders one script per shape with `templates_dir`/sbatch.sh.mustache.
-std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const std::string& templates_dir);
+// Renders one script per shape with `templates_dir`/sbatch.sh.mustache. With
+// `race_dir` (a race group: `submit` of a spec with alternatives), each script
+// first claims the group there; the first shape to start wins (docs/race.md).
+std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const std::string& templates_dir,
+                                           const std::string& race_dir = "");
 
 // The template text, from `templates_dir`, with a clear error if it is missing.
 std::string load_template(const std::string& templates_dir, const std::string& name);

@@ -4,14 +4,17 @@
 #include <ctime>
 #include <fmt/format.h>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
 #include "app.hpp"
 #include "common.hpp"
 #include "jobs.hpp"
+#include "race.hpp"
 #include "text.hpp"
 
 namespace ddpctl::cli {
@@ -83,6 +86,58 @@ Row make_row(const JobRef& ref, const Job* job) {
   return row;
 }
 
+// One row for a race group: racing, won by shape X after N s, or failed.
+Row race_row(const Run& run, const RaceState& race, const JobStates& states) {
+  Row row;
+  row.run = run.id;
+  row.job = "-";
+  row.shape = "race";
+  nlohmann::json j = {{"run", run.id}, {"race", true}};
+  nlohmann::json jobs = nlohmann::json::object();
+  for (const auto& [label, id] : race.job_of_label) jobs[label] = id;
+  j["jobs"] = jobs;
+  if (race.winner) {
+    double after = race.winner->at - static_cast<double>(parse_utc_iso(run.created_at));
+    row.state = "WON";
+    row.info = fmt::format("won by shape {} (job {}) {:.0f} s after submission", race.winner->label,
+                           race.winner->job_id, after);
+    j["winner"] = {{"job_id", race.winner->job_id}, {"shape", race.winner->label}, {"after_s", after}};
+  } else {
+    bool all_ended = !race.job_of_label.empty();
+    for (const auto& [label, id] : race.job_of_label) {
+      auto it = states.jobs.find(id);
+      all_ended = all_ended && it != states.jobs.end() && is_terminal_state(it->second.state);
+    }
+    row.state = all_ended && !race.claimed ? "FAILED" : "RACING";
+    std::vector<std::string> labels;
+    for (const auto& [label, id] : race.job_of_label) labels.push_back(label);
+    row.info = row.state == "FAILED" ? "every shape ended before claiming the group"
+                                     : fmt::format("racing: shapes {}", fmt::join(labels, ", "));
+  }
+  j["state"] = row.state;
+  j["reason_text"] = row.info;
+  row.json = j;
+  return row;
+}
+
+// A job row of a race group says whether it won or lost.
+void mark_race_job(Row& row, const RaceState& race) {
+  std::string id = row.job;
+  std::string note;
+  if (race.winner && race.winner->job_id == id) {
+    note = "race winner";
+  } else {
+    for (const auto& e : race.stood_down)
+      if (e.job_id == id) note = "lost the race: started, found the group claimed, stood down without training";
+    for (const auto& e : race.cancelled)
+      if (e.job_id == id && note.empty()) note = "lost the race: cancelled by the winner";
+    if (note.empty() && race.winner) note = "lost the race";
+  }
+  if (note.empty()) return;
+  row.info = row.info.empty() ? note : note + "; " + row.info;
+  row.json["race"] = note;
+}
+
 void print_table(const std::vector<Row>& rows) {
   std::vector<std::string> head = {"RUN", "JOB", "SHAPE", "STATE", "TIME/LIMIT", "NODES", "GPUS", "INFO"};
   std::vector<size_t> w(head.size());
@@ -135,6 +190,8 @@ bool show(const StatusOptions& o) {
   JobStates states = lookup_jobs(slurm, ids);
 
   std::vector<Row> rows;
+  std::map<std::string, RaceState> races;  // by run directory
+  std::set<std::string> race_shown;
   bool all_done = true;
   long long day_ago = static_cast<long long>(std::time(nullptr)) - 86400;
   for (const auto& ref : refs) {
@@ -143,7 +200,19 @@ bool show(const StatusOptions& o) {
     if (!done) all_done = false;
     // Without arguments: live jobs, and jobs of runs from the last day.
     if (o.targets.empty() && !o.all && done && ref.run && parse_utc_iso(ref.run->created_at) < day_ago) continue;
-    rows.push_back(make_row(ref, &job));
+    Row row = make_row(ref, &job);
+    if (ref.run) {
+      auto it = races.find(ref.run->dir);
+      if (it == races.end()) it = races.emplace(ref.run->dir, read_race(*ref.run)).first;
+      if (it->second.is_race) {
+        if (!race_shown.count(ref.run->dir)) {
+          rows.push_back(race_row(*ref.run, it->second, states));
+          race_shown.insert(ref.run->dir);
+        }
+        mark_race_job(row, it->second);
+      }
+    }
+    rows.push_back(std::move(row));
   }
   for (const auto& ref : no_job) rows.push_back(make_row(ref, nullptr));
 

@@ -123,3 +123,20 @@ TEST_CASE("a missing or broken template is a clear error") {
   std::string err = ddpctl::test::user_error_of([&] { render_scripts(run, "/nonexistent"); });
   CHECK(err.find("/nonexistent/sbatch.sh.mustache: template not found") != std::string::npos);
 }
+
+TEST_CASE("a race group's scripts claim the group first; plain scripts have no claim") {
+  auto run = resolve(
+      "partition: cpu\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: [hostname]\nalternatives:\n  - {nodes: 2}\n");
+  auto plain = render_scripts(run, ddpctl::test::source_dir() + "/templates");
+  for (const auto& s : plain) CHECK(s.text.find("ddpctl_race") == std::string::npos);
+  auto raced = render_scripts(run, ddpctl::test::source_dir() + "/templates", "/runs/r it's/race");
+  REQUIRE(raced.size() == 2);
+  for (const auto& s : raced) {
+    // The path is shell-quoted, and the claim comes before the training step.
+    CHECK(s.text.find("ddpctl_race='/runs/r it'\\''s/race'") != std::string::npos);
+    size_t claim = s.text.find("mkdir \"$ddpctl_race/claim\"");
+    REQUIRE(claim != std::string::npos);
+    CHECK(claim < s.text.find("srun "));
+  }
+  CHECK(raced[1].text.find("shape 2x1 (job $SLURM_JOB_ID) started first and won") != std::string::npos);
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Hybrid mode with both shapes able to start at the same moment (submitted
+# held, released together): exactly one trains, the other stands down or is
+# cancelled, over several races; the counts are printed.
+# shellcheck source=tests/slurm/lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+races=${RACES:-5}
+write_spec job.yaml <<'YAML'
+partition: cpu
+nodes: 1
+gpus_per_node: 0
+procs_per_node: 1
+command: 'echo TRAINED >"$PWD/trained.$SLURM_JOB_ID"'
+alternatives:
+  - {partition: a100-80gb, label: a100}
+YAML
+double=0 empty=0
+for i in $(seq "$races"); do
+  # Held at submission (sbatch reads SBATCH_HOLD), released in one scontrol call.
+  SBATCH_HOLD=1 run submit job.yaml --again
+  expect_code 0
+  run_dir=$(find "$DDPCTL_RUNS" -mindepth 1 -maxdepth 1 -newer job.yaml -type d | sort | tail -1)
+  ids=$(cat "$run_dir"/race/jobs/* | tr '\n' ' ')
+  # shellcheck disable=SC2086
+  on_login scontrol release $ids
+  for _ in $(seq 100); do
+    # shellcheck disable=SC2086
+    [ -z "$(on_login squeue -h -j "$(echo $ids | tr ' ' ,)" -o %i 2>/dev/null)" ] && break
+    sleep 0.2
+  done
+  trained=0
+  for id in $ids; do [ -f "trained.$id" ] && trained=$((trained + 1)); done
+  [ "$trained" -gt 1 ] && double=$((double + 1))
+  [ "$trained" -eq 0 ] && empty=$((empty + 1))
+  touch job.yaml
+  sleep 1
+  echo "race $i: jobs $ids: $trained trained"
+done
+echo "races: $races, double trainings: $double, empty groups: $empty"
+[ "$double" -eq 0 ] || fail "$double races trained twice"
+[ "$empty" -eq 0 ] || fail "$empty races trained nobody"
