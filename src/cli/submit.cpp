@@ -137,6 +137,20 @@ void wait_for_job(SlurmClient& slurm, const Run& run, const Attempt& attempt, bo
   }
 }
 
+// Slurm writes the jobs' logs there; it must exist before sbatch.
+void create_output_dir(const ResolvedRun& resolved) {
+  std::error_code ec;
+  std::filesystem::create_directories(resolved.spec.output_dir, ec);
+  if (ec)
+    throw UserError(resolved.spec.where_of("output_dir"), "output_dir",
+                    "cannot create " + resolved.spec.output_dir + ": " + ec.message());
+}
+
+void print_dry_run(const SubmitOptions& o) {
+  std::cout << fmt::format("dry run: {} passed validation{}; nothing was submitted\n", o.spec,
+                           o.no_preflight ? "" : " and the cluster preflight");
+}
+
 // Waits until the race group has a winner (printing who won, after how long,
 // and what was cancelled); with `follow`, then follows the winner to its end.
 void wait_for_race(SlurmClient& slurm, Run& run, bool follow) {
@@ -188,24 +202,21 @@ void run_race_submit(const SubmitOptions& o, const ResolvedRun& resolved, const 
   }
   if (!o.no_preflight) {
     Diagnostics all;
-    for (size_t i = 0; i < resolved.shapes.size(); ++i)
-      for (const auto& d : preflight(resolved, i, slurm).items()) all.add(d);
+    for (size_t i = 0; i < resolved.shapes.size(); ++i) {
+      Diagnostics shape = preflight(resolved, i, slurm);  // a named value: items() refers into it
+      for (const auto& d : shape.items()) all.add(d);
+    }
     all.throw_if_any();
   }
   std::vector<std::string> labels;
   for (const auto& shape : resolved.shapes) labels.push_back(shape.label);
   if (o.dry_run) {
-    std::cout << fmt::format("dry run: {} passed validation{}; nothing was submitted\n", o.spec,
-                             o.no_preflight ? "" : " and the cluster preflight");
+    print_dry_run(o);
     std::cout << fmt::format("would race shapes {}: each submitted with sbatch; the first to start trains\n",
                              fmt::join(labels, ", "));
     return;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(resolved.spec.output_dir, ec);
-  if (ec)
-    throw UserError(resolved.spec.where_of("output_dir"), "output_dir",
-                    "cannot create " + resolved.spec.output_dir + ": " + ec.message());
+  create_output_dir(resolved);
   Run run = create_run(root, resolved, spec_text, o.sets, hash, {});
   init_race(run);
   for (const auto& s : render_scripts(resolved, templates_dir(o.templates), race_dir(run)))
@@ -279,18 +290,13 @@ void run_submit(const SubmitOptions& o) {
 
   const ResolvedShape& shape = resolved.shapes[index];
   if (o.dry_run) {
-    std::cout << fmt::format("dry run: {} passed validation{}; nothing was submitted\n", o.spec,
-                             o.no_preflight ? "" : " and the cluster preflight");
+    print_dry_run(o);
     std::cout << fmt::format("would run: sbatch --parsable --comment=ddpctl:<token> --chdir={} <run dir>/{}\n",
                              std::filesystem::current_path().string(), shape.script_name);
     return;
   }
 
-  std::error_code ec;
-  std::filesystem::create_directories(resolved.spec.output_dir, ec);
-  if (ec)
-    throw UserError(resolved.spec.where_of("output_dir"), "output_dir",
-                    "cannot create " + resolved.spec.output_dir + ": " + ec.message());
+  create_output_dir(resolved);
   std::vector<std::pair<std::string, std::string>> scripts;
   for (const auto& s : rendered) scripts.emplace_back(s.file_name, s.text);
   // An earlier attempt of this spec that made no job is retried in its own run,
