@@ -89,15 +89,29 @@ Dist init_dist(const Options& o, const DistEnv& env, bool cuda) {
                              (env.rank == 0 ? "serve" : "reach") + " the TCPStore at " + where + " within " +
                              std::to_string(o.rendezvous_timeout_s) + " s: " + without_backtrace(e));
   }
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto start = std::chrono::steady_clock::now();
+  auto deadline = start + timeout;
+  auto timed_out = [&](int64_t arrived, const std::string& detail) {
+    return std::runtime_error("rendezvous at " + where + " timed out after " + std::to_string(o.rendezvous_timeout_s) +
+                              " s: " + std::to_string(arrived) + " of " + std::to_string(env.world) +
+                              " ranks arrived" + detail);
+  };
   int64_t arrived = d.store->add("ddptrain/arrived", 1);
   while (arrived < env.world) {
-    if (std::chrono::steady_clock::now() > deadline)
-      throw std::runtime_error("rendezvous at " + where + " timed out after " + std::to_string(o.rendezvous_timeout_s) +
-                               " s: " + std::to_string(arrived) + " of " + std::to_string(env.world) +
-                               " ranks arrived");
+    if (std::chrono::steady_clock::now() > deadline) throw timed_out(arrived, "");
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    arrived = d.store->add("ddptrain/arrived", 0);
+    try {
+      arrived = d.store->add("ddptrain/arrived", 0);
+    } catch (const std::exception& e) {
+      // Rank 0 serves the store; it closes it when its own (equal) timeout
+      // ends, which other ranks see as a broken connection.
+      if (std::chrono::steady_clock::now() + std::chrono::seconds(1) > deadline)
+        throw timed_out(arrived, " (seen by rank " + std::to_string(env.rank) + " as rank 0 closing the store)");
+      auto waited = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start);
+      throw std::runtime_error("rendezvous at " + where + ": the TCPStore on rank 0 went away after " +
+                               std::to_string(waited.count()) + " s, with " + std::to_string(arrived) + " of " +
+                               std::to_string(env.world) + " ranks arrived: " + without_backtrace(e));
+    }
   }
   auto collective = std::chrono::milliseconds(std::chrono::seconds(o.collective_timeout_s));
   if (cuda) {
