@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runs.hpp"
+#include "slurm.hpp"
 
 namespace ddpctl {
 
@@ -18,6 +19,22 @@ struct RaceEvent {
   double at = 0;  // Unix time, seconds
 };
 
+// One shape in a ranking by estimated start (--rank-by-estimate, race --plan).
+struct RankedShape {
+  std::string label;
+  StartEstimate estimate;
+  bool dropped = false;     // it cannot run: the preflight's or Slurm's reason
+  std::string why_dropped;
+};
+
+// Earliest estimated start first (ties keep the given order, which is the
+// spec's), then shapes Slurm gave no estimate for, then the dropped ones.
+std::vector<RankedShape> rank_shapes(std::vector<RankedShape> shapes);
+// The ranking as a table: rank, shape, estimated start (relative to `now`, and
+// the local clock time), nodes, partition, and why a shape was dropped or has
+// no estimate.
+std::vector<std::string> format_ranking(const std::vector<RankedShape>& ranking, long long now);
+
 struct RaceState {
   bool is_race = false;
   std::optional<RaceEvent> winner;                  // claim/winner
@@ -25,12 +42,15 @@ struct RaceState {
   std::map<std::string, std::string> job_of_label;  // race/jobs/<label>
   std::vector<RaceEvent> cancelled;                 // by the winner: cancelled.<id>
   std::vector<RaceEvent> stood_down;                // losers that started: stood-down.<id>
+  std::vector<RankedShape> ranking;                 // ranking.json, when ranked by estimate
 };
 
 std::string race_dir(const Run& run);
 // Creates race/ and race/jobs/ in the run directory.
 void init_race(const Run& run);
 RaceState read_race(const Run& run);
+// Keeps the ranking in race/ranking.json (status shows the dropped shapes).
+void record_ranking(const Run& run, const std::vector<RankedShape>& ranking);
 // Records `job_id` as the job of shape `label` (atomically), for the winner to cancel.
 void record_race_job(const Run& run, const std::string& label, const std::string& job_id);
 

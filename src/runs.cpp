@@ -118,37 +118,52 @@ std::string spec_hash(const std::string& spec_path, const std::string& spec_text
 Run create_run(const std::string& root, const ResolvedRun& resolved, const std::string& spec_text,
                const std::vector<std::string>& overrides, const std::string& hash,
                const std::vector<std::pair<std::string, std::string>>& scripts) {
+  return create_run(root, std::vector<RunPart>{{&resolved, spec_text}}, overrides, hash, scripts);
+}
+
+Run create_run(const std::string& root, const std::vector<RunPart>& parts, const std::vector<std::string>& overrides,
+               const std::string& hash, const std::vector<std::pair<std::string, std::string>>& scripts) {
+  const ResolvedRun& first = *parts.at(0).resolved;
   Run run;
-  run.name = resolved.spec.name;
-  run.cluster = resolved.profile.name;
-  run.spec_file = absolute(resolved.spec.file);
+  run.name = first.spec.name;
+  run.cluster = first.profile.name;
+  run.spec_file = absolute(first.spec.file);
   run.spec_hash = hash;
   run.created_at = utc_now_iso();
   run.cwd = fs::current_path().string();
-  run.output_dir = absolute(resolved.spec.output_dir);
+  run.output_dir = absolute(first.spec.output_dir);
   run.overrides = overrides;
   std::string stamp = run.created_at;
   stamp.erase(std::remove_if(stamp.begin(), stamp.end(), [](char c) { return c == '-' || c == ':'; }), stamp.end());
   run.id = fmt::format("{}-{}-{}", run.name, stamp, new_token().substr(0, 6));
   run.dir = absolute((fs::path(root) / run.id).string());
-  for (const auto& s : resolved.shapes) {
-    RunShape rs;
-    rs.label = s.label;
-    rs.job_name = s.job_name;
-    rs.script = s.script_name;
-    rs.partition = s.partition;
-    rs.nodes = s.nodes;
-    rs.gpus_per_node = s.gpus_per_node;
-    rs.ranks_per_node = s.ranks_per_node;
-    rs.per_gpu = resolved.spec.launch == LaunchMode::PerGpu;
-    rs.time_s = s.time_s;
-    run.shapes.push_back(rs);
+  std::vector<const ResolvedShape*> resolved_shapes;
+  for (const auto& part : parts) {
+    const ResolvedRun& r = *part.resolved;
+    for (const auto& s : r.shapes) {
+      RunShape rs;
+      rs.label = s.label;
+      rs.job_name = s.job_name;
+      rs.script = s.script_name;
+      rs.partition = s.partition;
+      rs.spec_file = absolute(r.spec.file);
+      rs.output_dir = absolute(r.spec.output_dir);
+      rs.nodes = s.nodes;
+      rs.gpus_per_node = s.gpus_per_node;
+      rs.ranks_per_node = s.ranks_per_node;
+      rs.per_gpu = r.spec.launch == LaunchMode::PerGpu;
+      rs.time_s = s.time_s;
+      run.shapes.push_back(rs);
+      resolved_shapes.push_back(&s);
+    }
   }
 
   std::error_code ec;
   fs::create_directories(run.dir, ec);
   if (ec) throw UserError(Location{run.dir}, "", "cannot create the run directory: " + ec.message());
-  write_file_atomic(run.dir + "/spec.yaml", spec_text);
+  for (size_t i = 0; i < parts.size(); ++i)
+    write_file_atomic(run.dir + (i == 0 ? std::string("/spec.yaml") : fmt::format("/spec.{}.yaml", i + 1)),
+                      parts[i].spec_text);
   for (const auto& [file, text] : scripts) write_file_atomic(run.dir + "/" + file, text, 0755);
 
   json shapes = json::array();
@@ -158,12 +173,14 @@ Run create_run(const std::string& root, const ResolvedRun& resolved, const std::
                       {"job_name", s.job_name},
                       {"script", s.script},
                       {"partition", s.partition},
+                      {"spec_file", s.spec_file},
+                      {"output_dir", s.output_dir},
                       {"nodes", s.nodes},
                       {"gpus_per_node", s.gpus_per_node},
                       {"ranks_per_node", s.ranks_per_node},
                       {"per_gpu", s.per_gpu},
                       {"time_s", s.time_s},
-                      {"directives", resolved.shapes[i].directives}});
+                      {"directives", resolved_shapes[i]->directives}});
   }
   json meta = {{"format", 1},
                {"name", run.name},
@@ -212,6 +229,8 @@ Run load_run(const std::string& dir) {
     rs.job_name = s.value("job_name", "");
     rs.script = s.value("script", "");
     rs.partition = s.value("partition", "");
+    rs.spec_file = s.value("spec_file", run.spec_file);  // records before races of several specs
+    rs.output_dir = s.value("output_dir", run.output_dir);
     rs.nodes = s.value("nodes", 1);
     rs.gpus_per_node = s.value("gpus_per_node", 0);
     rs.ranks_per_node = s.value("ranks_per_node", 1);

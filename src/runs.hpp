@@ -30,6 +30,7 @@ struct Attempt {
 
 struct RunShape {
   std::string label, job_name, script, partition;
+  std::string spec_file, output_dir;  // absolute; a race of several specs has one per shape
   int nodes = 1, gpus_per_node = 0, ranks_per_node = 1;
   bool per_gpu = false;
   long long time_s = 0;
@@ -62,6 +63,17 @@ std::string spec_hash(const std::string& spec_path, const std::string& spec_text
 Run create_run(const std::string& root, const ResolvedRun& resolved, const std::string& spec_text,
                const std::vector<std::string>& overrides, const std::string& hash,
                const std::vector<std::pair<std::string, std::string>>& scripts);
+
+// One spec of a run made from several (`ddpctl race A.yaml B.yaml`): its
+// shapes join the run's, each remembering its spec and output folder.
+struct RunPart {
+  const ResolvedRun* resolved;
+  std::string spec_text;
+};
+// As above; the run's name, cluster and cwd come from the first part. With
+// several parts the specs are kept as spec.yaml (the first), spec.2.yaml, ...
+Run create_run(const std::string& root, const std::vector<RunPart>& parts, const std::vector<std::string>& overrides,
+               const std::string& hash, const std::vector<std::pair<std::string, std::string>>& scripts);
 void save_ledger(const Run& run);
 Run load_run(const std::string& dir);
 // Every run under root, oldest first; unreadable ones are skipped.

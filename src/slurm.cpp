@@ -1,6 +1,8 @@
 #include "slurm.hpp"
 
 #include <cstdlib>
+#include <ctime>
+#include <regex>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -96,6 +98,65 @@ SubmitResult parse_sbatch_result(const CommandResult& r) {
   return s;
 }
 
+namespace {
+
+// "1763815200" or "2026-11-22T12:40:00" (local time); 0 if neither.
+long long parse_start_time(const std::string& text) {
+  if (!text.empty() && is_decimal_number(text) && text.size() < 19) return std::stoll(text);
+  std::tm tm{};
+  const char* end = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (end == nullptr || *end != '\0') return 0;
+  tm.tm_isdst = -1;
+  return static_cast<long long>(std::mktime(&tm));
+}
+
+}  // namespace
+
+StartEstimate parse_test_only(const CommandResult& r) {
+  StartEstimate e;
+  if (r.not_found) {
+    e.reason = "sbatch was not found on PATH (is Slurm installed here, or its module loaded?)";
+    return e;
+  }
+  if (r.timed_out || r.term_signal != 0 || (r.exit_code != 0 && is_transport_error(r.err))) {
+    e.reason = r.describe();
+    return e;
+  }
+  std::istringstream lines(r.err);
+  if (r.exit_code == 0) {
+    // sbatch: Job 3 to start at 1763815200 using 2 processors on nodes g1 in partition cpu
+    static const std::regex answer(
+        R"(Job \d+ to start at (\S+) using (\d+) processors on nodes (\S+) in partition (\S+))");
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, answer)) continue;
+      e.start = parse_start_time(m[1]);
+      if (e.start == 0) break;
+      e.kind = StartEstimate::Kind::Starts;
+      e.processors = std::stoi(m[2].str().substr(0, 9));
+      e.nodes = m[3];
+      e.partition = m[4];
+      return e;
+    }
+    e.reason = fmt::format("sbatch --test-only exited 0 without an estimate (stderr: {})",
+                           r.err.empty() ? "empty" : plain_line(trim(r.err), 120));
+    return e;
+  }
+  // 22.05: "allocation failure: Requested node configuration is not available";
+  // others: "sbatch: error: Batch job submission failed: <reason>".
+  e.kind = StartEstimate::Kind::Impossible;
+  std::string reason;
+  for (std::string line; std::getline(lines, line);) {
+    line = trim(line);
+    if (line.empty()) continue;
+    for (const std::string prefix : {"sbatch: error: ", "Batch job submission failed: ", "allocation failure: "})
+      if (line.rfind(prefix, 0) == 0) line = line.substr(prefix.size());
+    reason = line;  // the last line is the verdict
+  }
+  e.reason = reason.empty() ? r.describe() : plain_line(reason);
+  return e;
+}
+
 SlurmClient::SlurmClient(CommandRunner& runner)
     : runner_(runner),
       query_timeout_(timeout_from_env("DDPCTL_SLURM_TIMEOUT", 30)),
@@ -107,6 +168,15 @@ SubmitResult SlurmClient::submit(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"sbatch", "--parsable"};
   argv.insert(argv.end(), args.begin(), args.end());
   return parse_sbatch_result(runner_.run(argv, submit_timeout_));
+}
+
+StartEstimate SlurmClient::estimate_start(const std::vector<std::string>& args) {
+  // Epoch seconds whatever the user's SLURM_TIME_FORMAT says.
+  std::vector<std::string> argv = {"env", "SLURM_TIME_FORMAT=%s", "sbatch", "--test-only"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  CommandResult r = runner_.run(argv, query_timeout_);
+  if (r.exit_code == 127 && contains(r.err, "sbatch")) r.not_found = true;  // env's "No such file"
+  return parse_test_only(r);
 }
 
 JobQuery SlurmClient::queue() {

@@ -25,6 +25,23 @@ struct SubmitResult {
 // being empty: sbatch retries on EAGAIN and says so on stderr.
 SubmitResult parse_sbatch_result(const CommandResult& r);
 
+// What `sbatch --test-only` says about a script: exit 0 and, on stderr,
+// "Job N to start at TIME using P processors on nodes LIST in partition P";
+// a job that can never run exits 1 with Slurm's reason ("Requested node
+// configuration is not available"). A controller that did not answer is
+// Unknown, never Impossible.
+struct StartEstimate {
+  enum class Kind { Starts, Impossible, Unknown };
+  Kind kind = Kind::Unknown;
+  long long start = 0;  // Unix seconds (Starts)
+  std::string nodes, partition;
+  int processors = 0;
+  std::string reason;  // Impossible: Slurm's words; Unknown: what went wrong
+};
+// Reads the answer of `env SLURM_TIME_FORMAT=%s sbatch --test-only ...`;
+// the start time may also be ISO 8601 local time (YYYY-MM-DDTHH:MM:SS).
+StartEstimate parse_test_only(const CommandResult& r);
+
 struct Job {
   std::string id;
   std::string name;
@@ -88,6 +105,8 @@ class SlurmClient {
 
   // sbatch --parsable ARGS...; the last arg is the script.
   SubmitResult submit(const std::vector<std::string>& args);
+  // sbatch --test-only ARGS...: when and where the job would start; submits nothing.
+  StartEstimate estimate_start(const std::vector<std::string>& args);
   // Every job squeue knows (squeue --json, else a format string). 22.05's
   // --json ignores -j, so callers filter.
   JobQuery queue();

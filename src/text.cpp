@@ -165,4 +165,23 @@ std::string plain_line(std::string_view s, size_t max_len) {
   return out;
 }
 
+std::vector<std::string> format_columns(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& row : rows)
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (width.size() <= i) width.push_back(0);
+      width[i] = std::max(width[i], row[i].size());
+    }
+  std::vector<std::string> out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += i + 1 == row.size() ? row[i] : fmt::format("{:<{}}  ", row[i], width[i]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out.push_back(line);
+  }
+  return out;
+}
+
 }  // namespace ddpctl

@@ -40,4 +40,8 @@ std::string printable(std::string_view s, size_t max_len = 60);
 // characters become '?', and it is cut at `max_len` bytes with "...".
 std::string plain_line(std::string_view s, size_t max_len = 300);
 
+// Rows as aligned columns, two spaces apart; the last column is not padded
+// and trailing blanks are cut.
+std::vector<std::string> format_columns(const std::vector<std::vector<std::string>>& rows);
+
 }  // namespace ddpctl

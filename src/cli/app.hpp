@@ -13,6 +13,7 @@ int run(int argc, char** argv);
 // One per subcommand, each in its own file.
 void setup_gen(CLI::App& app);
 void setup_submit(CLI::App& app);
+void setup_race(CLI::App& app);
 void setup_status(CLI::App& app);
 void setup_cancel(CLI::App& app);
 void setup_logs(CLI::App& app);

@@ -12,6 +12,7 @@
 #include "app.hpp"
 #include "common.hpp"
 #include "jobs.hpp"
+#include "race.hpp"
 #include "text.hpp"
 
 namespace ddpctl::cli {
@@ -67,10 +68,31 @@ struct Followed {
   std::uintmax_t offset = 0;
 };
 
+// A race's logs are the winner's; following a race not yet won waits for it.
+std::string race_winner(const LogsOptions& o, const Run& run) {
+  RaceState race = read_race(run);
+  if (!race.is_race || !o.shape.empty()) return "";
+  bool told = false;
+  while (!race.winner) {
+    if (!o.follow)
+      throw UserError(Location{run.dir}, "",
+                      fmt::format("race run {} has no winner yet; `ddpctl logs -f` waits for one, --shape picks a "
+                                  "shape's job",
+                                  run.id));
+    if (!told) std::cout << fmt::format("==> race {}: waiting for a shape to win <==\n", run.id);
+    told = true;
+    std::this_thread::sleep_for(std::chrono::duration<double>(poll_interval_s() / 2));
+    race = read_race(run);
+  }
+  return race.winner->job_id;
+}
+
 JobLogs locate(const LogsOptions& o, Run& run) {
+  std::string winner = race_winner(o, run);
   const Attempt* attempt = nullptr;
   for (auto it = run.attempts.rbegin(); it != run.attempts.rend() && !attempt; ++it)
-    if (!it->job_id.empty() && (o.shape.empty() || it->shape == o.shape)) attempt = &*it;
+    if (!it->job_id.empty() && (o.shape.empty() || it->shape == o.shape) && (winner.empty() || it->job_id == winner))
+      attempt = &*it;
   if (!attempt)
     throw UserError(Location{run.dir}, "", fmt::format("run {} has no submitted job{}", run.id,
                                                        o.shape.empty() ? "" : " of shape " + o.shape));
@@ -82,7 +104,7 @@ JobLogs locate(const LogsOptions& o, Run& run) {
                                                         world, world - 1));
   JobLogs l;
   l.job_id = attempt->job_id;
-  l.base = fmt::format("{}/{}_{}", run.output_dir, shape->job_name, attempt->job_id);
+  l.base = fmt::format("{}/{}_{}", shape->output_dir, shape->job_name, attempt->job_id);
   l.task = shape->per_gpu ? o.rank : o.rank / std::max(shape->ranks_per_node, 1);
   return l;
 }
@@ -157,7 +179,7 @@ void setup_logs(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("logs", "Show (or follow) a run's job logs");
   cmd->add_option("run", opts->run, "Run (name, id or path)")->required();
   cmd->add_option("--rank", opts->rank, "Show the training output of this global rank (default 0)");
-  cmd->add_option("--shape", opts->shape, "The job of this shape (default: the latest job)");
+  cmd->add_option("--shape", opts->shape, "The job of this shape (default: the latest job; a race's winner)");
   cmd->add_option("--runs", opts->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
   cmd->add_flag("-f,--follow", opts->follow, "Keep printing as the job writes, across requeues, until it ends");
   cmd->callback([opts] { run_logs(*opts); });

@@ -60,13 +60,14 @@ Row make_row(const JobRef& ref, const Job* job) {
       row.info += (row.info.empty() ? "" : "; ") + std::string("starts in ~") + format_duration(job->start_time - now);
   } else if (job->state == "RUNNING" && ref.run && ref.attempt) {
     if (const RunShape* s = ref.run->shape(ref.attempt->shape))
-      if (auto p = read_progress(progress_path(ref.run->output_dir, s->job_name, job->id))) {
+      if (auto p = read_progress(progress_path(s->output_dir, s->job_name, job->id))) {
         row.info = format_progress(*p);
         j["progress"] = {{"epoch", p->epoch}, {"epochs", p->epochs}, {"step", p->step}, {"steps", p->steps},
                          {"samples_per_s", p->samples_per_s}, {"eta_s", p->eta_s}};
       }
   } else {
-    row.info = why;
+    // A job cancelled while pending keeps its last pending reason ("Resources"): not news.
+    if (job->state != "CANCELLED") row.info = why;
     if (job->state != "CANCELLED" && !job->exit_code.empty() && job->exit_code != "0" && job->exit_code != "0:0")
       row.info += (row.info.empty() ? "" : "; ") + std::string("exit ") + job->exit_code;
   }
@@ -117,6 +118,18 @@ Row race_row(const Run& run, const RaceState& race, const JobStates& states) {
   j["state"] = row.state;
   j["reason_text"] = row.info;
   row.json = j;
+  return row;
+}
+
+// A shape that --rank-by-estimate left out of the race, with the reason.
+Row dropped_row(const Run& run, const RankedShape& r) {
+  Row row;
+  row.run = run.id;
+  row.job = "-";
+  row.shape = r.label;
+  row.state = "DROPPED";
+  row.info = "not submitted: " + r.why_dropped;
+  row.json = {{"run", run.id}, {"shape", r.label}, {"state", row.state}, {"reason_text", row.info}};
   return row;
 }
 
@@ -207,6 +220,8 @@ bool show(const StatusOptions& o) {
       if (it->second.is_race) {
         if (!race_shown.count(ref.run->dir)) {
           rows.push_back(race_row(*ref.run, it->second, states));
+          for (const auto& r : it->second.ranking)
+            if (r.dropped) rows.push_back(dropped_row(*ref.run, r));
           race_shown.insert(ref.run->dir);
         }
         mark_race_job(row, it->second);

@@ -11,9 +11,10 @@
 #include "common.hpp"
 #include "files.hpp"
 #include "jobs.hpp"
-#include "race.hpp"
+#include "race_cli.hpp"
 #include "render.hpp"
 #include "submit.hpp"
+#include "submitting.hpp"
 #include "text.hpp"
 
 namespace ddpctl::cli {
@@ -25,6 +26,7 @@ struct SubmitOptions {
   std::vector<std::string> sets;
   std::string shape, runs, templates;
   bool wait = false, follow = false, dry_run = false, no_preflight = false, again = false;
+  bool rank_by_estimate = false;
 };
 
 size_t choose_shape(const ResolvedRun& run, const std::string& label) {
@@ -43,6 +45,8 @@ size_t choose_shape(const ResolvedRun& run, const std::string& label) {
                                                       did_you_mean(label, labels), join(labels, ", ")));
 }
 
+}  // namespace
+
 std::string clock_time(long long t) {
   char buf[32];
   std::time_t tt = static_cast<std::time_t>(t);
@@ -50,13 +54,6 @@ std::string clock_time(long long t) {
   return buf;
 }
 
-struct EarlierRuns {
-  std::optional<std::pair<std::string, std::string>> active;  // run id, job id still queued or running
-  std::optional<Run> retry;  // a run whose every attempt was shown to make no job
-};
-
-// Earlier runs of this same spec: settle their unconfirmed attempts, find a
-// job of theirs still queued or running, and a run to retry in.
 EarlierRuns earlier_runs(const std::string& root, const std::string& hash, SlurmClient& slurm) {
   EarlierRuns out;
   std::vector<std::string> ids;
@@ -102,7 +99,7 @@ void wait_for_job(SlurmClient& slurm, const Run& run, const Attempt& attempt, bo
   EndWatcher end;
   const RunShape* shape = run.shape(attempt.shape);
   std::string progress_file =
-      shape ? progress_path(run.output_dir, shape->job_name, attempt.job_id) : std::string();
+      shape ? progress_path(shape->output_dir, shape->job_name, attempt.job_id) : std::string();
   for (;;) {
     JobStates states = lookup_jobs(slurm, {attempt.job_id});
     const Job& job = states.jobs.at(attempt.job_id);
@@ -137,7 +134,6 @@ void wait_for_job(SlurmClient& slurm, const Run& run, const Attempt& attempt, bo
   }
 }
 
-// Slurm writes the jobs' logs there; it must exist before sbatch.
 void create_output_dir(const ResolvedRun& resolved) {
   std::error_code ec;
   std::filesystem::create_directories(resolved.spec.output_dir, ec);
@@ -146,125 +142,35 @@ void create_output_dir(const ResolvedRun& resolved) {
                     "cannot create " + resolved.spec.output_dir + ": " + ec.message());
 }
 
+namespace {
+
 void print_dry_run(const SubmitOptions& o) {
   std::cout << fmt::format("dry run: {} passed validation{}; nothing was submitted\n", o.spec,
                            o.no_preflight ? "" : " and the cluster preflight");
-}
-
-// Waits until the race group has a winner (printing who won, after how long,
-// and what was cancelled); with `follow`, then follows the winner to its end.
-void wait_for_race(SlurmClient& slurm, Run& run, bool follow) {
-  long long submitted = parse_utc_iso(run.created_at);
-  for (;;) {
-    RaceState race = read_race(run);
-    if (race.winner) {
-      std::cout << fmt::format("race: won by shape {} (job {}) {:.1f} s after submission\n", race.winner->label,
-                               race.winner->job_id, race.winner->at - static_cast<double>(submitted));
-      for (const auto& [label, id] : race.job_of_label)
-        if (id != race.winner->job_id) std::cout << fmt::format("race: shape {} (job {}) stands down\n", label, id);
-      if (!follow) return;
-      for (const auto& a : run.attempts)
-        if (a.job_id == race.winner->job_id) return wait_for_job(slurm, run, a, true);
-      return;
-    }
-    std::vector<std::string> ids;
-    for (const auto& [label, id] : race.job_of_label) ids.push_back(id);
-    JobStates states = lookup_jobs(slurm, ids);
-    bool all_ended = !ids.empty() && states.queue_answered;
-    for (const auto& id : ids) all_ended = all_ended && is_terminal_state(states.jobs.at(id).state);
-    // A job can end right after claiming; read the claim once more before giving up.
-    if (all_ended && !read_race(run).claimed)
-      throw UserError(fmt::format("race failed: every shape's job ended before claiming the group; see `ddpctl "
-                                  "status {}`",
-                                  run.id));
-    std::this_thread::sleep_for(std::chrono::duration<double>(poll_interval_s()));
-  }
-}
-
-// A spec with alternatives and no --shape: every shape is submitted as one
-// race group; the first to start trains and cancels the others (docs/race.md).
-void run_race_submit(const SubmitOptions& o, const ResolvedRun& resolved, const std::string& spec_text) {
-  std::vector<std::string> identity = o.sets;
-  identity.push_back("--race");
-  std::string hash = spec_hash(o.spec, spec_text, identity);
-  std::string root = runs_root(o.runs);
-  SystemCommandRunner runner;
-  SlurmClient slurm(runner);
-  if (!o.dry_run) {
-    EarlierRuns earlier = earlier_runs(root, hash, slurm);
-    if (earlier.active && !o.again) {
-      std::cout << fmt::format(
-          "already submitted: job {} of race run {} is still queued or running; not submitting it again "
-          "(--again submits another)\n",
-          earlier.active->second, earlier.active->first);
-      return;
-    }
-  }
-  if (!o.no_preflight) {
-    Diagnostics all;
-    for (size_t i = 0; i < resolved.shapes.size(); ++i) {
-      Diagnostics shape = preflight(resolved, i, slurm);  // a named value: items() refers into it
-      for (const auto& d : shape.items()) all.add(d);
-    }
-    all.throw_if_any();
-  }
-  std::vector<std::string> labels;
-  for (const auto& shape : resolved.shapes) labels.push_back(shape.label);
-  if (o.dry_run) {
-    print_dry_run(o);
-    std::cout << fmt::format("would race shapes {}: each submitted with sbatch; the first to start trains\n",
-                             fmt::join(labels, ", "));
-    return;
-  }
-  create_output_dir(resolved);
-  Run run = create_run(root, resolved, spec_text, o.sets, hash, {});
-  init_race(run);
-  for (const auto& s : render_scripts(resolved, templates_dir(o.templates), race_dir(run)))
-    write_file_atomic(run.dir + "/" + s.file_name, s.text, 0755);
-
-  std::vector<std::string> submitted;
-  for (const auto& shape : run.shapes) {
-    RaceState before = read_race(run);
-    if (before.claimed) {
-      std::cout << fmt::format("shape {}: not submitted; the group was already won{}\n", shape.label,
-                               before.winner ? " by job " + before.winner->job_id : "");
-      continue;
-    }
-    Attempt a = submit_attempt(run, shape, slurm);
-    if (a.outcome == "rejected") {
-      std::cerr << fmt::format("ddpctl: error: shape {}: sbatch rejected the job: {}\n", shape.label, a.reason);
-      continue;
-    }
-    if (a.outcome != "submitted") {
-      std::cerr << fmt::format("ddpctl: warning: shape {}: sbatch's answer was unclear ({}); recorded as unconfirmed "
-                               "in {}/ledger.json\n",
-                               shape.label, a.reason, run.dir);
-      continue;
-    }
-    // Record the id first, then look at the claim: a winner that claimed before
-    // the id was there cannot have cancelled this job, so cancel it here.
-    record_race_job(run, shape.label, a.job_id);
-    submitted.push_back(fmt::format("job {} (shape {})", a.job_id, shape.label));
-    RaceState after = read_race(run);
-    if (after.claimed && (!after.winner || after.winner->job_id != a.job_id)) {
-      slurm.cancel({a.job_id});
-      std::cout << fmt::format("shape {}: job {} cancelled at once; the group was already won\n", shape.label,
-                               a.job_id);
-    }
-  }
-  if (submitted.empty())
-    throw UserError(Location{run.dir + "/ledger.json"}, "", "no shape of the race could be submitted");
-  std::cout << fmt::format("submitted race of {} as run {}: the first to start trains, the others are cancelled\n",
-                           fmt::join(submitted, ", "), run.id);
-  std::cout << fmt::format("  status: ddpctl status {}\n  logs:   ddpctl logs {}\n", run.id, run.id);
-  if (o.wait || o.follow) wait_for_race(slurm, run, o.follow);
 }
 
 void run_submit(const SubmitOptions& o) {
   if (auto problem = script_value_problem(o.spec))
     throw UserError(Location{printable(o.spec)}, "", "the spec's path " + *problem);
   ResolvedRun resolved = load_and_resolve(o.spec, o.sets);
-  if (resolved.shapes.size() > 1 && o.shape.empty()) return run_race_submit(o, resolved, read_file(o.spec));
+  if (resolved.shapes.size() > 1 && o.shape.empty()) {
+    RaceOptions race;
+    race.specs = {o.spec};
+    race.sets = o.sets;
+    race.runs = o.runs;
+    race.templates = o.templates;
+    race.wait = o.wait;
+    race.follow = o.follow;
+    race.dry_run = o.dry_run;
+    race.no_preflight = o.no_preflight;
+    race.again = o.again;
+    race.rank_by_estimate = o.rank_by_estimate;
+    return run_race(race);
+  }
+  if (o.rank_by_estimate)
+    throw UserError(Location{"--rank-by-estimate"}, "",
+                    "ranks the shapes of a race, and this submission has one shape; `ddpctl race --plan` shows "
+                    "when shapes would start");
   size_t index = choose_shape(resolved, o.shape);
   std::vector<RenderedScript> rendered = render_scripts(resolved, templates_dir(o.templates));
   std::string spec_text = read_file(o.spec);
@@ -338,6 +244,8 @@ void setup_submit(CLI::App& app) {
   cmd->add_flag("--dry-run", opts->dry_run, "Validate and preflight only; submit nothing");
   cmd->add_flag("--no-preflight", opts->no_preflight, "Skip the checks against sinfo and sacctmgr");
   cmd->add_flag("--again", opts->again, "Submit even if a job of this same spec is still queued or running");
+  cmd->add_flag("--rank-by-estimate", opts->rank_by_estimate,
+                "Race: ask sbatch --test-only first, drop shapes that cannot run, submit the rest earliest first");
   cmd->callback([opts] { run_submit(*opts); });
 }
 

@@ -31,7 +31,7 @@ read -r _ cancelled_at <"$run_dir/race/cancelled.$a"
 latency=$(python3 -c "print(f'{$cancelled_at - $won_at:.3f}')")
 echo "race latency: shape A (job $a) cancelled ${latency} s after shape B (job $b) claimed the group"
 python3 -c "import sys; sys.exit(0 if $latency < 5 else 1)" || fail "cancellation took $latency s"
-for _ in $(seq 50); do [ "$(on_login sacct -n -X -j "$a" -o State%20 | tr -d ' ')" = CANCELLED ] && break; sleep 0.2; done
+for _ in $(seq 50); do [ "$(on_login sacct -n -X -P -j "$a" -o State | cut -d' ' -f1)" = CANCELLED ] && break; sleep 0.2; done
 [ "$(on_login sacct -n -X -j "$a" -o AllocNodes | tr -d ' ')" = 0 ] || fail "shape A's job $a was given nodes"
 for _ in $(seq 100); do [ "$(on_login sacct -n -X -j "$b" -o State%20 | tr -d ' ')" = COMPLETED ] && break; sleep 0.2; done
 grep -q "trained on g" logs/"$JOB_NAME"-cpu_"$b".restart0.0.out 2>/dev/null ||

@@ -1,0 +1,141 @@
+// Race groups: reading `sbatch --test-only`, ranking shapes by estimated
+// start, keeping the ranking, and runs made of several specs.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "files.hpp"
+#include "helpers.hpp"
+#include "race.hpp"
+#include "runs.hpp"
+#include "text.hpp"
+
+using namespace ddpctl;
+namespace fs = std::filesystem;
+
+namespace {
+CommandResult test_only(int code, std::string err) {
+  CommandResult r;
+  r.argv = {"env", "SLURM_TIME_FORMAT=%s", "sbatch", "--test-only"};
+  r.exit_code = code;
+  r.err = std::move(err);
+  return r;
+}
+
+RankedShape starts(const std::string& label, long long at) {
+  RankedShape r;
+  r.label = label;
+  r.estimate.kind = StartEstimate::Kind::Starts;
+  r.estimate.start = at;
+  r.estimate.nodes = "g1";
+  r.estimate.partition = "cpu";
+  return r;
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "ddpctl-race.XXXXXX").string();
+    path = mkdtemp(t.data());
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+}  // namespace
+
+// Slurm 22.05's own words on the local cluster, epoch time from SLURM_TIME_FORMAT=%s.
+TEST_CASE("test-only: a start estimate is read with its nodes and partition") {
+  auto e = parse_test_only(
+      test_only(0, "sbatch: Job 1 to start at 1795349879 using 4 processors on nodes a[1-2] in partition a100-80gb\n"));
+  REQUIRE(e.kind == StartEstimate::Kind::Starts);
+  CHECK(e.start == 1795349879);
+  CHECK(e.processors == 4);
+  CHECK(e.nodes == "a[1-2]");
+  CHECK(e.partition == "a100-80gb");
+}
+
+TEST_CASE("test-only: an ISO local start time is read too (a user's SLURM_TIME_FORMAT is overridden, but not everywhere)") {
+  auto e = parse_test_only(test_only(0, "sbatch: Job 4 to start at 2026-11-22T12:17:59 using 1 processors on nodes g1 in partition cpu\n"));
+  REQUIRE(e.kind == StartEstimate::Kind::Starts);
+  std::tm tm{};
+  tm.tm_year = 126, tm.tm_mon = 10, tm.tm_mday = 22, tm.tm_hour = 12, tm.tm_min = 17, tm.tm_sec = 59, tm.tm_isdst = -1;
+  CHECK(e.start == std::mktime(&tm));
+}
+
+TEST_CASE("test-only: an impossible shape carries Slurm's reason") {
+  auto e = parse_test_only(test_only(1, "allocation failure: Requested node configuration is not available\n"));
+  CHECK(e.kind == StartEstimate::Kind::Impossible);
+  CHECK(e.reason == "Requested node configuration is not available");
+  e = parse_test_only(test_only(1, "sbatch: error: Batch job submission failed: Invalid feature specification\n"));
+  CHECK(e.kind == StartEstimate::Kind::Impossible);
+  CHECK(e.reason == "Invalid feature specification");
+}
+
+TEST_CASE("test-only: a controller that does not answer is no estimate, never impossible") {
+  auto e = parse_test_only(test_only(1, "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)\n"));
+  CHECK(e.kind == StartEstimate::Kind::Unknown);
+  CommandResult hung = test_only(-1, "");
+  hung.timed_out = true;
+  CHECK(parse_test_only(hung).kind == StartEstimate::Kind::Unknown);
+  CommandResult missing = test_only(127, "env: 'sbatch': No such file or directory\n");
+  missing.not_found = true;
+  CHECK(parse_test_only(missing).kind == StartEstimate::Kind::Unknown);
+  auto garbage = parse_test_only(test_only(0, "something else\n"));
+  CHECK(garbage.kind == StartEstimate::Kind::Unknown);
+  CHECK_THAT(garbage.reason, Catch::Contains("without an estimate"));
+}
+
+TEST_CASE("ranking: earliest start first, ties keep the spec's order, then no estimate, then dropped") {
+  RankedShape unknown;
+  unknown.label = "u";
+  unknown.estimate.reason = "timed out";
+  RankedShape dropped;
+  dropped.label = "d";
+  dropped.dropped = true;
+  dropped.why_dropped = "Slurm says: Requested node configuration is not available";
+  auto ranked = rank_shapes({dropped, starts("late", 200), unknown, starts("first", 100), starts("tie", 100)});
+  std::vector<std::string> labels;
+  for (const auto& r : ranked) labels.push_back(r.label);
+  CHECK(labels == std::vector<std::string>{"first", "tie", "late", "u", "d"});
+
+  auto lines = format_ranking(ranked, 100);
+  REQUIRE(lines.size() == 6);
+  CHECK(lines[0].rfind("RANK  SHAPE", 0) == 0);
+  CHECK_THAT(lines[1], Catch::StartsWith("1     first") && Catch::Contains("now") && Catch::Contains("g1"));
+  CHECK_THAT(lines[3], Catch::StartsWith("3     late") && Catch::Contains("in 1m40s"));
+  CHECK_THAT(lines[4], Catch::StartsWith("4     u") && Catch::Contains("unknown") && Catch::EndsWith("timed out"));
+  CHECK_THAT(lines[5], Catch::StartsWith("-     d") && Catch::Contains("never (dropped)") &&
+                           Catch::EndsWith("Slurm says: Requested node configuration is not available"));
+}
+
+TEST_CASE("columns are aligned, the last one unpadded") {
+  auto lines = format_columns({{"A", "BB", "C"}, {"long", "x", ""}});
+  CHECK(lines == std::vector<std::string>{"A     BB  C", "long  x"});
+}
+
+TEST_CASE("a race of two specs keeps each shape's spec and output folder, and the ranking") {
+  TempDir t;
+  ResolvedRun a = load_and_resolve(test::source_dir() + "/configs/gilbreth-a100-1x4.yaml", {});
+  ResolvedRun b = load_and_resolve(test::source_dir() + "/configs/gilbreth-a100-4x1.yaml", {});
+  b.spec.output_dir = "elsewhere";
+  Run run = create_run(t.path.string(), {{&a, "name: a\n"}, {&b, "name: b\n"}}, {}, "h", {});
+  CHECK(read_file(run.dir + "/spec.yaml") == "name: a\n");
+  CHECK(read_file(run.dir + "/spec.2.yaml") == "name: b\n");
+  Run back = load_run(run.dir);
+  REQUIRE(back.shapes.size() == 2);
+  CHECK(back.shapes[0].spec_file == fs::absolute(a.spec.file).string());
+  CHECK(back.shapes[1].spec_file == fs::absolute(b.spec.file).string());
+  CHECK(back.shapes[1].output_dir == fs::absolute("elsewhere").string());
+  CHECK(back.shapes[0].output_dir == back.output_dir);
+
+  init_race(run);
+  RankedShape gone;
+  gone.label = back.shapes[1].label;
+  gone.dropped = true;
+  gone.why_dropped = "Slurm says: no";
+  record_ranking(run, {starts(back.shapes[0].label, 5), gone});
+  RaceState race = read_race(run);
+  REQUIRE(race.ranking.size() == 2);
+  CHECK(race.ranking[0].estimate.kind == StartEstimate::Kind::Starts);
+  CHECK(race.ranking[0].estimate.start == 5);
+  CHECK(race.ranking[1].dropped);
+  CHECK(race.ranking[1].why_dropped == "Slurm says: no");
+}
