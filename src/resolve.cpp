@@ -21,7 +21,7 @@ class ShapeResolver {
   ResolvedShape resolve() {
     ResolvedShape r;
     r.label = shape_.label;
-    r.job_name = spec_.has_alternatives ? spec_.name + "-" + shape_.label : spec_.name;
+    r.job_name = spec_.several_shapes() ? spec_.name + "-" + shape_.label : spec_.name;
     r.script_name = r.job_name + ".sbatch";
     r.nodes = shape_.nodes;
     r.gpus_per_node = shape_.gpus_per_node;
@@ -47,7 +47,7 @@ class ShapeResolver {
  private:
   Location where(const std::string& field) const { return shape_.where_of(field, Location{spec_.file}); }
   void error(const std::string& field, const std::string& message) {
-    std::string ctx = spec_.has_alternatives ? fmt::format(" [shape {}]", shape_.label) : "";
+    std::string ctx = spec_.several_shapes() ? fmt::format(" [shape {}]", shape_.label) : "";
     diags_.error(where(field), shape_.field(field), message + ctx);
   }
   std::string cluster_ctx() const { return fmt::format("cluster {}", profile_.name); }

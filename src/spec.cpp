@@ -84,17 +84,28 @@ void read_shapes(MapReader& top, RunSpec& spec) {
   base.label = default_label(base);
   spec.shapes.push_back(base);
 
-  if (!top.has("alternatives")) return;
-  YAML::Node alts = top.node("alternatives");
-  if (!alts.IsSequence() || alts.size() == 0) {
-    top.error("alternatives", fmt::format("expected a non-empty list of shape overrides, got {}", describe_node(alts)));
+  if (top.has("alternatives") && top.has("sweep")) {
+    top.error("sweep", "a spec has either `alternatives:` (one run, raced) or `sweep:` (one run per shape), not both");
     return;
   }
-  spec.has_alternatives = true;
+  const char* key = top.has("sweep") ? "sweep" : "alternatives";
+  if (!top.has(key)) return;
+  YAML::Node alts = top.node(key);
+  if (!alts.IsSequence() || alts.size() == 0) {
+    top.error(key, fmt::format("expected a non-empty list of shape overrides, got {}", describe_node(alts)));
+    return;
+  }
+  // A sweep's shapes are its entries; the spec's own fields are their defaults.
+  if (std::string(key) == "sweep") {
+    spec.has_sweep = true;
+    spec.shapes.clear();
+  } else {
+    spec.has_alternatives = true;
+  }
   for (size_t i = 0; i < alts.size(); ++i) {
     Shape alt = base;
-    alt.field_prefix = fmt::format("alternatives[{}].", i);
-    MapReader r(top.document(), alts[i], fmt::format("alternatives[{}]", i), diags);
+    alt.field_prefix = fmt::format("{}[{}].", key, i);
+    MapReader r(top.document(), alts[i], fmt::format("{}[{}]", key, i), diags);
     if (!r.valid()) continue;
     read_shape_fields(r, alt);
     alt.label = default_label(alt);
@@ -133,7 +144,7 @@ RunSpec parse_run_spec(const std::string& file, const std::string& text, const s
   read_requeue(top, spec);
 
   for (const char* key : {"name", "cluster", "output_dir", "launch", "trainer", "command", "modules", "env", "nccl",
-                          "setup", "master", "requeue", "alternatives"})
+                          "setup", "master", "requeue", "alternatives", "sweep"})
     if (top.has(key)) spec.where[key] = top.where(key);
   top.finish();
 
@@ -143,9 +154,11 @@ RunSpec parse_run_spec(const std::string& file, const std::string& text, const s
   std::set<std::string> labels;
   for (const Shape& s : spec.shapes) {
     check_shape(s, Location{file}, diags);
-    if (spec.has_alternatives && shapes_read && !labels.insert(s.label).second)
-      diags.error(s.field_prefix.empty() ? top.self() : spec.where_of("alternatives"), s.field("label"),
-                  fmt::format("two shapes are both labelled '{}'; give each alternative its own `label`", s.label));
+    if (spec.several_shapes() && shapes_read && !labels.insert(s.label).second)
+      diags.error(s.field_prefix.empty() ? top.self() : spec.where_of(spec.has_sweep ? "sweep" : "alternatives"),
+                  s.field("label"),
+                  fmt::format("two shapes are both labelled '{}'; give each {} its own `label`", s.label,
+                              spec.has_sweep ? "sweep entry" : "alternative"));
   }
   diags.throw_if_any();
   return spec;

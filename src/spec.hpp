@@ -16,10 +16,11 @@ namespace ddpctl {
 using EnvList = std::vector<std::pair<std::string, std::string>>;  // ordered NAME=value
 
 // One job shape: what Slurm is asked for. The spec's own shape is shapes[0];
-// each `alternatives:` entry is the base shape with its fields overridden.
+// each `alternatives:` entry is the base shape with its fields overridden. A
+// `sweep:` spec's shapes are its entries alone (the spec's fields their defaults).
 struct Shape {
   std::string label;         // "1x4", or the alternative's `label`
-  std::string field_prefix;  // "" for the base shape, "alternatives[0]." for the first alternative
+  std::string field_prefix;  // "" for the base shape, "alternatives[0]." / "sweep[0]."
   int nodes = 1;
   int gpus_per_node = 0;
   std::optional<int> procs_per_node;  // ranks per node; defaults to gpus_per_node
@@ -64,6 +65,8 @@ struct RunSpec {
   std::string output_dir = "logs";
   std::vector<Shape> shapes;  // [0] = the spec's shape, then each alternative
   bool has_alternatives = false;
+  bool has_sweep = false;  // `sweep:`: shapes are the sweep's entries, one run each
+  bool several_shapes() const { return has_alternatives || has_sweep; }
 
   LaunchMode launch = LaunchMode::PerNode;
   // Exactly one of these: the bundled trainer, or the user's command.

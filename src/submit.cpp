@@ -161,16 +161,20 @@ std::vector<Attempt> settle_attempts(Run& run, SlurmClient& slurm) {
   return unsettled;
 }
 
-std::vector<std::string> sbatch_args(const Run& run, const RunShape& shape, const std::string& token) {
-  return {"--comment=" + job_comment(token), "--chdir=" + run.cwd, run.dir + "/" + shape.script};
+std::vector<std::string> sbatch_args(const Run& run, const RunShape& shape, const std::string& token,
+                                     const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"--comment=" + job_comment(token), "--chdir=" + run.cwd};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.push_back(run.dir + "/" + shape.script);
+  return args;
 }
 
-Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm) {
+Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, const std::vector<std::string>& extra) {
   Attempt a;
   a.token = new_token();
   a.shape = shape.label;
   a.script = shape.script;
-  std::vector<std::string> args = sbatch_args(run, shape, a.token);
+  std::vector<std::string> args = sbatch_args(run, shape, a.token, extra);
   a.argv = {"sbatch", "--parsable"};
   a.argv.insert(a.argv.end(), args.begin(), args.end());
   a.intent_at = utc_now_iso();

@@ -29,11 +29,13 @@ Lookup find_job_by_token(SlurmClient& slurm, const std::string& token, long long
 // when anything changed. Returns the attempts it could not settle.
 std::vector<Attempt> settle_attempts(Run& run, SlurmClient& slurm);
 
-// sbatch arguments for a shape's script in `run`.
-std::vector<std::string> sbatch_args(const Run& run, const RunShape& shape, const std::string& token);
+// sbatch arguments for a shape's script in `run`; `extra` (e.g.
+// --dependency=afterany:N) goes before the script.
+std::vector<std::string> sbatch_args(const Run& run, const RunShape& shape, const std::string& token,
+                                     const std::vector<std::string>& extra = {});
 
 // Records the intent, runs sbatch, records the outcome, and for an ambiguous
 // outcome looks the token up once. Returns the final attempt.
-Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm);
+Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, const std::vector<std::string>& extra = {});
 
 }  // namespace ddpctl

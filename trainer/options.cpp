@@ -12,6 +12,7 @@ Options parse_options(int argc, char** argv) {
   Options o;
   if (const char* t = std::getenv("DDPCTL_COLLECTIVE_TIMEOUT"); t && *t) o.collective_timeout_s = std::atoi(t);
   if (const char* p = std::getenv("DDPCTL_PROGRESS_FILE"); p && *p) o.progress = p;
+  if (const char* m = std::getenv("DDPCTL_METRICS_FILE"); m && *m) o.metrics = m;
 
   CLI::App app{"ddp-train: data-parallel training with LibTorch (c10d Gloo/NCCL, Reducer)", "ddp-train"};
   app.add_option("--nproc-per-node", o.nproc_per_node, "Start this many workers here and supervise them")

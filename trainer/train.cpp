@@ -380,7 +380,8 @@ int run_worker(const Options& o) {
     d.pg->allreduce(me, mx)->wait();
 
     double val_loss = 0, val_acc = 0;
-    if (!o.no_val && src.val_size() > 0) {
+    bool validated = !o.no_val && src.val_size() > 0;
+    if (validated) {
       progress.update("validating", epoch + 1, steps, steps, 0, -1, true);
       model->eval();
       torch::NoGradGuard no_grad;
@@ -424,10 +425,10 @@ int run_worker(const Options& o) {
             {"epochs", o.epochs},
             {"lr", lr},
             {"train_loss", train_loss},
-            {"val_loss", val_loss},
+            {"val_loss", validated ? nlohmann::json(val_loss) : nlohmann::json(nullptr)},
             {"train_acc", train_acc},
-            {"val_acc", val_acc},
-            {"val_scope", "global"},  // reduced over every rank's shard
+            {"val_acc", validated ? nlohmann::json(val_acc) : nlohmann::json(nullptr)},
+            {"val_scope", validated ? "global" : "none"},  // reduced over every rank's shard
             {"img_per_s", throughput},
             {"epoch_s", me[0].item<double>()},
             {"steps", steps},

@@ -23,7 +23,7 @@ struct Subcommand {
 
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> table = {
-      {"gen", setup_gen},       {"submit", setup_submit}, {"race", setup_race}, {"status", setup_status},
+      {"gen", setup_gen},       {"submit", setup_submit}, {"race", setup_race}, {"sweep", setup_sweep}, {"status", setup_status}, {"report", setup_report}, {"plan", setup_plan},
       {"cancel", setup_cancel}, {"logs", setup_logs},     {"doctor", setup_doctor},
   };
   return table;

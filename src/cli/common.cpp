@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <unistd.h>
 
+#include "experiments.hpp"
 #include "paths.hpp"
 #include "values.hpp"
 
@@ -42,8 +43,10 @@ std::vector<JobRef> resolve_targets(const std::vector<std::string>& args, const 
     if (is_decimal_number(arg) && arg.size() < 19) {
       bare.push_back(arg);
     } else {
-      runs.push_back(find_run(root, arg));
-      only_job.emplace_back();
+      for (Run& run : find_runs(root, arg)) {  // an experiment names several
+        runs.push_back(std::move(run));
+        only_job.emplace_back();
+      }
     }
   }
   // A job id that belongs to a run is shown with its run.

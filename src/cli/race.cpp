@@ -62,6 +62,9 @@ RaceGroup load_group(const RaceOptions& o) {
     if (!seen.insert(abs).second)
       throw UserError(Location{spec}, "", "this spec is given twice; a race needs different shapes");
     g.parts.push_back(load_and_resolve(spec, o.sets));
+    if (g.parts.back().spec.has_sweep)
+      throw UserError(g.parts.back().spec.where_of("sweep"), "sweep",
+                      "a sweep runs every shape (`ddpctl sweep`); a race keeps one: use `alternatives:`");
     g.texts.push_back(read_file(spec));
   }
   const ResolvedRun& first = g.parts.front();

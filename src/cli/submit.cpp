@@ -153,6 +153,9 @@ void run_submit(const SubmitOptions& o) {
   if (auto problem = script_value_problem(o.spec))
     throw UserError(Location{printable(o.spec)}, "", "the spec's path " + *problem);
   ResolvedRun resolved = load_and_resolve(o.spec, o.sets);
+  if (resolved.spec.has_sweep && o.shape.empty())
+    throw UserError(resolved.spec.where_of("sweep"), "sweep",
+                    "this spec is a sweep: `ddpctl sweep` submits one run per shape, `--shape LABEL` one of them");
   if (resolved.shapes.size() > 1 && o.shape.empty()) {
     RaceOptions race;
     race.specs = {o.spec};

@@ -35,7 +35,8 @@ grep -q "^Epoch \[3/3\] LR: 0.050000 |" "$rank0" || fail "no last epoch line: $(
 grep -q "ddp-train: parameters identical on all 4 ranks" "$rank0" || fail "no replica check: $(cat "$rank0")"
 grep -q "ddp-train: node 1 of 2: started 2 worker(s), ranks 2-3 of 4" "$rank1" || fail "node 1 log: $(cat "$rank1")"
 if grep -q '^\[rank 1\] Epoch' "$rank0"; then fail "rank 1 printed an epoch line"; fi
-python3 - "$T/ck/metrics.jsonl" <<'PY' || fail "metrics: $(cat "$T/ck/metrics.jsonl")"
+metrics=logs/${JOB_NAME}_${id}.metrics.jsonl  # $DDPCTL_METRICS_FILE, set by the script
+python3 - "$metrics" <<'PY' || fail "metrics: $(cat "$metrics")"
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 assert [r["epoch"] for r in recs] == [1, 2, 3]

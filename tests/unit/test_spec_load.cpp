@@ -111,6 +111,29 @@ TEST_CASE("alternatives are full shapes with their own labels") {
   CHECK(err.find("a.yaml:7:13: alternatives[0].nodes: 'x' must be a whole number") != std::string::npos);
 }
 
+TEST_CASE("a sweep's shapes are its entries, the spec's fields their defaults") {
+  RunSpec s = parse_run_spec("a.yaml", std::string(kMinimal) +
+                                           "sweep:\n  - {gpus_per_node: 1}\n  - {gpus_per_node: 2}\n  - {nodes: 2, gpus_per_node: 1}\n");
+  CHECK(s.has_sweep);
+  CHECK_FALSE(s.has_alternatives);
+  REQUIRE(s.shapes.size() == 3);  // the base 1x4 is not one of them
+  CHECK(s.shapes[0].label == "1x1");
+  CHECK(s.shapes[2].label == "2x1");
+  CHECK(s.shapes[2].time_s == 3600);
+  CHECK(s.shapes[1].field_prefix == "sweep[1].");
+
+  std::string err = user_error_of([] {
+    parse_run_spec("a.yaml", std::string(kMinimal) + "sweep:\n  - {gpus_per_node: 1}\n  - {gpus_per_node: 1}\n");
+  });
+  CHECK(err.find("two shapes are both labelled '1x1'; give each sweep entry its own `label`") != std::string::npos);
+  err = user_error_of([] {
+    parse_run_spec("a.yaml", std::string(kMinimal) + "sweep:\n  - {nodes: 2}\nalternatives:\n  - {nodes: 3}\n");
+  });
+  CHECK(err.find("a.yaml:7:3: sweep: a spec has either `alternatives:` (one run, raced) or `sweep:`") != std::string::npos);
+  err = user_error_of([] { parse_run_spec("a.yaml", std::string(kMinimal) + "sweep: []\n"); });
+  CHECK(err.find("sweep: expected a non-empty list of shape overrides") != std::string::npos);
+}
+
 TEST_CASE("shape consistency") {
   auto load = [](const std::string& extra) {
     return user_error_of([&] { parse_run_spec("a.yaml", "name: d\ncluster: local\ntrainer: {}\n" + extra); });

@@ -1,0 +1,92 @@
+#pragma once
+// Scaling reports: each run's metrics file (one JSON line per epoch, written
+// by the bundled trainer or any program that writes the same keys) joined
+// with Slurm's accounting, compared against the smallest shape, and printed
+// as a table, Markdown, CSV or JSON, or plotted through gnuplot.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jobs.hpp"
+#include "runs.hpp"
+
+namespace ddpctl {
+
+// One epoch line of a metrics file (absent keys stay nullopt/empty).
+struct EpochMetrics {
+  int epoch = 0, epochs = 0, world_size = 0;
+  std::optional<double> train_loss, val_loss, train_acc, val_acc, img_per_s, epoch_s;
+  std::vector<double> peak_mem_mib;
+  std::optional<double> mem0_peak, mem0_avg, mem0_mode;
+  std::string mem_kind, model, device;
+  std::optional<double> rendezvous_s, first_step_s;
+  long long time = 0;
+};
+
+struct MetricsFile {
+  std::vector<EpochMetrics> epochs;  // one per epoch number, the latest line of each (requeues append)
+  std::vector<std::string> warnings;  // "FILE:LINE: ..." for lines that could not be read
+};
+MetricsFile read_metrics(const std::string& path);
+
+struct ReportRow {
+  std::string run_id, label, job_id, state;
+  int nodes = 1, ranks_per_node = 1, gpus_per_node = 0;
+  int world() const { return nodes * ranks_per_node; }
+  int gpus = 0;  // allocated GPUs (sacct), else nodes x gpus_per_node
+  std::string metrics_path;
+  std::string problem;  // why numbers are missing (no job, no metrics file)
+  int epochs_done = 0, epochs = 0;
+  std::optional<double> train_loss, val_loss, train_acc, val_acc;
+  std::optional<double> img_per_s;  // mean over epochs after the first (all, if only one)
+  std::optional<double> images_per_epoch;  // img_per_s x epoch_s of the last epoch
+  std::optional<double> speedup, efficiency;
+  std::optional<double> wall_s;
+  std::string wall_source;  // "slurm", "slurm, still running" or "metrics"
+  std::optional<double> gpu_hours, node_hours;
+  std::optional<double> mem0_peak, mem0_avg, mem0_mode, mem_max;
+  std::string mem_kind;
+  std::optional<double> rendezvous_s, first_step_s;
+};
+
+// Fills a row from a run, its job (as Slurm sees it; may be null) and the
+// metrics file. `now` is for jobs still running.
+ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job, const MetricsFile* metrics,
+                          long long now);
+// Speedup and efficiency against the row with the fewest ranks (the first of
+// those) that has a throughput.
+void compute_scaling(std::vector<ReportRow>& rows);
+
+// `ddpctl plan`: time and cost of shapes predicted from measured rows.
+struct PlanShape {
+  std::string label;
+  int nodes = 1, ranks_per_node = 1, gpus_per_node = 0;
+  int world() const { return nodes * ranks_per_node; }
+};
+struct Prediction {
+  PlanShape shape;
+  double efficiency = 1;
+  std::string efficiency_from;  // "measured", "from shape 2x1", "assumed ideal"
+  double img_per_s = 0, time_s = 0, node_hours = 0;
+  std::optional<double> gpu_hours;  // none for CPU shapes
+};
+// Throughput = baseline (fewest ranks) x world ratio x efficiency; the
+// efficiency is the shape's own if measured, else that of the measured shape
+// with the nearest world size on the same side of the node boundary (one
+// node vs several), else of any nearest one, else 1. Time = epochs x images
+// per epoch / throughput + the baseline's time to the first step. Throws
+// UserError when no row has a throughput.
+std::vector<Prediction> predict(const std::vector<ReportRow>& measured, const std::vector<PlanShape>& shapes, int epochs);
+
+std::string report_table(const std::vector<ReportRow>& rows);     // for a terminal
+std::string report_markdown(const std::vector<ReportRow>& rows);  // the seeds' table
+std::string report_csv(const std::vector<ReportRow>& rows);
+std::string report_json(const std::vector<ReportRow>& rows);
+// A gnuplot script that draws speedup vs ranks (with the ideal line) and
+// efficiency per shape into `out` (.svg or .png), reading `data_file`, which
+// report_plot_data() fills.
+std::string report_plot_data(const std::vector<ReportRow>& rows);
+std::string report_gnuplot(const std::vector<ReportRow>& rows, const std::string& data_file, const std::string& out,
+                           const std::string& terminal);
+
+}  // namespace ddpctl
