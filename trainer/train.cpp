@@ -248,7 +248,7 @@ int run_worker(const Options& o) {
 
   DataSource src = open_data(o);
   Dist d = init_dist(o, env, cuda);
-  double rendezvous_s = seconds_since(g_process_start), first_step_s = -1;
+  double rendezvous_s = seconds_since(g_process_start), first_step_s = -1, first_step_unix = 0;
   // The Reducer unless bf16 compression needs flat buckets. On CPU the two
   // measured within noise of each other on 2 cores (bench/RESULTS.md), so
   // the overlapping engine that multi-node runs profit from is the default
@@ -357,7 +357,10 @@ int run_worker(const Options& o) {
       // alike: the gradients are already averaged) and the scale backs off.
       if (scaler.unscale(model->parameters())) opt.step();
       scaler.update();
-      if (first_step_s < 0) first_step_s = seconds_since(g_process_start);
+      if (first_step_s < 0) {
+        first_step_s = seconds_since(g_process_start);
+        first_step_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+      }
       step_time += seconds_since(t0);
       double rate = seen * env.world / std::max(1e-9, seconds_since(epoch_start));
       double left = (steps - step - 1) + static_cast<double>(steps) * (o.epochs - epoch - 1);
@@ -445,6 +448,7 @@ int run_worker(const Options& o) {
             {"rank0_mem_mib", {{"peak", mem.peak_mib}, {"avg", mem.avg_mib}, {"mode", mem.mode_mib}}},
             {"rendezvous_s", rendezvous_s},
             {"first_step_s", first_step_s},
+            {"first_step_unix", first_step_unix},  // wall clock, for timing from outside
             {"time", static_cast<long>(std::time(nullptr))},
         };
         if (scaler.enabled()) rec["loss_scale"] = scaler.value();
