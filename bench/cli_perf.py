@@ -100,7 +100,8 @@ def main():
     print(f"status of 20 runs in a queue of {a.jobs} jobs ({mib:.1f} MiB squeue --json):")
     print(f"  ddpctl status --all              {status[0]*1000:8.1f} ms  {status[1]:7.1f} MiB")
     print(f"  python3 json.load (baseline)     {base[0]*1000:8.1f} ms  {base[1]:7.1f} MiB")
-    print(f"  ratio: {base[0]/status[0]:.2f}x faster, {status[1]/base[1]:.2f}x the memory")
+    print(f"  ratio: ddpctl status takes {status[0]/base[0]:.2f}x the time and {status[1]/base[1]:.2f}x the memory"
+          " of the bare parse")
 
     specs = sorted(glob.glob(os.path.join(root, "configs", "**", "*.yaml"), recursive=True))
     specs = [s for s in specs if "/clusters/" not in s]

@@ -97,6 +97,7 @@ def main():
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local = int(os.environ.get("LOCAL_RANK", 0))
     dist.init_process_group("nccl" if cuda else "gloo")
+    rendezvous_unix = time.time()
     dev = torch.device(f"cuda:{local}" if cuda else "cpu")
     if not cuda:
         torch.set_num_threads(1)
@@ -134,7 +135,8 @@ def main():
     dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)
     if rank == 0:
         print(json.dumps({"img_per_s": a.steps * a.batch_size * world / elapsed.item(),
-                          "first_step_unix": first_step_unix, "world_size": world}), flush=True)
+                          "first_step_unix": first_step_unix, "rendezvous_unix": rendezvous_unix,
+                          "world_size": world}), flush=True)
     dist.destroy_process_group()
 
 
