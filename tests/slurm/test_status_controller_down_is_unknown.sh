@@ -11,6 +11,11 @@ command: "sleep 300"
 YAML
 run submit job.yaml --wait
 expect_code 0
+# Stop the controller only once the step runs: srun needs it to create the
+# step, and a job whose srun cannot reach it fails (that is not this test).
+id=$(job_ids)
+for _ in $(seq 150); do [ -e "logs/${JOB_NAME}_$id.restart0.0.out" ] && break; sleep 0.2; done
+[ -e "logs/${JOB_NAME}_$id.restart0.0.out" ] || fail "job $id's step never started"
 "$LOCAL_SLURM" ctld stop >/dev/null
 run status "$JOB_NAME"
 expect_code 0
