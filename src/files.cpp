@@ -72,4 +72,16 @@ void write_file_atomic(const std::string& path, const std::string& content, mode
   }
 }
 
+ScratchDir::ScratchDir(const std::string& prefix) {
+  std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  if (mkdtemp(pattern.data()) == nullptr)
+    throw UserError(Location{pattern}, "", std::string("cannot create a scratch folder: ") + std::strerror(errno));
+  path_ = pattern;
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
 }  // namespace ddpctl

@@ -13,4 +13,18 @@ std::string read_file(const std::string& path, size_t max_bytes = 1 << 20);
 // or the new one, never a part. Throws UserError on failure.
 void write_file_atomic(const std::string& path, const std::string& content, mode_t mode = 0644);
 
+// A fresh folder under the system's temporary directory (prefix-XXXXXX),
+// removed with everything in it when this goes out of scope.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& prefix);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 }  // namespace ddpctl

@@ -27,13 +27,7 @@ std::string num(const std::optional<double>& v, int decimals) {
   return v ? fmt::format("{:.{}f}", *v, decimals) : "-";
 }
 std::string percent(const std::optional<double>& v) { return v ? fmt::format("{:.0f}%", *v * 100) : "-"; }
-std::string duration(const std::optional<double>& s) {
-  if (!s) return "-";
-  long long t = std::llround(*s);
-  if (t >= 3600) return fmt::format("{}h{:02}m", t / 3600, t % 3600 / 60);
-  if (t >= 60) return fmt::format("{}m{:02}s", t / 60, t % 60);
-  return fmt::format("{:.1f}s", *s);
-}
+std::string duration(const std::optional<double>& s) { return s ? format_seconds(*s) : "-"; }
 std::string memory(const ReportRow& r) {
   if (!r.mem0_peak) return "-";
   return fmt::format("{:.0f} / {:.0f} / {:.0f}", *r.mem0_peak, r.mem0_avg.value_or(NAN), r.mem0_mode.value_or(NAN));
@@ -64,6 +58,13 @@ std::string mem_note(const std::vector<ReportRow>& rows) {
 }
 
 }  // namespace
+
+std::string format_seconds(double seconds) {
+  long long t = std::llround(seconds);
+  if (t >= 3600) return fmt::format("{}h{:02}m", t / 3600, t % 3600 / 60);
+  if (t >= 60) return fmt::format("{}m{:02}s", t / 60, t % 60);
+  return fmt::format("{:.1f}s", seconds);
+}
 
 MetricsFile read_metrics(const std::string& path) {
   MetricsFile out;

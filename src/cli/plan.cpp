@@ -23,12 +23,6 @@ struct PlanOptions {
 };
 
 std::string hours(double h) { return fmt::format("{:.3f}", h); }
-std::string span(double s) {
-  long long t = static_cast<long long>(s + 0.5);
-  if (t >= 3600) return fmt::format("{}h{:02}m", t / 3600, t % 3600 / 60);
-  if (t >= 60) return fmt::format("{}m{:02}s", t / 60, t % 60);
-  return fmt::format("{:.1f}s", s);
-}
 
 int spec_epochs(const RunSpec& spec) {
   for (const auto& a : spec.trainer_args)
@@ -60,13 +54,13 @@ void run_plan(const PlanOptions& o) {
   for (const auto& x : p)
     rows.push_back({x.shape.label, std::to_string(x.shape.world()), std::to_string(x.shape.nodes * x.shape.gpus_per_node),
                     fmt::format("{:.0f}%", x.efficiency * 100), x.efficiency_from, fmt::format("{:.1f}", x.img_per_s),
-                    span(x.time_s), x.gpu_hours ? hours(*x.gpu_hours) : "-", hours(x.node_hours)});
+                    format_seconds(x.time_s), x.gpu_hours ? hours(*x.gpu_hours) : "-", hours(x.node_hours)});
   for (const auto& line : format_columns(rows)) std::cout << "  " << line << '\n';
   auto fastest = std::min_element(p.begin(), p.end(), [](auto& a, auto& b) { return a.time_s < b.time_s; });
   bool gpu = std::all_of(p.begin(), p.end(), [](auto& x) { return x.gpu_hours.has_value(); });
   auto cost = [gpu](const Prediction& x) { return gpu ? *x.gpu_hours : x.node_hours; };
   auto cheapest = std::min_element(p.begin(), p.end(), [&](auto& a, auto& b) { return cost(a) < cost(b); });
-  std::cout << fmt::format("fastest: {} ({}); cheapest: {} ({} {})\n", fastest->shape.label, span(fastest->time_s),
+  std::cout << fmt::format("fastest: {} ({}); cheapest: {} ({} {})\n", fastest->shape.label, format_seconds(fastest->time_s),
                            cheapest->shape.label, hours(cost(*cheapest)), gpu ? "GPU-hours" : "node-hours");
 }
 

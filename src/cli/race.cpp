@@ -3,10 +3,7 @@
 // job to start claims the group and cancels the rest. --rank-by-estimate and
 // --plan ask `sbatch --test-only` when each shape would start.
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
@@ -169,19 +166,10 @@ void throw_if_none_runs(const std::vector<RankedShape>& ranking) {
 // --plan: the ranking, from scripts rendered into a scratch folder; nothing is
 // submitted and no run is recorded.
 void plan(const RaceGroup& g, const RaceOptions& o, SlurmClient& slurm) {
-  std::string pattern = (fs::temp_directory_path() / "ddpctl-plan-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr)
-    throw UserError(Location{pattern}, "", std::string("cannot create a scratch folder: ") + std::strerror(errno));
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{pattern};
+  ScratchDir scratch("ddpctl-plan");
   for (const auto& s : render_group(g, templates_dir(o.templates), ""))
-    write_file_atomic(pattern + "/" + s.file_name, s.text, 0755);
-  auto ranking = rank_group(g, pattern, !o.no_preflight, slurm);
+    write_file_atomic(scratch.path() + "/" + s.file_name, s.text, 0755);
+  auto ranking = rank_group(g, scratch.path(), !o.no_preflight, slurm);
   print_ranking(ranking);
   for (const auto& r : ranking)
     if (!r.dropped) {

@@ -1,7 +1,5 @@
 // ddpctl report RUN|EXPERIMENT...: the scaling table of runs, from their
 // metrics files and Slurm's accounting; --plot draws it through gnuplot.
-#include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
@@ -43,16 +41,8 @@ void plot(const std::vector<ReportRow>& rows, const std::string& out) {
     CommandResult t = runner.run({"gnuplot", "-e", "set terminal pngcairo"}, std::chrono::seconds(20));
     terminal = t.ok() && t.err.empty() ? "pngcairo enhanced font 'sans,11'" : "png";
   }
-  std::string dir = (fs::temp_directory_path() / "ddpctl-plot-XXXXXX").string();
-  if (mkdtemp(dir.data()) == nullptr)
-    throw UserError(Location{dir}, "", std::string("cannot create a scratch folder: ") + std::strerror(errno));
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{dir};
+  ScratchDir scratch("ddpctl-plot");
+  const std::string& dir = scratch.path();
   write_file_atomic(dir + "/data.txt", report_plot_data(rows));
   write_file_atomic(dir + "/plot.gp", report_gnuplot(rows, dir + "/data.txt", fs::absolute(out).string(), terminal));
   CommandResult r = runner.run({"gnuplot", dir + "/plot.gp"}, std::chrono::seconds(60));
