@@ -62,7 +62,11 @@ bool EndWatcher::ended(const Job& job) {
     seen_ = true;
     since_ = now;
   }
-  return now - since_ >= std::chrono::seconds(1);
+  // A requeue passes through FAILED or CANCELLED while the old step is killed
+  // (up to Slurm's KillWait, 30 s by default), then the job is PENDING again.
+  bool may_requeue = job.state.rfind("FAILED", 0) == 0 || job.state.rfind("CANCELLED", 0) == 0 ||
+                     job.state.rfind("NODE_FAIL", 0) == 0 || job.state.rfind("PREEMPTED", 0) == 0;
+  return now - since_ >= std::chrono::seconds(may_requeue ? 10 : 1);
 }
 
 std::string progress_path(const std::string& output_dir, const std::string& job_name, const std::string& job_id) {

@@ -19,8 +19,9 @@ struct JobStates {
 
 JobStates lookup_jobs(SlurmClient& slurm, const std::vector<std::string>& ids);
 
-// For polling loops: a job being requeued passes through an ended state for
-// a moment, so an end is believed once it has been seen for a second.
+// For polling loops: a job being requeued passes through an ended state, so
+// an end is believed once it has lasted: 1 s, or 10 s for FAILED, CANCELLED,
+// NODE_FAIL and PREEMPTED, which a requeue shows while the old step is killed.
 class EndWatcher {
  public:
   bool ended(const Job& job);
