@@ -46,7 +46,7 @@ measure() {
 ratio() { python3 -c "print(f'{$1 / $2:.2f}x')"; }
 
 echo "ddp-train CPU benchmarks: $model 64x64, batch 32/rank, 1 thread/rank, $steps steps/epoch, best of $repeat"
-echo "machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
+echo "machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p;T;q' /proc/cpuinfo)"
 printf '%-42s %10s\n' "configuration" "img/s"
 for ranks in 1 2; do
   keep=$(measure "$ranks")

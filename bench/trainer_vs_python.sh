@@ -93,7 +93,7 @@ fi
 
 echo "ddp-train vs Python DDP (torch $(py 'import torch; print(torch.__version__)')), ResNet-18 64x64, 200 classes,"
 echo "batch 32/rank, synthetic data, 1 thread/rank, $steps timed steps, best of $repeat"
-echo "machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
+echo "machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p;T;q' /proc/cpuinfo)"
 printf '%-52s %10s\n' "configuration" "img/s"
 for ranks in 1 2; do
   measure t trainer "$ranks"

@@ -5,7 +5,7 @@
 command -v shellcheck >/dev/null || fail "shellcheck is not installed (scripts/setup installs it)"
 n=0
 while IFS= read -r spec; do
-  "$DDPCTL" gen "$spec" -o "$T/s" >/dev/null
+  "$DDPCTL" gen "$spec" -o "$T/s" >/dev/null || fail "gen failed for $spec"
 done < <(find "$DDPCTL_SOURCE/configs" -name '*.yaml' -not -path '*/clusters/*')
 for f in "$T"/s/*.sbatch; do
   bash -n "$f" || fail "bash -n: $f"

@@ -42,14 +42,64 @@ write_spec() {
 # job_ids: the ids of this test's jobs that Slurm knows, one per line.
 job_ids() { on_login squeue -h -a -n "$JOB_NAME" -o %i | sort -n; }
 
-# wait_for_state RUN STATE [SECONDS]: polls `ddpctl status --json`.
+# slurmctld_log_of ID...: the controller's last log lines about these jobs,
+# for failure messages (why Slurm did what it did).
+slurmctld_log_of() {
+  local log="${DDPCTL_SLURM_STATE:-/tmp/ddpctl-local-slurm}/log/slurmctld.log" id pattern=""
+  [ -r "$log" ] || return 0
+  for id in "$@"; do pattern+="${pattern:+|}JobId=$id\b"; done
+  [ -n "$pattern" ] || return 0
+  printf '\nslurmctld.log about job(s) %s:\n' "$*"
+  grep -E "$pattern" "$log" | tail -n 20 || true
+}
+
+# test_job_ids: every job of this test Slurm still shows, ended ones included.
+test_job_ids() { on_login squeue -h -t all -n "$JOB_NAME" -o %i 2>/dev/null | sort -n | tr '\n' ' '; }
+
+# wait_for_state RUN STATE [SECONDS]: polls `ddpctl status --json` until the
+# run's first row is STATE; on a timeout, says what status and slurmctld said.
 wait_for_state() {
-  local run=$1 want=$2 deadline=$((SECONDS + ${3:-60})) state
+  local run=$1 want=$2 deadline=$((SECONDS + ${3:-60})) state json
   while :; do
-    state=$("$LOCAL_SLURM" exec -- "$DDPCTL" status "$run" --json 2>/dev/null | grep -o '"state": "[A-Z_]*"' | head -1 | cut -d'"' -f4 || true)
+    json=$("$LOCAL_SLURM" exec -- "$DDPCTL" status "$run" --json 2>/dev/null || true)
+    # The first "state" line without `head` (no SIGPIPE under pipefail).
+    state=$(sed -n 's/.*"state": "\([A-Z_]*\)".*/\1/p' <<<"$json")
+    state=${state%%$'\n'*}
     [ "$state" = "$want" ] && return 0
-    [ "$SECONDS" -lt "$deadline" ] || fail "run $run did not reach $want within ${3:-60}s (last: ${state:-none})"
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      # shellcheck disable=SC2046  # one word per job id
+      fail "run $run did not reach $want within ${3:-60}s (last: ${state:-none}); status:
+$("$LOCAL_SLURM" exec -- "$DDPCTL" status "$run" 2>&1 || true)$(slurmctld_log_of $(test_job_ids))"
+    fi
     sleep 0.3
+  done
+}
+
+# wait_for_job ID STATE [SECONDS]: polls squeue until job ID is in STATE (a
+# blocker job RUNNING, say); on a timeout, says what squeue and slurmctld said.
+wait_for_job() {
+  local id=$1 want=$2 limit=${3:-60} deadline state
+  deadline=$((SECONDS + limit))
+  while :; do
+    state=$(on_login squeue -h -t all -j "$id" -o %T 2>/dev/null || true)
+    [ "$state" = "$want" ] && return 0
+    [ "$SECONDS" -lt "$deadline" ] ||
+      fail "job $id was not $want within ${limit}s (last: ${state:-not in squeue}): $(on_login squeue -h -t all -o '%i %j %T %r %N' 2>&1 || true)$(slurmctld_log_of "$id")"
+    sleep 0.2
+  done
+}
+
+# wait_for_sacct ID STATE [SECONDS]: polls sacct until it records job ID as
+# STATE (slurmdbd records the end a moment after the job ends).
+wait_for_sacct() {
+  local id=$1 want=$2 limit=${3:-60} deadline state
+  deadline=$((SECONDS + limit))
+  while :; do
+    state=$(on_login sacct -n -X -P -j "$id" -o State 2>/dev/null | cut -d' ' -f1 || true)
+    [ "$state" = "$want" ] && return 0
+    [ "$SECONDS" -lt "$deadline" ] ||
+      fail "sacct did not record job $id as $want within ${limit}s (last: ${state:-no record})$(slurmctld_log_of "$id")"
+    sleep 0.2
   done
 }
 
@@ -68,6 +118,7 @@ fake_command() {
 only_run_dir() {
   local dirs=("$DDPCTL_RUNS"/*/)
   [ "${#dirs[@]}" -eq 1 ] || fail "expected one run directory, found ${#dirs[@]}"
+  [ -d "${dirs[0]}" ] || fail "expected one run directory, found none under $DDPCTL_RUNS"
   echo "${dirs[0]%/}"
 }
 

@@ -13,10 +13,14 @@ run submit job.yaml --follow
 expect_code 0
 # squeue that has forgotten every job: an empty queue, as after MinJobAge.
 fake_command squeue 'echo "{\"meta\": {}, \"errors\": [], \"jobs\": []}"'
-for _ in $(seq 30); do
+# slurmdbd records the end a moment after the job ends.
+deadline=$((SECONDS + 60))
+while :; do
   run status "$JOB_NAME" --json
   grep -q '"source": "sacct"' "$T/out" && break
-  sleep 0.5  # slurmdbd records the end a moment after the job ends
+  [ "$SECONDS" -lt "$deadline" ] ||
+    fail "status did not read the ended job from sacct within 60 s; last status --json: $(cat "$T/out") $(cat "$T/err")"
+  sleep 0.5
 done
 expect_code 0
 expect_out '"state": "COMPLETED"'

@@ -27,15 +27,20 @@ for i in $(seq "$races"); do
   if ! on_login scontrol release $ids 2>release.err; then
     grep -q "already finished" release.err || fail "release failed: $(cat release.err)"
   fi
-  for _ in $(seq 100); do
-    # shellcheck disable=SC2086
-    [ -z "$(on_login squeue -h -j "$(echo $ids | tr ' ' ,)" -o %i 2>/dev/null)" ] && break
+  # shellcheck disable=SC2086
+  jobs_csv=$(echo $ids | tr ' ' ,)
+  deadline=$((SECONDS + 90))
+  while [ -n "$(on_login squeue -h -j "$jobs_csv" -o %i 2>/dev/null)" ]; do
+    [ "$SECONDS" -lt "$deadline" ] ||
+      fail "race $i: jobs $ids had not ended 90 s after their release: $(on_login squeue -h -j "$jobs_csv" -o '%i %T %r %N' 2>&1)"
     sleep 0.2
   done
   trained=0
   for id in $ids; do [ -f "trained.$id" ] && trained=$((trained + 1)); done
   [ "$trained" -gt 1 ] && double=$((double + 1))
   [ "$trained" -eq 0 ] && empty=$((empty + 1))
+  # The next run directory must be -newer than job.yaml, also on file
+  # systems with 1 s timestamps (not a wait for Slurm).
   touch job.yaml
   sleep 1
   echo "race $i: jobs $ids: $trained trained"

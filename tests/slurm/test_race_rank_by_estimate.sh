@@ -10,10 +10,7 @@ source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 use_drifted_profile
 on_login sbatch --parsable -J "$JOB_NAME-blocker" -p a100-80gb -N 2 --exclusive -t 5 --wrap "sleep 300" >blocker.id
 trap 'on_login scancel "$(cat "$T/blocker.id")" >/dev/null 2>&1 || true; cleanup_jobs; keep_on_failure' EXIT
-for _ in $(seq 50); do
-  [ "$(on_login squeue -h -j "$(cat blocker.id)" -o %T)" = RUNNING ] && break
-  sleep 0.2
-done
+wait_for_job "$(cat blocker.id)" RUNNING
 cat >job.yaml <<YAML
 name: $JOB_NAME
 cluster: drift
@@ -56,7 +53,9 @@ run_dir=$(only_run_dir)
 [ ! -e "$run_dir/race/jobs/eight" ] || fail "the dropped shape was submitted"
 [ "$(grep -c '"outcome"' "$run_dir/ledger.json")" = 2 ] || fail "expected 2 attempts: $(cat "$run_dir/ledger.json")"
 # cpu was ranked first, so it was submitted first.
-first=$(sed -n 's/.*"shape": "\([^"]*\)".*/\1/p' "$run_dir/ledger.json" | head -1)
+# The first match without `head` (no SIGPIPE under pipefail).
+first=$(sed -n 's/.*"shape": "\([^"]*\)".*/\1/p' "$run_dir/ledger.json")
+first=${first%%$'\n'*}
 [ "$first" = cpu ] || fail "the first submitted shape is $first, not cpu"
 run status "$(basename "$run_dir")"
 expect_code 0

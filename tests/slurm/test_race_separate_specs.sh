@@ -7,6 +7,8 @@
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 on_login sbatch --parsable -J "$JOB_NAME-blocker" -p a100-80gb -N 2 --exclusive -t 5 --wrap "sleep 300" >blocker.id
 trap 'on_login scancel "$(cat "$T/blocker.id")" >/dev/null 2>&1 || true; cleanup_jobs; keep_on_failure' EXIT
+# The partition is full only once the blocker runs.
+wait_for_job "$(cat blocker.id)" RUNNING
 write_spec a.yaml <<'YAML'
 partition: a100-80gb
 gpus_per_node: 0
@@ -46,10 +48,8 @@ run_dir=$(only_run_dir)
 for f in spec.yaml spec.2.yaml; do [ -f "$run_dir/$f" ] || fail "$f was not kept: $(ls "$run_dir")"; done
 a=$(cat "$run_dir/race/jobs/1x1")
 b=$(cat "$run_dir/race/jobs/2x1")
-for _ in $(seq 100); do [ "$(on_login sacct -n -X -j "$b" -o State%20 | tr -d ' ')" = COMPLETED ] && break; sleep 0.2; done
-for _ in $(seq 50); do [ "$(on_login sacct -n -X -P -j "$a" -o State | cut -d' ' -f1)" = CANCELLED ] && break; sleep 0.2; done
-state=$(on_login sacct -n -X -P -j "$a" -o State | cut -d' ' -f1)
-[ "$state" = CANCELLED ] || fail "shape A's job $a ended $state, not CANCELLED"
+wait_for_sacct "$b" COMPLETED
+wait_for_sacct "$a" CANCELLED
 [ "$(on_login sacct -n -X -j "$a" -o AllocNodes | tr -d ' ')" = 0 ] || fail "shape A's job $a was given nodes"
 run logs "$(basename "$run_dir")"
 expect_code 0

@@ -19,7 +19,8 @@ command: [$T/fake-trainer.sh]
 YAML
 run submit job.yaml --wait
 expect_code 0
-for _ in $(seq 50); do ls logs/*.progress.json >/dev/null 2>&1 && break; sleep 0.2; done
+for _ in $(seq 300); do ls logs/*.progress.json >/dev/null 2>&1 && break; sleep 0.2; done
+ls logs/*.progress.json >/dev/null 2>&1 || fail "the job wrote no progress file within 60 s: $(ls logs 2>&1)"
 run status "$JOB_NAME"
 expect_code 0
 expect_out "RUNNING"

@@ -8,13 +8,26 @@ gpus_per_node: 0
 procs_per_node: 1
 command: "sleep 2"
 YAML
-run submit job.yaml
+# Held until the watch has drawn its first frame: a job that ran before the
+# watch started (a loaded machine) would leave only one frame to see.
+SBATCH_HOLD=1 run submit job.yaml
 expect_code 0
+id=$(job_ids)
+[ -n "$id" ] || fail "the submitted job is not in squeue"
+timeout 120 "$LOCAL_SLURM" exec -- "$DDPCTL" status "$JOB_NAME" --watch >"$T/out" 2>"$T/err" &
+watcher=$!
+for _ in $(seq 300); do
+  grep -q "ddpctl status, every" "$T/out" && break
+  kill -0 "$watcher" 2>/dev/null || break
+  sleep 0.2
+done
+grep -q "ddpctl status, every" "$T/out" || fail "status --watch drew no frame within 60 s; stdout: $(cat "$T/out"); stderr: $(cat "$T/err")"
+on_login scontrol release "$id" || fail "scontrol release $id failed"
 set +e
-timeout 60 "$LOCAL_SLURM" exec -- "$DDPCTL" status "$JOB_NAME" --watch >"$T/out" 2>"$T/err"
+wait "$watcher"
 code=$?
 set -e
 expect_code 0
 expect_out "ddpctl status, every 0.5s"
 expect_out "COMPLETED"
-[ "$(grep -c "ddpctl status, every" "$T/out")" -gt 1 ] || fail "status --watch did not refresh"
+[ "$(grep -c "ddpctl status, every" "$T/out")" -gt 1 ] || fail "status --watch did not refresh: $(cat "$T/out")"

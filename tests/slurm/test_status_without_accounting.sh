@@ -11,8 +11,8 @@ restore() {
   return "$rc"
 }
 trap 'restore; keep_on_failure' EXIT
-"$LOCAL_SLURM" down >/dev/null
-DDPCTL_SLURM_MIN_JOB_AGE=2 "$LOCAL_SLURM" up --no-accounting >/dev/null
+"$LOCAL_SLURM" down >/dev/null || fail "local-slurm down failed"
+DDPCTL_SLURM_MIN_JOB_AGE=2 "$LOCAL_SLURM" up --no-accounting >/dev/null || fail "local-slurm up --no-accounting failed"
 write_spec job.yaml <<'YAML'
 partition: cpu
 gpus_per_node: 0
@@ -23,7 +23,12 @@ run submit job.yaml --follow
 expect_code 0
 expect_out "COMPLETED"
 # Wait until squeue forgets the job (MinJobAge, checked every few seconds).
-for _ in $(seq 60); do [ -z "$(on_login squeue -h -t all -n "$JOB_NAME" -o %i)" ] && break; sleep 0.5; done
+deadline=$((SECONDS + 120))
+while [ -n "$(on_login squeue -h -t all -n "$JOB_NAME" -o %i)" ]; do
+  [ "$SECONDS" -lt "$deadline" ] ||
+    fail "squeue still lists the ended job 120 s after it ended (MinJobAge 2 s): $(on_login squeue -h -t all -n "$JOB_NAME" -o '%i %T %e')"
+  sleep 0.5
+done
 run status "$JOB_NAME"
 expect_code 0
 expect_out "UNKNOWN"

@@ -13,15 +13,18 @@ if rank == 0:
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("0.0.0.0", port))
     s.listen(1)
-    s.settimeout(30)
+    s.settimeout(120)
     c, _ = s.accept()
     print("rank 0 heard:", c.recv(100).decode(), flush=True)
 else:
-    for _ in range(100):
+    deadline = time.monotonic() + 120
+    while True:
         try:
             c = socket.create_connection((addr, port), timeout=2)
             break
-        except OSError:
+        except OSError as e:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"node 1: cannot reach rank 0 at {addr}:{port} within 120 s: {e}")
             time.sleep(0.2)
     c.sendall(("hello from " + socket.gethostname()).encode())
 PY

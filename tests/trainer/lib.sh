@@ -66,20 +66,21 @@ finish() {
 expect_code() { [ "$code" -eq "$1" ] || fail "exit code $code, expected $1; output:"$'\n'"$(cat "$T/$2.out")"; }
 expect_in() { grep -qF -- "$2" "$T/$1.out" || fail "$1.out lacks: $2"$'\n'"it was:"$'\n'"$(cat "$T/$1.out")"; }
 
-# epoch_line NAME N: the "Epoch [N/..." line of NAME.out without its throughput.
-epoch_line() { grep "^Epoch \[$2/" "$T/$1.out" | sed 's/ | Throughput:.*//'; }
+# epoch_line NAME N: the "Epoch [N/..." line of NAME.out without its throughput;
+# empty (not a failure under pipefail) when there is none.
+epoch_line() { { grep "^Epoch \[$2/" "$T/$1.out" || true; } | sed 's/ | Throughput:.*//'; }
 
 # wait_progress FILE EPOCH STEP: until the progress file says training at
-# EPOCH, step >= STEP (at most 60 s).
+# EPOCH, step >= STEP (at most 120 s).
 wait_progress() {
-  local file=$1 epoch=$2 step=$3 content
+  local file=$1 epoch=$2 step=$3 content deadline=$((SECONDS + 120))
   local re='"phase": "training", "epoch": ([0-9]+), "epochs": [0-9]+, "step": ([0-9]+),'
-  for _ in $(seq 1200); do
+  while [ "$SECONDS" -lt "$deadline" ]; do
     content=$(cat "$file" 2>/dev/null || true)
     if [[ $content =~ $re ]] && [ "${BASH_REMATCH[1]}" -eq "$epoch" ] && [ "${BASH_REMATCH[2]}" -ge "$step" ]; then
       return 0
     fi
     sleep 0.05
   done
-  fail "progress never reached epoch $epoch step $step: $(cat "$file" 2>/dev/null)"
+  fail "progress did not reach epoch $epoch step $step within 120 s: $(cat "$file" 2>/dev/null)"
 }

@@ -34,13 +34,25 @@ grep -q '"phase": "training"' "$progress" || fail "training never started: $(cat
 node=$(on_login squeue -h -j "$id" -o %N)
 # What Slurm does grace seconds before the time limit (--signal=B:USR1@grace).
 on_login scancel --batch --signal=USR1 "$id"
-# Requeued jobs wait two minutes in Slurm 22.05; start it once its nodes are idle.
-for _ in $(seq 200); do
-  if [ "$(on_login squeue -h -t all -j "$id" -o %T)" = PENDING ] &&
-    [ "$(on_login sinfo -h -N -n "$node" -o %t | sort -u)" = idle ]; then
-    on_login scontrol update JobId="$id" StartTime=now
-    break
+# Requeued jobs wait two minutes in Slurm 22.05 (BeginTime); start it sooner,
+# as an admin would, but only as real Slurm could: once its nodes are idle and
+# at least 2 s after the requeue. slurmd revokes the old credential with the
+# requeue's time in whole seconds, and a launch whose credential carries the
+# same second is killed ("Job credential revoked"). The first sight of PENDING
+# comes after the requeue, so 2 s after it is safely past that second.
+pending_since=""
+deadline=$((SECONDS + 60))
+while :; do
+  if [ "$(on_login squeue -h -t all -j "$id" -o %T)" = PENDING ]; then
+    [ -n "$pending_since" ] || pending_since=$(date +%s)
+    node_states=$(on_login sinfo -h -N -n "$node" -o %t | sort -u)
+    if [ "$node_states" = idle ] && [ "$(date +%s)" -ge $((pending_since + 2)) ]; then
+      on_login scontrol update JobId="$id" StartTime=now
+      break
+    fi
   fi
+  [ "$SECONDS" -lt "$deadline" ] ||
+    fail "job $id was not pending on idle nodes within 60 s of the stop signal (state $(on_login squeue -h -t all -j "$id" -o %T), nodes $(on_login sinfo -h -N -n "$node" -o '%N=%t'))$(slurmctld_log_of "$id")"
   sleep 0.2
 done
 wait_for_state "$JOB_NAME" COMPLETED 180

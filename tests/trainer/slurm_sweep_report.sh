@@ -43,11 +43,11 @@ expect_code 0
 expect_out "already submitted"
 [ "$(sweep_ids | wc -l)" -le 3 ] || fail "re-running the sweep submitted again: $(sweep_ids)"
 
-for _ in $(seq 600); do
-  [ -z "$(sweep_ids)" ] && break
+deadline=$((SECONDS + 300))
+while [ -n "$(sweep_ids)" ]; do
+  [ "$SECONDS" -lt "$deadline" ] || fail "the sweep did not finish within 300 s: $(on_login squeue -a)"
   sleep 0.5
 done
-[ -z "$(sweep_ids)" ] || fail "the sweep did not finish: $(on_login squeue -a)"
 run status "$JOB_NAME"
 expect_code 0
 [ "$(grep -c COMPLETED "$T/out")" = 3 ] || fail "not every run completed: $(cat "$T/out")"

@@ -23,7 +23,11 @@ expect_in e "--resume needs --checkpoint-dir"
 # A corrupt image: the rank that reads it fails naming the file, and the
 # launcher names that rank.
 dataset tin
-bad=$(find tin/train -name '*.JPEG' | sort | head -1)
+# No `find | sort | head` here: under pipefail, head's early exit can kill sort
+# with SIGPIPE and end the test silently.
+mapfile -t images < <(find tin/train -name '*.JPEG' | sort)
+[ "${#images[@]}" -gt 0 ] || fail "the generated dataset has no training images under $T/tin/train"
+bad=${images[0]}
 echo "not a jpeg" >"$bad"
 train f --nproc-per-node 2 --model smallcnn --data tin --image-size 32 --batch-size 16 --workers 1 --no-val
 [ "$code" -ne 0 ] || fail "a corrupt image did not fail the run"
