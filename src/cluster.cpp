@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "files.hpp"
+#include "spec_sections.hpp"
 #include "text.hpp"
 #include "values.hpp"
 

@@ -7,6 +7,7 @@
 
 #include "diagnostics.hpp"
 #include "files.hpp"
+#include "values.hpp"
 
 namespace ddpctl {
 
@@ -92,6 +93,43 @@ std::vector<Run> find_runs(const std::string& root, const std::string& query) {
     return runs;
   }
   return {find_run(root, query)};
+}
+
+std::vector<JobRef> resolve_targets(const std::vector<std::string>& args, const std::string& root,
+                                    std::vector<Run>& runs) {
+  std::vector<std::string> bare;
+  std::vector<std::string> only_job;  // per run: "" = all its jobs, else the one job asked for
+  for (const auto& arg : args) {
+    if (is_decimal_number(arg) && arg.size() < 19) {
+      bare.push_back(arg);
+    } else {
+      for (Run& run : find_runs(root, arg)) {  // an experiment names several
+        runs.push_back(std::move(run));
+        only_job.emplace_back();
+      }
+    }
+  }
+  std::vector<std::string> orphans;
+  std::vector<Run> all = bare.empty() ? std::vector<Run>{} : list_runs(root);
+  for (const auto& id : bare) {
+    bool found = false;
+    for (const auto& run : all)
+      for (const auto& a : run.attempts)
+        if (!found && a.job_id == id) {
+          runs.push_back(run);
+          only_job.push_back(id);
+          found = true;
+        }
+    if (!found) orphans.push_back(id);
+  }
+  // Every run is in place now, so pointers into `runs` stay valid.
+  std::vector<JobRef> refs;
+  for (size_t i = 0; i < runs.size(); ++i)
+    for (const auto& a : runs[i].attempts)
+      if (!a.job_id.empty() && (only_job[i].empty() || only_job[i] == a.job_id))
+        refs.push_back({a.job_id, &runs[i], &a});
+  for (const auto& id : orphans) refs.push_back({id});
+  return refs;
 }
 
 }  // namespace ddpctl

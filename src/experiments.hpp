@@ -33,4 +33,17 @@ std::optional<Experiment> find_experiment(const std::string& root, const std::st
 // one run find_run() finds.
 std::vector<Run> find_runs(const std::string& root, const std::string& query);
 
+// One job a command acts on: from a run's ledger, or a bare job id.
+struct JobRef {
+  std::string job_id;
+  const Run* run = nullptr;  // null for a bare job id
+  const Attempt* attempt = nullptr;
+};
+
+// RUN (name, id, prefix or path), EXPERIMENT or JOBID arguments -> the runs
+// and their jobs. A job id that belongs to a run is shown with its run.
+// `runs` receives the runs named and must outlive the refs (they point into it).
+std::vector<JobRef> resolve_targets(const std::vector<std::string>& args, const std::string& root,
+                                    std::vector<Run>& runs);
+
 }  // namespace ddpctl

@@ -1,6 +1,7 @@
 #include "jobs.hpp"
 
 #include <cmath>
+#include <ctime>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -30,18 +31,20 @@ JobStates lookup_jobs(SlurmClient& slurm, const std::vector<std::string>& ids) {
   for (const auto& id : missing) {
     Job job;
     job.id = id;
-    job.state = "UNKNOWN";
     if (acct.answered) {
+      bool known = false;
       for (const auto& j : acct.jobs)
-        if (j.id == id) job = j;
-      // Accounting's word is final only for jobs that ended; for a live job
-      // only the controller knows, and it did not answer.
-      if (!queue.answered && !is_terminal_state(job.state) && job.state != "UNKNOWN") {
-        job.reason = "the controller did not answer; accounting last saw it " + job.state;
-        job.state = "UNKNOWN";
-      }
-      if (job.state == "UNKNOWN")
+        if (j.id == id) job = j, known = true;
+      if (!known) {
         job.reason = queue.answered ? "neither squeue nor sacct knows this job" : "Slurm did not answer";
+      } else if (!queue.answered && !is_terminal(job.state)) {
+        // Accounting's word is final only for jobs that ended; for a live job
+        // only the controller knows, and it did not answer.
+        job.reason = job.state == JobState::Unknown
+                         ? "Slurm did not answer"
+                         : std::string("the controller did not answer; accounting last saw it ") + state_name(job.state);
+        job.state = JobState::Unknown;
+      }
     } else {
       job.reason = queue.answered ? "no longer in squeue, and sacct cannot say how it ended"
                                   : "Slurm did not answer";
@@ -53,20 +56,20 @@ JobStates lookup_jobs(SlurmClient& slurm, const std::vector<std::string>& ids) {
 }
 
 bool EndWatcher::ended(const Job& job) {
-  if (!is_terminal_state(job.state)) {
+  if (!is_terminal(job.state)) {
     seen_ = false;
     return false;
   }
-  auto now = std::chrono::steady_clock::now();
+  double now = clock_.monotonic();
   if (!seen_) {
     seen_ = true;
     since_ = now;
   }
   // A requeue passes through FAILED or CANCELLED while the old step is killed
   // (up to Slurm's KillWait, 30 s by default), then the job is PENDING again.
-  bool may_requeue = job.state.rfind("FAILED", 0) == 0 || job.state.rfind("CANCELLED", 0) == 0 ||
-                     job.state.rfind("NODE_FAIL", 0) == 0 || job.state.rfind("PREEMPTED", 0) == 0;
-  return now - since_ >= std::chrono::seconds(may_requeue ? 10 : 1);
+  bool may_requeue = job.state == JobState::Failed || job.state == JobState::Cancelled ||
+                     job.state == JobState::NodeFail || job.state == JobState::Preempted;
+  return now - since_ >= (may_requeue ? 10 : 1);
 }
 
 std::string progress_path(const std::string& output_dir, const std::string& job_name, const std::string& job_id) {
@@ -96,6 +99,13 @@ std::string format_duration(long long s) {
   if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
   if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
   return fmt::format("{}s", s);
+}
+
+std::string clock_time(long long t) {
+  char buf[32];
+  std::time_t tt = static_cast<std::time_t>(t);
+  std::strftime(buf, sizeof buf, "%H:%M:%S", std::localtime(&tt));
+  return buf;
 }
 
 std::string format_progress(const Progress& p, int bar_width) {

@@ -1,12 +1,12 @@
 #pragma once
 // What Slurm says about a set of jobs, from squeue first and sacct for the
 // jobs squeue has forgotten; "UNKNOWN" (never "gone") when neither can say.
-#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "clock.hpp"
 #include "slurm.hpp"
 
 namespace ddpctl {
@@ -24,11 +24,13 @@ JobStates lookup_jobs(SlurmClient& slurm, const std::vector<std::string>& ids);
 // NODE_FAIL and PREEMPTED, which a requeue shows while the old step is killed.
 class EndWatcher {
  public:
+  explicit EndWatcher(Clock& clock) : clock_(clock) {}
   bool ended(const Job& job);
 
  private:
+  Clock& clock_;
   bool seen_ = false;
-  std::chrono::steady_clock::time_point since_;
+  double since_ = 0;
 };
 
 // The trainer's progress file: JSON written atomically by rank 0 at
@@ -46,5 +48,7 @@ std::optional<Progress> read_progress(const std::string& path);
 std::string format_progress(const Progress& p, int bar_width = 10);
 // "1h02m", "5m40s", "12s"
 std::string format_duration(long long seconds);
+// "14:05:09": a Unix time on the local clock.
+std::string clock_time(long long unix_seconds);
 
 }  // namespace ddpctl

@@ -1,7 +1,9 @@
 #pragma once
 // The one way ddpctl runs an external command (sbatch, squeue, scancel, sinfo,
-// sacct, scontrol): an argv, never a shell string, with a time limit. Tests
-// inject faults by putting fake commands first on PATH, not by replacing this.
+// sacct, scontrol): an argv, never a shell string, with a time limit.
+// End-to-end tests inject faults by putting fake commands first on PATH; unit
+// tests of the workflows' decisions pass a scripted runner
+// (tests/unit/fake_runner.hpp) in place of SystemCommandRunner.
 #include <chrono>
 #include <string>
 #include <vector>

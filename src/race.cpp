@@ -116,6 +116,17 @@ std::vector<std::string> format_ranking(const std::vector<RankedShape>& ranking,
   return format_columns(rows);
 }
 
+RaceOutcome race_outcome(const RaceState& race, const JobStates& states) {
+  if (race.winner) return RaceOutcome::Won;
+  bool all_ended = !race.job_of_label.empty();
+  for (const auto& [label, id] : race.job_of_label) {
+    auto it = states.jobs.find(id);
+    all_ended = all_ended && it != states.jobs.end() && is_terminal(it->second.state);
+  }
+  // A job that claimed may still be writing the winner file: claimed is not failed.
+  return all_ended && !race.claimed ? RaceOutcome::Failed : RaceOutcome::Racing;
+}
+
 std::string race_dir(const Run& run) { return run.dir + "/race"; }
 
 void init_race(const Run& run) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "jobs.hpp"
 #include "runs.hpp"
 #include "slurm.hpp"
 
@@ -44,6 +45,12 @@ struct RaceState {
   std::vector<RaceEvent> stood_down;                // losers that started: stood-down.<id>
   std::vector<RankedShape> ranking;                 // ranking.json, when ranked by estimate
 };
+
+// What became of a group: Won once a claim names its winner; Failed when
+// every shape's job has ended (in `states`) and none claimed the group;
+// Racing otherwise. status and `--wait` both ask this.
+enum class RaceOutcome { Racing, Won, Failed };
+RaceOutcome race_outcome(const RaceState& race, const JobStates& states);
 
 std::string race_dir(const Run& run);
 // Creates race/ and race/jobs/ in the run directory.

@@ -100,6 +100,33 @@ std::string collapse_blank_lines(const std::string& text) {
 
 }  // namespace
 
+std::vector<RenderedScript> select_shape(std::vector<RenderedScript> scripts, const std::string& label) {
+  if (label.empty()) return scripts;
+  std::vector<std::string> labels;
+  std::vector<RenderedScript> chosen;
+  for (auto& s : scripts) {
+    labels.push_back(s.label);
+    if (s.label == label) chosen.push_back(s);
+  }
+  if (chosen.empty())
+    throw UserError(Location{"--shape"}, "", fmt::format("no shape labelled {}{}; shapes: {}", printable(label),
+                                                        did_you_mean(label, labels), join(labels, ", ")));
+  return chosen;
+}
+
+std::vector<std::string> write_scripts(const std::vector<RenderedScript>& scripts, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw UserError(Location{dir}, "", "cannot create the output folder: " + ec.message());
+  std::vector<std::string> paths;
+  for (const auto& s : scripts) {
+    std::string path = (std::filesystem::path(dir) / s.file_name).string();
+    write_file_atomic(path, s.text, 0755);
+    paths.push_back(path);
+  }
+  return paths;
+}
+
 std::string load_template(const std::string& templates_dir, const std::string& name) {
   std::string path = (std::filesystem::path(templates_dir) / name).string();
   if (!std::filesystem::is_regular_file(path))

@@ -22,6 +22,14 @@ struct RenderedScript {
 std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const std::string& templates_dir,
                                            const std::string& race_dir = "");
 
+// Only the script of the shape labelled `label` (all of them when empty); a
+// UserError listing the labels when none has it.
+std::vector<RenderedScript> select_shape(std::vector<RenderedScript> scripts, const std::string& label);
+
+// Writes each script into `dir` (created if missing), atomically and
+// executable; returns the paths written.
+std::vector<std::string> write_scripts(const std::vector<RenderedScript>& scripts, const std::string& dir);
+
 // The template text, from `templates_dir`, with a clear error if it is missing.
 std::string load_template(const std::string& templates_dir, const std::string& name);
 

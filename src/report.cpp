@@ -34,6 +34,7 @@ std::string memory(const ReportRow& r) {
 }
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
+std::string state_text(const ReportRow& r) { return r.state ? state_name(*r.state) : ""; }
 std::string plural(int n, const char* one) { return fmt::format("{} {}{}", n, one, n == 1 ? "" : "s"); }
 
 // "1 node × 2 GPUs", or "2 nodes × 1 rank" for a CPU run.
@@ -140,7 +141,7 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
     r.state = job->state;
     if (job->gpus > 0) r.gpus = job->gpus;
     if (job->start_time > 0 && job->start_time <= now) {
-      bool ended = is_terminal_state(job->state) && job->end_time >= job->start_time;
+      bool ended = is_terminal(job->state) && job->end_time >= job->start_time;
       r.wall_s = static_cast<double>((ended ? job->end_time : now) - job->start_time);
       r.wall_source = ended ? "slurm" : "slurm, still running";
     }
@@ -250,7 +251,7 @@ std::string report_table(const std::vector<ReportRow>& rows) {
     auto loss_acc = [](const std::optional<double>& l, const std::optional<double>& a) {
       return l || a ? fmt::format("{}/{}", num(l, 3), a ? fmt::format("{:.2f}%", *a) : "-") : "-";
     };
-    cells.push_back({r.label, r.run_id, r.job_id.empty() ? "-" : r.job_id, r.state.empty() ? "-" : r.state,
+    cells.push_back({r.label, r.run_id, r.job_id.empty() ? "-" : r.job_id, r.state ? state_name(*r.state) : "-",
                      std::to_string(r.world()), std::to_string(r.gpus),
                      r.epochs ? fmt::format("{}/{}", r.epochs_done, r.epochs) : "-", loss_acc(r.train_loss, r.train_acc),
                      loss_acc(r.val_loss, r.val_acc), num(r.img_per_s, 1), r.speedup ? fmt::format("{:.2f}x", *r.speedup) : "-",
@@ -291,7 +292,7 @@ std::string report_csv(const std::vector<ReportRow>& rows) {
       "mem0_avg_mib,mem0_mode_mib,mem_max_mib,mem_kind,rendezvous_s,first_step_s,metrics,problem\n";
   auto v = [](const std::optional<double>& x) { return x ? fmt::format("{}", *x) : std::string(); };
   for (const auto& r : rows) {
-    std::vector<std::string> c = {r.run_id, r.label, r.job_id, r.state, std::to_string(r.nodes),
+    std::vector<std::string> c = {r.run_id, r.label, r.job_id, state_text(r), std::to_string(r.nodes),
                                   std::to_string(r.ranks_per_node), std::to_string(r.gpus_per_node),
                                   std::to_string(r.world()), std::to_string(r.gpus), std::to_string(r.epochs_done),
                                   std::to_string(r.epochs), v(r.train_loss), v(r.train_acc), v(r.val_loss), v(r.val_acc),
@@ -309,7 +310,7 @@ std::string report_json(const std::vector<ReportRow>& rows) {
   json out = json::array();
   for (const auto& r : rows)
     out.push_back({{"run", r.run_id},           {"shape", r.label},
-                   {"job", r.job_id},           {"state", r.state},
+                   {"job", r.job_id},           {"state", state_text(r)},
                    {"nodes", r.nodes},          {"ranks_per_node", r.ranks_per_node},
                    {"gpus_per_node", r.gpus_per_node}, {"ranks", r.world()},
                    {"gpus", r.gpus},            {"epochs_done", r.epochs_done},

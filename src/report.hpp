@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "context.hpp"
 #include "jobs.hpp"
+#include "output.hpp"
 #include "runs.hpp"
 
 namespace ddpctl {
@@ -30,7 +32,8 @@ struct MetricsFile {
 MetricsFile read_metrics(const std::string& path);
 
 struct ReportRow {
-  std::string run_id, label, job_id, state;
+  std::string run_id, label, job_id;
+  std::optional<JobState> state;  // as Slurm last said; none without a job or an answer
   int nodes = 1, ranks_per_node = 1, gpus_per_node = 0;
   int world() const { return nodes * ranks_per_node; }
   int gpus = 0;  // allocated GPUs (sacct), else nodes x gpus_per_node
@@ -91,5 +94,33 @@ std::string report_json(const std::vector<ReportRow>& rows);
 std::string report_plot_data(const std::vector<ReportRow>& rows);
 std::string report_gnuplot(const std::vector<ReportRow>& rows, const std::string& data_file, const std::string& out,
                            const std::string& terminal);
+
+// Rows for each run the targets name (an experiment names all of its runs;
+// a race's row is its winner's), with scaling computed. Warnings (unreadable
+// metrics lines, Slurm not answering) go to `out`. Throws UserError when no
+// run has metrics yet.
+std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, const std::string& root,
+                                      SlurmClient& slurm, Output& out, long long now);
+
+// Draws the rows into `path` (.svg or .png) with gnuplot, run through `runner`.
+void plot_report(const std::vector<ReportRow>& rows, const std::string& path, CommandRunner& runner);
+
+// `ddpctl plan SPEC`: the spec's shapes predicted from measured runs.
+struct PlanRequest {
+  std::string spec;
+  std::vector<std::string> sets;
+  std::vector<std::string> from;  // runs or experiments; empty: the latest of the spec's name
+  std::string runs_root;
+  int epochs = 0;  // 0: the spec's trainer.epochs, else the measured runs'
+};
+struct Plan {
+  int epochs = 0;
+  size_t measured = 0;  // runs read
+  ReportRow base;       // the measured shape with the fewest ranks
+  std::vector<Prediction> shapes;
+  size_t fastest = 0, cheapest = 0;  // indexes into shapes
+  bool by_gpu_hours = true;          // cheapest by GPU-hours (every shape has GPUs), else node-hours
+};
+Plan make_plan(const PlanRequest& request, SlurmClient& slurm, Output& out, long long now);
 
 }  // namespace ddpctl

@@ -20,6 +20,7 @@ class ShapeResolver {
 
   ResolvedShape resolve() {
     ResolvedShape r;
+    r.asked = shape_;
     r.label = shape_.label;
     r.job_name = spec_.several_shapes() ? spec_.name + "-" + shape_.label : spec_.name;
     r.script_name = r.job_name + ".sbatch";
@@ -31,6 +32,10 @@ class ShapeResolver {
     const GpuType* type = resolve_gpu_type();
     r.partition = resolve_partition(type);
     const Partition* part = profile_.find_partition(r.partition);
+    r.partition_requested = !r.partition.empty() && !(part && part->implicit);
+    if (type && profile_.dialect == GpuDialect::Constraint) r.gpu_feature = type->constraint;
+    if (type && (profile_.dialect == GpuDialect::Gres || profile_.dialect == GpuDialect::GpusPerNode))
+      r.gpu_gres = type->gres;
     check_partition_limits(part, type);
     r.cpus_per_task = cpus_per_task(part, r.tasks_per_node);
     if (part && part->cpus_per_node && r.cpus_per_task && *r.cpus_per_task * r.tasks_per_node > *part->cpus_per_node) {
@@ -140,8 +145,7 @@ class ShapeResolver {
     std::vector<std::string> d;
     d.push_back("--job-name=" + r.job_name);
     if (!shape_.account.empty()) d.push_back("--account=" + shape_.account);
-    const Partition* part = profile_.find_partition(r.partition);
-    if (!r.partition.empty() && !(part && part->implicit)) d.push_back("--partition=" + r.partition);
+    if (r.partition_requested) d.push_back("--partition=" + r.partition);
     if (!shape_.qos.empty()) d.push_back("--qos=" + shape_.qos);
     d.push_back(fmt::format("--nodes={}", r.nodes));
     d.push_back(fmt::format("--ntasks-per-node={}", r.tasks_per_node));
@@ -230,6 +234,9 @@ ResolvedRun resolve_run(RunSpec spec, ClusterProfile profile) {
 }
 
 ResolvedRun load_and_resolve(const std::string& spec_path, const std::vector<std::string>& overrides) {
+  // The path reaches the scripts (ddpctl's own comments, the run record).
+  if (auto problem = script_value_problem(spec_path))
+    throw UserError(Location{printable(spec_path)}, "", "the spec's path " + *problem);
   RunSpec spec = load_run_spec(spec_path, overrides);
   std::string profile_path = find_cluster_profile(spec.cluster, spec.file, spec.where_of("cluster"));
   return resolve_run(std::move(spec), load_cluster_profile(profile_path));

@@ -11,10 +11,15 @@
 namespace ddpctl {
 
 struct ResolvedShape {
+  Shape asked;  // the shape as the spec wrote it: its fields' locations for messages
   std::string label;
   std::string job_name;
   std::string script_name;  // file name of the rendered script
   std::string partition;    // may be empty: the cluster's default partition
+  bool partition_requested = false;  // a --partition line is written (not the site's implicit choice)
+  // The GPU type as Slurm knows it: a GRES type (gres, gpus-per-node
+  // dialects) or a node feature (constraint dialect); empty when untyped.
+  std::string gpu_gres, gpu_feature;
   int nodes = 1;
   int gpus_per_node = 0;
   int ranks_per_node = 1;
@@ -39,7 +44,8 @@ struct ResolvedRun {
 // Throws UserError listing every problem.
 ResolvedRun resolve_run(RunSpec spec, ClusterProfile profile);
 
-// Loads the spec, finds and loads its profile, and resolves them.
+// Loads the spec, finds and loads its profile, and resolves them. A path
+// that could not be written into a script safely is refused first.
 ResolvedRun load_and_resolve(const std::string& spec_path, const std::vector<std::string>& overrides);
 
 // The argv that each srun task runs (before the per-task rank prelude).

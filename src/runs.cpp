@@ -24,7 +24,7 @@ json to_json(const Attempt& a) {
               {"script", a.script},
               {"argv", a.argv},
               {"intent_at", a.intent_at},
-              {"outcome", a.outcome},
+              {"outcome", outcome_name(a.outcome)},
               {"job_id", a.job_id},
               {"cluster", a.cluster},
               {"reason", a.reason},
@@ -39,7 +39,8 @@ Attempt attempt_from_json(const json& j) {
   a.script = j.value("script", "");
   a.argv = j.value("argv", std::vector<std::string>{});
   a.intent_at = j.value("intent_at", "");
-  a.outcome = j.value("outcome", "intent");
+  // A word this version never wrote is kept unsettled rather than guessed.
+  a.outcome = parse_outcome(j.value("outcome", "intent")).value_or(Outcome::Intent);
   a.job_id = j.value("job_id", "");
   a.cluster = j.value("cluster", "");
   a.reason = j.value("reason", "");
@@ -102,16 +103,48 @@ std::string new_token() {
 
 std::string job_comment(const std::string& token) { return "ddpctl:" + token; }
 
-std::string spec_hash(const std::string& spec_path, const std::string& spec_text,
-                      const std::vector<std::string>& overrides) {
+const char* outcome_name(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::Intent:
+      return "intent";
+    case Outcome::Submitted:
+      return "submitted";
+    case Outcome::Rejected:
+      return "rejected";
+    case Outcome::Unconfirmed:
+      return "unconfirmed";
+    case Outcome::Absent:
+      return "absent";
+  }
+  return "intent";
+}
+
+std::optional<Outcome> parse_outcome(const std::string& name) {
+  for (Outcome o : {Outcome::Intent, Outcome::Submitted, Outcome::Rejected, Outcome::Unconfirmed, Outcome::Absent})
+    if (name == outcome_name(o)) return o;
+  return std::nullopt;
+}
+
+std::string run_identity(const std::vector<SpecSource>& specs, const std::vector<std::string>& overrides,
+                         const std::string& shape) {
+  // FNV-1a over the first spec's path and text, then the overrides and the
+  // rest; the same bytes as the hashes written before this function existed,
+  // so runs recorded by earlier versions are still recognised.
   unsigned long long h = 1469598103934665603ULL;
   auto feed = [&h](const std::string& s) {
     for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
     h = (h ^ 0xff) * 1099511628211ULL;  // separator
   };
-  feed(absolute(spec_path));
-  feed(spec_text);
+  const SpecSource& first = specs.at(0);
+  feed(absolute(first.path));
+  feed(first.text);
   for (const auto& o : overrides) feed(o);
+  if (!shape.empty()) {
+    feed("--shape=" + shape);
+  } else {
+    feed("--race");
+    for (size_t k = 1; k < specs.size(); ++k) feed(fs::absolute(specs[k].path).string() + '\n' + specs[k].text);
+  }
   return fmt::format("{:016x}", h);
 }
 

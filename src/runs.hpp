@@ -12,20 +12,32 @@
 
 namespace ddpctl {
 
+// What became of one sbatch attempt, as the ledger records it.
+enum class Outcome {
+  Intent,       // recorded before sbatch; sbatch may be running, or ddpctl died before the outcome
+  Submitted,    // a job was made (job_id)
+  Rejected,     // sbatch refused it; no job
+  Unconfirmed,  // sbatch's answer was ambiguous: a job may or may not exist
+  Absent,       // an intent or unconfirmed attempt that Slurm was later shown not to have
+};
+// "intent", "submitted", ... as in ledger.json.
+const char* outcome_name(Outcome outcome);
+// The ledger's word for an outcome; nullopt for a word ddpctl never wrote.
+std::optional<Outcome> parse_outcome(const std::string& name);
+
 struct Attempt {
   std::string token;   // unique; the job's --comment is "ddpctl:<token>"
   std::string shape;   // shape label
   std::string script;  // file name inside the run directory
   std::vector<std::string> argv;
   std::string intent_at;  // UTC, ISO 8601
-  // "intent": sbatch may be running or ddpctl died before recording an outcome;
-  // "submitted", "rejected", "unconfirmed" (sbatch's answer was ambiguous), or
-  // "absent" (an unconfirmed attempt that Slurm was later shown not to have).
-  std::string outcome = "intent";
+  Outcome outcome = Outcome::Intent;
   std::string job_id, cluster, reason, decided_at;
   std::string cancel_requested_at;
 
-  bool settled() const { return outcome == "submitted" || outcome == "rejected" || outcome == "absent"; }
+  bool settled() const {
+    return outcome == Outcome::Submitted || outcome == Outcome::Rejected || outcome == Outcome::Absent;
+  }
 };
 
 struct RunShape {
@@ -55,9 +67,17 @@ std::string utc_now_iso();
 long long parse_utc_iso(const std::string& s);  // 0 if unreadable
 std::string new_token();                        // 12 lowercase hex characters
 std::string job_comment(const std::string& token);
-// FNV-1a of what makes two submissions "the same run": spec text, path, overrides.
-std::string spec_hash(const std::string& spec_path, const std::string& spec_text,
-                      const std::vector<std::string>& overrides);
+
+// One spec file as submitted: its path and the text read from it.
+struct SpecSource {
+  std::string path, text;
+};
+// What makes two submissions "the same run", as a hash: the specs (absolute
+// paths and texts), the --set overrides, and which shape was submitted
+// (`shape`), or, with `shape` empty, that every shape races as one group.
+// submit, race and sweep all ask this one function.
+std::string run_identity(const std::vector<SpecSource>& specs, const std::vector<std::string>& overrides,
+                         const std::string& shape);
 
 // Creates the run directory with spec.yaml, run.json, the scripts and an empty ledger.
 Run create_run(const std::string& root, const ResolvedRun& resolved, const std::string& spec_text,

@@ -1,4 +1,5 @@
 #include "slurm.hpp"
+#include "slurm_parse.hpp"
 
 #include <cstdlib>
 #include <ctime>
@@ -58,10 +59,10 @@ std::string current_user() {
 
 }  // namespace
 
-SubmitResult parse_sbatch_result(const CommandResult& r) {
-  SubmitResult s;
+SbatchResult parse_sbatch_result(const CommandResult& r) {
+  SbatchResult s;
   if (r.not_found) {
-    s.kind = SubmitResult::Kind::Rejected;
+    s.kind = SbatchResult::Kind::Rejected;
     s.reason = "sbatch was not found on PATH (is Slurm installed here, or its module loaded?)";
     return s;
   }
@@ -77,7 +78,7 @@ SubmitResult parse_sbatch_result(const CommandResult& r) {
       if (!trim(line).empty()) last = trim(line);
     std::string id = last.substr(0, last.find(';'));
     if (!id.empty() && is_decimal_number(id) && id.size() < 19) {
-      s.kind = SubmitResult::Kind::Submitted;
+      s.kind = SbatchResult::Kind::Submitted;
       s.job_id = id;
       if (auto semi = last.find(';'); semi != std::string::npos) s.cluster = last.substr(semi + 1);
       return s;
@@ -89,7 +90,7 @@ SubmitResult parse_sbatch_result(const CommandResult& r) {
     s.reason = r.describe();
     return s;
   }
-  s.kind = SubmitResult::Kind::Rejected;
+  s.kind = SbatchResult::Kind::Rejected;
   std::string err = trim(r.err);
   const std::string marker = "Batch job submission failed: ";
   if (auto at = err.find(marker); at != std::string::npos) err = err.substr(at + marker.size());
@@ -164,7 +165,7 @@ SlurmClient::SlurmClient(CommandRunner& runner)
 
 CommandResult SlurmClient::raw(const std::vector<std::string>& argv) { return runner_.run(argv, query_timeout_); }
 
-SubmitResult SlurmClient::submit(const std::vector<std::string>& args) {
+SbatchResult SlurmClient::submit(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"sbatch", "--parsable"};
   argv.insert(argv.end(), args.begin(), args.end());
   return parse_sbatch_result(runner_.run(argv, submit_timeout_));

@@ -13,7 +13,7 @@
 
 namespace ddpctl {
 
-struct SubmitResult {
+struct SbatchResult {
   enum class Kind { Submitted, Rejected, Unconfirmed };
   Kind kind = Kind::Unconfirmed;
   std::string job_id;   // when Submitted
@@ -23,7 +23,7 @@ struct SubmitResult {
 
 // Judges sbatch --parsable by its exit status and stdout, never by stderr
 // being empty: sbatch retries on EAGAIN and says so on stderr.
-SubmitResult parse_sbatch_result(const CommandResult& r);
+SbatchResult parse_sbatch_result(const CommandResult& r);
 
 // What `sbatch --test-only` says about a script: exit 0 and, on stderr,
 // "Job N to start at TIME using P processors on nodes LIST in partition P";
@@ -42,11 +42,50 @@ struct StartEstimate {
 // the start time may also be ISO 8601 local time (YYYY-MM-DDTHH:MM:SS).
 StartEstimate parse_test_only(const CommandResult& r);
 
+// A job's state as Slurm names it (squeue's job_state, sacct's State without
+// "by UID"); Unknown when Slurm could not say, or said something ddpctl does
+// not know. Names appear only where text is read or written (state_name,
+// parse_job_state).
+enum class JobState {
+  Unknown,
+  Pending,
+  Configuring,
+  Running,
+  Completing,
+  Suspended,
+  Stopped,
+  Signaling,
+  StageOut,
+  Resizing,
+  Requeued,
+  RequeueHold,
+  RequeueFed,
+  ResvDelHold,
+  SpecialExit,
+  Completed,
+  Failed,
+  Cancelled,
+  Timeout,
+  NodeFail,
+  Preempted,
+  OutOfMemory,
+  BootFail,
+  Deadline,
+  Revoked,
+};
+// "PENDING", "NODE_FAIL", ...; "UNKNOWN" for Unknown.
+const char* state_name(JobState state);
+// "RUNNING" -> Running, "CANCELLED by 0" -> Cancelled; nullopt for a name
+// ddpctl does not know.
+std::optional<JobState> parse_job_state(const std::string& name);
+// The job has ended and will not run again unless requeued.
+bool is_terminal(JobState state);
+
 struct Job {
   std::string id;
   std::string name;
   std::string comment;
-  std::string state;      // PENDING, RUNNING, COMPLETED, ... ("UNKNOWN" if Slurm could not say)
+  JobState state = JobState::Unknown;
   std::string reason;     // pending/failure reason code, e.g. Resources
   std::string partition;
   std::string account;
@@ -89,22 +128,12 @@ struct SlurmAnswerError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Parsers, exposed for the unit tests. The JSON ones throw SlurmAnswerError
-// for Slurm's own errors and nlohmann::json exceptions for unreadable text.
-std::vector<Job> parse_squeue_json(const std::string& text);
-std::vector<Job> parse_squeue_format(const std::string& text);
-std::vector<Job> parse_sacct(const std::string& text);
-std::vector<NodeInfo> parse_sinfo_json(const std::string& text);
-std::map<std::string, int> parse_gres(const std::string& gres);  // "gpu:a100:4(S:0),gpu:2" -> {a100:4, "":2}
-int gpus_in_tres(const std::string& tres);                          // "cpu=2,gres/gpu=4" -> 4
-bool is_terminal_state(const std::string& state);
-
 class SlurmClient {
  public:
   explicit SlurmClient(CommandRunner& runner);
 
   // sbatch --parsable ARGS...; the last arg is the script.
-  SubmitResult submit(const std::vector<std::string>& args);
+  SbatchResult submit(const std::vector<std::string>& args);
   // sbatch --test-only ARGS...: when and where the job would start; submits nothing.
   StartEstimate estimate_start(const std::vector<std::string>& args);
   // Every job squeue knows (squeue --json, else a format string). 22.05's

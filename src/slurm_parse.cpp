@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "slurm.hpp"
+#include "slurm_parse.hpp"
 #include "values.hpp"
 
 namespace ddpctl {
@@ -136,13 +136,70 @@ int gpus_in_tres(const std::string& tres) {
   return n;
 }
 
-bool is_terminal_state(const std::string& state) {
-  static const char* terminal[] = {"COMPLETED", "FAILED",  "CANCELLED",     "TIMEOUT",   "NODE_FAIL",
-                                   "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "REVOKED"};
-  std::string first = state.substr(0, state.find(' '));  // sacct: "CANCELLED by 0"
-  for (const char* t : terminal)
-    if (first == t) return true;
-  return false;
+namespace {
+
+struct StateName {
+  JobState state;
+  const char* name;
+};
+const StateName kStateNames[] = {
+    {JobState::Unknown, "UNKNOWN"},          {JobState::Pending, "PENDING"},
+    {JobState::Configuring, "CONFIGURING"},  {JobState::Running, "RUNNING"},
+    {JobState::Completing, "COMPLETING"},    {JobState::Suspended, "SUSPENDED"},
+    {JobState::Stopped, "STOPPED"},          {JobState::Signaling, "SIGNALING"},
+    {JobState::StageOut, "STAGE_OUT"},       {JobState::Resizing, "RESIZING"},
+    {JobState::Requeued, "REQUEUED"},        {JobState::RequeueHold, "REQUEUE_HOLD"},
+    {JobState::RequeueFed, "REQUEUE_FED"},   {JobState::ResvDelHold, "RESV_DEL_HOLD"},
+    {JobState::SpecialExit, "SPECIAL_EXIT"}, {JobState::Completed, "COMPLETED"},
+    {JobState::Failed, "FAILED"},            {JobState::Cancelled, "CANCELLED"},
+    {JobState::Timeout, "TIMEOUT"},          {JobState::NodeFail, "NODE_FAIL"},
+    {JobState::Preempted, "PREEMPTED"},      {JobState::OutOfMemory, "OUT_OF_MEMORY"},
+    {JobState::BootFail, "BOOT_FAIL"},       {JobState::Deadline, "DEADLINE"},
+    {JobState::Revoked, "REVOKED"},
+};
+
+// A state as read: a name ddpctl does not know becomes Unknown, with the name
+// kept in the reason so that nothing Slurm said is hidden.
+void set_state(Job& job, const std::string& name) {
+  if (auto s = parse_job_state(name)) {
+    job.state = *s;
+  } else {
+    job.state = JobState::Unknown;
+    if (!name.empty()) job.reason = "Slurm reports state " + name;
+  }
+}
+
+}  // namespace
+
+const char* state_name(JobState state) {
+  for (const auto& s : kStateNames)
+    if (s.state == state) return s.name;
+  return "UNKNOWN";
+}
+
+std::optional<JobState> parse_job_state(const std::string& name) {
+  std::string first = name.substr(0, name.find(' '));  // sacct: "CANCELLED by 0"
+  for (const auto& s : kStateNames)
+    if (first == s.name) return s.state;
+  return std::nullopt;
+}
+
+bool is_terminal(JobState state) {
+  switch (state) {
+    case JobState::Completed:
+    case JobState::Failed:
+    case JobState::Cancelled:
+    case JobState::Timeout:
+    case JobState::NodeFail:
+    case JobState::Preempted:
+    case JobState::OutOfMemory:
+    case JobState::BootFail:
+    case JobState::Deadline:
+    case JobState::Revoked:
+      return true;
+    default:
+      return false;
+  }
 }
 
 std::vector<Job> parse_squeue_json(const std::string& text) {
@@ -170,8 +227,8 @@ std::vector<Job> parse_squeue_json(const std::string& text) {
     job.id = str_field(j, "job_id");
     job.name = str_field(j, "name");
     job.comment = str_field(j, "comment");
-    job.state = str_field(j, "job_state");
     job.reason = str_field(j, "state_reason");
+    set_state(job, str_field(j, "job_state"));
     job.partition = str_field(j, "partition");
     job.account = str_field(j, "account");
     job.nodes = str_field(j, "nodes");
@@ -201,8 +258,8 @@ std::vector<Job> parse_squeue_format(const std::string& text) {
     job.id = f[0];
     job.name = f[1];
     job.comment = f[2] == "(null)" ? "" : f[2];
-    job.state = f[3];
     job.reason = f[4];
+    set_state(job, f[3]);
     job.submit_time = parse_slurm_date(f[5]);
     job.start_time = parse_slurm_date(f[6]);
     job.end_time = parse_slurm_date(f[7]);
@@ -232,8 +289,8 @@ std::vector<Job> parse_sacct(const std::string& text) {
     job.id = f[0];
     job.name = f[1];
     job.comment = f[2];
-    job.state = f[3].substr(0, f[3].find(' '));
     job.reason = f[4];
+    set_state(job, f[3]);
     job.partition = f[5];
     job.account = f[6];
     job.nodes = f[7] == "None assigned" ? "" : f[7];

@@ -93,10 +93,4 @@ RunSpec load_run_spec(const std::string& path, const std::vector<std::string>& o
 // The same from text already in memory (tests, stdin).
 RunSpec parse_run_spec(const std::string& file, const std::string& text, const std::vector<std::string>& overrides = {});
 
-// Reads an `nccl:` section (shared with cluster profiles).
-NcclSettings read_nccl_settings(MapReader& parent, const std::string& key);
-
-// Environment names ddpctl sets itself and refuses in `env:`, with the reason.
-std::optional<std::string> reserved_env_reason(const std::string& name);
-
 }  // namespace ddpctl

@@ -15,6 +15,12 @@ void read_environment(MapReader& top, RunSpec& spec);  // modules, env, nccl, se
 void read_master(MapReader& top, RunSpec& spec);
 void read_requeue(MapReader& top, RunSpec& spec);
 
+// Reads an `nccl:` section (shared with cluster profiles).
+NcclSettings read_nccl_settings(MapReader& parent, const std::string& key);
+
+// Environment names ddpctl sets itself and refuses in `env:`, with the reason.
+std::optional<std::string> reserved_env_reason(const std::string& name);
+
 // The environment variables a typed NCCL setting is exported as.
 struct NcclOption {
   const char* key;

@@ -1,16 +1,19 @@
 #include "submit.hpp"
 
-#include <algorithm>
 #include <ctime>
+#include <filesystem>
 #include <fmt/format.h>
+#include <map>
 
+#include "files.hpp"
+#include "jobs.hpp"
+#include "preflight.hpp"
+#include "render.hpp"
 #include "text.hpp"
 
 namespace ddpctl {
 
 namespace {
-
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
 long long min_job_age_s(SlurmClient& slurm) {
   auto config = slurm.config();
@@ -20,77 +23,6 @@ long long min_job_age_s(SlurmClient& slurm) {
 }
 
 }  // namespace
-
-Diagnostics preflight(const ResolvedRun& run, size_t shape_index, SlurmClient& slurm) {
-  Diagnostics diags;
-  const ResolvedShape& shape = run.shapes.at(shape_index);
-  const Shape& asked = run.spec.shapes.at(shape_index);
-  auto where = [&](const char* field) { return asked.where_of(field, Location{run.spec.file}); };
-
-  NodeQuery q = slurm.nodes();
-  if (!q.answered) {
-    diags.error(Location{"sinfo"}, "", "cannot ask Slurm about its nodes (" + q.error + "); use --no-preflight to submit anyway");
-    return diags;
-  }
-  const Partition* profile_partition = run.profile.find_partition(shape.partition);
-  bool check_partition = !shape.partition.empty() && !(profile_partition && profile_partition->implicit);
-  std::vector<const NodeInfo*> candidates;
-  std::vector<std::string> partitions;
-  for (const auto& node : q.nodes) {
-    for (const auto& p : node.partitions)
-      if (!has(partitions, p)) partitions.push_back(p);
-    if (!check_partition || has(node.partitions, shape.partition)) candidates.push_back(&node);
-  }
-  if (check_partition && candidates.empty()) {
-    diags.error(where("partition"), asked.field("partition"),
-                fmt::format("partition {} does not exist on this cluster{}; Slurm has: {}", shape.partition,
-                            did_you_mean(shape.partition, partitions), join(partitions, ", ")));
-    return diags;
-  }
-  std::string in = check_partition ? "partition " + shape.partition : "this cluster";
-
-  // The GPU type as Slurm names it: a GRES type, or a node feature.
-  std::string gres_type, feature;
-  if (!asked.gpu_type.empty()) {
-    const GpuType* t = run.profile.find_gpu_type(asked.gpu_type);
-    if (run.profile.dialect == GpuDialect::Constraint)
-      feature = t ? t->constraint : asked.gpu_type;
-    else if (run.profile.dialect != GpuDialect::Partition)
-      gres_type = t ? t->gres : asked.gpu_type;
-  }
-  int cpus_needed = shape.tasks_per_node * shape.cpus_per_task.value_or(1);
-  int fitting = 0, most_gpus = 0, most_cpus = 0;
-  for (const NodeInfo* node : candidates) {
-    int gpus = gres_type.empty() ? node->total_gpus()
-                                 : (node->gpus_by_type.count(gres_type) ? node->gpus_by_type.at(gres_type) : 0);
-    if (!feature.empty() && !has(node->features, feature)) gpus = 0;
-    most_gpus = std::max(most_gpus, gpus);
-    most_cpus = std::max(most_cpus, node->cpus);
-    if (gpus >= shape.gpus_per_node && node->cpus >= cpus_needed) ++fitting;
-  }
-  std::string kind = gres_type.empty() ? (feature.empty() ? "" : feature + " ") : gres_type + " ";
-  if (shape.gpus_per_node > 0 && most_gpus < shape.gpus_per_node) {
-    diags.error(where("gpus_per_node"), asked.field("gpus_per_node"),
-                most_gpus == 0 ? fmt::format("no node in {} has {}GPUs", in, kind)
-                               : fmt::format("{} {}GPUs per node asked, but nodes in {} have at most {}",
-                                             shape.gpus_per_node, kind, in, most_gpus));
-  } else if (most_cpus < cpus_needed) {
-    diags.error(where("cpus_per_task"), asked.field("cpus_per_task"),
-                fmt::format("{} CPUs per node needed ({} task(s) x {}), but nodes in {} have at most {}", cpus_needed,
-                            shape.tasks_per_node, shape.cpus_per_task.value_or(1), in, most_cpus));
-  } else if (fitting < shape.nodes) {
-    diags.error(where("nodes"), asked.field("nodes"),
-                fmt::format("{} nodes asked, but {} has {} that fit this shape", shape.nodes, in, fitting));
-  }
-
-  if (!asked.account.empty()) {
-    if (auto accounts = slurm.user_accounts(); accounts && !has(*accounts, asked.account))
-      diags.error(where("account"), asked.field("account"),
-                  fmt::format("account {} is not one you can charge on this cluster{}; yours: {}", asked.account,
-                              did_you_mean(asked.account, *accounts), join(*accounts, ", ")));
-  }
-  return diags;
-}
 
 Lookup find_job_by_token(SlurmClient& slurm, const std::string& token, long long intent_time) {
   Lookup out;
@@ -143,11 +75,11 @@ std::vector<Attempt> settle_attempts(Run& run, SlurmClient& slurm) {
     if (a.settled()) continue;
     Lookup l = find_job_by_token(slurm, a.token, parse_utc_iso(a.intent_at));
     if (l.presence == Presence::Found) {
-      a.outcome = "submitted";
+      a.outcome = Outcome::Submitted;
       a.job_id = l.job.id;
       a.reason = "confirmed by looking up its token in " + l.job.source;
     } else if (l.presence == Presence::Absent) {
-      a.outcome = "absent";
+      a.outcome = Outcome::Absent;
       a.reason = "Slurm has no job with its token";
     } else {
       a.reason = l.why;
@@ -181,30 +113,30 @@ Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, cons
   run.attempts.push_back(a);
   save_ledger(run);  // the intent, before anything can happen
 
-  SubmitResult r = slurm.submit(args);
+  SbatchResult r = slurm.submit(args);
   Attempt& rec = run.attempts.back();
   rec.decided_at = utc_now_iso();
   rec.reason = r.reason;
   switch (r.kind) {
-    case SubmitResult::Kind::Submitted:
-      rec.outcome = "submitted";
+    case SbatchResult::Kind::Submitted:
+      rec.outcome = Outcome::Submitted;
       rec.job_id = r.job_id;
       rec.cluster = r.cluster;
       break;
-    case SubmitResult::Kind::Rejected:
-      rec.outcome = "rejected";
+    case SbatchResult::Kind::Rejected:
+      rec.outcome = Outcome::Rejected;
       break;
-    case SubmitResult::Kind::Unconfirmed:
-      rec.outcome = "unconfirmed";
+    case SbatchResult::Kind::Unconfirmed:
+      rec.outcome = Outcome::Unconfirmed;
       break;
   }
   save_ledger(run);  // the outcome
-  if (rec.outcome == "unconfirmed") {
+  if (rec.outcome == Outcome::Unconfirmed) {
     // Only a sighting settles it now: a controller that timed out may still be
     // creating the job, so absence is judged later, by the next `submit`.
     Lookup l = find_job_by_token(slurm, rec.token, parse_utc_iso(rec.intent_at));
     if (l.presence == Presence::Found) {
-      rec.outcome = "submitted";
+      rec.outcome = Outcome::Submitted;
       rec.job_id = l.job.id;
       rec.reason = "sbatch's answer was lost (" + rec.reason + "); found by its token in " + l.job.source;
       rec.decided_at = utc_now_iso();
@@ -212,6 +144,172 @@ Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, cons
     }
   }
   return run.attempts.back();
+}
+
+EarlierRuns find_earlier_runs(const std::string& root, const std::string& identity, SlurmClient& slurm) {
+  EarlierRuns out;
+  std::vector<std::string> ids;
+  std::map<std::string, std::string> run_of;
+  for (Run& run : list_runs(root)) {
+    if (run.spec_hash != identity) continue;
+    auto unsettled = settle_attempts(run, slurm);
+    if (!unsettled.empty()) {
+      const Attempt& a = unsettled.front();
+      throw UserError(Location{run.dir + "/ledger.json"}, "",
+                      fmt::format("attempt {} (sbatch at {}) may or may not have created a job, and it cannot be "
+                                  "checked now: {}. Not submitting again until it is settled; re-run this command "
+                                  "when Slurm answers",
+                                  a.token, a.intent_at, a.reason));
+    }
+    bool all_absent = !run.attempts.empty();
+    for (const auto& a : run.attempts) {
+      if (a.outcome != Outcome::Absent) all_absent = false;
+      if (a.outcome == Outcome::Submitted) {
+        ids.push_back(a.job_id);
+        run_of[a.job_id] = run.id;
+      }
+    }
+    if (all_absent) out.retry = run;
+  }
+  if (ids.empty()) return out;
+  JobStates states = lookup_jobs(slurm, ids);
+  for (const auto& id : ids) {
+    const Job& job = states.jobs.at(id);
+    if (!is_terminal(job.state) && job.state != JobState::Unknown) {
+      out.active = ActiveJob{run_of[id], id};
+      return out;
+    }
+    if (job.state == JobState::Unknown && !states.queue_answered)
+      throw UserError(fmt::format("cannot tell whether job {} (run {}) of this spec is still queued: {}", id,
+                                  run_of[id], states.error));
+  }
+  return out;
+}
+
+void create_output_dir(const ResolvedRun& resolved) {
+  std::error_code ec;
+  std::filesystem::create_directories(resolved.spec.output_dir, ec);
+  if (ec)
+    throw UserError(resolved.spec.where_of("output_dir"), "output_dir",
+                    "cannot create " + resolved.spec.output_dir + ": " + ec.message());
+}
+
+const ResolvedShape& choose_shape(const ResolvedRun& run, const std::string& label) {
+  std::vector<std::string> labels;
+  for (const auto& s : run.shapes) labels.push_back(s.label);
+  if (label.empty()) {
+    if (run.shapes.size() > 1)
+      throw UserError(Location{run.spec.file}, "alternatives",
+                      fmt::format("this spec has {} shapes ({}); choose one with --shape", labels.size(),
+                                  join(labels, ", ")));
+    return run.shapes.front();
+  }
+  for (const auto& s : run.shapes)
+    if (s.label == label) return s;
+  throw UserError(Location{"--shape"}, "", fmt::format("no shape labelled {}{}; shapes: {}", printable(label),
+                                                      did_you_mean(label, labels), join(labels, ", ")));
+}
+
+bool submits_as_race(const ResolvedRun& run, const std::string& shape_label) {
+  if (run.spec.has_sweep && shape_label.empty())
+    throw UserError(run.spec.where_of("sweep"), "sweep",
+                    "this spec is a sweep: `ddpctl sweep` submits one run per shape, `--shape LABEL` one of them");
+  return run.shapes.size() > 1 && shape_label.empty();
+}
+
+SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, SlurmClient& slurm) {
+  if (req.rank_by_estimate)
+    throw UserError(Location{"--rank-by-estimate"}, "",
+                    "ranks the shapes of a race, and this submission has one shape; `ddpctl race --plan` shows "
+                    "when shapes would start");
+  const ResolvedShape& shape = choose_shape(resolved, req.shape);
+  std::vector<RenderedScript> rendered = render_scripts(resolved, req.templates_dir);
+  std::string spec_text = read_file(req.spec);
+  std::string identity = run_identity({{req.spec, spec_text}}, req.sets, shape.label);
+
+  SubmitResult result;
+  EarlierRuns earlier;
+  if (!req.dry_run) {
+    earlier = find_earlier_runs(req.runs_root, identity, slurm);
+    if (earlier.active && !req.again) {
+      result.kind = SubmitResult::Kind::AlreadySubmitted;
+      result.active = *earlier.active;
+      return result;
+    }
+  }
+  if (req.preflight) preflight(resolved, shape, slurm).throw_if_any();
+  if (req.dry_run) {
+    result.kind = SubmitResult::Kind::DryRun;
+    result.would_run = fmt::format("sbatch --parsable --comment=ddpctl:<token> --chdir={} <run dir>/{}",
+                                   std::filesystem::current_path().string(), shape.script_name);
+    return result;
+  }
+
+  create_output_dir(resolved);
+  std::vector<std::pair<std::string, std::string>> scripts;
+  for (const auto& s : rendered) scripts.emplace_back(s.file_name, s.text);
+  // An earlier attempt of this spec that made no job is retried in its own run,
+  // so the ledger tells the whole story.
+  Run run;
+  if (earlier.retry && !req.again) {
+    run = *earlier.retry;
+    for (const auto& [file, text] : scripts) write_file_atomic(run.dir + "/" + file, text, 0755);
+  } else {
+    run = create_run(req.runs_root, resolved, spec_text, req.sets, identity, scripts);
+  }
+  Attempt a = submit_attempt(run, *run.shape(shape.label), slurm);
+  if (a.outcome == Outcome::Rejected)
+    throw UserError(Location{run.dir + "/" + a.script}, "", "sbatch rejected the job: " + a.reason);
+  if (a.outcome != Outcome::Submitted)
+    throw UserError(Location{run.dir + "/ledger.json"}, "",
+                    fmt::format("sbatch's answer was unclear ({}); the attempt is recorded as unconfirmed. Run the "
+                                "same `ddpctl submit` again: it looks the attempt up in Slurm by its token first and "
+                                "submits only if no job was made",
+                                a.reason));
+  result.run = run;
+  result.attempt = a;
+  return result;
+}
+
+void wait_for_job(Context& ctx, const Run& run, const Attempt& attempt, bool follow, Output& out) {
+  std::string last;
+  EndWatcher end(ctx.clock);
+  const RunShape* shape = run.shape(attempt.shape);
+  std::string progress_file =
+      shape ? progress_path(shape->output_dir, shape->job_name, attempt.job_id) : std::string();
+  for (;;) {
+    JobStates states = lookup_jobs(ctx.slurm, {attempt.job_id});
+    const Job& job = states.jobs.at(attempt.job_id);
+    std::string line;
+    if (job.state == JobState::Pending) {
+      line = "PENDING";
+      if (auto why = explain_reason(job.reason); !why.empty()) line += " (" + why + ")";
+      if (job.start_time > ctx.clock.now()) line += ", estimated start " + clock_time(job.start_time);
+    } else if (job.state == JobState::Running) {
+      line = "RUNNING on " + job.nodes;
+      if (follow)
+        if (auto p = read_progress(progress_file)) line += "  " + format_progress(*p);
+    } else {
+      line = state_name(job.state);
+      if (auto why = explain_reason(job.reason); !why.empty()) line += " (" + why + ")";
+    }
+    if (line != last) {
+      out.state_line(fmt::format("job {}: ", attempt.job_id), line, tone_of(job.state));
+      last = line;
+    }
+    if (job.state == JobState::Unknown && states.queue_answered)
+      throw UserError(fmt::format("job {} left the queue and its end cannot be read ({})", attempt.job_id,
+                                  job.reason));
+    if (end.ended(job)) {
+      if (job.state == JobState::Completed) return;
+      throw UserError(fmt::format("job {} ended {}{}; see `ddpctl logs {}`", attempt.job_id, state_name(job.state),
+                                  job.exit_code.empty() ? "" : " (exit " + job.exit_code + ")", run.id));
+    }
+    bool started = job.state != JobState::Pending && job.state != JobState::Unknown &&
+                   job.state != JobState::Configuring;
+    if (!follow && started && !is_terminal(job.state)) return;
+    ctx.clock.sleep(ctx.poll_s);
+  }
 }
 
 }  // namespace ddpctl

@@ -1,20 +1,19 @@
 #pragma once
-// Submission: preflight against the live cluster, the ledgered sbatch call,
-// and settling attempts whose outcome is unknown by looking up their token.
+// Submission: the ledgered sbatch call, settling attempts whose outcome is
+// unknown by looking their token up in Slurm, finding earlier runs of the same
+// identity (re-running `submit` never makes a second job), the one-shape
+// `submit` workflow, and waiting for a submitted job.
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "diagnostics.hpp"
+#include "context.hpp"
+#include "output.hpp"
 #include "resolve.hpp"
 #include "runs.hpp"
 #include "slurm.hpp"
 
 namespace ddpctl {
-
-// Checks the shape against what Slurm reports (sinfo --json, sacctmgr):
-// partition exists, enough nodes with the GPU type, count and CPUs, and the
-// account is one of the user's. Problems name the spec's file, line and field.
-Diagnostics preflight(const ResolvedRun& run, size_t shape_index, SlurmClient& slurm);
 
 enum class Presence { Found, Absent, Unknown };
 struct Lookup {
@@ -37,5 +36,56 @@ std::vector<std::string> sbatch_args(const Run& run, const RunShape& shape, cons
 // Records the intent, runs sbatch, records the outcome, and for an ambiguous
 // outcome looks the token up once. Returns the final attempt.
 Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, const std::vector<std::string>& extra = {});
+
+// Earlier runs of one identity (run_identity), settled first.
+struct ActiveJob {
+  std::string run_id, job_id;
+};
+struct EarlierRuns {
+  std::optional<ActiveJob> active;  // a job of theirs still queued or running
+  std::optional<Run> retry;         // a run whose every attempt was shown to make no job
+};
+// Settles the unconfirmed attempts of every run with this identity, then
+// finds a job of theirs still queued or running, and a run to retry in.
+// Throws UserError when an attempt cannot be settled or a job's state cannot
+// be read: submitting then could make a second job.
+EarlierRuns find_earlier_runs(const std::string& root, const std::string& identity, SlurmClient& slurm);
+
+// Slurm writes the jobs' logs there; it must exist before sbatch.
+void create_output_dir(const ResolvedRun& resolved);
+
+// The shape `label` names (empty: the spec's only shape); a UserError that
+// lists the labels otherwise.
+const ResolvedShape& choose_shape(const ResolvedRun& run, const std::string& label);
+
+// Whether `ddpctl submit` races the spec's shapes (alternatives, no --shape)
+// rather than submitting one. A sweep spec without --shape is refused.
+bool submits_as_race(const ResolvedRun& run, const std::string& shape_label);
+
+struct SubmitRequest {
+  std::string spec;                // the spec file, as given
+  std::vector<std::string> sets;   // --set overrides, as given
+  std::string shape;               // --shape label; empty for a spec of one shape
+  std::string runs_root, templates_dir;
+  bool dry_run = false, preflight = true, again = false;
+  bool rank_by_estimate = false;   // only for races: refused here
+};
+struct SubmitResult {
+  enum class Kind { Submitted, AlreadySubmitted, DryRun };
+  Kind kind = Kind::Submitted;
+  Run run;           // Submitted
+  Attempt attempt;   // Submitted
+  ActiveJob active;  // AlreadySubmitted: the job still queued or running
+  std::string would_run;  // DryRun: the sbatch command line that would run
+};
+// validate (done by resolving) -> earlier runs -> preflight -> run directory
+// -> intent -> sbatch -> outcome. Throws UserError when sbatch rejected the
+// job or its answer was unclear (the attempt is recorded either way).
+SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& request, SlurmClient& slurm);
+
+// Says the job's state whenever it changes until the job starts (with
+// `follow`, until it ends, with the trainer's progress). Returns when it
+// started or completed; throws UserError when it ended any other way.
+void wait_for_job(Context& ctx, const Run& run, const Attempt& attempt, bool follow, Output& out);
 
 }  // namespace ddpctl

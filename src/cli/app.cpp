@@ -5,7 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "clock.hpp"
 #include "diagnostics.hpp"
+#include "process.hpp"
+#include "slurm.hpp"
 #include "text.hpp"
 
 #ifndef DDPCTL_VERSION
@@ -18,7 +21,7 @@ namespace {
 
 struct Subcommand {
   const char* name;
-  void (*setup)(CLI::App&);
+  void (*setup)(CLI::App&, Context&);
 };
 
 const std::vector<Subcommand>& subcommands() {
@@ -40,9 +43,14 @@ int run(int argc, char** argv) {
   CLI::App app{"ddpctl: distributed (DDP) training on Slurm from one YAML run spec", "ddpctl"};
   app.set_version_flag("--version", std::string("ddpctl ") + DDPCTL_VERSION);
   app.require_subcommand(1);
+  // The one runner and SlurmClient every subcommand uses.
+  SystemCommandRunner runner;
+  SlurmClient slurm(runner);
+  SystemClock clock;
+  Context ctx{runner, slurm, clock, poll_interval_from_env()};
   std::vector<std::string> names;
   for (const auto& s : subcommands()) {
-    s.setup(app);
+    s.setup(app, ctx);
     names.push_back(s.name);
   }
 

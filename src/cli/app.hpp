@@ -2,6 +2,8 @@
 // The command line: one entry point, one table of subcommands, one catch.
 #include <CLI/CLI.hpp>
 
+#include "context.hpp"
+
 namespace ddpctl::cli {
 
 // Exit codes: 0 success, 1 a problem with the user's input or environment
@@ -10,16 +12,17 @@ enum ExitCode { kOk = 0, kUserError = 1, kUsage = 2, kInternal = 3 };
 
 int run(int argc, char** argv);
 
-// One per subcommand, each in its own file.
-void setup_gen(CLI::App& app);
-void setup_submit(CLI::App& app);
-void setup_race(CLI::App& app);
-void setup_sweep(CLI::App& app);
-void setup_report(CLI::App& app);
-void setup_plan(CLI::App& app);
-void setup_status(CLI::App& app);
-void setup_cancel(CLI::App& app);
-void setup_logs(CLI::App& app);
-void setup_doctor(CLI::App& app);
+// One per subcommand, each in its own file: its options, a call into the
+// core with `ctx` (the one SlurmClient, made in app.cpp), and printing.
+void setup_gen(CLI::App& app, Context& ctx);
+void setup_submit(CLI::App& app, Context& ctx);
+void setup_race(CLI::App& app, Context& ctx);
+void setup_sweep(CLI::App& app, Context& ctx);
+void setup_report(CLI::App& app, Context& ctx);
+void setup_plan(CLI::App& app, Context& ctx);
+void setup_status(CLI::App& app, Context& ctx);
+void setup_cancel(CLI::App& app, Context& ctx);
+void setup_logs(CLI::App& app, Context& ctx);
+void setup_doctor(CLI::App& app, Context& ctx);
 
 }  // namespace ddpctl::cli

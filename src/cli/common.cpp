@@ -1,12 +1,10 @@
 #include "common.hpp"
 
-#include <algorithm>
 #include <cstdlib>
+#include <iostream>
 #include <unistd.h>
 
-#include "experiments.hpp"
 #include "paths.hpp"
-#include "values.hpp"
 
 namespace ddpctl::cli {
 
@@ -21,64 +19,44 @@ bool use_color() {
   return on;
 }
 
-std::string paint(const std::string& text, const char* ansi_code) {
-  if (!use_color() || !ansi_code || !*ansi_code) return text;
-  return std::string("\033[") + ansi_code + "m" + text + "\033[0m";
+std::string paint(const std::string& text, Tone tone) {
+  const char* code = "";
+  switch (tone) {
+    case Tone::Plain:
+      break;
+    case Tone::Good:
+      code = "32";
+      break;
+    case Tone::Done:
+      code = "1;32";
+      break;
+    case Tone::Waiting:
+      code = "33";
+      break;
+    case Tone::Unknown:
+      code = "35";
+      break;
+    case Tone::Muted:
+      code = "2";
+      break;
+    case Tone::Bad:
+      code = "31";
+      break;
+  }
+  if (!use_color() || !*code) return text;
+  return std::string("\033[") + code + "m" + text + "\033[0m";
 }
 
-const char* state_color(const std::string& state) {
-  if (state == "RUNNING" || state == "COMPLETING") return "32";
-  if (state == "COMPLETED") return "1;32";
-  if (state == "PENDING" || state == "REQUEUED" || state == "CONFIGURING") return "33";
-  if (state == "UNKNOWN") return "35";
-  if (state == "CANCELLED") return "2";
-  return "31";
+void ConsoleOutput::line(const std::string& text) { std::cout << text << std::endl; }
+void ConsoleOutput::state_line(const std::string& prefix, const std::string& text, Tone tone) {
+  std::cout << prefix << paint(text, tone) << std::endl;
 }
-
-std::vector<JobRef> resolve_targets(const std::vector<std::string>& args, const std::string& root,
-                                    std::vector<Run>& runs) {
-  std::vector<std::string> bare;
-  std::vector<std::string> only_job;  // per run: "" = all its jobs, else the one job asked for
-  for (const auto& arg : args) {
-    if (is_decimal_number(arg) && arg.size() < 19) {
-      bare.push_back(arg);
-    } else {
-      for (Run& run : find_runs(root, arg)) {  // an experiment names several
-        runs.push_back(std::move(run));
-        only_job.emplace_back();
-      }
-    }
-  }
-  // A job id that belongs to a run is shown with its run.
-  std::vector<std::string> orphans;
-  std::vector<Run> all = bare.empty() ? std::vector<Run>{} : list_runs(root);
-  for (const auto& id : bare) {
-    bool found = false;
-    for (const auto& run : all)
-      for (const auto& a : run.attempts)
-        if (!found && a.job_id == id) {
-          runs.push_back(run);
-          only_job.push_back(id);
-          found = true;
-        }
-    if (!found) orphans.push_back(id);
-  }
-  // Every run is in place now, so pointers into `runs` stay valid.
-  std::vector<JobRef> refs;
-  for (size_t i = 0; i < runs.size(); ++i)
-    for (const auto& a : runs[i].attempts)
-      if (!a.job_id.empty() && (only_job[i].empty() || only_job[i] == a.job_id))
-        refs.push_back({a.job_id, &runs[i], &a});
-  for (const auto& id : orphans) refs.push_back({id});
-  return refs;
+void ConsoleOutput::raw(const std::string& text) {
+  std::cout << text;
+  std::cout.flush();
 }
-
-double poll_interval_s() {
-  if (const char* v = std::getenv("DDPCTL_POLL_INTERVAL"); v && *v) {
-    double s = std::atof(v);
-    if (s > 0) return s;
-  }
-  return 2.0;
-}
+void ConsoleOutput::warning(const std::string& text) { std::cerr << "ddpctl: warning: " << text << '\n'; }
+void ConsoleOutput::error(const std::string& text) { std::cerr << "ddpctl: error: " << text << '\n'; }
+void ConsoleOutput::note(const std::string& text) { std::cerr << "ddpctl: note: " << text << '\n'; }
 
 }  // namespace ddpctl::cli

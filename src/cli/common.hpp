@@ -1,10 +1,12 @@
 #pragma once
-// Helpers that several subcommands share: where templates and runs live,
-// terminal colours, and turning RUN|JOBID arguments into jobs.
+// What several subcommands share: where templates live, colour on a
+// terminal, the Output that prints a workflow's messages, and the race
+// command (`race`, and `submit` of a spec with alternatives).
 #include <string>
-#include <vector>
 
-#include "runs.hpp"
+#include "context.hpp"
+#include "output.hpp"
+#include "race_group.hpp"
 
 namespace ddpctl::cli {
 
@@ -13,23 +15,21 @@ std::string templates_dir(const std::string& flag);
 
 // ANSI colour only when stdout is a terminal and NO_COLOR is unset.
 bool use_color();
-std::string paint(const std::string& text, const char* ansi_code);
-// The colour for a Slurm job state (green running, yellow pending, red failed).
-const char* state_color(const std::string& state);
+std::string paint(const std::string& text, Tone tone);
 
-// One job a command acts on: from a run's ledger, or a bare job id.
-struct JobRef {
-  std::string job_id;
-  const Run* run = nullptr;        // null for a bare job id
-  const Attempt* attempt = nullptr;
+// Prints a workflow's messages: lines on stdout, warnings and errors on stderr.
+class ConsoleOutput : public Output {
+ public:
+  void line(const std::string& text) override;
+  void state_line(const std::string& prefix, const std::string& text, Tone tone) override;
+  void raw(const std::string& text) override;
+  void warning(const std::string& text) override;
+  void error(const std::string& text) override;
+  void note(const std::string& text) override;
 };
 
-// RUN (name, id, prefix or path) or JOBID arguments -> runs and their jobs.
-// `runs` receives the runs named (kept alive for the refs' pointers).
-std::vector<JobRef> resolve_targets(const std::vector<std::string>& args, const std::string& root,
-                                    std::vector<Run>& runs);
-
-// Seconds between polls in --wait/--watch/-f loops ($DDPCTL_POLL_INTERVAL, default 2).
-double poll_interval_s();
+// Races the request's shapes and prints the outcome; `plan` only ranks them,
+// `wait`/`follow` then wait for a winner (and follow it).
+void race_command(const RaceRequest& request, bool plan, bool wait, bool follow, Context& ctx);
 
 }  // namespace ddpctl::cli

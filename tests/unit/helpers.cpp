@@ -1,5 +1,6 @@
 #include "helpers.hpp"
 
+#include <filesystem>
 #include <stdexcept>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,5 +37,16 @@ std::string run_bash(const std::string& script, const std::vector<std::string>& 
 }
 
 std::string source_dir() { return DDPCTL_TEST_SOURCE_DIR; }
+
+TempDir::TempDir() {
+  std::string t = (std::filesystem::temp_directory_path() / "ddpctl-unit.XXXXXX").string();
+  if (!mkdtemp(t.data())) throw std::runtime_error("mkdtemp failed");
+  path = t;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+}
 
 }  // namespace ddpctl::test

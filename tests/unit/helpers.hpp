@@ -23,4 +23,14 @@ std::string run_bash(const std::string& script, const std::vector<std::string>& 
 
 std::string source_dir();
 
+// A fresh folder under the system's temporary directory, removed with
+// everything in it at the end of the scope.
+struct TempDir {
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string path;
+};
+
 }  // namespace ddpctl::test

@@ -31,14 +31,7 @@ RankedShape starts(const std::string& label, long long at) {
   return r;
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "ddpctl-race.XXXXXX").string();
-    path = mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test::TempDir;
 }  // namespace
 
 // Slurm 22.05's own words on the local cluster, epoch time from SLURM_TIME_FORMAT=%s.
@@ -116,7 +109,7 @@ TEST_CASE("a race of two specs keeps each shape's spec and output folder, and th
   ResolvedRun a = load_and_resolve(test::source_dir() + "/configs/gilbreth-a100-1x4.yaml", {});
   ResolvedRun b = load_and_resolve(test::source_dir() + "/configs/gilbreth-a100-4x1.yaml", {});
   b.spec.output_dir = "elsewhere";
-  Run run = create_run(t.path.string(), {{&a, "name: a\n"}, {&b, "name: b\n"}}, {}, "h", {});
+  Run run = create_run(t.path, {{&a, "name: a\n"}, {&b, "name: b\n"}}, {}, "h", {});
   CHECK(read_file(run.dir + "/spec.yaml") == "name: a\n");
   CHECK(read_file(run.dir + "/spec.2.yaml") == "name: b\n");
   Run back = load_run(run.dir);

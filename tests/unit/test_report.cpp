@@ -50,7 +50,7 @@ Run run_of(int nodes, int ranks_per_node, int gpus_per_node, const std::string& 
   Attempt a;
   a.shape = label;
   a.job_id = "7";
-  a.outcome = "submitted";
+  a.outcome = Outcome::Submitted;
   run.attempts.push_back(a);
   return run;
 }
@@ -85,7 +85,7 @@ TEST_CASE("report row: numbers from the metrics, wall time and hours from Slurm"
   MetricsFile m = read_metrics(f.path);
   Run run = run_of(2, 4, 4, "2x4");
   Job job;
-  job.state = "COMPLETED";
+  job.state = JobState::Completed;
   job.start_time = 500;
   job.end_time = 500 + 1800;
   job.gpus = 8;
@@ -112,7 +112,7 @@ TEST_CASE("report row: numbers from the metrics, wall time and hours from Slurm"
   CHECK(no_slurm.gpus == 8);  // nodes x GPUs per node
 
   // A job still running counts up to now.
-  job.state = "RUNNING";
+  job.state = JobState::Running;
   ReportRow running = make_report_row(run, &run.attempts[0], &job, &m, 1000);
   CHECK(*running.wall_s == 500);
   CHECK(running.wall_source == "slurm, still running");

@@ -11,14 +11,7 @@ using namespace ddpctl;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "ddpctl-runs.XXXXXX").string();
-    path = mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test::TempDir;
 
 Run make_run(const std::string& root) {
   ResolvedRun resolved = load_and_resolve(test::source_dir() + "/configs/local-cpu.yaml", {});
@@ -28,7 +21,7 @@ Run make_run(const std::string& root) {
 
 TEST_CASE("a new run directory holds the spec, the scripts, run.json and an empty ledger") {
   TempDir t;
-  Run run = make_run(t.path.string());
+  Run run = make_run(t.path);
   CHECK(run.id.rfind("local-cpu-", 0) == 0);
   for (const char* f : {"spec.yaml", "local-cpu.sbatch", "run.json", "ledger.json"})
     CHECK(fs::exists(fs::path(run.dir) / f));
@@ -45,7 +38,7 @@ TEST_CASE("a new run directory holds the spec, the scripts, run.json and an empt
 
 TEST_CASE("ledger records survive a reload exactly") {
   TempDir t;
-  Run run = make_run(t.path.string());
+  Run run = make_run(t.path);
   Attempt a;
   a.token = new_token();
   a.shape = "2x2";
@@ -55,9 +48,9 @@ TEST_CASE("ledger records survive a reload exactly") {
   save_ledger(run);
   Run mid = load_run(run.dir);
   REQUIRE(mid.attempts.size() == 1);
-  CHECK(mid.attempts[0].outcome == "intent");
+  CHECK(mid.attempts[0].outcome == Outcome::Intent);
   CHECK_FALSE(mid.attempts[0].settled());
-  run.attempts[0].outcome = "submitted";
+  run.attempts[0].outcome = Outcome::Submitted;
   run.attempts[0].job_id = "77";
   save_ledger(run);
   Run back = load_run(run.dir);
@@ -73,21 +66,40 @@ TEST_CASE("tokens are unique and comments carry them") {
   CHECK(job_comment(a) == "ddpctl:" + a);
 }
 
-TEST_CASE("the spec hash changes with the text and the overrides") {
-  std::string h = spec_hash("a.yaml", "x", {});
-  CHECK(h == spec_hash("a.yaml", "x", {}));
-  CHECK(h != spec_hash("a.yaml", "y", {}));
-  CHECK(h != spec_hash("a.yaml", "x", {"nodes=2"}));
+TEST_CASE("the run identity changes with the text, the overrides, the shape and the race") {
+  std::string h = run_identity({{"a.yaml", "x"}}, {}, "1x4");
+  CHECK(h == run_identity({{"a.yaml", "x"}}, {}, "1x4"));
+  CHECK(h != run_identity({{"a.yaml", "y"}}, {}, "1x4"));
+  CHECK(h != run_identity({{"b.yaml", "x"}}, {}, "1x4"));
+  CHECK(h != run_identity({{"a.yaml", "x"}}, {"nodes=2"}, "1x4"));
+  CHECK(h != run_identity({{"a.yaml", "x"}}, {}, "4x1"));
+  std::string race = run_identity({{"a.yaml", "x"}}, {}, "");
+  CHECK(race != h);
+  CHECK(race != run_identity({{"a.yaml", "x"}, {"b.yaml", "z"}}, {}, ""));
+}
+
+TEST_CASE("the run identity of earlier versions' records is kept") {
+  // Hashes written by ddpctl 0.1 for `submit --shape` and for a race: runs
+  // recorded then must still be found as "the same run".
+  CHECK(run_identity({{"/specs/a.yaml", "name: a\n"}}, {"nodes=2"}, "2x1") == "9414feb6ceaf583a");
+  CHECK(run_identity({{"/specs/a.yaml", "name: a\n"}, {"/specs/b.yaml", "name: b\n"}}, {}, "") ==
+        "0bdfa651c1638c96");
+}
+
+TEST_CASE("ledger outcomes read back, and an unknown word is kept unsettled") {
+  for (Outcome o : {Outcome::Intent, Outcome::Submitted, Outcome::Rejected, Outcome::Unconfirmed, Outcome::Absent})
+    CHECK(parse_outcome(outcome_name(o)) == o);
+  CHECK_FALSE(parse_outcome("maybe").has_value());
 }
 
 TEST_CASE("runs are found by id, by name (latest), and by unique prefix") {
   TempDir t;
-  Run first = make_run(t.path.string());
-  Run second = make_run(t.path.string());
-  CHECK(find_run(t.path.string(), first.id).id == first.id);
-  CHECK(find_run(t.path.string(), "local-cpu").id == list_runs(t.path.string()).back().id);
-  CHECK(find_run(t.path.string(), second.dir).id == second.id);
-  CHECK_THAT(test::user_error_of([&] { find_run(t.path.string(), "nope"); }), Catch::Contains("no run"));
+  Run first = make_run(t.path);
+  Run second = make_run(t.path);
+  CHECK(find_run(t.path, first.id).id == first.id);
+  CHECK(find_run(t.path, "local-cpu").id == list_runs(t.path).back().id);
+  CHECK(find_run(t.path, second.dir).id == second.id);
+  CHECK_THAT(test::user_error_of([&] { find_run(t.path, "nope"); }), Catch::Contains("no run"));
 }
 
 TEST_CASE("UTC timestamps read back") {
@@ -112,7 +124,7 @@ TEST_CASE("progress lines: epoch, bar, throughput, ETA") {
 
 TEST_CASE("progress files are read, and a missing one is no progress") {
   TempDir t;
-  std::string path = (t.path / "p.json").string();
+  std::string path = t.path + "/p.json";
   CHECK_FALSE(read_progress(path));
   write_file_atomic(path, R"({"epoch":1,"epochs":3,"step":5,"steps":10,"samples_per_s":99.5,"eta_s":12})");
   auto p = read_progress(path);

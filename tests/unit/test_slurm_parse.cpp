@@ -3,7 +3,7 @@
 
 #include "files.hpp"
 #include "helpers.hpp"
-#include "slurm.hpp"
+#include "slurm_parse.hpp"
 
 using namespace ddpctl;
 
@@ -21,59 +21,59 @@ CommandResult sbatch(int code, std::string out, std::string err = "") {
 }  // namespace
 
 TEST_CASE("sbatch --parsable: a job id is a submission") {
-  SubmitResult s = parse_sbatch_result(sbatch(0, "1234\n"));
-  CHECK(s.kind == SubmitResult::Kind::Submitted);
+  SbatchResult s = parse_sbatch_result(sbatch(0, "1234\n"));
+  CHECK(s.kind == SbatchResult::Kind::Submitted);
   CHECK(s.job_id == "1234");
   CHECK(s.cluster.empty());
 }
 
 TEST_CASE("sbatch --parsable: jobid;cluster names the cluster") {
-  SubmitResult s = parse_sbatch_result(sbatch(0, "987;gilbreth\n"));
-  CHECK(s.kind == SubmitResult::Kind::Submitted);
+  SbatchResult s = parse_sbatch_result(sbatch(0, "987;gilbreth\n"));
+  CHECK(s.kind == SbatchResult::Kind::Submitted);
   CHECK(s.job_id == "987");
   CHECK(s.cluster == "gilbreth");
 }
 
 TEST_CASE("sbatch success is judged by exit code and stdout, not by empty stderr") {
-  SubmitResult s = parse_sbatch_result(
+  SbatchResult s = parse_sbatch_result(
       sbatch(0, "55\n", "sbatch: error: Batch job submission failed: Resource temporarily unavailable\nsbatch: retrying\n"));
-  CHECK(s.kind == SubmitResult::Kind::Submitted);
+  CHECK(s.kind == SbatchResult::Kind::Submitted);
   CHECK(s.job_id == "55");
 }
 
 TEST_CASE("sbatch exiting 0 with garbage is unconfirmed, not a job") {
-  SubmitResult s = parse_sbatch_result(sbatch(0, "<html>proxy error</html>\n"));
-  CHECK(s.kind == SubmitResult::Kind::Unconfirmed);
+  SbatchResult s = parse_sbatch_result(sbatch(0, "<html>proxy error</html>\n"));
+  CHECK(s.kind == SbatchResult::Kind::Unconfirmed);
   CHECK_THAT(s.reason, Catch::Contains("no job id"));
-  CHECK(parse_sbatch_result(sbatch(0, "")).kind == SubmitResult::Kind::Unconfirmed);
-  CHECK(parse_sbatch_result(sbatch(0, "12a\n")).kind == SubmitResult::Kind::Unconfirmed);
+  CHECK(parse_sbatch_result(sbatch(0, "")).kind == SbatchResult::Kind::Unconfirmed);
+  CHECK(parse_sbatch_result(sbatch(0, "12a\n")).kind == SbatchResult::Kind::Unconfirmed);
 }
 
 TEST_CASE("sbatch socket timeouts are unconfirmed: the job may exist") {
-  SubmitResult s = parse_sbatch_result(
+  SbatchResult s = parse_sbatch_result(
       sbatch(1, "", "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation\n"));
-  CHECK(s.kind == SubmitResult::Kind::Unconfirmed);
+  CHECK(s.kind == SbatchResult::Kind::Unconfirmed);
   CHECK_THAT(s.reason, Catch::Contains("Socket timed out"));
 }
 
 TEST_CASE("sbatch refusals are rejections with Slurm's reason") {
-  SubmitResult s = parse_sbatch_result(sbatch(
+  SbatchResult s = parse_sbatch_result(sbatch(
       1, "", "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified\n"));
-  CHECK(s.kind == SubmitResult::Kind::Rejected);
+  CHECK(s.kind == SbatchResult::Kind::Rejected);
   CHECK(s.reason == "Invalid account or account/partition combination specified");
 }
 
 TEST_CASE("sbatch killed by its time limit is unconfirmed") {
   CommandResult r = sbatch(-1, "");
   r.timed_out = true;
-  CHECK(parse_sbatch_result(r).kind == SubmitResult::Kind::Unconfirmed);
+  CHECK(parse_sbatch_result(r).kind == SbatchResult::Kind::Unconfirmed);
 }
 
 TEST_CASE("a missing sbatch is a rejection that says so") {
   CommandResult r = sbatch(-1, "");
   r.not_found = true;
-  SubmitResult s = parse_sbatch_result(r);
-  CHECK(s.kind == SubmitResult::Kind::Rejected);
+  SbatchResult s = parse_sbatch_result(r);
+  CHECK(s.kind == SbatchResult::Kind::Rejected);
   CHECK_THAT(s.reason, Catch::Contains("not found on PATH"));
 }
 
@@ -81,12 +81,12 @@ TEST_CASE("squeue --json of 22.05 gives every job, with comment and GPUs") {
   auto jobs = parse_squeue_json(fixture("squeue-22.05.json"));
   REQUIRE(jobs.size() == 3);
   CHECK(jobs[0].id == "2");
-  CHECK(jobs[0].state == "PENDING");
+  CHECK(jobs[0].state == JobState::Pending);
   CHECK(jobs[0].reason == "BeginTime");
   CHECK(jobs[0].comment == "ddpctl:tok9");
   CHECK(jobs[0].time_limit_s == 7200);
   CHECK(jobs[0].start_time > jobs[0].submit_time);  // the estimated start
-  CHECK(jobs[1].state == "COMPLETED");
+  CHECK(jobs[1].state == JobState::Completed);
   CHECK(jobs[1].nodes == "g[1-2]");
   CHECK(jobs[1].node_count == 2);
 }
@@ -117,7 +117,7 @@ TEST_CASE("sacct -P rows are read, and 'CANCELLED by 0' is CANCELLED") {
       "7|hello|ddpctl:t1|CANCELLED by 0|None|cpu|lusu|g[1-2]|2026-11-22T08:11:57|2026-11-22T08:11:58|"
       "2026-11-22T08:12:30|5|2|billing=2,cpu=2,gres/gpu=4,mem=512M,node=2||0:15|/tmp\n");
   REQUIRE(jobs.size() == 1);
-  CHECK(jobs[0].state == "CANCELLED");
+  CHECK(jobs[0].state == JobState::Cancelled);
   CHECK(jobs[0].gpus == 4);
   CHECK(jobs[0].time_limit_s == 300);
   CHECK(jobs[0].end_time - jobs[0].start_time == 32);
@@ -150,14 +150,27 @@ TEST_CASE("TRES strings give the GPU count") {
   CHECK(gpus_in_tres("cpu=1") == 0);
 }
 
-TEST_CASE("terminal states") {
-  CHECK(is_terminal_state("COMPLETED"));
-  CHECK(is_terminal_state("CANCELLED by 0"));
-  CHECK(is_terminal_state("OUT_OF_MEMORY"));
-  CHECK_FALSE(is_terminal_state("RUNNING"));
-  CHECK_FALSE(is_terminal_state("PENDING"));
-  CHECK_FALSE(is_terminal_state("REQUEUED"));
-  CHECK_FALSE(is_terminal_state("UNKNOWN"));
+TEST_CASE("job states read from Slurm's names, and terminal states") {
+  CHECK(parse_job_state("CANCELLED by 0") == JobState::Cancelled);
+  CHECK(parse_job_state("OUT_OF_MEMORY") == JobState::OutOfMemory);
+  CHECK_FALSE(parse_job_state("SOMETHING_NEW").has_value());
+  for (JobState s : {JobState::Pending, JobState::NodeFail, JobState::RequeueHold, JobState::Unknown})
+    CHECK(parse_job_state(state_name(s)) == s);
+  CHECK(is_terminal(JobState::Completed));
+  CHECK(is_terminal(JobState::Cancelled));
+  CHECK(is_terminal(JobState::OutOfMemory));
+  CHECK_FALSE(is_terminal(JobState::Running));
+  CHECK_FALSE(is_terminal(JobState::Pending));
+  CHECK_FALSE(is_terminal(JobState::Requeued));
+  CHECK_FALSE(is_terminal(JobState::Unknown));
+}
+
+TEST_CASE("a state ddpctl does not know reads as UNKNOWN with Slurm's word in the reason") {
+  auto jobs = parse_sacct("7|x|ddpctl:abc|SOMETHING_NEW|None|cpu|lusu|g1|2026-11-22T08:11:57|Unknown|Unknown|5|1|"
+                          "cpu=1|cpu=1|0:0|/tmp\n");
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0].state == JobState::Unknown);
+  CHECK(jobs[0].reason == "Slurm reports state SOMETHING_NEW");
 }
 
 TEST_CASE("pending reasons in plain words") {

@@ -1,0 +1,19 @@
+#include "clock.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <thread>
+
+namespace ddpctl {
+
+double SystemClock::monotonic() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+long long SystemClock::now() { return static_cast<long long>(std::time(nullptr)); }
+
+void SystemClock::sleep(double seconds) {
+  if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,22 @@
+#pragma once
+// What the workflows need from the outside world, made once by the CLI
+// (src/cli/app.cpp) and passed down: the one CommandRunner, the SlurmClient
+// over it, the clock that polling loops wait on, and how often they poll.
+// Unit tests build one over a FakeRunner and a fake clock.
+#include "clock.hpp"
+#include "process.hpp"
+#include "slurm.hpp"
+
+namespace ddpctl {
+
+struct Context {
+  CommandRunner& runner;  // for programs other than Slurm's (gnuplot)
+  SlurmClient& slurm;
+  Clock& clock;
+  double poll_s = 2.0;  // seconds between polls in --wait, --watch and -f loops
+};
+
+// $DDPCTL_POLL_INTERVAL (seconds, > 0), else 2.
+double poll_interval_from_env();
+
+}  // namespace ddpctl

@@ -1,0 +1,153 @@
+#include "logs.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+
+#include "experiments.hpp"
+#include "jobs.hpp"
+#include "race.hpp"
+
+namespace ddpctl {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// What was appended to `path` since `offset`; advances `offset`.
+std::string read_from(const std::string& path, std::uintmax_t& offset) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  in.seekg(0, std::ios::end);
+  auto size = static_cast<std::uintmax_t>(in.tellg());
+  if (size < offset) offset = 0;  // truncated or replaced
+  in.seekg(static_cast<std::streamoff>(offset));
+  std::string chunk(size - offset, '\0');
+  in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+  offset = size;
+  return chunk;
+}
+
+struct Followed {
+  std::string path, title;
+  std::uintmax_t offset = 0;
+};
+
+// A race's logs are the winner's; following a race not yet won waits for it.
+std::string race_winner(const LogsRequest& o, const Run& run, Context& ctx, Output& out) {
+  RaceState race = read_race(run);
+  if (!race.is_race || !o.shape.empty()) return "";
+  bool told = false;
+  while (!race.winner) {
+    if (!o.follow)
+      throw UserError(Location{run.dir}, "",
+                      fmt::format("race run {} has no winner yet; `ddpctl logs -f` waits for one, --shape picks a "
+                                  "shape's job",
+                                  run.id));
+    if (!told) out.line(fmt::format("==> race {}: waiting for a shape to win <==", run.id));
+    told = true;
+    ctx.clock.sleep(ctx.poll_s / 2);
+    race = read_race(run);
+  }
+  return race.winner->job_id;
+}
+
+}  // namespace
+
+JobLogs locate_logs(const LogsRequest& o, const Run& run, const std::string& winner) {
+  const Attempt* attempt = nullptr;
+  for (auto it = run.attempts.rbegin(); it != run.attempts.rend() && !attempt; ++it)
+    if (!it->job_id.empty() && (o.shape.empty() || it->shape == o.shape) && (winner.empty() || it->job_id == winner))
+      attempt = &*it;
+  if (!attempt)
+    throw UserError(Location{run.dir}, "", fmt::format("run {} has no submitted job{}", run.id,
+                                                       o.shape.empty() ? "" : " of shape " + o.shape));
+  const RunShape* shape = run.shape(attempt->shape);
+  if (!shape) throw UserError(Location{run.dir + "/run.json"}, "", "no shape " + attempt->shape + " in the run record");
+  int world = shape->nodes * shape->ranks_per_node;
+  if (o.rank < 0 || o.rank >= world)
+    throw UserError(Location{"--rank"}, "", fmt::format("rank {} is outside this job's {} ranks (0-{})", o.rank,
+                                                        world, world - 1));
+  JobLogs l;
+  l.job_id = attempt->job_id;
+  l.base = fmt::format("{}/{}_{}", shape->output_dir, shape->job_name, attempt->job_id);
+  l.task = shape->per_gpu ? o.rank : o.rank / std::max(shape->ranks_per_node, 1);
+  return l;
+}
+
+int latest_restart(const JobLogs& l) {
+  int latest = -1;
+  for (int k = 0; k < 1000; ++k) {
+    if (!fs::exists(fmt::format("{}.restart{}.{}.out", l.base, k, l.task))) {
+      if (k > latest + 1) break;  // allow no gaps beyond one
+      continue;
+    }
+    latest = k;
+  }
+  return latest;
+}
+
+void show_logs(const LogsRequest& o, Context& ctx, Output& out) {
+  Run run = find_run(o.runs_root, o.run);
+  JobLogs l = locate_logs(o, run, race_winner(o, run, ctx, out));
+
+  std::vector<Followed> files = {{l.base + ".out", "batch log"}, {l.base + ".err", "batch errors"}};
+  int restart = latest_restart(l);
+  auto step_file = [&](int k) {
+    return Followed{fmt::format("{}.restart{}.{}.out", l.base, k, l.task),
+                    fmt::format("training output, attempt {}, task {}", k + 1, l.task)};
+  };
+  if (restart >= 0) files.push_back(step_file(restart));
+
+  bool first = true;
+  auto show_all = [&]() {
+    for (auto& f : files) {
+      std::error_code ec;
+      if (!fs::exists(f.path, ec)) continue;
+      std::uintmax_t size = fs::file_size(f.path, ec);
+      if (ec) continue;
+      if (size == 0 && first && f.title.rfind("training", 0) == 0) {
+        out.line(fmt::format("==> {} ({}) <==\n(empty)", f.path, f.title));
+        continue;
+      }
+      if (size == f.offset) continue;
+      out.line(fmt::format("==> {} ({}) <==", f.path, f.title));
+      out.raw(read_from(f.path, f.offset));
+    }
+  };
+  bool any = false;
+  for (const auto& f : files) any = any || fs::exists(f.path);
+  if (!any && !o.follow)
+    throw UserError(Location{l.base + ".out"}, "",
+                    fmt::format("job {} has written no log yet (is it still pending? `ddpctl status {}`)", l.job_id,
+                                run.id));
+  show_all();
+  first = false;
+  if (!o.follow) return;
+
+  EndWatcher end(ctx.clock);
+  for (;;) {
+    JobStates states = lookup_jobs(ctx.slurm, {l.job_id});
+    const Job& job = states.jobs.at(l.job_id);
+    // A requeued job starts a new attempt: follow its step log from there.
+    int now = latest_restart(l);
+    if (now > restart) {
+      restart = now;
+      out.line(fmt::format("==> job {} was requeued: attempt {} <==", l.job_id, restart + 1));
+      files.push_back(step_file(restart));
+    }
+    show_all();
+    if (end.ended(job)) {
+      out.line(fmt::format("==> job {} ended: {} <==", l.job_id, state_name(job.state)));
+      return;
+    }
+    if (job.state == JobState::Unknown && states.queue_answered) {
+      out.line(fmt::format("==> job {} left the queue; how it ended is unknown ({}) <==", l.job_id, job.reason));
+      return;
+    }
+    ctx.clock.sleep(ctx.poll_s / 2);
+  }
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,89 @@
+#include "preflight.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "text.hpp"
+
+namespace ddpctl {
+
+namespace {
+
+bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+}  // namespace
+
+Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmClient& slurm) {
+  Diagnostics diags;
+  const Shape& asked = shape.asked;
+  auto where = [&](const char* field) { return asked.where_of(field, Location{run.spec.file}); };
+
+  NodeQuery q = slurm.nodes();
+  if (!q.answered) {
+    diags.error(Location{"sinfo"}, "", "cannot ask Slurm about its nodes (" + q.error + "); use --no-preflight to submit anyway");
+    return diags;
+  }
+  // A partition the site picks itself (implicit) is not named to Slurm, so it
+  // need not exist under that name.
+  bool check_partition = shape.partition_requested;
+  std::vector<const NodeInfo*> candidates;
+  std::vector<std::string> partitions;
+  for (const auto& node : q.nodes) {
+    for (const auto& p : node.partitions)
+      if (!has(partitions, p)) partitions.push_back(p);
+    if (!check_partition || has(node.partitions, shape.partition)) candidates.push_back(&node);
+  }
+  if (check_partition && candidates.empty()) {
+    diags.error(where("partition"), asked.field("partition"),
+                fmt::format("partition {} does not exist on this cluster{}; Slurm has: {}", shape.partition,
+                            did_you_mean(shape.partition, partitions), join(partitions, ", ")));
+    return diags;
+  }
+  std::string in = check_partition ? "partition " + shape.partition : "this cluster";
+
+  const std::string& gres_type = shape.gpu_gres;
+  const std::string& feature = shape.gpu_feature;
+  int cpus_needed = shape.tasks_per_node * shape.cpus_per_task.value_or(1);
+  int fitting = 0, most_gpus = 0, most_cpus = 0;
+  for (const NodeInfo* node : candidates) {
+    int gpus = gres_type.empty() ? node->total_gpus()
+                                 : (node->gpus_by_type.count(gres_type) ? node->gpus_by_type.at(gres_type) : 0);
+    if (!feature.empty() && !has(node->features, feature)) gpus = 0;
+    most_gpus = std::max(most_gpus, gpus);
+    most_cpus = std::max(most_cpus, node->cpus);
+    if (gpus >= shape.gpus_per_node && node->cpus >= cpus_needed) ++fitting;
+  }
+  std::string kind = gres_type.empty() ? (feature.empty() ? "" : feature + " ") : gres_type + " ";
+  if (shape.gpus_per_node > 0 && most_gpus < shape.gpus_per_node) {
+    diags.error(where("gpus_per_node"), asked.field("gpus_per_node"),
+                most_gpus == 0 ? fmt::format("no node in {} has {}GPUs", in, kind)
+                               : fmt::format("{} {}GPUs per node asked, but nodes in {} have at most {}",
+                                             shape.gpus_per_node, kind, in, most_gpus));
+  } else if (most_cpus < cpus_needed) {
+    diags.error(where("cpus_per_task"), asked.field("cpus_per_task"),
+                fmt::format("{} CPUs per node needed ({} task(s) x {}), but nodes in {} have at most {}", cpus_needed,
+                            shape.tasks_per_node, shape.cpus_per_task.value_or(1), in, most_cpus));
+  } else if (fitting < shape.nodes) {
+    diags.error(where("nodes"), asked.field("nodes"),
+                fmt::format("{} nodes asked, but {} has {} that fit this shape", shape.nodes, in, fitting));
+  }
+
+  if (!asked.account.empty()) {
+    if (auto accounts = slurm.user_accounts(); accounts && !has(*accounts, asked.account))
+      diags.error(where("account"), asked.field("account"),
+                  fmt::format("account {} is not one you can charge on this cluster{}; yours: {}", asked.account,
+                              did_you_mean(asked.account, *accounts), join(*accounts, ", ")));
+  }
+  return diags;
+}
+
+void preflight_all(const ResolvedRun& run, const std::vector<const ResolvedShape*>& shapes, SlurmClient& slurm) {
+  Diagnostics all;
+  for (const ResolvedShape* s : shapes) {
+    Diagnostics one = preflight(run, *s, slurm);  // a named value: items() refers into it
+    for (const auto& d : one.items()) all.add(d);
+  }
+  all.throw_if_any();
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,280 @@
+#include "race_group.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+
+#include "files.hpp"
+#include "jobs.hpp"
+#include "preflight.hpp"
+#include "render.hpp"
+#include "text.hpp"
+
+namespace ddpctl {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> RaceGroup::labels() const {
+  std::vector<std::string> out;
+  for (const auto& e : entries) out.push_back(shape(e).label);
+  return out;
+}
+
+RaceGroup load_race_group(const std::vector<std::string>& specs, const std::vector<std::string>& sets) {
+  RaceGroup g;
+  std::set<std::string> seen;
+  for (const auto& spec : specs) {
+    if (auto problem = script_value_problem(spec))
+      throw UserError(Location{printable(spec)}, "", "the spec's path " + *problem);
+    std::string abs = fs::absolute(spec).lexically_normal().string();
+    if (!seen.insert(abs).second)
+      throw UserError(Location{spec}, "", "this spec is given twice; a race needs different shapes");
+    g.parts.push_back(load_and_resolve(spec, sets));
+    if (g.parts.back().spec.has_sweep)
+      throw UserError(g.parts.back().spec.where_of("sweep"), "sweep",
+                      "a sweep runs every shape (`ddpctl sweep`); a race keeps one: use `alternatives:`");
+    g.specs.push_back({spec, read_file(spec)});
+  }
+  const ResolvedRun& first = g.parts.front();
+  for (size_t k = 1; k < g.parts.size(); ++k) {
+    const ResolvedRun& p = g.parts[k];
+    if (p.profile.name != first.profile.name)
+      throw UserError(p.spec.where_of("cluster"), "cluster",
+                      fmt::format("a race runs on one cluster (one Slurm to cancel the losers, one filesystem for "
+                                  "the claim): {} uses {}, this spec uses {}",
+                                  first.spec.file, first.profile.name, p.profile.name));
+  }
+  // Labels name the claim's files and the status rows: unique across specs.
+  std::map<std::string, int> count;
+  for (const auto& p : g.parts)
+    for (const auto& s : p.shapes) ++count[s.label];
+  std::set<std::string> labels, scripts;
+  for (size_t k = 0; k < g.parts.size(); ++k) {
+    ResolvedRun& p = g.parts[k];
+    for (size_t i = 0; i < p.shapes.size(); ++i) {
+      ResolvedShape& s = p.shapes[i];
+      if (count[s.label] > 1) s.label = p.spec.name + "-" + s.label;
+      if (!labels.insert(s.label).second)
+        throw UserError(p.spec.where_of("name"), "name",
+                        fmt::format("two shapes of the race would both be labelled {}; give the specs different "
+                                    "names or the alternatives different labels",
+                                    s.label));
+      if (!scripts.insert(s.script_name).second) {
+        s.script_name = s.job_name + "." + s.label + ".sbatch";
+        scripts.insert(s.script_name);
+      }
+      g.entries.push_back({k, i});
+    }
+  }
+  if (g.entries.size() < 2)
+    throw UserError(Location{specs.front()}, "alternatives",
+                    "a race needs at least two shapes: give a spec with `alternatives:` or several specs");
+  g.identity = run_identity(g.specs, sets, "");
+  return g;
+}
+
+namespace {
+
+std::vector<RenderedScript> render_group(const RaceGroup& g, const std::string& templates,
+                                         const std::string& race_folder) {
+  std::vector<RenderedScript> out;
+  for (const auto& p : g.parts)
+    for (auto& s : render_scripts(p, templates, race_folder)) out.push_back(std::move(s));
+  return out;
+}
+
+// A shape's own problems as one line (each "file:line: field: message").
+std::string joined(const Diagnostics& d) {
+  std::vector<std::string> parts;
+  for (const auto& item : d.items()) parts.push_back(item.str());
+  return join(parts, "; ");
+}
+
+// Preflight (unless skipped) and `sbatch --test-only` of each shape's script
+// in `script_dir`; shapes that cannot run are dropped with the reason.
+std::vector<RankedShape> rank_group(const RaceGroup& g, const std::string& script_dir, bool preflight_on,
+                                    SlurmClient& slurm) {
+  std::vector<RankedShape> shapes;
+  for (const auto& e : g.entries) {
+    const ResolvedShape& s = g.shape(e);
+    RankedShape r;
+    r.label = s.label;
+    if (preflight_on) {
+      Diagnostics d = preflight(g.parts[e.part], s, slurm);
+      if (!d.empty()) {
+        r.dropped = true;
+        r.why_dropped = "preflight: " + joined(d);
+        shapes.push_back(r);
+        continue;
+      }
+    }
+    r.estimate = slurm.estimate_start({"--chdir=" + fs::current_path().string(), script_dir + "/" + s.script_name});
+    if (r.estimate.kind == StartEstimate::Kind::Impossible) {
+      r.dropped = true;
+      r.why_dropped = "Slurm says: " + r.estimate.reason;
+    }
+    shapes.push_back(r);
+  }
+  return rank_shapes(shapes);
+}
+
+// Shapes of one spec share the world size; separate specs need not.
+void note_world_sizes(const RaceGroup& g, const std::vector<std::string>& labels, Output& out) {
+  std::set<int> sizes;
+  std::vector<std::string> shown;
+  for (const auto& e : g.entries) {
+    const ResolvedShape& s = g.shape(e);
+    if (std::find(labels.begin(), labels.end(), s.label) == labels.end()) continue;
+    sizes.insert(s.world_size());
+    shown.push_back(fmt::format("{} {}", s.label, s.world_size()));
+  }
+  if (sizes.size() > 1)
+    out.note(fmt::format("the shapes' world sizes differ ({}): the global batch depends on the winner, and a "
+                         "checkpoint resumes only on the same world size",
+                         join(shown, ", ")));
+}
+
+// Submits the shapes in `order` (labels); each job id is recorded before the
+// claim is looked at, so a winner can always cancel it or ddpctl does.
+std::vector<std::string> submit_shapes(Run& run, const std::vector<std::string>& order, SlurmClient& slurm,
+                                       Output& out) {
+  std::vector<std::string> submitted;
+  for (const auto& label : order) {
+    const RunShape& shape = *run.shape(label);
+    RaceState before = read_race(run);
+    if (before.claimed) {
+      out.line(fmt::format("shape {}: not submitted; the group was already won{}", shape.label,
+                           before.winner ? " by job " + before.winner->job_id : ""));
+      continue;
+    }
+    Attempt a = submit_attempt(run, shape, slurm);
+    if (a.outcome == Outcome::Rejected) {
+      out.error(fmt::format("shape {}: sbatch rejected the job: {}", shape.label, a.reason));
+      continue;
+    }
+    if (a.outcome != Outcome::Submitted) {
+      out.warning(fmt::format("shape {}: sbatch's answer was unclear ({}); recorded as unconfirmed in {}/ledger.json",
+                              shape.label, a.reason, run.dir));
+      continue;
+    }
+    // Record the id first, then look at the claim: a winner that claimed before
+    // the id was there cannot have cancelled this job, so cancel it here.
+    record_race_job(run, shape.label, a.job_id);
+    submitted.push_back(fmt::format("job {} (shape {})", a.job_id, shape.label));
+    RaceState after = read_race(run);
+    if (after.claimed && (!after.winner || after.winner->job_id != a.job_id)) {
+      slurm.cancel({a.job_id});
+      out.line(fmt::format("shape {}: job {} cancelled at once; the group was already won", shape.label, a.job_id));
+    }
+  }
+  return submitted;
+}
+
+}  // namespace
+
+std::vector<std::string> ranking_lines(const std::vector<RankedShape>& ranking, long long now) {
+  std::vector<std::string> lines = {"shapes by estimated start (sbatch --test-only):"};
+  for (const auto& line : format_ranking(ranking, now)) lines.push_back("  " + line);
+  return lines;
+}
+
+std::vector<std::string> kept_labels(const std::vector<RankedShape>& ranking) {
+  std::vector<std::string> kept;
+  for (const auto& r : ranking)
+    if (!r.dropped) kept.push_back(r.label);
+  return kept;
+}
+
+void throw_if_none_runs(const std::vector<RankedShape>& ranking) {
+  if (!kept_labels(ranking).empty()) return;
+  std::vector<std::string> why;
+  for (const auto& r : ranking) why.push_back(fmt::format("shape {}: {}", r.label, r.why_dropped));
+  throw UserError("no shape of the race can run: " + join(why, "; "));
+}
+
+std::vector<RankedShape> plan_race(const RaceGroup& g, const RaceRequest& req, SlurmClient& slurm) {
+  ScratchDir scratch("ddpctl-plan");
+  for (const auto& s : render_group(g, req.templates_dir, ""))
+    write_file_atomic(scratch.path() + "/" + s.file_name, s.text, 0755);
+  return rank_group(g, scratch.path(), req.preflight, slurm);
+}
+
+RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, SlurmClient& slurm, Output& out) {
+  RaceSubmission result;
+  if (!req.dry_run) {
+    EarlierRuns earlier = find_earlier_runs(req.runs_root, g.identity, slurm);
+    if (earlier.active && !req.again) {
+      result.kind = RaceSubmission::Kind::AlreadySubmitted;
+      result.active = *earlier.active;
+      return result;
+    }
+  }
+  // Without ranking, a shape that fails the preflight stops the whole race:
+  // the user named it. With ranking, it is dropped with its reason instead.
+  if (req.preflight && !req.rank_by_estimate) {
+    Diagnostics all;
+    for (const auto& e : g.entries) {
+      Diagnostics shape = preflight(g.parts[e.part], g.shape(e), slurm);  // a named value: items() refers into it
+      for (const auto& d : shape.items()) all.add(d);
+    }
+    all.throw_if_any();
+  }
+  if (req.dry_run) {
+    result.kind = RaceSubmission::Kind::DryRun;
+    if (req.rank_by_estimate) result.ranking = plan_race(g, req, slurm);
+    return result;
+  }
+  for (const auto& p : g.parts) create_output_dir(p);
+  std::vector<RunPart> parts;
+  for (size_t k = 0; k < g.parts.size(); ++k) parts.push_back({&g.parts[k], g.specs[k].text});
+  Run run = create_run(req.runs_root, parts, req.sets, g.identity, {});
+  init_race(run);
+  for (const auto& s : render_group(g, req.templates_dir, race_dir(run)))
+    write_file_atomic(run.dir + "/" + s.file_name, s.text, 0755);
+
+  std::vector<std::string> order = g.labels();
+  if (req.rank_by_estimate) {
+    result.ranking = rank_group(g, run.dir, req.preflight, slurm);
+    record_ranking(run, result.ranking);
+    for (const auto& line : ranking_lines(result.ranking, static_cast<long long>(std::time(nullptr)))) out.line(line);
+    throw_if_none_runs(result.ranking);
+    order = kept_labels(result.ranking);
+  }
+  note_world_sizes(g, order, out);
+  result.submitted = submit_shapes(run, order, slurm, out);
+  if (result.submitted.empty())
+    throw UserError(Location{run.dir + "/ledger.json"}, "", "no shape of the race could be submitted");
+  result.run = run;
+  return result;
+}
+
+void wait_for_race(Context& ctx, const Run& run, bool follow, Output& out) {
+  long long submitted = parse_utc_iso(run.created_at);
+  for (;;) {
+    RaceState race = read_race(run);
+    if (race.winner) {
+      out.line(fmt::format("race: won by shape {} (job {}) {:.1f} s after submission", race.winner->label,
+                           race.winner->job_id, race.winner->at - static_cast<double>(submitted)));
+      for (const auto& [label, id] : race.job_of_label)
+        if (id != race.winner->job_id) out.line(fmt::format("race: shape {} (job {}) stands down", label, id));
+      if (!follow) return;
+      for (const auto& a : run.attempts)
+        if (a.job_id == race.winner->job_id) return wait_for_job(ctx, run, a, true, out);
+      return;
+    }
+    std::vector<std::string> ids;
+    for (const auto& [label, id] : race.job_of_label) ids.push_back(id);
+    JobStates states = lookup_jobs(ctx.slurm, ids);
+    // A job can end right after claiming; read the claim once more before giving up.
+    if (race_outcome(race, states) == RaceOutcome::Failed && race_outcome(read_race(run), states) == RaceOutcome::Failed)
+      throw UserError(fmt::format("race failed: every shape's job ended before claiming the group; see `ddpctl "
+                                  "status {}`",
+                                  run.id));
+    ctx.clock.sleep(ctx.poll_s);
+  }
+}
+
+}  // namespace ddpctl

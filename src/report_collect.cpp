@@ -1,0 +1,123 @@
+// The report's workflows: collecting rows from runs and Slurm, plotting them
+// through gnuplot, and planning a spec's shapes from them (report.hpp).
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "experiments.hpp"
+#include "files.hpp"
+#include "race.hpp"
+#include "report.hpp"
+#include "resolve.hpp"
+#include "text.hpp"
+
+namespace ddpctl {
+
+namespace fs = std::filesystem;
+
+std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, const std::string& root,
+                                      SlurmClient& slurm, Output& out, long long now) {
+  std::vector<Run> runs;
+  for (const auto& t : targets)
+    for (Run& r : find_runs(root, t)) runs.push_back(std::move(r));
+  // Each run's job: a race's winner, else its latest job.
+  std::vector<const Attempt*> attempts;
+  std::vector<std::string> ids;
+  for (const auto& run : runs) {
+    const Attempt* chosen = run.latest_job();
+    if (auto race = read_race(run); race.winner)
+      for (const auto& a : run.attempts)
+        if (a.job_id == race.winner->job_id) chosen = &a;
+    attempts.push_back(chosen);
+    if (chosen) ids.push_back(chosen->job_id);
+  }
+  JobStates states = lookup_jobs(slurm, ids);
+  if (!states.error.empty())
+    out.warning("Slurm could not be asked (" + states.error + "); wall times come from the metrics files");
+  std::vector<ReportRow> rows;
+  bool any_metrics = false;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const Attempt* a = attempts[i];
+    const Job* job = nullptr;
+    if (a) {
+      const Job& j = states.jobs.at(a->job_id);
+      if (j.state != JobState::Unknown) job = &j;
+    }
+    ReportRow probe = make_report_row(runs[i], a, job, nullptr, now);
+    MetricsFile metrics;
+    if (!probe.metrics_path.empty()) metrics = read_metrics(probe.metrics_path);
+    for (const auto& w : metrics.warnings) out.warning(w);
+    any_metrics = any_metrics || !metrics.epochs.empty();
+    rows.push_back(make_report_row(runs[i], a, job, &metrics, now));
+  }
+  if (!any_metrics) {
+    std::vector<std::string> where;
+    for (const auto& r : rows) where.push_back(r.metrics_path.empty() ? r.run_id + ": no job" : r.metrics_path);
+    throw UserError(fmt::format("no metrics in any of the runs yet (the bundled trainer writes one line per epoch "
+                                "to $DDPCTL_METRICS_FILE): {}",
+                                join(where, ", ")));
+  }
+  compute_scaling(rows);
+  return rows;
+}
+
+void plot_report(const std::vector<ReportRow>& rows, const std::string& path, CommandRunner& runner) {
+  std::string ext = fs::path(path).extension().string();
+  if (ext != ".svg" && ext != ".png")
+    throw UserError(Location{"--plot"}, "", fmt::format("{}: the plot is written as .svg or .png", path));
+  bool any = false;
+  for (const auto& r : rows) any = any || r.speedup.has_value();
+  if (!any) throw UserError(Location{"--plot"}, "", "no run has a throughput yet: nothing to plot");
+  std::string terminal = "svg dynamic enhanced font 'sans,11'";
+  if (ext == ".png") {
+    // gnuplot-nox has pngcairo; a build without cairo has only the gd png.
+    CommandResult t = runner.run({"gnuplot", "-e", "set terminal pngcairo"}, std::chrono::seconds(20));
+    terminal = t.ok() && t.err.empty() ? "pngcairo enhanced font 'sans,11'" : "png";
+  }
+  ScratchDir scratch("ddpctl-plot");
+  const std::string& dir = scratch.path();
+  write_file_atomic(dir + "/data.txt", report_plot_data(rows));
+  write_file_atomic(dir + "/plot.gp", report_gnuplot(rows, dir + "/data.txt", fs::absolute(path).string(), terminal));
+  CommandResult r = runner.run({"gnuplot", dir + "/plot.gp"}, std::chrono::seconds(60));
+  if (r.not_found)
+    throw UserError(Location{"--plot"}, "", "gnuplot is not installed (Debian: apt-get install gnuplot-nox)");
+  if (!r.ok() || !fs::exists(path)) throw UserError(Location{"--plot"}, "", "gnuplot failed: " + r.describe());
+}
+
+namespace {
+
+int spec_epochs(const RunSpec& spec) {
+  for (const auto& a : spec.trainer_args)
+    if (a.rfind("--epochs=", 0) == 0) return std::atoi(a.c_str() + 9);
+  return 0;
+}
+
+}  // namespace
+
+Plan make_plan(const PlanRequest& req, SlurmClient& slurm, Output& out, long long now) {
+  ResolvedRun resolved = load_and_resolve(req.spec, req.sets);
+  std::vector<std::string> from = req.from.empty() ? std::vector<std::string>{resolved.spec.name} : req.from;
+  std::vector<ReportRow> measured = collect_report(from, req.runs_root, slurm, out, now);
+  Plan plan;
+  plan.measured = measured.size();
+  const ReportRow* base = nullptr;
+  for (const auto& r : measured)
+    if (r.img_per_s && r.images_per_epoch && (!base || r.world() < base->world())) base = &r;
+  plan.epochs = req.epochs > 0 ? req.epochs : spec_epochs(resolved.spec);
+  if (plan.epochs <= 0 && base) plan.epochs = base->epochs;
+  if (plan.epochs <= 0)
+    throw UserError(Location{req.spec}, "trainer.epochs", "how many epochs to plan for? set trainer.epochs or --epochs");
+  std::vector<PlanShape> shapes;
+  for (const auto& s : resolved.shapes) shapes.push_back({s.label, s.nodes, s.ranks_per_node, s.gpus_per_node});
+  plan.shapes = predict(measured, shapes, plan.epochs);  // throws when nothing was measured
+  plan.base = *base;
+  plan.by_gpu_hours = std::all_of(plan.shapes.begin(), plan.shapes.end(), [](auto& x) { return x.gpu_hours.has_value(); });
+  auto cost = [&](const Prediction& x) { return plan.by_gpu_hours ? *x.gpu_hours : x.node_hours; };
+  for (size_t i = 1; i < plan.shapes.size(); ++i) {
+    if (plan.shapes[i].time_s < plan.shapes[plan.fastest].time_s) plan.fastest = i;
+    if (cost(plan.shapes[i]) < cost(plan.shapes[plan.cheapest])) plan.cheapest = i;
+  }
+  return plan;
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,233 @@
+#include "status.hpp"
+
+#include <cctype>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+
+#include "experiments.hpp"
+#include "jobs.hpp"
+#include "race.hpp"
+#include "text.hpp"
+
+namespace ddpctl {
+
+namespace {
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// An attempt that made no job: rejected, unconfirmed, absent, or only intended.
+StatusRow attempt_row(const JobRef& ref) {
+  StatusRow row;
+  row.run = ref.run->id;
+  row.job = "-";
+  row.shape = ref.attempt->shape;
+  Outcome o = ref.attempt->outcome;
+  row.state = o == Outcome::Intent ? "UNCONFIRMED" : upper(outcome_name(o));
+  row.tone = o == Outcome::Rejected ? Tone::Bad : o == Outcome::Absent ? Tone::Muted : Tone::Unknown;
+  row.info = printable(ref.attempt->reason, 70);
+  row.json = {{"run", ref.run->id}, {"job_id", ""}, {"shape", row.shape}, {"state", row.state},
+              {"reason", ref.attempt->reason}};
+  return row;
+}
+
+StatusRow job_row(const JobRef& ref, const Job& job, long long now) {
+  StatusRow row;
+  row.run = ref.run ? ref.run->id : "-";
+  row.job = ref.job_id.empty() ? "-" : ref.job_id;
+  row.shape = ref.attempt ? ref.attempt->shape : "-";
+  nlohmann::json j = {{"run", ref.run ? ref.run->id : ""}, {"job_id", ref.job_id}, {"shape", row.shape == "-" ? "" : row.shape}};
+  row.state = state_name(job.state);
+  row.tone = tone_of(job.state);
+  std::string why = explain_reason(job.reason);
+  if (job.state == JobState::Pending) {
+    row.info = why;
+    if (job.start_time > now)
+      row.info += (row.info.empty() ? "" : "; ") + std::string("starts in ~") + format_duration(job.start_time - now);
+  } else if (job.state == JobState::Running && ref.run && ref.attempt) {
+    if (const RunShape* s = ref.run->shape(ref.attempt->shape))
+      if (auto p = read_progress(progress_path(s->output_dir, s->job_name, job.id))) {
+        row.info = format_progress(*p);
+        j["progress"] = {{"epoch", p->epoch}, {"epochs", p->epochs}, {"step", p->step}, {"steps", p->steps},
+                         {"samples_per_s", p->samples_per_s}, {"eta_s", p->eta_s}};
+      }
+  } else if (job.state != JobState::Cancelled) {
+    // A job cancelled while pending keeps its last pending reason ("Resources"): not news.
+    row.info = why;
+    if (!job.exit_code.empty() && job.exit_code != "0" && job.exit_code != "0:0")
+      row.info += (row.info.empty() ? "" : "; ") + std::string("exit ") + job.exit_code;
+  }
+  long long elapsed = 0;
+  if (job.start_time > 0 && job.start_time <= now)
+    elapsed = (is_terminal(job.state) && job.end_time >= job.start_time ? job.end_time : now) - job.start_time;
+  bool unknown = job.state == JobState::Unknown;
+  row.time = unknown ? "-"
+                     : format_duration(elapsed) + "/" + (job.time_limit_s > 0 ? format_duration(job.time_limit_s) : "-");
+  row.nodes = job.nodes.empty() ? (job.node_count ? std::to_string(job.node_count) : "-") : job.nodes;
+  row.gpus = unknown ? "-" : std::to_string(job.gpus);
+  j.update({{"state", row.state}, {"reason", job.reason}, {"reason_text", why}, {"submit_time", job.submit_time},
+            {"start_time", job.start_time}, {"end_time", job.end_time}, {"elapsed_s", elapsed},
+            {"time_limit_s", job.time_limit_s}, {"nodes", job.nodes}, {"node_count", job.node_count},
+            {"gpus", job.gpus}, {"exit_code", job.exit_code}, {"source", job.source}});
+  row.json = j;
+  return row;
+}
+
+// One row for a race group: racing, won by shape X after N s, or failed.
+StatusRow race_row(const Run& run, const RaceState& race, const JobStates& states) {
+  StatusRow row;
+  row.run = run.id;
+  row.job = "-";
+  row.shape = "race";
+  nlohmann::json j = {{"run", run.id}, {"race", true}};
+  nlohmann::json jobs = nlohmann::json::object();
+  for (const auto& [label, id] : race.job_of_label) jobs[label] = id;
+  j["jobs"] = jobs;
+  switch (race_outcome(race, states)) {
+    case RaceOutcome::Won: {
+      double after = race.winner->at - static_cast<double>(parse_utc_iso(run.created_at));
+      row.state = "WON";
+      row.tone = Tone::Good;
+      row.info = fmt::format("won by shape {} (job {}) {:.0f} s after submission", race.winner->label,
+                             race.winner->job_id, after);
+      j["winner"] = {{"job_id", race.winner->job_id}, {"shape", race.winner->label}, {"after_s", after}};
+      break;
+    }
+    case RaceOutcome::Failed:
+      row.state = "FAILED";
+      row.tone = Tone::Bad;
+      row.info = "every shape ended before claiming the group";
+      break;
+    case RaceOutcome::Racing: {
+      row.state = "RACING";
+      row.tone = Tone::Waiting;
+      std::vector<std::string> labels;
+      for (const auto& [label, id] : race.job_of_label) labels.push_back(label);
+      row.info = fmt::format("racing: shapes {}", join(labels, ", "));
+      break;
+    }
+  }
+  j["state"] = row.state;
+  j["reason_text"] = row.info;
+  row.json = j;
+  return row;
+}
+
+// A shape that --rank-by-estimate left out of the race, with the reason.
+StatusRow dropped_row(const Run& run, const RankedShape& r) {
+  StatusRow row;
+  row.run = run.id;
+  row.job = "-";
+  row.shape = r.label;
+  row.state = "DROPPED";
+  row.tone = Tone::Muted;
+  row.info = "not submitted: " + r.why_dropped;
+  row.json = {{"run", run.id}, {"shape", r.label}, {"state", row.state}, {"reason_text", row.info}};
+  return row;
+}
+
+// A job row of a race group says whether it won or lost.
+void mark_race_job(StatusRow& row, const RaceState& race) {
+  const std::string& id = row.job;
+  std::string note;
+  if (race.winner && race.winner->job_id == id) {
+    note = "race winner";
+  } else {
+    for (const auto& e : race.stood_down)
+      if (e.job_id == id) note = "lost the race: started, found the group claimed, stood down without training";
+    for (const auto& e : race.cancelled)
+      if (e.job_id == id && note.empty()) note = "lost the race: cancelled by the winner";
+    if (note.empty() && race.winner) note = "lost the race";
+  }
+  if (note.empty()) return;
+  row.info = row.info.empty() ? note : note + "; " + row.info;
+  row.json["race"] = note;
+}
+
+}  // namespace
+
+StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long long now) {
+  StatusReport report;
+  std::vector<Run> runs;
+  std::vector<JobRef> refs;
+  std::vector<JobRef> no_job;  // attempts that made no job (rejected, unconfirmed)
+  if (!req.targets.empty()) {
+    refs = resolve_targets(req.targets, req.runs_root, runs);
+  } else {
+    runs = list_runs(req.runs_root);
+    for (const auto& run : runs)
+      for (const auto& a : run.attempts)
+        if (!a.job_id.empty()) refs.push_back({a.job_id, &run, &a});
+  }
+  for (const auto& run : runs)
+    for (const auto& a : run.attempts)
+      if (a.job_id.empty() && (a.outcome == Outcome::Intent || a.outcome == Outcome::Unconfirmed || req.all ||
+                               !req.targets.empty()))
+        no_job.push_back({"", &run, &a});
+
+  std::vector<std::string> ids;
+  for (const auto& r : refs) ids.push_back(r.job_id);
+  JobStates states = lookup_jobs(slurm, ids);
+
+  std::map<std::string, RaceState> races;  // by run directory
+  std::set<std::string> race_shown;
+  long long day_ago = now - 86400;
+  for (const auto& ref : refs) {
+    const Job& job = states.jobs.at(ref.job_id);
+    bool done = is_terminal(job.state);
+    if (!done) report.all_done = false;
+    // Without arguments: live jobs, and jobs of runs from the last day.
+    if (req.targets.empty() && !req.all && done && ref.run && parse_utc_iso(ref.run->created_at) < day_ago) continue;
+    StatusRow row = job_row(ref, job, now);
+    if (ref.run) {
+      auto it = races.find(ref.run->dir);
+      if (it == races.end()) it = races.emplace(ref.run->dir, read_race(*ref.run)).first;
+      if (it->second.is_race) {
+        if (!race_shown.count(ref.run->dir)) {
+          report.rows.push_back(race_row(*ref.run, it->second, states));
+          for (const auto& r : it->second.ranking)
+            if (r.dropped) report.rows.push_back(dropped_row(*ref.run, r));
+          race_shown.insert(ref.run->dir);
+        }
+        mark_race_job(row, it->second);
+      }
+    }
+    report.rows.push_back(std::move(row));
+  }
+  for (const auto& ref : no_job) report.rows.push_back(attempt_row(ref));
+  report.slurm_error = states.error;
+  return report;
+}
+
+std::vector<std::string> status_table(const std::vector<StatusRow>& rows,
+                                      const std::function<std::string(const std::string&, Tone)>& paint) {
+  std::vector<std::string> head = {"RUN", "JOB", "SHAPE", "STATE", "TIME/LIMIT", "NODES", "GPUS", "INFO"};
+  auto cells = [](const StatusRow& r) {
+    return std::vector<std::string>{r.run, r.job, r.shape, r.state, r.time.empty() ? "-" : r.time,
+                                    r.nodes.empty() ? "-" : r.nodes, r.gpus.empty() ? "-" : r.gpus, r.info};
+  };
+  std::vector<size_t> w(head.size());
+  for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
+  for (const auto& r : rows) {
+    auto c = cells(r);
+    for (size_t i = 0; i < c.size(); ++i) w[i] = std::max(w[i], c[i].size());
+  }
+  auto line = [&](const std::vector<std::string>& c, Tone tone) {
+    std::string out;
+    for (size_t i = 0; i < c.size(); ++i) {
+      std::string cell = fmt::format("{:<{}}", c[i], i + 1 == c.size() ? 0 : w[i]);
+      out += i == 3 ? paint(cell, tone) : cell;
+      if (i + 1 < c.size()) out += "  ";
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out;
+  };
+  std::vector<std::string> out = {line(head, Tone::Plain)};
+  for (const auto& r : rows) out.push_back(line(cells(r), r.tone));
+  return out;
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,43 @@
+#pragma once
+// `ddpctl status`: ddpctl's runs and their jobs as one table, merging what
+// squeue and sacct say (jobs.hpp), the trainer's progress file, and the race
+// records (race.hpp). The CLI prints the rows as a table or JSON.
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "output.hpp"
+#include "slurm.hpp"
+
+namespace ddpctl {
+
+struct StatusRequest {
+  std::vector<std::string> targets;  // runs, experiments or job ids; empty: recent runs
+  std::string runs_root;
+  bool all = false;  // without targets: every run, not only live ones and the last day's
+};
+
+struct StatusRow {
+  std::string run, job, shape;
+  std::string state;  // a job state's name, or UNCONFIRMED, REJECTED, ABSENT, WON, RACING, DROPPED, FAILED
+  Tone tone = Tone::Plain;
+  std::string info, time, nodes, gpus;  // empty: shown as "-"
+  nlohmann::json json;                  // the row for --json
+};
+
+struct StatusReport {
+  std::vector<StatusRow> rows;
+  bool all_done = true;    // every job shown has ended
+  std::string slurm_error; // why Slurm could not be asked (rows say UNKNOWN)
+};
+
+// The rows, as of `now` (Unix seconds).
+StatusReport collect_status(const StatusRequest& request, SlurmClient& slurm, long long now);
+
+// The rows as the table the CLI prints: one line each, the header first;
+// `paint(text, tone)` colours the STATE cell.
+std::vector<std::string> status_table(const std::vector<StatusRow>& rows,
+                                      const std::function<std::string(const std::string&, Tone)>& paint);
+
+}  // namespace ddpctl

@@ -1,0 +1,95 @@
+#include "sweep.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "files.hpp"
+#include "preflight.hpp"
+#include "render.hpp"
+#include "submit.hpp"
+#include "text.hpp"
+#include "values.hpp"
+
+namespace ddpctl {
+
+void run_sweep(const SweepRequest& o, SlurmClient& slurm, Output& out) {
+  ResolvedRun resolved = load_and_resolve(o.spec, o.sets);
+  if (!resolved.spec.has_sweep)
+    throw UserError(Location{o.spec}, "sweep",
+                    "this spec has no `sweep:` list of shapes (e.g. `sweep: [{nodes: 1, gpus_per_node: 1}, {nodes: 2, "
+                    "gpus_per_node: 1}]`); `ddpctl submit` runs a single shape");
+  std::vector<const ResolvedShape*> chosen;
+  std::vector<std::string> labels;
+  for (const auto& s : resolved.shapes) labels.push_back(s.label);
+  for (const auto& s : resolved.shapes)
+    if (o.only.empty() || std::find(o.only.begin(), o.only.end(), s.label) != o.only.end()) chosen.push_back(&s);
+  for (const auto& l : o.only)
+    if (std::find(labels.begin(), labels.end(), l) == labels.end())
+      throw UserError(Location{"--only"}, "", fmt::format("no sweep shape labelled {}{}; shapes: {}", printable(l),
+                                                         did_you_mean(l, labels), join(labels, ", ")));
+  std::string spec_text = read_file(o.spec);
+  std::string experiment_name = o.name.empty() ? resolved.spec.name : o.name;
+  if (!is_run_name(experiment_name))
+    throw UserError(Location{"--name"}, "", "an experiment name is letters, digits, '.', '_' or '-' (at most 64)");
+  if (o.preflight) preflight_all(resolved, chosen, slurm);
+  if (o.dry_run) {
+    std::vector<std::string> picked;
+    for (const ResolvedShape* s : chosen) picked.push_back(s->label);
+    out.line(fmt::format("dry run: {} passed validation{}; nothing was submitted", o.spec,
+                         o.preflight ? " and the cluster preflight" : ""));
+    out.line(fmt::format("would submit one run per shape: {}{}", join(picked, ", "),
+                         o.one_at_a_time ? ", one at a time (each after the previous ends)" : ""));
+    return;
+  }
+  create_output_dir(resolved);
+  std::vector<RenderedScript> scripts = render_scripts(resolved, o.templates_dir);
+  Experiment experiment = create_experiment(o.runs_root, experiment_name, o.spec, o.one_at_a_time);
+  std::string previous_job;
+  int failed = 0;
+  for (const ResolvedShape* shape : chosen) {
+    // The same identity as `submit --shape LABEL`: re-running a sweep does not
+    // duplicate a run whose job is still queued or running.
+    std::string identity = run_identity({{o.spec, spec_text}}, o.sets, shape->label);
+    EarlierRuns earlier = find_earlier_runs(o.runs_root, identity, slurm);
+    if (earlier.active && !o.again) {
+      out.line(fmt::format("shape {}: already submitted, job {} of run {} is still queued or running", shape->label,
+                           earlier.active->job_id, earlier.active->run_id));
+      experiment.runs.emplace_back(shape->label, earlier.active->run_id);
+      save_experiment(experiment);
+      previous_job = earlier.active->job_id;
+      continue;
+    }
+    ResolvedRun one = resolved;
+    one.shapes = {*shape};
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const auto& s : scripts)
+      if (s.label == shape->label) files.emplace_back(s.file_name, s.text);
+    Run run = create_run(o.runs_root, one, spec_text, o.sets, identity, files);
+    experiment.runs.emplace_back(shape->label, run.id);
+    save_experiment(experiment);
+    std::vector<std::string> extra;
+    std::string after = o.one_at_a_time ? previous_job : "";
+    if (!after.empty()) extra.push_back("--dependency=afterany:" + after);
+    Attempt a = submit_attempt(run, run.shapes.front(), slurm, extra);
+    if (a.outcome == Outcome::Submitted) {
+      previous_job = a.job_id;
+      out.line(fmt::format("shape {}: submitted job {}{} as run {}", shape->label, a.job_id,
+                           after.empty() ? "" : " (starts after job " + after + " ends)", run.id));
+    } else {
+      ++failed;
+      out.error(fmt::format("shape {}: {}: {} (recorded in {}/ledger.json)", shape->label,
+                            a.outcome == Outcome::Rejected ? "sbatch rejected the job" : "sbatch's answer was unclear",
+                            a.reason, run.dir));
+    }
+  }
+  out.line(fmt::format("experiment {}: {} run(s){}\n  status: ddpctl status {}\n  report: ddpctl report {}",
+                       experiment.id, experiment.runs.size(), failed ? fmt::format(", {} not submitted", failed) : "",
+                       experiment.name, experiment.name));
+  if (failed)
+    throw UserError(Location{experiment.file}, "",
+                    fmt::format("{} of the sweep's shapes were not submitted; re-run `ddpctl sweep` to retry them "
+                                "(runs already queued are not submitted again)",
+                                failed));
+}
+
+}  // namespace ddpctl

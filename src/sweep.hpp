@@ -1,0 +1,30 @@
+#pragma once
+// `ddpctl sweep SPEC`: one run per entry of the spec's `sweep:` list,
+// recorded as one experiment (experiments.hpp); `report EXPERIMENT` turns it
+// into a scaling table.
+#include <string>
+#include <vector>
+
+#include "experiments.hpp"
+#include "output.hpp"
+#include "slurm.hpp"
+
+namespace ddpctl {
+
+struct SweepRequest {
+  std::string spec;
+  std::vector<std::string> sets;
+  std::string name;                // experiment name; empty: the spec's name
+  std::vector<std::string> only;   // labels; empty: every shape
+  std::string runs_root, templates_dir;
+  bool one_at_a_time = false;      // each run after the previous ends (afterany)
+  bool dry_run = false, preflight = true, again = false;
+};
+
+// Submits each chosen shape as its own run (the identity of `submit --shape
+// LABEL`, so a shape whose run is still queued is not submitted twice), says
+// per shape what happened and then the experiment's summary through `out`.
+// Throws UserError when a shape could not be submitted (the others stay).
+void run_sweep(const SweepRequest& request, SlurmClient& slurm, Output& out);
+
+}  // namespace ddpctl
