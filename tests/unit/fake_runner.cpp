@@ -1,0 +1,196 @@
+#include "fake_runner.hpp"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "files.hpp"
+#include "helpers.hpp"
+#include "runs.hpp"
+#include "text.hpp"
+
+namespace ddpctl::test {
+
+namespace {
+
+bool matches(const std::vector<std::string>& argv, const std::string& program, const std::vector<std::string>& with) {
+  if (argv.empty() || argv[0] != program) return false;
+  for (const auto& w : with)
+    if (std::find(argv.begin() + 1, argv.end(), w) == argv.end() &&
+        std::none_of(argv.begin() + 1, argv.end(), [&](const std::string& a) { return a.rfind(w, 0) == 0; }))
+      return false;
+  return true;
+}
+
+std::string flag_value(const std::vector<std::string>& argv, const std::string& prefix) {
+  for (const auto& a : argv)
+    if (a.rfind(prefix, 0) == 0) return a.substr(prefix.size());
+  return "";
+}
+
+}  // namespace
+
+FakeRunner& FakeRunner::on(const std::string& program, const std::vector<std::string>& with, CommandResult result) {
+  for (auto& r : rules_)
+    if (r.program == program && r.with == with && !r.handler) {
+      r.answers.push_back(std::move(result));
+      return *this;
+    }
+  rules_.push_back({program, with, {std::move(result)}, nullptr});
+  return *this;
+}
+
+FakeRunner& FakeRunner::on(const std::string& program, const std::vector<std::string>& with, Handler handler) {
+  rules_.push_back({program, with, {}, std::move(handler)});
+  return *this;
+}
+
+CommandResult FakeRunner::run(const std::vector<std::string>& argv, std::chrono::milliseconds) {
+  calls.push_back(argv);
+  for (auto it = rules_.rbegin(); it != rules_.rend(); ++it) {
+    if (!matches(argv, it->program, it->with)) continue;
+    CommandResult r;
+    if (it->handler) {
+      r = it->handler(argv);
+    } else {
+      r = it->answers.front();
+      if (it->answers.size() > 1) it->answers.pop_front();
+    }
+    r.argv = argv;
+    return r;
+  }
+  FAIL("FakeRunner: no rule answers " << join(argv, " "));
+  return {};
+}
+
+size_t FakeRunner::count(const std::string& program, const std::vector<std::string>& with) const {
+  return static_cast<size_t>(
+      std::count_if(calls.begin(), calls.end(), [&](const auto& argv) { return matches(argv, program, with); }));
+}
+
+CommandResult exits(int code, const std::string& out, const std::string& err) {
+  CommandResult r;
+  r.exit_code = code;
+  r.out = out;
+  r.err = err;
+  return r;
+}
+
+CommandResult times_out() {
+  CommandResult r;
+  r.timed_out = true;
+  return r;
+}
+
+CommandResult not_found() {
+  CommandResult r;
+  r.not_found = true;
+  r.exit_code = 127;
+  return r;
+}
+
+FakeSlurm::FakeSlurm() {
+  const std::string data = source_dir() + "/tests/unit/data/";
+  nlohmann::json squeue_doc = nlohmann::json::parse(read_file(data + "squeue-22.05.json"));
+  nlohmann::json job_template = squeue_doc["jobs"].at(0);
+  std::string down_doc = read_file(data + "squeue-22.05-controller-down.json");
+
+  runner.on("squeue", {"--json"}, [=](const std::vector<std::string>&) {
+    if (controller_down) return exits(0, down_doc);
+    nlohmann::json doc = squeue_doc;
+    doc["jobs"] = nlohmann::json::array();
+    for (const auto& j : jobs) {
+      if (!j.in_squeue) continue;
+      nlohmann::json o = job_template;
+      o["job_id"] = std::stoll(j.id);
+      o["name"] = j.name;
+      o["comment"] = j.comment;
+      o["job_state"] = j.state;
+      o["state_reason"] = j.reason;
+      o["nodes"] = j.nodes;
+      o["exit_code"] = j.exit;
+      o["start_time"] = 0;
+      doc["jobs"].push_back(o);
+    }
+    return exits(0, doc.dump());
+  });
+  runner.on("sacct", {}, [this](const std::vector<std::string>& argv) {
+    if (!accounting) return exits(1, "", "sacct: error: Slurm accounting storage is disabled\n");
+    std::string wanted = flag_value(argv, "--jobs=");
+    std::vector<std::string> ids;
+    for (size_t b = 0; !wanted.empty() && b <= wanted.size();) {
+      size_t e = wanted.find(',', b);
+      if (e == std::string::npos) e = wanted.size();
+      ids.push_back(wanted.substr(b, e - b));
+      b = e + 1;
+    }
+    std::string out;
+    for (const auto& j : jobs) {
+      if (!j.in_sacct) continue;
+      if (!ids.empty() && std::find(ids.begin(), ids.end(), j.id) == ids.end()) continue;
+      out += fmt::format("{}|{}|{}|{}|{}|cpu|lusu|{}|2026-11-22T08:11:57|Unknown|Unknown|5|1|billing=1,cpu=1||{}:0|/tmp\n",
+                         j.id, j.name, j.comment, j.state, j.reason, j.nodes.empty() ? "None assigned" : j.nodes,
+                         j.exit);
+    }
+    return exits(0, out);
+  });
+  runner.on("sbatch", {"--parsable"}, [this](const std::vector<std::string>& argv) {
+    auto make = [&] {
+      FakeJob j;
+      j.id = std::to_string(next_id++);
+      j.comment = flag_value(argv, "--comment=");
+      j.name = "job";
+      jobs.push_back(j);
+      if (on_submit) on_submit(jobs.back());
+      return jobs.back().id;
+    };
+    switch (sbatch) {
+      case Sbatch::Ok:
+        return exits(0, make() + "\n");
+      case Sbatch::LosesAnswer:
+        make();
+        return exits(1, "", "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation\n");
+      case Sbatch::TimesOutBeforeJob:
+        return times_out();
+      case Sbatch::Rejects:
+        break;
+    }
+    return exits(1, "", "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified\n");
+  });
+  runner.on("scancel", {}, [this](const std::vector<std::string>& argv) {
+    for (size_t i = 1; i < argv.size(); ++i)
+      if (FakeJob* j = job(argv[i]); j && !is_terminal(parse_job_state(j->state).value_or(JobState::Unknown)))
+        j->state = "CANCELLED";
+    return exits(0);
+  });
+  runner.on("scontrol", {"show", "config"}, exits(0, "ClusterName = local\nMinJobAge = 300\n"));
+  runner.on("sinfo", {"--json"}, exits(0, read_file(data + "sinfo-22.05.json")));
+  runner.on("sacctmgr", {}, exits(0, "lusu\nother\n"));
+}
+
+FakeSlurm::FakeJob& FakeSlurm::add(const std::string& id, const std::string& comment, const std::string& state,
+                                   const std::string& nodes) {
+  FakeJob j;
+  j.id = id;
+  j.name = "job";
+  j.comment = comment;
+  j.state = state;
+  j.nodes = nodes;
+  jobs.push_back(j);
+  return jobs.back();
+}
+
+FakeSlurm::FakeJob* FakeSlurm::job(const std::string& id) {
+  for (auto& j : jobs)
+    if (j.id == id) return &j;
+  return nullptr;
+}
+
+FakeSlurm::FakeJob* FakeSlurm::job_with_token(const std::string& token) {
+  for (auto& j : jobs)
+    if (j.comment == job_comment(token)) return &j;
+  return nullptr;
+}
+
+}  // namespace ddpctl::test

@@ -1,0 +1,119 @@
+#pragma once
+// Test doubles for the core's process edge and clock (tests only). The
+// end-to-end tests in tests/slurm run the real Slurm; these make the decision
+// logic around it (settling, idempotency, race decisions, status merging,
+// cancel confirmation) testable in milliseconds.
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "clock.hpp"
+#include "context.hpp"
+#include "process.hpp"
+#include "slurm.hpp"
+
+namespace ddpctl::test {
+
+// A scripted CommandRunner: rules match a call by its program and by words
+// its argv must contain (later rules win); a rule answers from a queue of
+// canned results (the last one repeats) or from a function, so it can time
+// out, fail or lie. Every call is recorded. A call no rule matches fails the
+// test with the argv.
+class FakeRunner : public CommandRunner {
+ public:
+  using Handler = std::function<CommandResult(const std::vector<std::string>& argv)>;
+  FakeRunner& on(const std::string& program, const std::vector<std::string>& with, CommandResult result);
+  FakeRunner& on(const std::string& program, const std::vector<std::string>& with, Handler handler);
+  CommandResult run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) override;
+
+  std::vector<std::vector<std::string>> calls;
+  // Calls of `program` whose argv contains every word of `with`.
+  size_t count(const std::string& program, const std::vector<std::string>& with = {}) const;
+
+ private:
+  struct Rule {
+    std::string program;
+    std::vector<std::string> with;
+    std::deque<CommandResult> answers;
+    Handler handler;
+  };
+  std::vector<Rule> rules_;
+};
+
+CommandResult exits(int code, const std::string& out = "", const std::string& err = "");
+CommandResult times_out();
+CommandResult not_found();
+
+// A clock whose sleep moves its hands at once.
+class FakeClock : public Clock {
+ public:
+  double monotonic() override { return mono; }
+  long long now() override { return wall + static_cast<long long>(mono - 1000); }
+  void sleep(double seconds) override {
+    mono += seconds;
+    ++sleeps;
+    if (on_sleep) on_sleep();
+  }
+  double mono = 1000;
+  long long wall = 1795300000;
+  int sleeps = 0;
+  std::function<void()> on_sleep;  // lets a test change the world between polls
+};
+
+// A small Slurm 22.05 made of FakeRunner rules. sbatch puts a job into an
+// in-memory queue (its --comment carries the token); squeue --json answers
+// with the real 22.05 document (tests/unit/data/squeue-22.05.json) rewritten
+// to hold those jobs; sacct -P with rows in ddpctl's format; scancel cancels;
+// sinfo --json and sacctmgr answer from the real fixtures. Faults: the
+// controller down, sbatch losing its answer after making the job, sbatch
+// timing out before making it, sbatch rejecting, accounting off.
+struct FakeSlurm {
+  struct FakeJob {
+    std::string id, name, comment, state = "PENDING", reason = "None", nodes;
+    int exit = 0;
+    bool in_squeue = true, in_sacct = true;
+  };
+  enum class Sbatch { Ok, LosesAnswer, TimesOutBeforeJob, Rejects };
+
+  FakeSlurm();
+  // A job made outside ddpctl's sbatch (another user's, or one the controller
+  // made after sbatch gave up).
+  FakeJob& add(const std::string& id, const std::string& comment = "", const std::string& state = "PENDING",
+               const std::string& nodes = "");
+  FakeJob* job(const std::string& id);
+  // The job sbatch made for `token`, or null.
+  FakeJob* job_with_token(const std::string& token);
+
+  FakeRunner runner;
+  FakeClock clock;
+  SlurmClient slurm{runner};
+  Context ctx{runner, slurm, clock, 0.5};
+  std::vector<FakeJob> jobs;
+  int next_id = 100;
+  bool controller_down = false;  // squeue answers with 22.05's "errors"
+  bool accounting = true;        // sacct answers
+  Sbatch sbatch = Sbatch::Ok;
+  std::function<void(FakeJob&)> on_submit;  // e.g. start the job at once
+};
+
+}  // namespace ddpctl::test
+
+#include "output.hpp"
+
+namespace ddpctl::test {
+
+// Records what a workflow says, one string per message.
+struct RecordingOutput : Output {
+  std::vector<std::string> lines, warnings, errors, notes;
+  std::string raw_text;
+  void line(const std::string& text) override { lines.push_back(text); }
+  void state_line(const std::string& prefix, const std::string& text, Tone) override { lines.push_back(prefix + text); }
+  void raw(const std::string& text) override { raw_text += text; }
+  void warning(const std::string& text) override { warnings.push_back(text); }
+  void error(const std::string& text) override { errors.push_back(text); }
+  void note(const std::string& text) override { notes.push_back(text); }
+};
+
+}  // namespace ddpctl::test

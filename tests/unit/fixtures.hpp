@@ -1,0 +1,44 @@
+#pragma once
+// For the unit tests of the workflows: run specs written into a test's
+// temporary folder (on the bundled `local` cluster profile, logs inside that
+// folder), and a fixture that submits one through the fake Slurm.
+#include <string>
+#include <vector>
+
+#include "fake_runner.hpp"
+#include "files.hpp"
+#include "helpers.hpp"
+#include "submit.hpp"
+
+namespace ddpctl::test {
+
+// A one-shape spec (cpu partition, 1 node); `extra` is appended as YAML.
+inline std::string write_one_shape_spec(const std::string& dir, const std::string& name = "unit",
+                                        const std::string& extra = "") {
+  std::string path = dir + "/" + name + ".yaml";
+  write_file_atomic(path, "name: " + name + "\ncluster: local\npartition: cpu\nnodes: 1\ngpus_per_node: 0\n"
+                          "procs_per_node: 1\ntime: \"00:05:00\"\noutput_dir: " + dir + "/logs\ncommand: \"true\"\n" +
+                          extra);
+  return path;
+}
+
+// A spec whose shapes race: 1x1 on cpu and 2x1 on a100-80gb.
+inline std::string write_race_spec(const std::string& dir, const std::string& name = "race") {
+  return write_one_shape_spec(dir, name, "alternatives:\n  - {nodes: 2, partition: a100-80gb, label: 2x1}\n");
+}
+
+// A temporary folder, a fake Slurm, and a one-shape spec ready to submit.
+struct SubmitFixture {
+  TempDir tmp;
+  FakeSlurm slurm;
+  SubmitRequest req;
+  SubmitFixture() {
+    req.spec = write_one_shape_spec(tmp.path);
+    req.runs_root = tmp.path + "/runs";
+    req.templates_dir = source_dir() + "/templates";
+  }
+  SubmitResult submit() { return submit_one(load_and_resolve(req.spec, req.sets), req, slurm.slurm); }
+  std::vector<Run> runs() { return list_runs(req.runs_root); }
+};
+
+}  // namespace ddpctl::test

@@ -1,0 +1,67 @@
+// cancel (cancel.cpp): ask first, record the request, scancel, and confirm
+// each job ended, within a time limit, through a scripted Slurm.
+#include <catch2/catch.hpp>
+
+#include "cancel.hpp"
+#include "fake_runner.hpp"
+#include "helpers.hpp"
+#include "fixtures.hpp"
+#include "submit.hpp"
+
+using namespace ddpctl;
+using test::FakeSlurm;
+
+namespace {
+
+struct Fixture : test::SubmitFixture {
+  test::RecordingOutput out;
+  CancelRequest cancel;
+  Run run;
+  Fixture() {
+    run = submit().run;
+    cancel.runs_root = req.runs_root;
+    cancel.targets = {run.id};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("cancel records the request, then confirms the job ended") {
+  Fixture f;
+  f.slurm.jobs[0].state = "RUNNING";
+  cancel_jobs(f.cancel, f.slurm.ctx, f.out);
+  CHECK(f.out.lines == std::vector<std::string>{"job 100: CANCELLED"});
+  CHECK_FALSE(load_run(f.run.dir).attempts.at(0).cancel_requested_at.empty());
+  CHECK(f.slurm.runner.count("scancel", {"100"}) == 1);
+}
+
+TEST_CASE("cancel of a job that already ended runs no scancel") {
+  Fixture f;
+  f.slurm.jobs[0].state = "COMPLETED";
+  cancel_jobs(f.cancel, f.slurm.ctx, f.out);
+  CHECK(f.out.lines == std::vector<std::string>{"job 100: already ended (COMPLETED)"});
+  CHECK(f.slurm.runner.count("scancel") == 0);
+}
+
+TEST_CASE("a job that does not end after scancel is an error once the time is up") {
+  Fixture f;
+  f.slurm.runner.on("scancel", {}, test::exits(0));  // Slurm takes the request and does nothing
+  std::string error = test::user_error_of([&] { cancel_jobs(f.cancel, f.slurm.ctx, f.out); });
+  CHECK_THAT(error, Catch::Contains("job 100 is still PENDING 30 s after scancel"));
+  CHECK(f.slurm.clock.mono >= 1030);
+}
+
+TEST_CASE("cancel refuses to act when Slurm cannot be asked, and on ids Slurm does not know") {
+  Fixture f;
+  SECTION("controller down") {
+    f.slurm.controller_down = true;
+    CHECK_THAT(test::user_error_of([&] { cancel_jobs(f.cancel, f.slurm.ctx, f.out); }),
+               Catch::Contains("cannot cancel: Slurm could not be asked"));
+  }
+  SECTION("an unknown job id") {
+    f.cancel.targets = {"4242"};
+    CHECK_THAT(test::user_error_of([&] { cancel_jobs(f.cancel, f.slurm.ctx, f.out); }),
+               Catch::Contains("job 4242: neither squeue nor sacct knows this job; nothing was cancelled"));
+  }
+  CHECK(f.slurm.runner.count("scancel") == 0);
+}

@@ -1,0 +1,147 @@
+// Hybrid mode's decisions through a scripted Slurm (fake_runner.hpp): who is
+// submitted when the group is already won, who is cancelled at once, and
+// when a race has failed. The claim itself (mkdir in the script) is
+// exercised on the real cluster in tests/slurm/test_race_*.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "fake_runner.hpp"
+#include "files.hpp"
+#include "helpers.hpp"
+#include "race_group.hpp"
+#include "fixtures.hpp"
+
+using namespace ddpctl;
+using test::FakeSlurm;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Fixture {
+  test::TempDir tmp;
+  FakeSlurm slurm;
+  RaceRequest req;
+  test::RecordingOutput out;
+  Fixture() {
+    req.specs = {test::write_race_spec(tmp.path)};
+    req.runs_root = tmp.path + "/runs";
+    req.templates_dir = test::source_dir() + "/templates";
+  }
+  RaceSubmission submit() { return submit_race(load_race_group(req.specs, req.sets), req, slurm.slurm, out); }
+  Run only_run() {
+    auto runs = list_runs(req.runs_root);
+    REQUIRE(runs.size() == 1);
+    return runs[0];
+  }
+};
+
+// What a starting job's script does when it wins: mkdir the claim, write the winner.
+void claim(const Run& run, const std::string& job_id, const std::string& label) {
+  fs::create_directory(race_dir(run) + "/claim");
+  write_file_atomic(race_dir(run) + "/claim/winner", job_id + " " + label + " 1795300010\n");
+}
+
+}  // namespace
+
+TEST_CASE("a race submits every shape and records each job id for the winner to cancel") {
+  Fixture f;
+  RaceSubmission r = f.submit();
+  REQUIRE(r.kind == RaceSubmission::Kind::Submitted);
+  CHECK(r.submitted == std::vector<std::string>{"job 100 (shape 1x1)", "job 101 (shape 2x1)"});
+  RaceState race = read_race(r.run);
+  CHECK(race.job_of_label == std::map<std::string, std::string>{{"1x1", "100"}, {"2x1", "101"}});
+  CHECK_FALSE(race.claimed);
+  SECTION("submitting the same race again makes no second group") {
+    RaceSubmission again = f.submit();
+    CHECK(again.kind == RaceSubmission::Kind::AlreadySubmitted);
+    CHECK(f.slurm.runner.count("sbatch") == 2);
+  }
+}
+
+TEST_CASE("a shape not yet submitted when the group is won is not submitted") {
+  Fixture f;
+  f.slurm.on_submit = [&](FakeSlurm::FakeJob& job) {
+    if (job.id == "100") claim(f.only_run(), "100", "1x1");  // the first job starts and wins at once
+  };
+  RaceSubmission r = f.submit();
+  CHECK(r.submitted == std::vector<std::string>{"job 100 (shape 1x1)"});
+  CHECK(f.out.lines == std::vector<std::string>{"shape 2x1: not submitted; the group was already won by job 100"});
+  CHECK(f.slurm.runner.count("sbatch") == 1);
+}
+
+TEST_CASE("a job submitted as the group is claimed, before its id was recorded, is cancelled at once") {
+  Fixture f;
+  // Job 100 wins while sbatch of the second shape is still running: its
+  // script cannot cancel job 101, whose id is not recorded yet.
+  f.slurm.on_submit = [&](FakeSlurm::FakeJob& job) {
+    if (job.id == "101") claim(f.only_run(), "100", "1x1");
+  };
+  RaceSubmission r = f.submit();
+  CHECK(r.submitted.size() == 2);
+  CHECK(f.slurm.job("101")->state == "CANCELLED");
+  CHECK(f.slurm.job("100")->state == "PENDING");
+  CHECK(f.out.lines == std::vector<std::string>{"shape 2x1: job 101 cancelled at once; the group was already won"});
+}
+
+TEST_CASE("a shape sbatch rejects is reported and the race goes on; none submitted is an error") {
+  Fixture f;
+  f.slurm.sbatch = FakeSlurm::Sbatch::Rejects;
+  std::string error = test::user_error_of([&] { f.submit(); });
+  CHECK_THAT(error, Catch::Contains("no shape of the race could be submitted"));
+  REQUIRE(f.out.errors.size() == 2);
+  CHECK_THAT(f.out.errors[0], Catch::StartsWith("shape 1x1: sbatch rejected the job: Invalid account"));
+}
+
+TEST_CASE("the race outcome: won, racing while a claim is being written, failed when all ended unclaimed") {
+  RaceState race;
+  race.is_race = true;
+  race.job_of_label = {{"a", "1"}, {"b", "2"}};
+  JobStates states;
+  Job ended;
+  ended.state = JobState::Failed;
+  states.jobs["1"] = ended;
+  Job pending;
+  pending.state = JobState::Pending;
+  states.jobs["2"] = pending;
+  CHECK(race_outcome(race, states) == RaceOutcome::Racing);
+  states.jobs["2"] = ended;
+  CHECK(race_outcome(race, states) == RaceOutcome::Failed);
+  race.claimed = true;  // the winner file is not written yet
+  CHECK(race_outcome(race, states) == RaceOutcome::Racing);
+  race.winner = RaceEvent{"1", "a", 5};
+  CHECK(race_outcome(race, states) == RaceOutcome::Won);
+  CHECK(race_outcome(RaceState{}, JobStates{}) == RaceOutcome::Racing);  // no job recorded yet
+}
+
+TEST_CASE("wait_for_race says who won and who stands down") {
+  Fixture f;
+  RaceSubmission r = f.submit();
+  f.slurm.clock.on_sleep = [&] {
+    f.slurm.job("101")->state = "RUNNING";
+    claim(r.run, "101", "2x1");
+  };
+  wait_for_race(f.slurm.ctx, r.run, false, f.out);
+  REQUIRE(f.out.lines.size() == 2);
+  CHECK_THAT(f.out.lines[0], Catch::StartsWith("race: won by shape 2x1 (job 101)"));
+  CHECK(f.out.lines[1] == "race: shape 1x1 (job 100) stands down");
+}
+
+TEST_CASE("wait_for_race fails when every job ended without claiming the group") {
+  Fixture f;
+  RaceSubmission r = f.submit();
+  for (auto& j : f.slurm.jobs) j.state = "FAILED";
+  CHECK_THAT(test::user_error_of([&] { wait_for_race(f.slurm.ctx, r.run, false, f.out); }),
+             Catch::Contains("race failed: every shape's job ended before claiming the group"));
+}
+
+TEST_CASE("specs racing together get unique labels and one identity") {
+  test::TempDir tmp;
+  std::string a = test::write_one_shape_spec(tmp.path, "a");
+  std::string b = test::write_one_shape_spec(tmp.path, "b");
+  RaceGroup g = load_race_group({a, b}, {});
+  CHECK(g.labels() == std::vector<std::string>{"a-1x1", "b-1x1"});
+  CHECK(g.identity == load_race_group({a, b}, {}).identity);
+  CHECK(g.identity != load_race_group({b, a}, {}).identity);
+  CHECK_THAT(test::user_error_of([&] { load_race_group({a, a}, {}); }), Catch::Contains("given twice"));
+  CHECK_THAT(test::user_error_of([&] { load_race_group({a}, {}); }), Catch::Contains("at least two shapes"));
+}

@@ -1,0 +1,110 @@
+// The status table's rows (status.cpp): jobs from Slurm merged with the
+// trainer's progress file, the race records and attempts that made no job.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "fake_runner.hpp"
+#include "files.hpp"
+#include "helpers.hpp"
+#include "race_group.hpp"
+#include "fixtures.hpp"
+#include "status.hpp"
+#include "submit.hpp"
+
+using namespace ddpctl;
+using test::FakeSlurm;
+
+namespace {
+
+struct Fixture : test::SubmitFixture {
+  StatusReport status(std::vector<std::string> targets = {}) {
+    StatusRequest r;
+    r.targets = std::move(targets);
+    r.runs_root = req.runs_root;
+    return collect_status(r, slurm.slurm, slurm.clock.now());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a running job's row carries the trainer's progress") {
+  Fixture f;
+  SubmitResult r = f.submit();
+  f.slurm.jobs[0].state = "RUNNING";
+  f.slurm.jobs[0].nodes = "g1";
+  write_file_atomic(f.tmp.path + "/logs/unit_100.progress.json",
+                    R"({"epoch": 2, "epochs": 10, "step": 5, "steps": 10, "samples_per_s": 1520, "eta_s": 340})");
+  StatusReport s = f.status();
+  REQUIRE(s.rows.size() == 1);
+  const StatusRow& row = s.rows[0];
+  CHECK(row.run == r.run.id);
+  CHECK(row.state == "RUNNING");
+  CHECK(row.tone == Tone::Good);
+  CHECK(row.nodes == "g1");
+  CHECK(row.info == "epoch 2/10 [#####-----] 5/10 1520 img/s ETA 5m40s");
+  CHECK(row.json["progress"]["epoch"] == 2);
+  CHECK_FALSE(s.all_done);
+}
+
+TEST_CASE("an ended job's row: squeue forgot it, sacct says how it ended") {
+  Fixture f;
+  f.submit();
+  f.slurm.jobs[0].state = "FAILED";
+  f.slurm.jobs[0].reason = "NonZeroExitCode";
+  f.slurm.jobs[0].exit = 3;
+  f.slurm.jobs[0].in_squeue = false;
+  StatusReport s = f.status();
+  REQUIRE(s.rows.size() == 1);
+  CHECK(s.rows[0].state == "FAILED");
+  CHECK(s.rows[0].info == "exited with a non-zero status; exit 3:0");
+  CHECK(s.rows[0].json["source"] == "sacct");
+  CHECK(s.all_done);
+}
+
+TEST_CASE("with the controller down, rows say UNKNOWN and the report says why") {
+  Fixture f;
+  f.submit();
+  f.slurm.controller_down = true;
+  f.slurm.accounting = false;
+  StatusReport s = f.status();
+  REQUIRE(s.rows.size() == 1);
+  CHECK(s.rows[0].state == "UNKNOWN");
+  CHECK(s.rows[0].time == "-");
+  CHECK_THAT(s.slurm_error, Catch::Contains("is slurmctld up?"));
+}
+
+TEST_CASE("an attempt that made no job has a row of its own") {
+  Fixture f;
+  f.slurm.sbatch = FakeSlurm::Sbatch::TimesOutBeforeJob;
+  CHECK_FALSE(test::user_error_of([&] { f.submit(); }).empty());
+  StatusReport s = f.status();
+  REQUIRE(s.rows.size() == 1);
+  CHECK(s.rows[0].state == "UNCONFIRMED");
+  CHECK(s.rows[0].job == "-");
+}
+
+TEST_CASE("a race shows its group row, then each job marked won or lost") {
+  Fixture f;
+  RaceRequest race;
+  race.specs = {test::write_race_spec(f.tmp.path)};
+  race.runs_root = f.req.runs_root;
+  race.templates_dir = f.req.templates_dir;
+  test::RecordingOutput out;
+  RaceSubmission r = submit_race(load_race_group(race.specs, {}), race, f.slurm.slurm, out);
+  StatusReport racing = f.status();
+  REQUIRE(racing.rows.size() == 3);
+  CHECK(racing.rows[0].state == "RACING");
+  CHECK(racing.rows[0].info == "racing: shapes 1x1, 2x1");
+
+  std::filesystem::create_directory(race_dir(r.run) + "/claim");
+  write_file_atomic(race_dir(r.run) + "/claim/winner", "101 2x1 " + std::to_string(parse_utc_iso(r.run.created_at) + 7) + "\n");
+  write_file_atomic(race_dir(r.run) + "/cancelled.100", "100 " + std::to_string(parse_utc_iso(r.run.created_at) + 7) + "\n");
+  f.slurm.job("100")->state = "CANCELLED";
+  f.slurm.job("101")->state = "RUNNING";
+  StatusReport won = f.status();
+  REQUIRE(won.rows.size() == 3);
+  CHECK(won.rows[0].state == "WON");
+  CHECK(won.rows[0].info == "won by shape 2x1 (job 101) 7 s after submission");
+  CHECK(won.rows[1].info == "lost the race: cancelled by the winner");
+  CHECK(won.rows[2].info == "race winner");
+}

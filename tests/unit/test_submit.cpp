@@ -1,0 +1,224 @@
+// The submit workflow's decisions through a scripted Slurm (fake_runner.hpp):
+// the ledger before and after sbatch, settling unclear attempts by token,
+// and never a second job for the same run.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "fake_runner.hpp"
+#include "files.hpp"
+#include "helpers.hpp"
+#include "fixtures.hpp"
+#include "submit.hpp"
+
+using namespace ddpctl;
+using test::FakeSlurm;
+
+namespace {
+
+using Fixture = test::SubmitFixture;
+
+std::vector<Outcome> outcomes(const Run& run) {
+  std::vector<Outcome> out;
+  for (const auto& a : load_run(run.dir).attempts) out.push_back(a.outcome);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("submit records the intent before sbatch runs and the job after") {
+  Fixture f;
+  std::vector<Outcome> seen_during_sbatch;
+  f.slurm.on_submit = [&](FakeSlurm::FakeJob&) { seen_during_sbatch = outcomes(f.runs().at(0)); };
+  SubmitResult r = f.submit();
+  REQUIRE(r.kind == SubmitResult::Kind::Submitted);
+  CHECK(seen_during_sbatch == std::vector<Outcome>{Outcome::Intent});
+  CHECK(r.attempt.job_id == "100");
+  CHECK(outcomes(r.run) == std::vector<Outcome>{Outcome::Submitted});
+  CHECK(f.slurm.jobs.at(0).comment == job_comment(r.attempt.token));
+  CHECK(std::filesystem::is_directory(f.tmp.path + "/logs"));
+}
+
+TEST_CASE("a second submit of the same spec while its job is queued makes no job") {
+  Fixture f;
+  SubmitResult first = f.submit();
+  SubmitResult again = f.submit();
+  CHECK(again.kind == SubmitResult::Kind::AlreadySubmitted);
+  CHECK(again.active.job_id == first.attempt.job_id);
+  CHECK(again.active.run_id == first.run.id);
+  CHECK(f.slurm.runner.count("sbatch") == 1);
+  SECTION("--again submits another, in a run of its own") {
+    f.req.again = true;
+    SubmitResult third = f.submit();
+    CHECK(third.kind == SubmitResult::Kind::Submitted);
+    CHECK(f.slurm.runner.count("sbatch") == 2);
+    CHECK(f.runs().size() == 2);
+  }
+  SECTION("once the job ended, the spec is submitted again") {
+    f.slurm.jobs[0].state = "COMPLETED";
+    CHECK(f.submit().kind == SubmitResult::Kind::Submitted);
+    CHECK(f.slurm.runner.count("sbatch") == 2);
+  }
+  SECTION("other overrides are another run") {
+    f.req.sets = {"nodes=2"};
+    CHECK(f.submit().kind == SubmitResult::Kind::Submitted);
+  }
+}
+
+TEST_CASE("sbatch that lost its answer after making the job: found by its token at once") {
+  Fixture f;
+  f.slurm.sbatch = FakeSlurm::Sbatch::LosesAnswer;
+  SubmitResult r = f.submit();
+  REQUIRE(r.kind == SubmitResult::Kind::Submitted);
+  CHECK(r.attempt.job_id == "100");
+  CHECK_THAT(r.attempt.reason, Catch::Contains("found by its token in squeue"));
+  CHECK(f.slurm.jobs.size() == 1);
+}
+
+TEST_CASE("sbatch that timed out before making a job: unconfirmed, then settled absent and retried in the same run") {
+  Fixture f;
+  f.slurm.sbatch = FakeSlurm::Sbatch::TimesOutBeforeJob;
+  CHECK_THAT(test::user_error_of([&] { f.submit(); }), Catch::Contains("recorded as unconfirmed"));
+  REQUIRE(f.runs().size() == 1);
+  CHECK(outcomes(f.runs()[0]) == std::vector<Outcome>{Outcome::Unconfirmed});
+
+  f.slurm.sbatch = FakeSlurm::Sbatch::Ok;
+  SubmitResult r = f.submit();
+  REQUIRE(r.kind == SubmitResult::Kind::Submitted);
+  REQUIRE(f.runs().size() == 1);  // the retry is in the same run: the ledger tells the whole story
+  CHECK(outcomes(f.runs()[0]) == std::vector<Outcome>{Outcome::Absent, Outcome::Submitted});
+  CHECK(f.slurm.jobs.size() == 1);
+}
+
+TEST_CASE("an unclear attempt whose job appeared later is adopted, not submitted twice") {
+  Fixture f;
+  f.slurm.sbatch = FakeSlurm::Sbatch::TimesOutBeforeJob;
+  CHECK_FALSE(test::user_error_of([&] { f.submit(); }).empty());
+  // The controller made the job after all (sbatch was only slow to hear it).
+  Attempt a = load_run(f.runs()[0].dir).attempts.at(0);
+  f.slurm.add("123", job_comment(a.token));
+  f.slurm.sbatch = FakeSlurm::Sbatch::Ok;
+  SubmitResult r = f.submit();
+  CHECK(r.kind == SubmitResult::Kind::AlreadySubmitted);
+  CHECK(r.active.job_id == "123");
+  CHECK(f.slurm.runner.count("sbatch") == 1);
+  CHECK(outcomes(f.runs()[0]) == std::vector<Outcome>{Outcome::Submitted});
+}
+
+TEST_CASE("an unclear attempt blocks a new submission while Slurm cannot be asked") {
+  Fixture f;
+  f.slurm.sbatch = FakeSlurm::Sbatch::TimesOutBeforeJob;
+  CHECK_FALSE(test::user_error_of([&] { f.submit(); }).empty());
+  f.slurm.controller_down = true;
+  f.slurm.accounting = false;
+  f.slurm.sbatch = FakeSlurm::Sbatch::Ok;
+  std::string error = test::user_error_of([&] { f.submit(); });
+  CHECK_THAT(error, Catch::Contains("may or may not have created a job"));
+  CHECK_THAT(error, Catch::Contains("Not submitting again until it is settled"));
+  CHECK(f.slurm.runner.count("sbatch") == 1);
+}
+
+TEST_CASE("a job whose state cannot be read blocks a new submission") {
+  Fixture f;
+  f.submit();
+  f.slurm.controller_down = true;
+  f.slurm.accounting = false;
+  CHECK_THAT(test::user_error_of([&] { f.submit(); }), Catch::Contains("cannot tell whether job 100"));
+  CHECK(f.slurm.runner.count("sbatch") == 1);
+}
+
+TEST_CASE("a rejected sbatch is recorded and reported with Slurm's reason") {
+  Fixture f;
+  f.slurm.sbatch = FakeSlurm::Sbatch::Rejects;
+  CHECK_THAT(test::user_error_of([&] { f.submit(); }),
+             Catch::Contains("sbatch rejected the job: Invalid account or account/partition combination specified"));
+  CHECK(outcomes(f.runs().at(0)) == std::vector<Outcome>{Outcome::Rejected});
+  SECTION("a rejected attempt does not block the next submission") {
+    f.slurm.sbatch = FakeSlurm::Sbatch::Ok;
+    CHECK(f.submit().kind == SubmitResult::Kind::Submitted);
+  }
+}
+
+TEST_CASE("a dry run asks nothing of the queue and submits nothing") {
+  Fixture f;
+  f.req.dry_run = true;
+  SubmitResult r = f.submit();
+  CHECK(r.kind == SubmitResult::Kind::DryRun);
+  CHECK_THAT(r.would_run, Catch::Contains("--chdir="));
+  CHECK(f.slurm.runner.count("sbatch") == 0);
+  CHECK(f.slurm.runner.count("squeue") == 0);
+  CHECK(f.runs().empty());
+}
+
+TEST_CASE("the preflight stops a shape the cluster cannot hold, before anything is recorded") {
+  Fixture f;
+  // A profile that claims more than the cluster has: only sinfo can tell.
+  write_file_atomic(f.tmp.path + "/drift.yaml",
+                    "name: drift\ngpu_request: gres\ndefault_partition: cpu\ngpu_types:\n  a100: {gres: a100}\n"
+                    "partitions:\n  a100-80gb: {nodes: 2, gpus_per_node: 8, gpu_types: [a100]}\n"
+                    "  cpu: {nodes: 4, gpus_per_node: 0}\n");
+  f.req.sets = {"cluster=drift.yaml", "partition=a100-80gb", "gpus_per_node=8", "gpu_type=a100", "procs_per_node=8"};
+  std::string error = test::user_error_of([&] { f.submit(); });
+  CHECK_THAT(error, Catch::Contains("gpus_per_node: 8 a100 GPUs per node asked, but nodes in partition a100-80gb have "
+                                    "at most 4"));
+  CHECK(f.slurm.runner.count("sbatch") == 0);
+  CHECK(f.runs().empty());
+}
+
+TEST_CASE("find_job_by_token: squeue, then sacct, then MinJobAge decide") {
+  FakeSlurm s;
+  long long now = static_cast<long long>(std::time(nullptr));
+  s.add("7", "ddpctl:aaa");
+  CHECK(find_job_by_token(s.slurm, "aaa", now).presence == Presence::Found);
+  SECTION("a job squeue forgot is found in sacct") {
+    s.jobs[0].in_squeue = false;
+    Lookup l = find_job_by_token(s.slurm, "aaa", now);
+    CHECK(l.presence == Presence::Found);
+    CHECK(l.job.source == "sacct");
+  }
+  SECTION("silence within MinJobAge proves absence") {
+    CHECK(find_job_by_token(s.slurm, "bbb", now - 10).presence == Presence::Absent);
+  }
+  SECTION("after MinJobAge only an accounting that keeps comments proves absence") {
+    CHECK(find_job_by_token(s.slurm, "bbb", now - 1000).presence == Presence::Absent);
+    s.jobs[0].comment.clear();  // accounting without AccountingStoreFlags=job_comment
+    Lookup l = find_job_by_token(s.slurm, "bbb", now - 1000);
+    CHECK(l.presence == Presence::Unknown);
+    CHECK_THAT(l.why, Catch::Contains("older than MinJobAge"));
+  }
+  SECTION("with the controller down nothing is proven") {
+    s.controller_down = true;
+    s.jobs[0].in_sacct = false;
+    Lookup l = find_job_by_token(s.slurm, "bbb", now);
+    CHECK(l.presence == Presence::Unknown);
+    CHECK_THAT(l.why, Catch::Contains("Slurm could not be asked"));
+  }
+}
+
+TEST_CASE("wait_for_job says each new state until the job starts, and with follow until it ends") {
+  Fixture f;
+  SubmitResult r = f.submit();
+  test::RecordingOutput out;
+  int polls = 0;
+  f.slurm.clock.on_sleep = [&] {
+    ++polls;
+    auto& j = f.slurm.jobs[0];
+    if (polls == 2) j.state = "RUNNING", j.nodes = "g1";
+    if (polls == 4) j.state = "COMPLETED";
+  };
+  SECTION("--wait returns once it runs") {
+    wait_for_job(f.slurm.ctx, r.run, r.attempt, false, out);
+    CHECK(out.lines == std::vector<std::string>{"job 100: PENDING", "job 100: RUNNING on g1"});
+  }
+  SECTION("--follow returns at COMPLETED, after the end has lasted") {
+    wait_for_job(f.slurm.ctx, r.run, r.attempt, true, out);
+    CHECK(out.lines.back() == "job 100: COMPLETED");
+  }
+  SECTION("--follow of a job that fails says so with its exit code") {
+    f.slurm.clock.on_sleep = [&] { f.slurm.jobs[0].state = "FAILED", f.slurm.jobs[0].exit = 1; };
+    f.slurm.jobs[0].in_squeue = true;
+    std::string error = test::user_error_of([&] { wait_for_job(f.slurm.ctx, r.run, r.attempt, true, out); });
+    CHECK_THAT(error, Catch::Contains("job 100 ended FAILED"));
+    // A requeue passes through FAILED: the end is believed only after 10 s.
+    CHECK(f.slurm.clock.mono >= 1010);
+  }
+}
