@@ -3,7 +3,7 @@
 
 1. `ddpctl status --all` of 20 recorded runs whose jobs sit in a generated
    10,000-job `squeue --json` document (the real 22.05 shape, from
-   tests/unit/data/squeue-22.05.json): a busy cluster's whole queue, vs `python3 -c 'json.load(...)'` of the
+   tests/unit/data/22.05/squeue.json): a busy cluster's whole queue, vs `python3 -c 'json.load(...)'` of the
    same document (the least any squeue wrapper must do);
 2. `ddpctl gen` of every example spec under configs/, vs an empty process
    (`/bin/true`: the floor of any command).
@@ -58,7 +58,7 @@ def main():
     if not os.access(ddpctl, os.X_OK):
         sys.exit(f"bench: {ddpctl} not built (scripts/build)")
     work = tempfile.mkdtemp(prefix="ddpctl-bench-")
-    doc = json.load(open(os.path.join(root, "tests/unit/data/squeue-22.05.json")))
+    doc = json.load(open(os.path.join(root, "tests/unit/data/22.05/squeue.json")))
     template = doc["jobs"][0]
     doc["jobs"] = []
     for i in range(a.jobs):

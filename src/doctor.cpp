@@ -4,6 +4,7 @@
 #include <ctime>
 #include <fmt/format.h>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -83,14 +84,20 @@ SiteReport diagnose_site(SlurmClient& slurm, const std::string& name, const std:
     return report;
   }
 
-  CommandResult sq = slurm.raw({"squeue", "--json"});
+  // Which reader the document's own meta picks (slurm_parse.hpp).
+  CommandResult sq = slurm.raw({"squeue", "--json", "--states=all"});
+  std::string detail = "not available (" + sq.describe() + "); status uses squeue -o instead";
   bool json_ok = false;
   if (sq.ok()) try {
       parse_squeue_json(sq.out);
+      detail = "readable: " + json_source(nlohmann::json::parse(sq.out), "squeue --json").describe();
       json_ok = true;
-    } catch (const std::exception&) {
+    } catch (const SlurmAnswerError& e) {
+      detail = std::string("Slurm answered with an error: ") + e.what();
+    } catch (const std::exception& e) {
+      detail = std::string(e.what()) + "; status uses squeue -o instead";
     }
-  check("squeue --json", json_ok, json_ok ? "readable" : "not available; status uses squeue -o instead");
+  check("squeue --json", json_ok, detail);
   JobQuery acct = slurm.accounting({}, static_cast<long long>(std::time(nullptr)) - 60);
   check("sacct (accounting)", acct.answered,
         acct.answered ? "available: finished jobs stay visible" : "unavailable (" + acct.error + ")");
@@ -102,7 +109,9 @@ SiteReport diagnose_site(SlurmClient& slurm, const std::string& name, const std:
   if (cluster_name.empty()) cluster_name = "mysite";
 
   NodeQuery nodes = slurm.nodes();
-  check("sinfo --json", nodes.answered, nodes.answered ? fmt::format("{} nodes", nodes.nodes.size()) : nodes.error);
+  check("nodes", nodes.answered,
+        nodes.answered ? fmt::format("{} nodes, read from {} of {}", nodes.nodes.size(), nodes.reader, nodes.source)
+                       : nodes.error);
   if (!nodes.answered) {
     report.fatal = "cannot list the nodes: " + nodes.error;
     return report;

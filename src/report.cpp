@@ -140,9 +140,9 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
   if (job) {
     r.state = job->state;
     if (job->gpus > 0) r.gpus = job->gpus;
-    if (job->start_time > 0 && job->start_time <= now) {
-      bool ended = is_terminal(job->state) && job->end_time >= job->start_time;
-      r.wall_s = static_cast<double>((ended ? job->end_time : now) - job->start_time);
+    if (job->start_time && *job->start_time <= now) {
+      bool ended = is_terminal(job->state) && job->end_time && *job->end_time >= *job->start_time;
+      r.wall_s = static_cast<double>((ended ? *job->end_time : now) - *job->start_time);
       r.wall_source = ended ? "slurm" : "slurm, still running";
     }
   }

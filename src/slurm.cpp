@@ -182,7 +182,10 @@ StartEstimate SlurmClient::estimate_start(const std::vector<std::string>& args) 
 
 JobQuery SlurmClient::queue() {
   JobQuery q;
-  CommandResult r = raw({"squeue", "--json"});
+  // --states=all: from 23.02 squeue applies its default state filter to
+  // --json too, and an ended job would vanish at once; 22.05 ignores it and
+  // shows ended jobs for MinJobAge, as the filter then does everywhere.
+  CommandResult r = raw({"squeue", "--json", "--states=all"});
   if (r.ok()) {
     try {
       q.jobs = parse_squeue_json(r.out);
@@ -191,15 +194,17 @@ JobQuery SlurmClient::queue() {
     } catch (const SlurmAnswerError& e) {
       q.error = std::string("squeue: ") + e.what();
       return q;
-    } catch (const std::exception&) {
-      // Older or newer Slurm without a JSON shape we read: use the format string.
+    } catch (const SlurmFormatError& e) {
+      // A --json ddpctl cannot read (a newer data parser): the format string
+      // reads every version; the reason is kept for `doctor`.
+      q.note = e.what();
     }
   }
   if (r.not_found) {
     q.error = r.describe();
     return q;
   }
-  CommandResult f = raw({"squeue", "-h", "-a", "-o", kSqueueFormat});
+  CommandResult f = raw({"squeue", "-h", "-a", "-t", "all", "-o", kSqueueFormat});
   if (!f.ok()) {
     q.error = f.describe();
     return q;
@@ -246,12 +251,29 @@ NodeQuery SlurmClient::nodes() {
     return q;
   }
   try {
-    q.nodes = parse_sinfo_json(r.out);
+    // sinfo's meta says which reader: 22.05 lists nodes itself; from 23.02
+    // it lists node groups, and each node is read from scontrol instead.
+    JsonSource source = json_source(nlohmann::json::parse(r.out), "sinfo --json");
+    q.source = source.describe();
+    if (sinfo_lists_nodes(source)) {
+      q.nodes = parse_sinfo_json(r.out);
+      q.reader = "sinfo --json";
+    } else {
+      CommandResult n = raw({"scontrol", "show", "nodes", "--json"});
+      if (!n.ok()) {
+        q.error = n.describe();
+        return q;
+      }
+      q.nodes = parse_scontrol_nodes_json(n.out);
+      q.reader = "scontrol show nodes --json";
+    }
     q.answered = true;
   } catch (const SlurmAnswerError& e) {
     q.error = std::string("sinfo: ") + e.what();
-  } catch (const std::exception& e) {
-    q.error = std::string("cannot read sinfo --json: ") + e.what();
+  } catch (const SlurmFormatError& e) {
+    q.error = e.what();
+  } catch (const nlohmann::json::exception& e) {
+    q.error = std::string("cannot read sinfo --json: not JSON (") + e.what() + ")";
   }
   return q;
 }
@@ -290,8 +312,9 @@ std::string SlurmClient::version(std::string* error) {
     if (error) *error = r.describe();
     return "";
   }
+  // "slurm 22.05.8"; Debian's 24.11 says "slurm-wlm 24.11.5".
   std::string v = trim(r.out);
-  if (v.rfind("slurm ", 0) == 0) v.erase(0, 6);
+  if (auto space = v.rfind(' '); space != std::string::npos) v.erase(0, space + 1);
   return v;
 }
 

@@ -81,28 +81,47 @@ std::optional<JobState> parse_job_state(const std::string& name);
 // The job has ended and will not run again unless requeued.
 bool is_terminal(JobState state);
 
+// How a job's processes ended, as Slurm recorded it.
+struct ExitStatus {
+  std::optional<int> code;    // the exit code, when it exited
+  std::optional<int> signal;  // the signal that ended it, when one did
+  bool operator==(const ExitStatus& o) const { return code == o.code && signal == o.signal; }
+};
+// A raw wait status, as squeue --json of 22.05 and 23.02 gives it (768: exit
+// code 3; 9: killed by signal 9).
+ExitStatus exit_from_wait_status(long long status);
+// sacct's ExitCode, "code:signal" ("3:0", "0:9").
+ExitStatus exit_from_sacct(const std::string& text);
+// "exit code 3", "killed by signal 9 (SIGKILL)"; empty for success or when
+// nothing is known. The one formatter for every source.
+std::string describe_exit(const ExitStatus& exit);
+
 struct Job {
   std::string id;
   std::string name;
   std::string comment;
+  // As Slurm's own state string names it: a flag such as COMPLETING,
+  // CONFIGURING or REQUEUED wins over the base state (PENDING, RUNNING...).
   JobState state = JobState::Unknown;
+  std::vector<std::string> flags;  // every state flag Slurm reported (REQUEUED, COMPLETING, ...)
   std::string reason;     // pending/failure reason code, e.g. Resources
   std::string partition;
   std::string account;
   std::string nodes;      // node list, e.g. "a[1-2]"
   std::string cwd;
-  long long submit_time = 0, start_time = 0, end_time = 0;  // Unix seconds, 0 unknown
-  long long time_limit_s = 0;                               // 0 unknown or unlimited
+  std::optional<long long> submit_time, start_time, end_time;  // Unix seconds; start may be an estimate
+  std::optional<long long> time_limit_s;                       // none: unknown or unlimited
   int node_count = 0;
   int gpus = 0;
   int restarts = 0;
-  std::string exit_code;  // sacct's "0:0", or squeue's number
+  ExitStatus exit;
   std::string source;     // "squeue" or "sacct"
 };
 
 struct JobQuery {
   bool answered = false;  // false: Slurm could not be asked; `error` says why
   std::string error;
+  std::string note;       // answered, but not as asked (--json unreadable: the format string was used)
   std::vector<Job> jobs;
 };
 
@@ -120,6 +139,8 @@ struct NodeInfo {
 struct NodeQuery {
   bool answered = false;
   std::string error;
+  std::string source;  // "Slurm 24.11.5 (data_parser v0.0.42)", from sinfo's meta
+  std::string reader;  // the command the nodes were read from
   std::vector<NodeInfo> nodes;
 };
 
@@ -136,12 +157,16 @@ class SlurmClient {
   SbatchResult submit(const std::vector<std::string>& args);
   // sbatch --test-only ARGS...: when and where the job would start; submits nothing.
   StartEstimate estimate_start(const std::vector<std::string>& args);
-  // Every job squeue knows (squeue --json, else a format string). 22.05's
-  // --json ignores -j, so callers filter.
+  // Every job squeue knows, ended ones included (squeue --json --states=all,
+  // else the format string when the JSON cannot be read). 22.05's --json
+  // ignores filters, so callers pick their jobs.
   JobQuery queue();
   // Jobs from accounting (sacct), by id, or submitted since `since` (Unix s).
   JobQuery accounting(const std::vector<std::string>& ids, long long since = 0);
   CommandResult cancel(const std::vector<std::string>& ids);
+  // Every node with its partitions, GPUs, CPUs and features: from sinfo
+  // --json (22.05) or scontrol show nodes --json (23.02 and later), as
+  // sinfo's own meta says.
   NodeQuery nodes();
   // Accounts the current user may charge; nullopt when accounting cannot say.
   std::optional<std::vector<std::string>> user_accounts();

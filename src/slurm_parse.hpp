@@ -1,8 +1,22 @@
 #pragma once
 // Parsers for what Slurm prints, exposed for SlurmClient and the unit tests.
-// The JSON ones throw SlurmAnswerError for Slurm's own errors and
-// nlohmann::json exceptions for unreadable text.
+//
+// --json documents are read by the generation of the data parser that wrote
+// them, taken from the document's own `meta` (never guessed from a failure):
+//   v0.0.37/38  Slurm 21.08/22.05 (openapi plugins): job_state a string,
+//               times plain numbers, exit_code a raw wait status; nodes in
+//               `sinfo --json`.
+//   v0.0.39     23.02: as above, but time_limit a {set, infinite, number}.
+//   v0.0.40+    23.11, 24.05, 24.11 (and the same fields through 26.05's
+//               v0.0.45): job_state an array of base state and flags, every
+//               time and limit a {set, infinite, number}, exit_code
+//               {status, return_code, signal}; `sinfo --json` has node groups,
+//               per-node detail comes from `scontrol show nodes --json`.
+// A field of a shape its generation never writes is a SlurmFormatError that
+// names the Slurm release, the data parser and the field. Slurm's own errors
+// ("errors" with exit 0, e.g. the controller is down) are SlurmAnswerError.
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -10,10 +24,32 @@
 
 namespace ddpctl {
 
+// A --json document that does not have the shape its data parser writes.
+struct SlurmFormatError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Who wrote a --json document, from its `meta`.
+struct JsonSource {
+  std::string release;  // "22.05.8", "24.11.5"; empty when meta does not say
+  int parser = 0;       // the data parser's last number: 38 for v0.0.38 ... 42 for v0.0.42; 0 unknown
+  std::string describe() const;  // "Slurm 24.11.5 (data_parser v0.0.42)"
+};
+// Throws SlurmFormatError when meta names no data parser ddpctl can read.
+JsonSource json_source(const nlohmann::json& doc, const std::string& command);
+
 std::vector<Job> parse_squeue_json(const std::string& text);
 std::vector<Job> parse_squeue_format(const std::string& text);
 std::vector<Job> parse_sacct(const std::string& text);
+// `sinfo --json` of 22.05 (nodes); for later generations the nodes come from
+// parse_scontrol_nodes_json, and this says so with a SlurmFormatError.
 std::vector<NodeInfo> parse_sinfo_json(const std::string& text);
+// `scontrol show nodes --json` (23.02 and later).
+std::vector<NodeInfo> parse_scontrol_nodes_json(const std::string& text);
+// Whether `sinfo --json` of this Slurm lists nodes itself (22.05), or node
+// groups, so that per-node detail needs `scontrol show nodes --json`.
+bool sinfo_lists_nodes(const JsonSource& source);
+
 std::map<std::string, int> parse_gres(const std::string& gres);  // "gpu:a100:4(S:0),gpu:2" -> {a100:4, "":2}
 int gpus_in_tres(const std::string& tres);                          // "cpu=2,gres/gpu=4" -> 4
 

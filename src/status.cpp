@@ -45,8 +45,8 @@ StatusRow job_row(const JobRef& ref, const Job& job, long long now) {
   std::string why = explain_reason(job.reason);
   if (job.state == JobState::Pending) {
     row.info = why;
-    if (job.start_time > now)
-      row.info += (row.info.empty() ? "" : "; ") + std::string("starts in ~") + format_duration(job.start_time - now);
+    if (job.start_time && *job.start_time > now)
+      row.info += (row.info.empty() ? "" : "; ") + std::string("starts in ~") + format_duration(*job.start_time - now);
   } else if (job.state == JobState::Running && ref.run && ref.attempt) {
     if (const RunShape* s = ref.run->shape(ref.attempt->shape))
       if (auto p = read_progress(progress_path(s->output_dir, s->job_name, job.id))) {
@@ -57,21 +57,25 @@ StatusRow job_row(const JobRef& ref, const Job& job, long long now) {
   } else if (job.state != JobState::Cancelled) {
     // A job cancelled while pending keeps its last pending reason ("Resources"): not news.
     row.info = why;
-    if (!job.exit_code.empty() && job.exit_code != "0" && job.exit_code != "0:0")
-      row.info += (row.info.empty() ? "" : "; ") + std::string("exit ") + job.exit_code;
+    if (std::string how = describe_exit(job.exit); !how.empty()) row.info += (row.info.empty() ? "" : "; ") + how;
   }
   long long elapsed = 0;
-  if (job.start_time > 0 && job.start_time <= now)
-    elapsed = (is_terminal(job.state) && job.end_time >= job.start_time ? job.end_time : now) - job.start_time;
+  if (job.start_time && *job.start_time <= now) {
+    bool ended = is_terminal(job.state) && job.end_time && *job.end_time >= *job.start_time;
+    elapsed = (ended ? *job.end_time : now) - *job.start_time;
+  }
   bool unknown = job.state == JobState::Unknown;
   row.time = unknown ? "-"
-                     : format_duration(elapsed) + "/" + (job.time_limit_s > 0 ? format_duration(job.time_limit_s) : "-");
+                     : format_duration(elapsed) + "/" + (job.time_limit_s ? format_duration(*job.time_limit_s) : "-");
   row.nodes = job.nodes.empty() ? (job.node_count ? std::to_string(job.node_count) : "-") : job.nodes;
   row.gpus = unknown ? "-" : std::to_string(job.gpus);
-  j.update({{"state", row.state}, {"reason", job.reason}, {"reason_text", why}, {"submit_time", job.submit_time},
-            {"start_time", job.start_time}, {"end_time", job.end_time}, {"elapsed_s", elapsed},
-            {"time_limit_s", job.time_limit_s}, {"nodes", job.nodes}, {"node_count", job.node_count},
-            {"gpus", job.gpus}, {"exit_code", job.exit_code}, {"source", job.source}});
+  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  j.update({{"state", row.state}, {"flags", job.flags}, {"reason", job.reason}, {"reason_text", why},
+            {"submit_time", opt(job.submit_time)}, {"start_time", opt(job.start_time)},
+            {"end_time", opt(job.end_time)}, {"elapsed_s", elapsed}, {"time_limit_s", opt(job.time_limit_s)},
+            {"nodes", job.nodes}, {"node_count", job.node_count}, {"gpus", job.gpus},
+            {"exit", {{"code", opt(job.exit.code)}, {"signal", opt(job.exit.signal)}}},
+            {"exit_text", describe_exit(job.exit)}, {"restarts", job.restarts}, {"source", job.source}});
   row.json = j;
   return row;
 }

@@ -284,7 +284,7 @@ void wait_for_job(Context& ctx, const Run& run, const Attempt& attempt, bool fol
     if (job.state == JobState::Pending) {
       line = "PENDING";
       if (auto why = explain_reason(job.reason); !why.empty()) line += " (" + why + ")";
-      if (job.start_time > ctx.clock.now()) line += ", estimated start " + clock_time(job.start_time);
+      if (job.start_time && *job.start_time > ctx.clock.now()) line += ", estimated start " + clock_time(*job.start_time);
     } else if (job.state == JobState::Running) {
       line = "RUNNING on " + job.nodes;
       if (follow)
@@ -302,8 +302,9 @@ void wait_for_job(Context& ctx, const Run& run, const Attempt& attempt, bool fol
                                   job.reason));
     if (end.ended(job)) {
       if (job.state == JobState::Completed) return;
+      std::string how = describe_exit(job.exit);
       throw UserError(fmt::format("job {} ended {}{}; see `ddpctl logs {}`", attempt.job_id, state_name(job.state),
-                                  job.exit_code.empty() ? "" : " (exit " + job.exit_code + ")", run.id));
+                                  how.empty() ? "" : " (" + how + ")", run.id));
     }
     bool started = job.state != JobState::Pending && job.state != JobState::Unknown &&
                    job.state != JobState::Configuring;

@@ -90,14 +90,22 @@ CommandResult not_found() {
   return r;
 }
 
-FakeSlurm::FakeSlurm() {
-  const std::string data = source_dir() + "/tests/unit/data/";
-  nlohmann::json squeue_doc = nlohmann::json::parse(read_file(data + "squeue-22.05.json"));
+FakeSlurm::FakeSlurm(const std::string& version) {
+  const std::string data = source_dir() + "/tests/unit/data/" + version + "/";
+  const bool arrays = version != "22.05";  // data parser v0.0.40 and later
+  nlohmann::json squeue_doc = nlohmann::json::parse(read_file(data + "squeue.json"));
   nlohmann::json job_template = squeue_doc["jobs"].at(0);
-  std::string down_doc = read_file(data + "squeue-22.05-controller-down.json");
+  std::string down_doc = read_file(source_dir() + "/tests/unit/data/22.05/squeue-controller-down.json");
+  auto number = [arrays](long long n) -> nlohmann::json {
+    if (!arrays) return n;
+    return {{"set", true}, {"infinite", false}, {"number", n}};
+  };
 
   runner.on("squeue", {"--json"}, [=](const std::vector<std::string>&) {
-    if (controller_down) return exits(0, down_doc);
+    // 22.05 answers with "errors"; 24.11 exits 1 with a message.
+    if (controller_down)
+      return arrays ? exits(1, "", "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n")
+                    : exits(0, down_doc);
     nlohmann::json doc = squeue_doc;
     doc["jobs"] = nlohmann::json::array();
     for (const auto& j : jobs) {
@@ -106,14 +114,23 @@ FakeSlurm::FakeSlurm() {
       o["job_id"] = std::stoll(j.id);
       o["name"] = j.name;
       o["comment"] = j.comment;
-      o["job_state"] = j.state;
+      o["job_state"] = arrays ? nlohmann::json::array({j.state}) : nlohmann::json(j.state);
       o["state_reason"] = j.reason;
       o["nodes"] = j.nodes;
-      o["exit_code"] = j.exit;
-      o["start_time"] = 0;
+      if (arrays)
+        o["exit_code"] = {{"status", {j.exit ? "ERROR" : "SUCCESS"}},
+                          {"return_code", {{"set", true}, {"infinite", false}, {"number", j.exit}}},
+                          {"signal", {{"id", {{"set", false}, {"infinite", false}, {"number", 0}}}, {"name", ""}}}};
+      else
+        o["exit_code"] = j.exit << 8;  // a raw wait status
+      o["start_time"] = number(0);
       doc["jobs"].push_back(o);
     }
     return exits(0, doc.dump());
+  });
+  // Without --json: what squeue's format string path would read (faults only).
+  runner.on("squeue", {"-o"}, [=](const std::vector<std::string>&) {
+    return controller_down ? exits(1, "", "squeue: error: Unable to contact slurm controller\n") : exits(0, "");
   });
   runner.on("sacct", {}, [this](const std::vector<std::string>& argv) {
     if (!accounting) return exits(1, "", "sacct: error: Slurm accounting storage is disabled\n");
@@ -165,7 +182,8 @@ FakeSlurm::FakeSlurm() {
     return exits(0);
   });
   runner.on("scontrol", {"show", "config"}, exits(0, "ClusterName = local\nMinJobAge = 300\n"));
-  runner.on("sinfo", {"--json"}, exits(0, read_file(data + "sinfo-22.05.json")));
+  runner.on("sinfo", {"--json"}, exits(0, read_file(data + "sinfo.json")));
+  if (arrays) runner.on("scontrol", {"show", "nodes", "--json"}, exits(0, read_file(data + "scontrol-nodes.json")));
   runner.on("sacctmgr", {}, exits(0, "lusu\nother\n"));
 }
 

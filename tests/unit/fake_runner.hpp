@@ -62,13 +62,14 @@ class FakeClock : public Clock {
   std::function<void()> on_sleep;  // lets a test change the world between polls
 };
 
-// A small Slurm 22.05 made of FakeRunner rules. sbatch puts a job into an
-// in-memory queue (its --comment carries the token); squeue --json answers
-// with the real 22.05 document (tests/unit/data/squeue-22.05.json) rewritten
-// to hold those jobs; sacct -P with rows in ddpctl's format; scancel cancels;
-// sinfo --json and sacctmgr answer from the real fixtures. Faults: the
-// controller down, sbatch losing its answer after making the job, sbatch
-// timing out before making it, sbatch rejecting, accounting off.
+// A small Slurm made of FakeRunner rules, speaking 22.05 or 24.11. sbatch
+// puts a job into an in-memory queue (its --comment carries the token);
+// squeue --json answers with that version's real document
+// (tests/unit/data/<version>/squeue.json) rewritten to hold those jobs in its
+// data parser's shapes; sacct -P with rows in ddpctl's format; scancel
+// cancels; sinfo/scontrol --json and sacctmgr answer from the real fixtures.
+// Faults: the controller down, sbatch losing its answer after making the
+// job, sbatch timing out before making it, sbatch rejecting, accounting off.
 struct FakeSlurm {
   struct FakeJob {
     std::string id, name, comment, state = "PENDING", reason = "None", nodes;
@@ -77,7 +78,7 @@ struct FakeSlurm {
   };
   enum class Sbatch { Ok, LosesAnswer, TimesOutBeforeJob, Rejects };
 
-  FakeSlurm();
+  explicit FakeSlurm(const std::string& version = "22.05");
   // A job made outside ddpctl's sbatch (another user's, or one the controller
   // made after sbatch gave up).
   FakeJob& add(const std::string& id, const std::string& comment = "", const std::string& state = "PENDING",

@@ -32,7 +32,7 @@ struct SubmitFixture {
   TempDir tmp;
   FakeSlurm slurm;
   SubmitRequest req;
-  SubmitFixture() {
+  explicit SubmitFixture(const std::string& slurm_version = "22.05") : slurm(slurm_version) {
     req.spec = write_one_shape_spec(tmp.path);
     req.runs_root = tmp.path + "/runs";
     req.templates_dir = source_dir() + "/templates";

@@ -1,9 +1,12 @@
-// What Slurm 22.05 prints, read back: fixtures are real output of the local cluster.
+// What Slurm prints, read back: fixtures are real output of the local
+// clusters (tests/unit/data/capture.sh), 22.05 and 24.11 (with each of its
+// data parsers v0.0.40 to v0.0.42), read into one model.
 #include <catch2/catch.hpp>
 
 #include "files.hpp"
 #include "helpers.hpp"
 #include "slurm_parse.hpp"
+#include <nlohmann/json.hpp>
 
 using namespace ddpctl;
 
@@ -77,23 +80,9 @@ TEST_CASE("a missing sbatch is a rejection that says so") {
   CHECK_THAT(s.reason, Catch::Contains("not found on PATH"));
 }
 
-TEST_CASE("squeue --json of 22.05 gives every job, with comment and GPUs") {
-  auto jobs = parse_squeue_json(fixture("squeue-22.05.json"));
-  REQUIRE(jobs.size() == 3);
-  CHECK(jobs[0].id == "2");
-  CHECK(jobs[0].state == JobState::Pending);
-  CHECK(jobs[0].reason == "BeginTime");
-  CHECK(jobs[0].comment == "ddpctl:tok9");
-  CHECK(jobs[0].time_limit_s == 7200);
-  CHECK(jobs[0].start_time > jobs[0].submit_time);  // the estimated start
-  CHECK(jobs[1].state == JobState::Completed);
-  CHECK(jobs[1].nodes == "g[1-2]");
-  CHECK(jobs[1].node_count == 2);
-}
-
 TEST_CASE("squeue --json with the controller down is an error, not an empty queue") {
-  CHECK_THROWS_AS(parse_squeue_json(fixture("squeue-22.05-controller-down.json")), SlurmAnswerError);
-  CHECK_THROWS_WITH(parse_squeue_json(fixture("squeue-22.05-controller-down.json")),
+  CHECK_THROWS_AS(parse_squeue_json(fixture("22.05/squeue-controller-down.json")), SlurmAnswerError);
+  CHECK_THROWS_WITH(parse_squeue_json(fixture("22.05/squeue-controller-down.json")),
                     Catch::Contains("Failed while looking for jobs"));
 }
 
@@ -108,8 +97,8 @@ TEST_CASE("squeue format-string output is read field by field") {
   CHECK(jobs[0].comment == "ddpctl:abc");
   CHECK(jobs[0].time_limit_s == 3600);
   CHECK(jobs[0].gpus == 8);
-  CHECK(jobs[0].start_time == 0);
-  CHECK(jobs[0].submit_time > 0);
+  CHECK_FALSE(jobs[0].start_time.has_value());
+  CHECK(jobs[0].submit_time.has_value());
 }
 
 TEST_CASE("sacct -P rows are read, and 'CANCELLED by 0' is CANCELLED") {
@@ -120,20 +109,9 @@ TEST_CASE("sacct -P rows are read, and 'CANCELLED by 0' is CANCELLED") {
   CHECK(jobs[0].state == JobState::Cancelled);
   CHECK(jobs[0].gpus == 4);
   CHECK(jobs[0].time_limit_s == 300);
-  CHECK(jobs[0].end_time - jobs[0].start_time == 32);
+  CHECK(*jobs[0].end_time - *jobs[0].start_time == 32);
+  CHECK(jobs[0].exit.signal == 15);
   CHECK(jobs[0].source == "sacct");
-}
-
-TEST_CASE("sinfo --json of 22.05: nodes with partitions, GPUs by type and features") {
-  auto nodes = parse_sinfo_json(fixture("sinfo-22.05.json"));
-  REQUIRE(nodes.size() == 6);
-  const NodeInfo& a1 = nodes[0];
-  CHECK(a1.name == "a1");
-  CHECK(a1.partitions == std::vector<std::string>{"a100-80gb"});
-  CHECK(a1.gpus_by_type.at("a100") == 4);
-  CHECK(a1.cpus == 4);
-  CHECK(a1.memory_mib == 2048);
-  CHECK(a1.features == std::vector<std::string>{"a100", "a100-80gb"});
 }
 
 TEST_CASE("GRES strings: typed, untyped, socket annotations, several") {
@@ -177,4 +155,174 @@ TEST_CASE("pending reasons in plain words") {
   CHECK(explain_reason("Resources") == "waiting for free nodes");
   CHECK(explain_reason("None").empty());
   CHECK(explain_reason("SomethingNew") == "SomethingNew");
+}
+
+namespace {
+
+const Job& named(const std::vector<Job>& jobs, const std::string& name) {
+  for (const auto& j : jobs)
+    if (j.name == name) return j;
+  FAIL("no job named " << name);
+  return jobs.front();
+}
+
+// The scenario capture.sh makes, as every version and data parser must read it.
+void check_scenario(const std::vector<Job>& jobs) {
+  REQUIRE(jobs.size() == 7);
+  const Job& run = named(jobs, "cap-run");
+  CHECK(run.id == "1");
+  CHECK(run.state == JobState::Running);
+  CHECK(run.comment == "ddpctl:tokrun");
+  CHECK(run.nodes == "g1");
+  CHECK(run.node_count == 1);
+  CHECK(run.time_limit_s == 300);
+  CHECK(run.start_time.has_value());
+  CHECK(run.exit == ExitStatus{0, std::nullopt});
+  CHECK(run.source == "squeue");
+
+  const Job& held = named(jobs, "cap-held");
+  CHECK(held.state == JobState::Pending);
+  CHECK(held.reason == "JobHeldUser");
+  CHECK(held.gpus == 8);
+  CHECK(held.node_count == 2);
+  CHECK(held.partition == "a100-80gb");
+  CHECK_FALSE(held.start_time.has_value());  // held: no estimate
+
+  const Job& fail = named(jobs, "cap-fail");
+  CHECK(fail.state == JobState::Failed);
+  CHECK(fail.reason == "NonZeroExitCode");
+  CHECK(fail.exit == ExitStatus{3, std::nullopt});
+  CHECK(describe_exit(fail.exit) == "exit code 3");
+
+  const Job& sig = named(jobs, "cap-signal");
+  CHECK(sig.state == JobState::Failed);
+  CHECK(sig.exit == ExitStatus{std::nullopt, 9});
+  CHECK(describe_exit(sig.exit) == "killed by signal 9 (SIGKILL)");
+
+  CHECK(named(jobs, "cap-ok").state == JobState::Completed);
+  CHECK(describe_exit(named(jobs, "cap-ok").exit).empty());
+  CHECK(named(jobs, "cap-cancel").state == JobState::Cancelled);
+
+  const Job& requeued = named(jobs, "cap-requeue");
+  CHECK(requeued.state == JobState::Pending);
+  CHECK(requeued.reason == "BeginTime");
+  CHECK(requeued.restarts == 1);
+}
+
+void check_nodes(const std::vector<NodeInfo>& nodes) {
+  REQUIRE(nodes.size() == 6);
+  CHECK(nodes[0].name == "a1");
+  CHECK(nodes[0].partitions == std::vector<std::string>{"a100-80gb"});
+  CHECK(nodes[0].features == std::vector<std::string>{"a100", "a100-80gb"});
+  CHECK(nodes[0].gpus_by_type == std::map<std::string, int>{{"a100", 4}});
+  CHECK(nodes[0].cpus == 4);
+  CHECK(nodes[0].memory_mib == 2048);
+  CHECK(nodes[2].name == "g1");
+  CHECK(nodes[2].partitions == std::vector<std::string>{"gpu", "cpu"});
+  CHECK(nodes[2].total_gpus() == 1);
+}
+
+}  // namespace
+
+TEST_CASE("golden parse: squeue --json of 22.05 and 24.11, every data parser, read into one model") {
+  for (const char* file : {"22.05/squeue.json", "24.11/squeue.json", "24.11/squeue-v0.0.40.json",
+                           "24.11/squeue-v0.0.41.json", "24.11/squeue-v0.0.42.json"}) {
+    INFO(file);
+    check_scenario(parse_squeue_json(fixture(file)));
+  }
+}
+
+TEST_CASE("golden parse: the data parser is read from the document's meta") {
+  auto source = [](const char* file) {
+    return json_source(nlohmann::json::parse(fixture(file)), "squeue --json");
+  };
+  CHECK(source("22.05/squeue.json").describe() == "Slurm 22.05.8 (data_parser v0.0.38)");
+  CHECK(source("24.11/squeue-v0.0.40.json").describe() == "Slurm 24.11.5 (data_parser v0.0.40)");
+  CHECK(source("24.11/squeue.json").describe() == "Slurm 24.11.5 (data_parser v0.0.42)");
+  CHECK(sinfo_lists_nodes(source("22.05/sinfo.json")));
+  CHECK_FALSE(sinfo_lists_nodes(source("24.11/sinfo.json")));
+}
+
+TEST_CASE("golden parse: the nodes of 22.05's sinfo --json and 24.11's scontrol show nodes --json agree") {
+  check_nodes(parse_sinfo_json(fixture("22.05/sinfo.json")));
+  check_nodes(parse_scontrol_nodes_json(fixture("24.11/scontrol-nodes.json")));
+  CHECK_THROWS_WITH(parse_sinfo_json(fixture("24.11/sinfo.json")), Catch::Contains("ask `scontrol show nodes --json`"));
+}
+
+TEST_CASE("golden parse: squeue's format string and sacct -P read the same on both versions") {
+  std::string sep = "\x1f";
+  for (const char* version : {"22.05", "24.11"}) {
+    INFO(version);
+    // capture.sh writes the format with '|'; ddpctl asks for the unit separator.
+    std::string text = fixture(std::string(version) + "/squeue-format.txt");
+    for (auto& c : text)
+      if (c == '|') c = '\x1f';
+    auto jobs = parse_squeue_format(text);
+    REQUIRE(jobs.size() == 7);
+    CHECK(named(jobs, "cap-held").gpus == 8);  // "gres:gpu:a100:4" (22.05), "gres/gpu:a100:4" (24.11), 2 nodes
+    CHECK(named(jobs, "cap-run").comment == "ddpctl:tokrun");
+    CHECK(named(jobs, "cap-run").time_limit_s == 300);
+    auto acct = parse_sacct(fixture(std::string(version) + "/sacct.txt"));
+    CHECK(named(acct, "cap-fail").exit == ExitStatus{3, std::nullopt});
+    CHECK(named(acct, "cap-signal").exit == ExitStatus{std::nullopt, 9});
+    CHECK(named(acct, "cap-requeue").state == JobState::Requeued);
+    CHECK(named(acct, "cap-requeue").flags == std::vector<std::string>{"REQUEUED"});
+  }
+}
+
+TEST_CASE("23.02's data parser v0.0.39: state a string, times plain, limits wrapped") {
+  // No 23.02 is at hand; this document is 22.05's with the shapes Slurm
+  // 23.02's src/plugins/data_parser/v0.0.39/parsers.c writes.
+  nlohmann::json doc = nlohmann::json::parse(fixture("22.05/squeue.json"));
+  doc["meta"] = {{"plugins", {{"data_parser", "data_parser/v0.0.39"}}},
+                 {"Slurm", {{"version", {{"major", 23}, {"minor", 2}, {"micro", 7}}}, {"release", "23.02.7"}}}};
+  for (auto& j : doc["jobs"]) {
+    j["time_limit"] = {{"set", true}, {"infinite", false}, {"number", j["time_limit"]}};
+    j["node_count"] = {{"set", true}, {"infinite", false}, {"number", j["node_count"]}};
+  }
+  check_scenario(parse_squeue_json(doc.dump()));
+}
+
+TEST_CASE("a flag names the state as Slurm's own string does: RUNNING + COMPLETING is COMPLETING") {
+  nlohmann::json doc = nlohmann::json::parse(fixture("24.11/squeue.json"));
+  doc["jobs"][0]["job_state"] = {"RUNNING", "COMPLETING"};
+  doc["jobs"][1]["job_state"] = {"PENDING", "REQUEUED"};
+  auto jobs = parse_squeue_json(doc.dump());
+  CHECK(jobs[0].state == JobState::Completing);
+  CHECK(jobs[0].flags == std::vector<std::string>{"COMPLETING"});
+  CHECK(jobs[1].state == JobState::Requeued);
+  CHECK(jobs[1].flags == std::vector<std::string>{"REQUEUED"});
+}
+
+TEST_CASE("a shape the data parser never writes is an error naming the Slurm version and the field") {
+  nlohmann::json doc = nlohmann::json::parse(fixture("24.11/squeue.json"));
+  doc["jobs"][3]["job_state"] = {{"current", "FAILED"}};
+  std::string what;
+  try {
+    parse_squeue_json(doc.dump());
+  } catch (const SlurmFormatError& e) {
+    what = e.what();
+  }
+  CHECK(what == "cannot read squeue --json of Slurm 24.11.5 (data_parser v0.0.42): jobs[3].job_state should be an "
+                "array of strings but is a object; ddpctl reads Slurm 22.05 to 24.11 (data parsers v0.0.38 to "
+                "v0.0.42)");
+  doc = nlohmann::json::parse(fixture("22.05/squeue.json"));
+  doc["jobs"][0]["start_time"] = {{"set", true}, {"infinite", false}, {"number", 5}};
+  CHECK_THROWS_WITH(parse_squeue_json(doc.dump()),
+                    Catch::Contains("of Slurm 22.05.8 (data_parser v0.0.38): jobs[0].start_time should be an integer"));
+  doc["meta"] = nlohmann::json::object();
+  CHECK_THROWS_WITH(parse_squeue_json(doc.dump()), Catch::Contains("names no data parser ddpctl knows (none)"));
+  CHECK_THROWS_AS(parse_squeue_json("<html>"), SlurmFormatError);
+}
+
+TEST_CASE("exit statuses decoded: wait statuses, sacct's code:signal, one wording") {
+  CHECK(exit_from_wait_status(0) == ExitStatus{0, std::nullopt});
+  CHECK(exit_from_wait_status(768) == ExitStatus{3, std::nullopt});
+  CHECK(exit_from_wait_status(32512) == ExitStatus{127, std::nullopt});
+  CHECK(exit_from_wait_status(9) == ExitStatus{std::nullopt, 9});
+  CHECK(exit_from_sacct("1:0") == ExitStatus{1, std::nullopt});
+  CHECK(exit_from_sacct("0:15") == ExitStatus{std::nullopt, 15});
+  CHECK(describe_exit(exit_from_wait_status(32512)) == "exit code 127");
+  CHECK(describe_exit(exit_from_sacct("0:15")) == "killed by signal 15 (SIGTERM)");
+  CHECK(describe_exit(ExitStatus{}).empty());
 }

@@ -17,6 +17,7 @@ using test::FakeSlurm;
 namespace {
 
 struct Fixture : test::SubmitFixture {
+  using SubmitFixture::SubmitFixture;
   StatusReport status(std::vector<std::string> targets = {}) {
     StatusRequest r;
     r.targets = std::move(targets);
@@ -56,7 +57,7 @@ TEST_CASE("an ended job's row: squeue forgot it, sacct says how it ended") {
   StatusReport s = f.status();
   REQUIRE(s.rows.size() == 1);
   CHECK(s.rows[0].state == "FAILED");
-  CHECK(s.rows[0].info == "exited with a non-zero status; exit 3:0");
+  CHECK(s.rows[0].info == "exited with a non-zero status; exit code 3");
   CHECK(s.rows[0].json["source"] == "sacct");
   CHECK(s.all_done);
 }
@@ -107,4 +108,25 @@ TEST_CASE("a race shows its group row, then each job marked won or lost") {
   CHECK(won.rows[0].info == "won by shape 2x1 (job 101) 7 s after submission");
   CHECK(won.rows[1].info == "lost the race: cancelled by the winner");
   CHECK(won.rows[2].info == "race winner");
+}
+
+TEST_CASE("the same rows from Slurm 24.11's JSON: states as arrays, exits as objects") {
+  Fixture f("24.11");
+  f.submit();
+  f.slurm.jobs[0].state = "FAILED";
+  f.slurm.jobs[0].reason = "NonZeroExitCode";
+  f.slurm.jobs[0].exit = 3;
+  StatusReport s = f.status();
+  REQUIRE(s.rows.size() == 1);
+  CHECK(s.rows[0].state == "FAILED");
+  CHECK(s.rows[0].info == "exited with a non-zero status; exit code 3");
+  CHECK(s.rows[0].json["exit"]["code"] == 3);
+  CHECK(s.all_done);
+  SECTION("with its controller down (24.11 exits 1), rows are UNKNOWN") {
+    f.slurm.controller_down = true;
+    f.slurm.accounting = false;
+    StatusReport down = f.status();
+    CHECK(down.rows[0].state == "UNKNOWN");
+    CHECK_THAT(down.slurm_error, Catch::Contains("Unable to contact slurm controller"));
+  }
 }

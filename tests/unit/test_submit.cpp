@@ -222,3 +222,13 @@ TEST_CASE("wait_for_job says each new state until the job starts, and with follo
     CHECK(f.slurm.clock.mono >= 1010);
   }
 }
+
+TEST_CASE("on Slurm 24.11 too: the preflight reads nodes from scontrol, and a queued job is not submitted twice") {
+  test::SubmitFixture f("24.11");
+  SubmitResult first = f.submit();
+  REQUIRE(first.kind == SubmitResult::Kind::Submitted);
+  CHECK(f.slurm.runner.count("scontrol", {"show", "nodes", "--json"}) == 1);
+  SubmitResult again = f.submit();
+  CHECK(again.kind == SubmitResult::Kind::AlreadySubmitted);
+  CHECK(f.slurm.runner.count("sbatch") == 1);
+}
