@@ -8,6 +8,9 @@ LOCAL_SLURM="$DDPCTL_SOURCE/scripts/local-slurm"
 "$LOCAL_SLURM" exec -- scontrol ping >/dev/null 2>&1 ||
   fail "the local Slurm cluster is not up: run scripts/local-slurm up (scripts/test does)"
 export DDPCTL_RUNS="$T/runs" DDPCTL_POLL_INTERVAL=0.5 DDPCTL_SLURM_TIMEOUT=20
+# Which Slurm this run tests (DDPCTL_SLURM_STATE picks the cluster): 22.05 or 24.11.
+# shellcheck disable=SC2034  # read by the tests
+SLURM_VERSION=$(cat "${DDPCTL_SLURM_STATE:-/tmp/ddpctl-local-slurm}/slurm-version" 2>/dev/null || echo 22.05)
 JOB_NAME="t-$(basename "$0" .sh | tr '_' '-' | cut -c6-40)"
 
 cleanup_jobs() {
@@ -103,16 +106,27 @@ wait_for_sacct() {
   done
 }
 
+# slurm_command_path NAME: where the login host finds NAME (24.11: the
+# wrapper that runs the chroot's), or nothing.
+# shellcheck disable=SC2016  # expanded by that shell
+slurm_command_path() { "$LOCAL_SLURM" exec -- sh -c 'command -v "$1" || true' sh "$1"; }
+
 # fake_command NAME BODY: a fake NAME first on PATH (fault injection only).
 # $REAL is the real command's path inside BODY.
 fake_command() {
   local name=$1 body=$2 real
-  real=$(command -v "$name" || true)
+  real=$(slurm_command_path "$name")
   mkdir -p "$T/fakebin"
   printf '#!/bin/bash\nREAL=%q\n%s\n' "$real" "$body" >"$T/fakebin/$name"
   chmod +x "$T/fakebin/$name"
   export PATH="$T/fakebin:$PATH"
 }
+
+# hold_submissions: from now on sbatch holds every job this test submits
+# (--hold; Slurm reads no environment variable for it), so the test releases
+# them with `scontrol release` when it is ready, whatever the machine's speed.
+# shellcheck disable=SC2016  # expanded when the fake runs
+hold_submissions() { fake_command sbatch 'exec "$REAL" --hold "$@"'; }
 
 # only_run_dir: the one run directory under $DDPCTL_RUNS.
 only_run_dir() {

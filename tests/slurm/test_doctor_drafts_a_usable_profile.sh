@@ -6,7 +6,7 @@ mkdir clusters
 run doctor -o clusters/site.yaml --name site
 expect_code 0
 expect_err "Slurm version"
-expect_err "22.05"
+expect_err "$SLURM_VERSION"
 expect_err "sacct (accounting)"
 expect_err "MinJobAge"
 expect_err "partition a100-80gb"
@@ -26,3 +26,10 @@ YAML
 run gen job.yaml --stdout
 expect_code 0
 expect_out "#SBATCH --gres=gpu:a100:4"
+# The reader each document's meta picked.
+run doctor
+expect_err "readable: Slurm $SLURM_VERSION"
+case "$SLURM_VERSION" in
+  22.05) expect_err "read from sinfo --json of Slurm 22.05" ;;
+  *) expect_err "read from scontrol show nodes --json of Slurm $SLURM_VERSION" ;;
+esac

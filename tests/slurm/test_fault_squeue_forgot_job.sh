@@ -12,7 +12,7 @@ YAML
 run submit job.yaml --follow
 expect_code 0
 # squeue that has forgotten every job: an empty queue, as after MinJobAge.
-fake_command squeue 'echo "{\"meta\": {}, \"errors\": [], \"jobs\": []}"'
+fake_command squeue 'echo "{\"meta\": {\"plugin\": {\"type\": \"openapi/v0.0.38\"}}, \"errors\": [], \"jobs\": []}"'
 # slurmdbd records the end a moment after the job ends.
 deadline=$((SECONDS + 60))
 while :; do

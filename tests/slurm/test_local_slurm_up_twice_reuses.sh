@@ -5,7 +5,9 @@
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 state=${DDPCTL_SLURM_STATE:-/tmp/ddpctl-local-slurm}
 before=$(cat "$state/run/slurmctld.pid")
+# Another version's cluster may run beside this one: count, do not expect one.
+controllers=$(pgrep -c -x slurmctld || true)
 "$LOCAL_SLURM" up >"$T/out" 2>&1 || fail "second up failed: $(cat "$T/out")"
 expect_out "already running"
 [ "$(cat "$state/run/slurmctld.pid")" = "$before" ] || fail "slurmctld was restarted"
-[ "$(pgrep -c -x slurmctld)" -eq 1 ] || fail "more than one slurmctld runs"
+[ "$(pgrep -c -x slurmctld || true)" -eq "$controllers" ] || fail "a second slurmctld was started: $(pgrep -a -x slurmctld)"

@@ -14,10 +14,11 @@ command: 'echo TRAINED >"$PWD/trained.$SLURM_JOB_ID"'
 alternatives:
   - {partition: a100-80gb, label: a100}
 YAML
+hold_submissions
 double=0 empty=0
 for i in $(seq "$races"); do
-  # Held at submission (sbatch reads SBATCH_HOLD), released in one scontrol call.
-  SBATCH_HOLD=1 run submit job.yaml --again
+  # Held at submission (sbatch --hold), released in one scontrol call.
+  run submit job.yaml --again
   expect_code 0
   run_dir=$(find "$DDPCTL_RUNS" -mindepth 1 -maxdepth 1 -newer job.yaml -type d | sort | tail -1)
   ids=$(cat "$run_dir"/race/jobs/* | tr '\n' ' ')

@@ -11,7 +11,8 @@ command: 'echo trained; sleep 1'
 alternatives:
   - {partition: gpu, label: gpu}
 YAML
-SBATCH_HOLD=1 run submit job.yaml
+hold_submissions
+run submit job.yaml
 expect_code 0
 run_dir=$(only_run_dir)
 "$LOCAL_SLURM" exec -- timeout 180 "$DDPCTL" status --watch "$(basename "$run_dir")" >watch.out 2>&1 &

@@ -10,7 +10,8 @@ command: "sleep 2"
 YAML
 # Held until the watch has drawn its first frame: a job that ran before the
 # watch started (a loaded machine) would leave only one frame to see.
-SBATCH_HOLD=1 run submit job.yaml
+hold_submissions
+run submit job.yaml
 expect_code 0
 id=$(job_ids)
 [ -n "$id" ] || fail "the submitted job is not in squeue"
