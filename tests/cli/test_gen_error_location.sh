@@ -6,7 +6,7 @@ mkdir runs
 cat > runs/a.yaml <<'YAML'
 name: big
 cluster: gilbreth
-account: a100-80gb
+account: lusu
 gpu_type: a100-80gb
 nodes: 1
 time: "01:00:00"
