@@ -6,7 +6,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <stdexcept>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -64,37 +64,50 @@ CommandResult SystemCommandRunner::run(const std::vector<std::string>& argv, std
   result.argv = argv;
   if (argv.empty()) throw std::logic_error("CommandRunner::run: empty argv");
 
-  Pipe out, err;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.fd[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err.fd[1], 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // Its own process group, so that a timeout can stop it and its children.
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-
+  Pipe out, err, exec_status;  // exec_status: the child's errno if exec fails
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, cargv[0], &actions, &attr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    if (rc == ENOENT || rc == EACCES || rc == ENOTDIR) {
+  const pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(errno)));
+  if (pid == 0) {
+    // The child: only async-signal-safe calls until exec.
+    // Its own process group, so that a timeout can stop it and its children;
+    // and killed with ddpctl, so that a ddpctl killed or interrupted during
+    // sbatch leaves no sbatch behind to submit later (the ledger's intent is
+    // settled by the next submit).
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // ddpctl died before prctl
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGPIPE, SIG_DFL);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    ::dup2(out.fd[1], 1);
+    ::dup2(err.fd[1], 2);
+    ::execvp(cargv[0], cargv.data());
+    int e = errno;
+    ssize_t ignored = ::write(exec_status.fd[1], &e, sizeof e);
+    (void)ignored;
+    ::_exit(127);
+  }
+  ::close(exec_status.fd[1]), exec_status.fd[1] = -1;
+  int exec_errno = 0;
+  ssize_t got_errno;
+  while ((got_errno = ::read(exec_status.fd[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  }
+  if (got_errno == static_cast<ssize_t>(sizeof exec_errno)) {
+    int ignored_status = 0;
+    while (::waitpid(pid, &ignored_status, 0) < 0 && errno == EINTR) {
+    }
+    if (exec_errno == ENOENT || exec_errno == EACCES || exec_errno == ENOTDIR) {
       result.not_found = true;
       return result;
     }
-    throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(rc)));
+    throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(exec_errno)));
   }
   ::close(out.fd[1]), out.fd[1] = -1;
   ::close(err.fd[1]), err.fd[1] = -1;

@@ -32,7 +32,9 @@ class CommandRunner {
   virtual CommandResult run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) = 0;
 };
 
-// Runs commands as child processes (posix_spawnp), capturing stdout and stderr.
+// Runs commands as child processes (fork, exec), capturing stdout and stderr.
+// A child is killed if ddpctl dies (PR_SET_PDEATHSIG): no sbatch outlives an
+// interrupted or killed ddpctl to submit a job nobody records.
 class SystemCommandRunner : public CommandRunner {
  public:
   CommandResult run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) override;

@@ -1,6 +1,11 @@
 // SystemCommandRunner: argv in, exit status and output out, within a time limit.
 #include <catch2/catch.hpp>
+#include <csignal>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "helpers.hpp"
 #include "process.hpp"
 
 using namespace ddpctl;
@@ -44,4 +49,36 @@ TEST_CASE("runner reports a command killed by a signal") {
   CommandResult res = r.run({"sh", "-c", "kill -9 $$"}, 10s);
   CHECK(res.term_signal == 9);
   CHECK_FALSE(res.ok());
+}
+
+TEST_CASE("a command dies with the process that ran it, even killed with SIGKILL") {
+  test::TempDir tmp;
+  std::string pid_file = tmp.path + "/pid";
+  pid_t ddpctl = fork();
+  REQUIRE(ddpctl >= 0);
+  if (ddpctl == 0) {
+    // Stands for ddpctl: it runs a slow command (sbatch) and is killed.
+    SystemCommandRunner runner;
+    runner.run({"sh", "-c", "echo $$ >" + pid_file + ".tmp; mv " + pid_file + ".tmp " + pid_file + "; exec sleep 60"},
+               std::chrono::seconds(120));
+    _exit(0);
+  }
+  std::string child;
+  for (int i = 0; i < 3000 && child.empty(); ++i) {  // up to 30 s for sh to start
+    std::ifstream in(pid_file);
+    if (!(in >> child)) child.clear(), usleep(10000);
+  }
+  REQUIRE_FALSE(child.empty());
+  kill(ddpctl, SIGKILL);
+  waitpid(ddpctl, nullptr, 0);
+  // PR_SET_PDEATHSIG kills it at once; allow a loaded machine 30 s.
+  bool gone = false;
+  for (int i = 0; i < 3000 && !gone; ++i) {
+    std::ifstream stat("/proc/" + child + "/stat");
+    std::string line;
+    gone = !std::getline(stat, line) || line.find(") Z ") != std::string::npos;
+    if (!gone) usleep(10000);
+  }
+  CHECK(gone);
+  if (!gone) kill(std::stoi(child), SIGKILL);
 }
