@@ -13,9 +13,23 @@ export DDPCTL_RUNS="$T/runs" DDPCTL_POLL_INTERVAL=0.5 DDPCTL_SLURM_TIMEOUT=20
 SLURM_VERSION=$(cat "${DDPCTL_SLURM_STATE:-/tmp/ddpctl-local-slurm}/slurm-version" 2>/dev/null || echo 22.05)
 JOB_NAME="t-$(basename "$0" .sh | tr '_' '-' | cut -c6-40)"
 
+# at_exit COMMAND: runs COMMAND (a string) when the test ends, before its jobs
+# are cancelled, keeping the test's exit status for keep_on_failure.
+at_exit_commands=()
+at_exit() { at_exit_commands+=("$1"); }
+
 cleanup_jobs() {
-  local rc=$?
+  local rc=$? c deadline=$((SECONDS + 60))
+  # The real Slurm commands, not a test's fakes.
+  local PATH=${PATH#"$T/fakebin:"}
+  for c in "${at_exit_commands[@]}"; do eval "$c" >/dev/null 2>&1 || true; done
   "$LOCAL_SLURM" exec -- scancel --name="$JOB_NAME" >/dev/null 2>&1 || true
+  # Jobs write into $T (logs, race claims) until they are gone: wait for them,
+  # so that removing $T does not race a job still writing there.
+  while [ -n "$("$LOCAL_SLURM" exec -- squeue -h -n "$JOB_NAME" -t PENDING,CONFIGURING,RUNNING,COMPLETING,SUSPENDED -o %i 2>/dev/null)" ] &&
+    [ "$SECONDS" -lt "$deadline" ]; do
+    sleep 0.2
+  done
   return "$rc"
 }
 trap 'cleanup_jobs; keep_on_failure' EXIT

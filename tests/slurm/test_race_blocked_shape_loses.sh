@@ -6,7 +6,8 @@
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # Fill partition a100-80gb (a1, a2) with a job of another name.
 on_login sbatch --parsable -J "$JOB_NAME-blocker" -p a100-80gb -N 2 --exclusive -t 5 --wrap "sleep 300" >blocker.id
-trap 'on_login scancel "$(cat "$T/blocker.id")" >/dev/null 2>&1 || true; cleanup_jobs; keep_on_failure' EXIT
+# shellcheck disable=SC2016  # expanded when the test ends
+at_exit 'on_login scancel "$(cat "$T/blocker.id")"'
 # The partition is full only once the blocker runs (a previous test's jobs may
 # still be leaving a1, a2).
 wait_for_job "$(cat blocker.id)" RUNNING

@@ -9,7 +9,8 @@ source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shape "eight" passes the spec checks and only the live cluster refuses it.
 use_drifted_profile
 on_login sbatch --parsable -J "$JOB_NAME-blocker" -p a100-80gb -N 2 --exclusive -t 5 --wrap "sleep 300" >blocker.id
-trap 'on_login scancel "$(cat "$T/blocker.id")" >/dev/null 2>&1 || true; cleanup_jobs; keep_on_failure' EXIT
+# shellcheck disable=SC2016  # expanded when the test ends
+at_exit 'on_login scancel "$(cat "$T/blocker.id")"'
 wait_for_job "$(cat blocker.id)" RUNNING
 cat >job.yaml <<YAML
 name: $JOB_NAME

@@ -2,7 +2,8 @@
 # With slurmctld stopped, a running job's state is UNKNOWN, never gone or finished.
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
-trap '"$LOCAL_SLURM" ctld start >/dev/null; cleanup_jobs; keep_on_failure' EXIT
+# shellcheck disable=SC2016  # expanded when the test ends
+at_exit '"$LOCAL_SLURM" ctld start'
 write_spec job.yaml <<'YAML'
 partition: cpu
 gpus_per_node: 0

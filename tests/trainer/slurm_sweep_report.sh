@@ -8,7 +8,8 @@ source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 : "${DDP_TRAIN:?}"
 # The sweep's jobs are named <name>-<shape>.
 sweep_ids() { on_login squeue -h -a -o "%i %j" | awk -v p="$JOB_NAME-" 'index($2, p) == 1 {print $1}'; }
-trap 'on_login scancel $(sweep_ids) >/dev/null 2>&1 || true; keep_on_failure' EXIT
+# shellcheck disable=SC2016  # expanded when the test ends
+at_exit 'on_login scancel $(sweep_ids)'
 write_spec sweep.yaml <<YAML
 partition: cpu
 gpus_per_node: 0
