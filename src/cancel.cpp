@@ -5,12 +5,24 @@
 
 #include "experiments.hpp"
 #include "jobs.hpp"
+#include "submit.hpp"
 
 namespace ddpctl {
 
 void cancel_jobs(const CancelRequest& req, Context& ctx, Output& out) {
   std::vector<Run> runs;
   std::vector<JobRef> refs = resolve_targets(req.targets, req.runs_root, runs);
+  // Every job carrying one of the runs' tokens is theirs, recorded or not: a
+  // job whose sbatch answer was lost, or that appeared after it was judged
+  // absent, is adopted into the ledger and cancelled with the rest.
+  JobQuery queue = ctx.slurm.queue();
+  if (!queue.answered) throw UserError("cannot cancel: Slurm could not be asked (" + queue.error + ")");
+  int adopted = 0;
+  for (auto& run : runs) adopted += adopt_found_jobs(run, queue.jobs);
+  if (adopted > 0) {
+    runs.clear();
+    refs = resolve_targets(req.targets, req.runs_root, runs);
+  }
   if (refs.empty()) throw UserError("no jobs to cancel: the runs named have no submitted jobs");
 
   std::vector<std::string> ids;
@@ -38,15 +50,13 @@ void cancel_jobs(const CancelRequest& req, Context& ctx, Output& out) {
   if (live.empty()) return report();
 
   // Record the request before scancel runs.
-  for (auto& run : runs) {
-    bool touched = false;
-    for (auto& a : run.attempts)
-      if (std::find(live.begin(), live.end(), a.job_id) != live.end()) {
-        a.cancel_requested_at = utc_now_iso();
-        touched = true;
-      }
-    if (touched) save_ledger(run);
-  }
+  auto is_live = [&live](const Attempt& a) { return std::find(live.begin(), live.end(), a.job_id) != live.end(); };
+  for (auto& run : runs)
+    if (std::any_of(run.attempts.begin(), run.attempts.end(), is_live))
+      update_ledger(run, [&](std::vector<Attempt>& attempts) {
+        for (auto& a : attempts)
+          if (is_live(a)) a.cancel_requested_at = utc_now_iso();
+      });
   CommandResult r = ctx.slurm.cancel(live);
   if (!r.ok()) throw UserError("scancel failed: " + r.describe());
 

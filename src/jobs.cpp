@@ -14,6 +14,7 @@ JobStates lookup_jobs(SlurmClient& slurm, const std::vector<std::string>& ids) {
   if (ids.empty()) return out;
   JobQuery queue = slurm.queue();
   out.queue_answered = queue.answered;
+  out.queue = queue.jobs;
   std::vector<std::string> missing;
   for (const auto& id : ids) {
     bool found = false;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "files.hpp"
@@ -202,9 +203,13 @@ std::vector<RankedShape> plan_race(const RaceGroup& g, const RaceRequest& req, S
   return rank_group(g, scratch.path(), req.preflight, slurm);
 }
 
-RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, SlurmClient& slurm, Output& out) {
+RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, Context& ctx, Output& out) {
+  SlurmClient& slurm = ctx.slurm;
   RaceSubmission result;
+  std::optional<IdentityLock> lock;  // one group per identity, whoever submits it
   if (!req.dry_run) {
+    lock.emplace(req.runs_root, g.identity, ctx, out);
+    result.lock_waited_s = lock->waited_s();
     EarlierRuns earlier = find_earlier_runs(req.runs_root, g.identity, slurm);
     if (earlier.active && !req.again) {
       result.kind = RaceSubmission::Kind::AlreadySubmitted;

@@ -62,12 +62,14 @@ struct RaceSubmission {
   Run run;                            // Submitted
   std::vector<RankedShape> ranking;   // with rank_by_estimate (a dry run's too)
   std::vector<std::string> submitted; // Submitted: "job N (shape L)", in submission order
+  double lock_waited_s = 0;
 };
-// Earlier runs -> preflight -> run directory and race folder -> scripts ->
-// (ranking) -> each shape submitted, its job id recorded before the claim is
-// looked at. Says per shape what happened through `out`; throws UserError
-// when no shape could be submitted.
-RaceSubmission submit_race(const RaceGroup& group, const RaceRequest& request, SlurmClient& slurm, Output& out);
+// [the group identity's lock] earlier runs -> preflight -> run directory and
+// race folder -> scripts -> (ranking) -> each shape submitted, its job id
+// recorded before the claim is looked at [lock released]. Says per shape
+// what happened through `out`; throws UserError when no shape could be
+// submitted.
+RaceSubmission submit_race(const RaceGroup& group, const RaceRequest& request, Context& ctx, Output& out);
 
 // Waits until the group has a winner, says who won, after how long, and who
 // stands down; with `follow`, then follows the winner to its end. Throws

@@ -6,7 +6,12 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <nlohmann/json.hpp>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "files.hpp"
 #include "text.hpp"
@@ -29,7 +34,9 @@ json to_json(const Attempt& a) {
               {"cluster", a.cluster},
               {"reason", a.reason},
               {"decided_at", a.decided_at},
-              {"cancel_requested_at", a.cancel_requested_at}};
+              {"cancel_requested_at", a.cancel_requested_at},
+              {"pid", a.pid},
+              {"host", a.host}};
 }
 
 Attempt attempt_from_json(const json& j) {
@@ -46,6 +53,8 @@ Attempt attempt_from_json(const json& j) {
   a.reason = j.value("reason", "");
   a.decided_at = j.value("decided_at", "");
   a.cancel_requested_at = j.value("cancel_requested_at", "");
+  a.pid = j.value("pid", 0);
+  a.host = j.value("host", "");
   return a;
 }
 
@@ -230,11 +239,73 @@ Run create_run(const std::string& root, const std::vector<RunPart>& parts, const
   return run;
 }
 
-void save_ledger(const Run& run) {
+namespace {
+
+void write_ledger(const std::string& dir, const std::string& id, const std::vector<Attempt>& list) {
   json attempts = json::array();
-  for (const auto& a : run.attempts) attempts.push_back(to_json(a));
-  json ledger = {{"format", 1}, {"run", run.id}, {"attempts", attempts}};
-  write_file_atomic(run.dir + "/ledger.json", ledger.dump(2) + "\n");
+  for (const auto& a : list) attempts.push_back(to_json(a));
+  json ledger = {{"format", 1}, {"run", id}, {"attempts", attempts}};
+  write_file_atomic(dir + "/ledger.json", ledger.dump(2) + "\n");
+}
+
+std::vector<Attempt> read_ledger(const std::string& dir) {
+  std::vector<Attempt> out;
+  json ledger;
+  try {
+    ledger = json::parse(read_file(dir + "/ledger.json"));
+  } catch (const json::exception& e) {
+    throw UserError(Location{dir + "/ledger.json"}, "", std::string("damaged ledger: ") + e.what());
+  }
+  for (const auto& a : ledger.value("attempts", json::array())) out.push_back(attempt_from_json(a));
+  return out;
+}
+
+// flock on <run dir>/ledger.lock for one read-modify-write (held briefly).
+class LedgerLock {
+ public:
+  explicit LedgerLock(const std::string& dir) {
+    fd_ = ::open((dir + "/ledger.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw UserError(Location{dir + "/ledger.lock"}, "", std::string("cannot open: ") + std::strerror(errno));
+    while (::flock(fd_, LOCK_EX) != 0)
+      if (errno != EINTR) {
+        int e = errno;
+        ::close(fd_);
+        throw UserError(Location{dir + "/ledger.lock"}, "", std::string("cannot lock: ") + std::strerror(e));
+      }
+  }
+  ~LedgerLock() { ::close(fd_); }
+  LedgerLock(const LedgerLock&) = delete;
+  LedgerLock& operator=(const LedgerLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace
+
+void save_ledger(const Run& run) {
+  LedgerLock lock(run.dir);
+  write_ledger(run.dir, run.id, run.attempts);
+}
+
+void update_ledger(Run& run, const std::function<void(std::vector<Attempt>&)>& change) {
+  LedgerLock lock(run.dir);
+  std::vector<Attempt> attempts = read_ledger(run.dir);
+  change(attempts);
+  write_ledger(run.dir, run.id, attempts);
+  run.attempts = attempts;
+}
+
+Attempt& attempt_by_token(std::vector<Attempt>& attempts, const std::string& token) {
+  for (auto& a : attempts)
+    if (a.token == token) return a;
+  attempts.emplace_back();
+  attempts.back().token = token;
+  return attempts.back();
+}
+
+std::string identity_lock_path(const std::string& root, const std::string& identity) {
+  return (fs::path(root) / ".locks" / (identity + ".lock")).string();
 }
 
 Run load_run(const std::string& dir) {

@@ -4,6 +4,7 @@
 // (ledger.json) of every sbatch attempt. The ledger is rewritten atomically
 // before sbatch runs (intent) and after (outcome), so a crash at any point
 // leaves a record that `submit` can settle by looking the token up in Slurm.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,8 @@ struct Attempt {
   Outcome outcome = Outcome::Intent;
   std::string job_id, cluster, reason, decided_at;
   std::string cancel_requested_at;
+  int pid = 0;       // the ddpctl that ran sbatch, and its host: while it
+  std::string host;  // lives, its attempt is in flight, never absent
 
   bool settled() const {
     return outcome == Outcome::Submitted || outcome == Outcome::Rejected || outcome == Outcome::Absent;
@@ -94,7 +97,18 @@ struct RunPart {
 // several parts the specs are kept as spec.yaml (the first), spec.2.yaml, ...
 Run create_run(const std::string& root, const std::vector<RunPart>& parts, const std::vector<std::string>& overrides,
                const std::string& hash, const std::vector<std::pair<std::string, std::string>>& scripts);
+// Writes a new run's (empty) ledger. Every later change goes through
+// update_ledger.
 void save_ledger(const Run& run);
+// Read-modify-write of the ledger under its own lock (ledger.lock in the run
+// directory): `change` gets the attempts as they are on disk now, never a
+// stale copy, so concurrent ddpctls lose no update; `run.attempts` becomes
+// the result. An attempt once recorded is never dropped.
+void update_ledger(Run& run, const std::function<void(std::vector<Attempt>&)>& change);
+// The attempt with `token` (appended, empty but for the token, if missing).
+Attempt& attempt_by_token(std::vector<Attempt>& attempts, const std::string& token);
+// Where the lock of one run identity lives: <runs>/.locks/<identity>.lock.
+std::string identity_lock_path(const std::string& root, const std::string& identity);
 Run load_run(const std::string& dir);
 // Every run under root, oldest first; unreadable ones are skipped.
 std::vector<Run> list_runs(const std::string& root);

@@ -1,5 +1,6 @@
 #include "status.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
 #include <map>
@@ -8,6 +9,7 @@
 #include "experiments.hpp"
 #include "jobs.hpp"
 #include "race.hpp"
+#include "submit.hpp"
 #include "text.hpp"
 
 namespace ddpctl {
@@ -153,7 +155,22 @@ void mark_race_job(StatusRow& row, const RaceState& race) {
 
 }  // namespace
 
+namespace {
+
+// Runs whose ledger has attempts without a job (intent, unconfirmed, absent).
+bool has_jobless_attempts(const Run& run) {
+  return std::any_of(run.attempts.begin(), run.attempts.end(), [](const Attempt& a) {
+    return a.outcome != Outcome::Submitted && a.outcome != Outcome::Rejected;
+  });
+}
+
+}  // namespace
+
 StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long long now) {
+  return collect_status(req, slurm, now, true);
+}
+
+StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long long now, bool adopt) {
   StatusReport report;
   std::vector<Run> runs;
   std::vector<JobRef> refs;
@@ -175,6 +192,24 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
   std::vector<std::string> ids;
   for (const auto& r : refs) ids.push_back(r.job_id);
   JobStates states = lookup_jobs(slurm, ids);
+
+  // A job that carries the token of an attempt recorded without one (its
+  // sbatch's answer was lost, or it was judged absent and appeared later) is
+  // adopted into the ledger, and shown as the run's job.
+  if (adopt && std::any_of(runs.begin(), runs.end(), has_jobless_attempts)) {
+    std::vector<Job> queue = states.queue;
+    bool answered = states.queue_answered;
+    if (ids.empty()) {
+      JobQuery q = slurm.queue();
+      queue = q.jobs;
+      answered = q.answered;
+    }
+    int adopted = 0;
+    if (answered)
+      for (auto& run : runs)
+        if (has_jobless_attempts(run)) adopted += adopt_found_jobs(run, queue);
+    if (adopted > 0) return collect_status(req, slurm, now, false);
+  }
 
   std::map<std::string, RaceState> races;  // by run directory
   std::set<std::string> race_shown;

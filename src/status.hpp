@@ -33,7 +33,10 @@ struct StatusReport {
 };
 
 // The rows, as of `now` (Unix seconds).
+// Jobs found in squeue by the token of an attempt the ledger holds without
+// a job are adopted first (recorded as submitted), unless `adopt` is false.
 StatusReport collect_status(const StatusRequest& request, SlurmClient& slurm, long long now);
+StatusReport collect_status(const StatusRequest& request, SlurmClient& slurm, long long now, bool adopt);
 
 // The rows as the table the CLI prints: one line each, the header first;
 // `paint(text, tone)` colours the STATE cell.

@@ -1,12 +1,15 @@
 #include "submit.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <unistd.h>
 #include <fmt/format.h>
 #include <map>
 
 #include "files.hpp"
 #include "jobs.hpp"
+#include "lock.hpp"
 #include "preflight.hpp"
 #include "render.hpp"
 #include "text.hpp"
@@ -70,9 +73,17 @@ Lookup find_job_by_token(SlurmClient& slurm, const std::string& token, long long
 
 std::vector<Attempt> settle_attempts(Run& run, SlurmClient& slurm) {
   std::vector<Attempt> unsettled;
-  bool changed = false;
-  for (auto& a : run.attempts) {
-    if (a.settled()) continue;
+  std::vector<Attempt> decided;
+  for (const auto& attempt : run.attempts) {
+    if (attempt.settled()) continue;
+    Attempt a = attempt;
+    // Its own ddpctl still runs here: its sbatch may still submit, so it is
+    // in flight, never absent (that ddpctl records the outcome itself).
+    if (a.pid != getpid() && process_alive_here(a.pid, a.host)) {
+      a.reason = fmt::format("ddpctl {} is still submitting it", a.pid);
+      unsettled.push_back(a);
+      continue;
+    }
     Lookup l = find_job_by_token(slurm, a.token, parse_utc_iso(a.intent_at));
     if (l.presence == Presence::Found) {
       a.outcome = Outcome::Submitted;
@@ -87,10 +98,38 @@ std::vector<Attempt> settle_attempts(Run& run, SlurmClient& slurm) {
       continue;
     }
     a.decided_at = utc_now_iso();
-    changed = true;
+    decided.push_back(a);
   }
-  if (changed) save_ledger(run);
+  if (!decided.empty())
+    update_ledger(run, [&](std::vector<Attempt>& attempts) {
+      for (const auto& d : decided) {
+        Attempt& rec = attempt_by_token(attempts, d.token);
+        if (!rec.settled()) rec = d;  // another ddpctl may have settled it meanwhile
+      }
+    });
   return unsettled;
+}
+
+int adopt_found_jobs(Run& run, const std::vector<Job>& queue) {
+  std::vector<std::pair<std::string, Job>> found;
+  for (const auto& a : run.attempts) {
+    if (a.outcome == Outcome::Submitted || a.outcome == Outcome::Rejected) continue;
+    for (const auto& job : queue)
+      if (job.comment == job_comment(a.token)) found.emplace_back(a.token, job);
+  }
+  if (found.empty()) return 0;
+  update_ledger(run, [&](std::vector<Attempt>& attempts) {
+    for (const auto& [token, job] : found) {
+      Attempt& rec = attempt_by_token(attempts, token);
+      if (rec.outcome == Outcome::Submitted) continue;
+      rec.reason = fmt::format("{} ({}); its job appeared in {} later, found by its token", outcome_name(rec.outcome),
+                               rec.reason, job.source);
+      rec.outcome = Outcome::Submitted;
+      rec.job_id = job.id;
+      rec.decided_at = utc_now_iso();
+    }
+  });
+  return static_cast<int>(found.size());
 }
 
 std::vector<std::string> sbatch_args(const Run& run, const RunShape& shape, const std::string& token,
@@ -110,49 +149,59 @@ Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, cons
   a.argv = {"sbatch", "--parsable"};
   a.argv.insert(a.argv.end(), args.begin(), args.end());
   a.intent_at = utc_now_iso();
-  run.attempts.push_back(a);
-  save_ledger(run);  // the intent, before anything can happen
+  a.pid = getpid();
+  a.host = host_name();
+  auto record = [&run, &a] { update_ledger(run, [&a](std::vector<Attempt>& all) { attempt_by_token(all, a.token) = a; }); };
+  record();  // the intent, before anything can happen
 
   SbatchResult r = slurm.submit(args);
-  Attempt& rec = run.attempts.back();
-  rec.decided_at = utc_now_iso();
-  rec.reason = r.reason;
+  a.decided_at = utc_now_iso();
+  a.reason = r.reason;
   switch (r.kind) {
     case SbatchResult::Kind::Submitted:
-      rec.outcome = Outcome::Submitted;
-      rec.job_id = r.job_id;
-      rec.cluster = r.cluster;
+      a.outcome = Outcome::Submitted;
+      a.job_id = r.job_id;
+      a.cluster = r.cluster;
       break;
     case SbatchResult::Kind::Rejected:
-      rec.outcome = Outcome::Rejected;
+      a.outcome = Outcome::Rejected;
       break;
     case SbatchResult::Kind::Unconfirmed:
-      rec.outcome = Outcome::Unconfirmed;
+      a.outcome = Outcome::Unconfirmed;
       break;
   }
-  save_ledger(run);  // the outcome
-  if (rec.outcome == Outcome::Unconfirmed) {
+  record();  // the outcome
+  if (a.outcome == Outcome::Unconfirmed) {
     // Only a sighting settles it now: a controller that timed out may still be
     // creating the job, so absence is judged later, by the next `submit`.
-    Lookup l = find_job_by_token(slurm, rec.token, parse_utc_iso(rec.intent_at));
+    Lookup l = find_job_by_token(slurm, a.token, parse_utc_iso(a.intent_at));
     if (l.presence == Presence::Found) {
-      rec.outcome = Outcome::Submitted;
-      rec.job_id = l.job.id;
-      rec.reason = "sbatch's answer was lost (" + rec.reason + "); found by its token in " + l.job.source;
-      rec.decided_at = utc_now_iso();
-      save_ledger(run);
+      a.outcome = Outcome::Submitted;
+      a.job_id = l.job.id;
+      a.reason = "sbatch's answer was lost (" + a.reason + "); found by its token in " + l.job.source;
+      a.decided_at = utc_now_iso();
+      record();
     }
   }
-  return run.attempts.back();
+  return a;
 }
 
 EarlierRuns find_earlier_runs(const std::string& root, const std::string& identity, SlurmClient& slurm) {
   EarlierRuns out;
   std::vector<std::string> ids;
   std::map<std::string, std::string> run_of;
+  std::optional<JobQuery> queue;  // asked once, only when an absent attempt may need it
   for (Run& run : list_runs(root)) {
     if (run.spec_hash != identity) continue;
     auto unsettled = settle_attempts(run, slurm);
+    // "Absent" stays revisable: a job that appeared later (another login
+    // node's sbatch, a controller slow to record it) is adopted, not doubled.
+    bool any_absent = std::any_of(run.attempts.begin(), run.attempts.end(),
+                                  [](const Attempt& a) { return a.outcome == Outcome::Absent; });
+    if (any_absent) {
+      if (!queue) queue = slurm.queue();
+      if (queue->answered) adopt_found_jobs(run, queue->jobs);
+    }
     if (!unsettled.empty()) {
       const Attempt& a = unsettled.front();
       throw UserError(Location{run.dir + "/ledger.json"}, "",
@@ -217,7 +266,15 @@ bool submits_as_race(const ResolvedRun& run, const std::string& shape_label) {
   return run.shapes.size() > 1 && shape_label.empty();
 }
 
-SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, SlurmClient& slurm) {
+IdentityLock::IdentityLock(const std::string& root, const std::string& identity, Context& ctx, Output& out)
+    : lock_(std::make_unique<FileLock>(identity_lock_path(root, identity), ctx.clock, [&out](const std::string& holder) {
+        out.note(fmt::format("waiting for another ddpctl submitting the same run ({})", holder));
+      })) {}
+
+double IdentityLock::waited_s() const { return lock_->waited_s(); }
+
+SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, Context& ctx, Output& out) {
+  SlurmClient& slurm = ctx.slurm;
   if (req.rank_by_estimate)
     throw UserError(Location{"--rank-by-estimate"}, "",
                     "ranks the shapes of a race, and this submission has one shape; `ddpctl race --plan` shows "
@@ -229,7 +286,12 @@ SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, S
 
   SubmitResult result;
   EarlierRuns earlier;
+  // Held from the look at earlier runs until the outcome is recorded, so two
+  // ddpctls submitting the same run make one job.
+  std::optional<IdentityLock> lock;
   if (!req.dry_run) {
+    lock.emplace(req.runs_root, identity, ctx, out);
+    result.lock_waited_s = lock->waited_s();
     earlier = find_earlier_runs(req.runs_root, identity, slurm);
     if (earlier.active && !req.again) {
       result.kind = SubmitResult::Kind::AlreadySubmitted;

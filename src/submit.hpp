@@ -3,11 +3,13 @@
 // unknown by looking their token up in Slurm, finding earlier runs of the same
 // identity (re-running `submit` never makes a second job), the one-shape
 // `submit` workflow, and waiting for a submitted job.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "context.hpp"
+#include "lock.hpp"
 #include "output.hpp"
 #include "resolve.hpp"
 #include "runs.hpp"
@@ -33,8 +35,14 @@ std::vector<Attempt> settle_attempts(Run& run, SlurmClient& slurm);
 std::vector<std::string> sbatch_args(const Run& run, const RunShape& shape, const std::string& token,
                                      const std::vector<std::string>& extra = {});
 
-// Records the intent, runs sbatch, records the outcome, and for an ambiguous
-// outcome looks the token up once. Returns the final attempt.
+// Adopts jobs carrying the token of an attempt that made none as far as the
+// ledger knew (intent, unconfirmed, absent): found in `queue`, it is
+// recorded as submitted. Returns how many were adopted.
+int adopt_found_jobs(Run& run, const std::vector<Job>& queue);
+
+// Records the intent (with this ddpctl's pid and host), runs sbatch, records
+// the outcome, and for an ambiguous outcome looks the token up once. Every
+// record is a read-modify-write of the ledger. Returns the final attempt.
 Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, const std::vector<std::string>& extra = {});
 
 // Earlier runs of one identity (run_identity), settled first.
@@ -72,16 +80,31 @@ struct SubmitRequest {
 };
 struct SubmitResult {
   enum class Kind { Submitted, AlreadySubmitted, DryRun };
+  double lock_waited_s = 0;  // how long another ddpctl submitting the same run held it up
   Kind kind = Kind::Submitted;
   Run run;           // Submitted
   Attempt attempt;   // Submitted
   ActiveJob active;  // AlreadySubmitted: the job still queued or running
   std::string would_run;  // DryRun: the sbatch command line that would run
 };
-// validate (done by resolving) -> earlier runs -> preflight -> run directory
-// -> intent -> sbatch -> outcome. Throws UserError when sbatch rejected the
-// job or its answer was unclear (the attempt is recorded either way).
-SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& request, SlurmClient& slurm);
+// validate (done by resolving) -> [the run identity's lock] earlier runs ->
+// preflight -> run directory -> intent -> sbatch -> outcome [lock released].
+// A second ddpctl submitting the same run waits on the lock (saying so
+// through `out` after a second) and then finds the first one's job. Throws
+// UserError when sbatch rejected the job or its answer was unclear (the
+// attempt is recorded either way).
+SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& request, Context& ctx, Output& out);
+
+// Holds the lock of one run identity (runs.hpp's identity_lock_path) while
+// it lives; says through `out` whom it waits for.
+class IdentityLock {
+ public:
+  IdentityLock(const std::string& root, const std::string& identity, Context& ctx, Output& out);
+  double waited_s() const;
+
+ private:
+  std::unique_ptr<FileLock> lock_;
+};
 
 // Says the job's state whenever it changes until the job starts (with
 // `follow`, until it ends, with the trainer's progress). Returns when it

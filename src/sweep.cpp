@@ -12,7 +12,8 @@
 
 namespace ddpctl {
 
-void run_sweep(const SweepRequest& o, SlurmClient& slurm, Output& out) {
+void run_sweep(const SweepRequest& o, Context& ctx, Output& out) {
+  SlurmClient& slurm = ctx.slurm;
   ResolvedRun resolved = load_and_resolve(o.spec, o.sets);
   if (!resolved.spec.has_sweep)
     throw UserError(Location{o.spec}, "sweep",
@@ -50,6 +51,7 @@ void run_sweep(const SweepRequest& o, SlurmClient& slurm, Output& out) {
     // The same identity as `submit --shape LABEL`: re-running a sweep does not
     // duplicate a run whose job is still queued or running.
     std::string identity = run_identity({{o.spec, spec_text}}, o.sets, shape->label);
+    IdentityLock lock(o.runs_root, identity, ctx, out);
     EarlierRuns earlier = find_earlier_runs(o.runs_root, identity, slurm);
     if (earlier.active && !o.again) {
       out.line(fmt::format("shape {}: already submitted, job {} of run {} is still queued or running", shape->label,

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "context.hpp"
 #include "experiments.hpp"
 #include "output.hpp"
 #include "slurm.hpp"
@@ -25,6 +26,8 @@ struct SweepRequest {
 // LABEL`, so a shape whose run is still queued is not submitted twice), says
 // per shape what happened and then the experiment's summary through `out`.
 // Throws UserError when a shape could not be submitted (the others stay).
-void run_sweep(const SweepRequest& request, SlurmClient& slurm, Output& out);
+// Each shape takes its identity's lock for its own look at earlier runs and
+// submission, as `submit --shape` does.
+void run_sweep(const SweepRequest& request, Context& ctx, Output& out);
 
 }  // namespace ddpctl

@@ -47,6 +47,11 @@ std::string paint(const std::string& text, Tone tone) {
   return std::string("\033[") + code + "m" + text + "\033[0m";
 }
 
+void note_lock_wait(double seconds) {
+  if (const char* t = std::getenv("DDPCTL_TIMINGS"); t && *t)
+    std::cerr << "ddpctl: timing: lock_wait_s " << seconds << '\n';
+}
+
 void ConsoleOutput::line(const std::string& text) { std::cout << text << std::endl; }
 void ConsoleOutput::state_line(const std::string& prefix, const std::string& text, Tone tone) {
   std::cout << prefix << paint(text, tone) << std::endl;

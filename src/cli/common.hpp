@@ -28,6 +28,10 @@ class ConsoleOutput : public Output {
   void note(const std::string& text) override;
 };
 
+// With $DDPCTL_TIMINGS set: how long the run's lock held this submit up, on
+// stderr (bench/submit_faults.sh reads it).
+void note_lock_wait(double seconds);
+
 // Races the request's shapes and prints the outcome; `plan` only ranks them,
 // `wait`/`follow` then wait for a winner (and follow it).
 void race_command(const RaceRequest& request, bool plan, bool wait, bool follow, Context& ctx);

@@ -25,7 +25,8 @@ void race_command(const RaceRequest& req, bool plan, bool wait, bool follow, Con
   RaceGroup group = load_race_group(req.specs, req.sets);
   if (plan) return print_plan(plan_race(group, req, ctx.slurm));
   ConsoleOutput out;
-  RaceSubmission r = submit_race(group, req, ctx.slurm, out);
+  RaceSubmission r = submit_race(group, req, ctx, out);
+  note_lock_wait(r.lock_waited_s);
   switch (r.kind) {
     case RaceSubmission::Kind::AlreadySubmitted:
       std::cout << fmt::format(

@@ -35,7 +35,9 @@ void run_submit(SubmitOptions& o, Context& ctx) {
     race.rank_by_estimate = o.req.rank_by_estimate;
     return race_command(race, false, o.wait, o.follow, ctx);
   }
-  SubmitResult r = submit_one(resolved, o.req, ctx.slurm);
+  ConsoleOutput out;
+  SubmitResult r = submit_one(resolved, o.req, ctx, out);
+  note_lock_wait(r.lock_waited_s);
   switch (r.kind) {
     case SubmitResult::Kind::AlreadySubmitted:
       std::cout << fmt::format(
@@ -55,7 +57,6 @@ void run_submit(SubmitOptions& o, Context& ctx) {
   std::cout << fmt::format("submitted job {}{} (shape {}) as run {}\n", a.job_id,
                            a.cluster.empty() ? "" : " on cluster " + a.cluster, a.shape, r.run.id);
   std::cout << fmt::format("  status: ddpctl status {}\n  logs:   ddpctl logs {}\n", r.run.id, r.run.id);
-  ConsoleOutput out;
   if (o.wait || o.follow) wait_for_job(ctx, r.run, a, o.follow, out);
 }
 

@@ -32,7 +32,7 @@ void setup_sweep(CLI::App& app, Context& ctx) {
     o->req.templates_dir = templates_dir(o->templates);
     o->req.preflight = !o->no_preflight;
     ConsoleOutput out;
-    run_sweep(o->req, ctx.slurm, out);
+    run_sweep(o->req, ctx, out);
   });
 }
 

@@ -13,4 +13,6 @@ run submit job.yaml
 expect_code 1
 expect_err "job.yaml:4:12: partition: partition h100 does not exist on this cluster; Slurm has: a100-80gb, gpu, cpu"
 expect_nothing_submitted
-[ ! -d runs ] || fail "a run directory was created for a spec that failed preflight"
+# (runs/.locks holds the run's lock, taken before the preflight; it is not a run)
+run_dirs=$(find runs -mindepth 1 -maxdepth 1 -type d ! -name .locks 2>/dev/null || true)
+[ -z "$run_dirs" ] || fail "a run directory was created for a spec that failed preflight: $run_dirs"

@@ -32,12 +32,13 @@ struct SubmitFixture {
   TempDir tmp;
   FakeSlurm slurm;
   SubmitRequest req;
+  RecordingOutput out;
   explicit SubmitFixture(const std::string& slurm_version = "22.05") : slurm(slurm_version) {
     req.spec = write_one_shape_spec(tmp.path);
     req.runs_root = tmp.path + "/runs";
     req.templates_dir = source_dir() + "/templates";
   }
-  SubmitResult submit() { return submit_one(load_and_resolve(req.spec, req.sets), req, slurm.slurm); }
+  SubmitResult submit() { return submit_one(load_and_resolve(req.spec, req.sets), req, slurm.ctx, out); }
   std::vector<Run> runs() { return list_runs(req.runs_root); }
 };
 

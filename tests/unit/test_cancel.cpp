@@ -14,7 +14,6 @@ using test::FakeSlurm;
 namespace {
 
 struct Fixture : test::SubmitFixture {
-  test::RecordingOutput out;
   CancelRequest cancel;
   Run run;
   Fixture() {
@@ -64,4 +63,22 @@ TEST_CASE("cancel refuses to act when Slurm cannot be asked, and on ids Slurm do
                Catch::Contains("job 4242: neither squeue nor sacct knows this job; nothing was cancelled"));
   }
   CHECK(f.slurm.runner.count("scancel") == 0);
+}
+
+TEST_CASE("cancel also cancels a job the ledger never recorded, found by the run's token") {
+  Fixture f;
+  // A second attempt whose sbatch timed out: the ledger knows no job for it,
+  // but the controller made one.
+  f.slurm.sbatch = FakeSlurm::Sbatch::TimesOutBeforeJob;
+  f.req.again = true;
+  CHECK_FALSE(test::user_error_of([&] { f.submit(); }).empty());
+  Run second;
+  for (const Run& r : f.runs())
+    if (r.attempts.at(0).outcome == Outcome::Unconfirmed) second = r;
+  REQUIRE_FALSE(second.id.empty());
+  f.slurm.add("150", job_comment(second.attempts.at(0).token));
+  f.cancel.targets = {second.id};
+  cancel_jobs(f.cancel, f.slurm.ctx, f.out);
+  CHECK(f.slurm.job("150")->state == "CANCELLED");
+  CHECK(load_run(second.dir).attempts.at(0).job_id == "150");
 }

@@ -27,7 +27,7 @@ struct Fixture {
     req.runs_root = tmp.path + "/runs";
     req.templates_dir = test::source_dir() + "/templates";
   }
-  RaceSubmission submit() { return submit_race(load_race_group(req.specs, req.sets), req, slurm.slurm, out); }
+  RaceSubmission submit() { return submit_race(load_race_group(req.specs, req.sets), req, slurm.ctx, out); }
   Run only_run() {
     auto runs = list_runs(req.runs_root);
     REQUIRE(runs.size() == 1);

@@ -132,3 +132,23 @@ TEST_CASE("progress files are read, and a missing one is no progress") {
   CHECK(p->steps == 10);
   CHECK(progress_path("/o", "job", "12") == "/o/job_12.progress.json");
 }
+
+TEST_CASE("ledger updates are read-modify-write: writers holding stale copies lose nothing") {
+  TempDir t;
+  Run created = make_run(t.path);
+  Run a = load_run(created.dir), b = load_run(created.dir);  // two ddpctls, each with its own copy
+  Attempt x;
+  x.token = "xxxxxxxxxxxx";
+  update_ledger(a, [&](std::vector<Attempt>& all) { attempt_by_token(all, x.token) = x; });
+  Attempt y;
+  y.token = "yyyyyyyyyyyy";
+  update_ledger(b, [&](std::vector<Attempt>& all) { attempt_by_token(all, y.token) = y; });
+  CHECK(b.attempts.size() == 2);  // b's copy was refreshed, not written over a
+  update_ledger(a, [&](std::vector<Attempt>& all) { attempt_by_token(all, x.token).outcome = Outcome::Absent; });
+  Run back = load_run(created.dir);
+  REQUIRE(back.attempts.size() == 2);
+  CHECK(back.attempts[0].token == x.token);
+  CHECK(back.attempts[0].outcome == Outcome::Absent);
+  CHECK(back.attempts[1].token == y.token);
+  CHECK(identity_lock_path("runs", "abc") == "runs/.locks/abc.lock");
+}

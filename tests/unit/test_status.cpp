@@ -91,7 +91,7 @@ TEST_CASE("a race shows its group row, then each job marked won or lost") {
   race.runs_root = f.req.runs_root;
   race.templates_dir = f.req.templates_dir;
   test::RecordingOutput out;
-  RaceSubmission r = submit_race(load_race_group(race.specs, {}), race, f.slurm.slurm, out);
+  RaceSubmission r = submit_race(load_race_group(race.specs, {}), race, f.slurm.ctx, out);
   StatusReport racing = f.status();
   REQUIRE(racing.rows.size() == 3);
   CHECK(racing.rows[0].state == "RACING");
@@ -129,4 +129,17 @@ TEST_CASE("the same rows from Slurm 24.11's JSON: states as arrays, exits as obj
     CHECK(down.rows[0].state == "UNKNOWN");
     CHECK_THAT(down.slurm_error, Catch::Contains("Unable to contact slurm controller"));
   }
+}
+
+TEST_CASE("status adopts a job found by the token of an attempt recorded without one") {
+  Fixture f;
+  f.slurm.sbatch = FakeSlurm::Sbatch::TimesOutBeforeJob;
+  CHECK_FALSE(test::user_error_of([&] { f.submit(); }).empty());
+  Run run = f.runs().at(0);
+  f.slurm.add("170", job_comment(run.attempts.at(0).token), "RUNNING", "g2");
+  StatusReport s = f.status();
+  REQUIRE(s.rows.size() == 1);
+  CHECK(s.rows[0].job == "170");
+  CHECK(s.rows[0].state == "RUNNING");
+  CHECK(load_run(run.dir).attempts.at(0).outcome == Outcome::Submitted);
 }

@@ -9,6 +9,8 @@
 #include "helpers.hpp"
 #include "fixtures.hpp"
 #include "submit.hpp"
+#include "lock.hpp"
+#include <unistd.h>
 
 using namespace ddpctl;
 using test::FakeSlurm;
@@ -231,4 +233,35 @@ TEST_CASE("on Slurm 24.11 too: the preflight reads nodes from scontrol, and a qu
   SubmitResult again = f.submit();
   CHECK(again.kind == SubmitResult::Kind::AlreadySubmitted);
   CHECK(f.slurm.runner.count("sbatch") == 1);
+}
+
+TEST_CASE("a job that appears after its attempt was judged absent is adopted, never doubled") {
+  Fixture f;
+  f.slurm.sbatch = FakeSlurm::Sbatch::TimesOutBeforeJob;
+  CHECK_FALSE(test::user_error_of([&] { f.submit(); }).empty());
+  std::string late_token = load_run(f.runs().at(0).dir).attempts.at(0).token;
+  // The next submit judges it absent, and its own sbatch is rejected.
+  f.slurm.sbatch = FakeSlurm::Sbatch::Rejects;
+  CHECK_FALSE(test::user_error_of([&] { f.submit(); }).empty());
+  REQUIRE(outcomes(f.runs().at(0)) == std::vector<Outcome>{Outcome::Absent, Outcome::Rejected});
+  // Then the first sbatch's job shows up after all (another login node's
+  // sbatch, a controller that was slow to record it).
+  f.slurm.add("160", job_comment(late_token));
+  f.slurm.sbatch = FakeSlurm::Sbatch::Ok;
+  SubmitResult r = f.submit();
+  CHECK(r.kind == SubmitResult::Kind::AlreadySubmitted);
+  CHECK(r.active.job_id == "160");
+  CHECK(f.slurm.runner.count("sbatch", {"--parsable"}) == 2);  // no third sbatch
+  Attempt adopted = load_run(f.runs().at(0).dir).attempts.at(0);
+  CHECK(adopted.outcome == Outcome::Submitted);
+  CHECK(adopted.job_id == "160");
+  CHECK_THAT(adopted.reason, Catch::StartsWith("absent ("));
+}
+
+TEST_CASE("the intent records which ddpctl submits it") {
+  Fixture f;
+  Attempt a = f.submit().attempt;
+  CHECK(a.pid == getpid());
+  CHECK(a.host == host_name());
+  CHECK(load_run(f.runs().at(0).dir).attempts.at(0).pid == getpid());
 }

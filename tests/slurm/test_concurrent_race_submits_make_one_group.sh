@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# 4 ddpctls submitting the same race at once make one group: the group's
+# lock is held until every shape is submitted.
+# shellcheck source=tests/slurm/lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+write_spec job.yaml <<'YAML'
+partition: cpu
+gpus_per_node: 0
+procs_per_node: 1
+command: "sleep 300"
+alternatives:
+  - {partition: gpu, label: gpu}
+YAML
+pids=()
+for i in 1 2 3 4; do
+  "$LOCAL_SLURM" exec -- "$DDPCTL" submit job.yaml >"out.$i" 2>"err.$i" &
+  pids+=($!)
+done
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || fail "submit $((i + 1)) failed: $(cat "out.$((i + 1))" "err.$((i + 1))")"
+done
+races=$(cat out.* | grep -c "^submitted race of" || true)
+already=$(cat out.* | grep -c "^already submitted: job" || true)
+[ "$races" -eq 1 ] || fail "$races submits made a race group, expected 1: $(cat out.* err.*)"
+[ "$already" -eq 3 ] || fail "$already submits said 'already submitted', expected 3: $(cat out.* err.*)"
+dirs=("$DDPCTL_RUNS"/*/)
+[ "${#dirs[@]}" -eq 1 ] || fail "${#dirs[@]} run directories, expected 1"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# A run whose sbatch answer was lost (unconfirmed), then 8 ddpctls
+# re-submitting it at once: the first settles the attempt (absent) and
+# submits one job, the rest report it; the ledger keeps every attempt.
+# shellcheck disable=SC2016  # the fake's body expands when it runs
+# shellcheck source=tests/slurm/lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+write_long_spec job.yaml
+fake_command sbatch 'echo "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation" >&2
+exit 1'
+run submit job.yaml
+expect_code 1
+expect_err "recorded as unconfirmed"
+[ "$(ledger_outcomes)" = "unconfirmed " ] || fail "ledger: $(ledger_outcomes)"
+export PATH=${PATH#"$T/fakebin:"}
+pids=()
+for i in 1 2 3 4 5 6 7 8; do
+  "$LOCAL_SLURM" exec -- "$DDPCTL" submit job.yaml >"out.$i" 2>"err.$i" &
+  pids+=($!)
+done
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || fail "submit $((i + 1)) failed: $(cat "out.$((i + 1))" "err.$((i + 1))")"
+done
+submitted=$(cat out.* | grep -c "^submitted job" || true)
+[ "$submitted" -eq 1 ] || fail "$submitted submits made a job, expected 1: $(cat out.* err.*)"
+[ "$(job_ids | wc -l)" -eq 1 ] || fail "Slurm has jobs $(job_ids | tr '\n' ' '), expected one"
+[ "$(ledger_outcomes)" = "absent submitted " ] || fail "ledger: $(ledger_outcomes) (expected every attempt: absent submitted)"
+run cancel "$JOB_NAME"
+expect_code 0
+expect_out "CANCELLED"
+[ -z "$(job_ids)" ] || fail "cancel left jobs $(job_ids | tr '\n' ' ')"
