@@ -1,9 +1,11 @@
 #include "paths.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <set>
+#include <unistd.h>
 
 #include "text.hpp"
 
@@ -11,32 +13,97 @@ namespace ddpctl {
 
 namespace fs = std::filesystem;
 
+std::string executable_dir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "" : exe.parent_path().string();
+}
+
+namespace {
+
+// The running binary's prefix when it is installed (<prefix>/bin/ddpctl
+// beside <prefix>/share/ddpctl), else "".
+std::string installed_prefix() {
+  std::string bin = executable_dir();
+  if (bin.empty()) return "";
+  fs::path prefix = fs::path(bin).parent_path();
+  std::error_code ec;
+  return fs::is_directory(prefix / "share" / "ddpctl" / "templates", ec) ? prefix.string() : "";
+}
+
+bool is_executable(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
 std::string data_dir() {
   if (const char* env = std::getenv("DDPCTL_DATA_DIR"); env && *env) return env;
-  if (fs::is_directory(fs::path(DDPCTL_INSTALL_DATA_DIR) / "templates")) {
-    std::error_code ec;
-    // Prefer the installed copy only when this binary is the installed one.
-    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec && fs::path(DDPCTL_INSTALL_DATA_DIR).parent_path().parent_path() == exe.parent_path().parent_path())
-      return DDPCTL_INSTALL_DATA_DIR;
-  }
+  if (std::string prefix = installed_prefix(); !prefix.empty()) return prefix + "/share/ddpctl";
   return DDPCTL_SOURCE_DATA_DIR;
 }
 
-std::vector<std::string> cluster_search_path() {
+namespace {
+
+std::vector<std::string> colon_list(const char* value) {
   std::vector<std::string> dirs;
-  if (const char* env = std::getenv("DDPCTL_CLUSTERS"); env && *env) {
-    std::string list = env;
-    for (size_t start = 0; start <= list.size();) {
-      size_t colon = list.find(':', start);
-      std::string dir = list.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-      if (!dir.empty()) dirs.push_back(dir);
-      if (colon == std::string::npos) break;
-      start = colon + 1;
-    }
+  std::string list = value ? value : "";
+  for (size_t start = 0; start <= list.size();) {
+    size_t colon = list.find(':', start);
+    std::string dir = list.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (!dir.empty()) dirs.push_back(dir);
+    if (colon == std::string::npos) break;
+    start = colon + 1;
   }
+  return dirs;
+}
+
+void add_once(std::vector<std::string>& dirs, const std::string& dir) {
+  if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+}
+
+}  // namespace
+
+std::vector<std::string> site_cluster_dirs() {
+  std::vector<std::string> dirs;
+  // The environment module of an installed prefix names its own folder.
+  for (const auto& dir : colon_list(std::getenv("DDPCTL_SITE_CLUSTERS"))) add_once(dirs, dir);
+  add_once(dirs, "/etc/ddpctl/clusters");
+  if (std::string prefix = installed_prefix(); !prefix.empty() && prefix != "/usr")
+    add_once(dirs, prefix + "/etc/ddpctl/clusters");
+  return dirs;
+}
+
+std::string find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return is_executable(name) ? name : "";
+  const char* path = std::getenv("PATH");
+  std::string list = path ? path : "";
+  for (size_t start = 0; start <= list.size();) {
+    size_t colon = list.find(':', start);
+    std::string dir = list.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (!dir.empty() && is_executable(fs::path(dir) / name)) return (fs::path(dir) / name).string();
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return "";
+}
+
+std::string default_trainer_program() {
+  if (const char* env = std::getenv("DDPCTL_TRAINER"); env && *env) return env;
+  if (!find_program("ddp-train").empty()) return "ddp-train";
+  std::string bin = executable_dir();
+  if (!bin.empty())
+    for (const fs::path& candidate : {fs::path(bin) / "ddp-train", fs::path(bin).parent_path() / "trainer" / "ddp-train"})
+      if (is_executable(candidate)) return candidate.lexically_normal().string();
+  return "ddp-train";
+}
+
+std::vector<std::string> cluster_search_path() {
+  std::vector<std::string> dirs = colon_list(std::getenv("DDPCTL_CLUSTERS"));
   if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) dirs.push_back(std::string(xdg) + "/ddpctl/clusters");
   else if (const char* home = std::getenv("HOME"); home && *home) dirs.push_back(std::string(home) + "/.config/ddpctl/clusters");
+  for (const auto& dir : site_cluster_dirs()) dirs.push_back(dir);
   dirs.push_back(data_dir() + "/configs/clusters");
   return dirs;
 }

@@ -219,7 +219,7 @@ EnvList nccl_environment(const NcclSettings& site, const NcclSettings& run) {
 }  // namespace
 
 ResolvedRun resolve_run(RunSpec spec, ClusterProfile profile) {
-  ResolvedRun run{std::move(spec), std::move(profile), {}, {}, {}, {}, {}};
+  ResolvedRun run{std::move(spec), std::move(profile), {}, {}, {}, {}, {}, {}};
   Diagnostics diags;
   for (const Shape& shape : run.spec.shapes) run.shapes.push_back(ShapeResolver(run.spec, run.profile, shape, diags).resolve());
   diags.throw_if_any();
@@ -230,6 +230,8 @@ ResolvedRun resolve_run(RunSpec spec, ClusterProfile profile) {
   for (const auto& [name, value] : run.spec.env) put_env(run.env, name, value);
   run.nccl_env = nccl_environment(run.profile.nccl, run.spec.nccl);
   run.master_interface = run.spec.master.interface.value_or(run.profile.interface);
+  if (run.spec.uses_trainer)
+    run.trainer_program = run.spec.trainer_program_given ? run.spec.trainer_program : default_trainer_program();
   return run;
 }
 
@@ -246,7 +248,7 @@ std::vector<std::string> launch_argv(const ResolvedRun& run, const ResolvedShape
   const RunSpec& spec = run.spec;
   std::vector<std::string> argv;
   if (spec.uses_trainer) {
-    argv.push_back(spec.trainer_program);
+    argv.push_back(run.trainer_program.empty() ? spec.trainer_program : run.trainer_program);
     if (spec.launch == LaunchMode::PerNode) argv.push_back(fmt::format("--nproc-per-node={}", shape.ranks_per_node));
     argv.insert(argv.end(), spec.trainer_args.begin(), spec.trainer_args.end());
   } else if (spec.command_shell) {

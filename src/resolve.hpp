@@ -39,6 +39,7 @@ struct ResolvedRun {
   EnvList env;                       // the profile's, overridden by the spec's
   EnvList nccl_env;                  // NCCL/Torch variables, profile then spec
   std::string master_interface;      // empty: resolve the first node's hostname
+  std::string trainer_program;       // the trainer's program: the spec's, else default_trainer_program()
 };
 
 // Throws UserError listing every problem.

@@ -72,6 +72,7 @@ struct RunSpec {
   // Exactly one of these: the bundled trainer, or the user's command.
   bool uses_trainer = false;
   std::string trainer_program = "ddp-train";
+  bool trainer_program_given = false;         // trainer.program set (else paths.hpp's default)
   std::vector<std::string> trainer_args;      // "--epochs=3" ...
   std::vector<std::string> command_argv;      // command: [prog, arg...]
   std::optional<std::string> command_shell;   // command: "shell line"

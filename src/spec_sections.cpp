@@ -52,7 +52,10 @@ void read_trainer(MapReader& top, RunSpec& spec) {
   MapReader r(top.document(), top.node("trainer"), "trainer", top.diagnostics());
   if (!r.valid()) return;
   spec.uses_trainer = true;
-  if (auto v = r.string("program", check_path)) spec.trainer_program = *v;
+  if (auto v = r.string("program", check_path)) {
+    spec.trainer_program = *v;
+    spec.trainer_program_given = true;
+  }
   for (const TrainerOption& o : trainer_options()) {
     if (!r.has(o.key)) continue;
     std::optional<std::string> value;

@@ -6,14 +6,12 @@
 #include <vector>
 
 #include "clock.hpp"
+#include "ddpctl_version.hpp"
 #include "diagnostics.hpp"
 #include "process.hpp"
 #include "slurm.hpp"
 #include "text.hpp"
 
-#ifndef DDPCTL_VERSION
-#define DDPCTL_VERSION "dev"
-#endif
 
 namespace ddpctl::cli {
 
@@ -27,7 +25,7 @@ struct Subcommand {
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> table = {
       {"gen", setup_gen},       {"submit", setup_submit}, {"race", setup_race}, {"sweep", setup_sweep}, {"status", setup_status}, {"report", setup_report}, {"plan", setup_plan},
-      {"cancel", setup_cancel}, {"logs", setup_logs},     {"doctor", setup_doctor},
+      {"cancel", setup_cancel}, {"logs", setup_logs},     {"doctor", setup_doctor}, {"completion", setup_docs},
   };
   return table;
 }
@@ -41,24 +39,25 @@ void print_user_error(const UserError& e) {
 
 int run(int argc, char** argv) {
   CLI::App app{"ddpctl: distributed (DDP) training on Slurm from one YAML run spec", "ddpctl"};
-  app.set_version_flag("--version", std::string("ddpctl ") + DDPCTL_VERSION);
+  app.set_version_flag("--version", std::string("ddpctl ") + DDPCTL_VERSION + " (git " + DDPCTL_COMMIT + ")");
   app.require_subcommand(1);
   // The one runner and SlurmClient every subcommand uses.
   SystemCommandRunner runner;
   SlurmClient slurm(runner);
   SystemClock clock;
   Context ctx{runner, slurm, clock, poll_interval_from_env()};
-  std::vector<std::string> names;
-  for (const auto& s : subcommands()) {
-    s.setup(app, ctx);
-    names.push_back(s.name);
+  for (const auto& s : subcommands()) s.setup(app, ctx);
+  std::vector<std::string> names, every;
+  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+    every.push_back(s->get_name());
+    if (!s->get_group().empty()) names.push_back(s->get_name());  // hidden ones are not suggested
   }
 
   // CLI11 says only "The following argument was not expected"; a typo in the
   // subcommand deserves a suggestion.
   if (argc > 1 && argv[1][0] != '-') {
     std::string word = argv[1];
-    if (std::find(names.begin(), names.end(), word) == names.end()) {
+    if (std::find(every.begin(), every.end(), word) == every.end()) {
       std::cerr << fmt::format("ddpctl: error: unknown command {}{}; commands: {}\n", printable(word),
                                did_you_mean(word, names), join(names, ", "));
       return kUsage;

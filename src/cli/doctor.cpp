@@ -8,6 +8,8 @@
 #include "common.hpp"
 #include "doctor.hpp"
 #include "files.hpp"
+#include "paths.hpp"
+#include "text.hpp"
 
 namespace ddpctl::cli {
 
@@ -31,6 +33,9 @@ void setup_doctor(CLI::App& app, Context& ctx) {
       write_file_atomic(o->output, site.profile_yaml);
       std::cerr << "wrote " << o->output << "\n";
     }
+    std::cerr << "ddpctl: note: check the draft, then keep it as NAME.yaml where ddpctl looks for profiles: "
+                 "~/.config/ddpctl/clusters/ for you, or for every user of this site "
+              << join(site_cluster_dirs(), " or ") << "/; specs then say `cluster: NAME`\n";
   });
 }
 

@@ -3,6 +3,8 @@
 #include <ctime>
 #include <fmt/format.h>
 #include <iostream>
+#include <map>
+#include <unistd.h>
 #include <memory>
 
 #include "app.hpp"
@@ -19,37 +21,69 @@ struct StatusOptions {
   bool json = false, watch = false;
 };
 
-// Prints the rows once; returns true when every job shown has ended.
-bool show(const StatusOptions& o, Context& ctx) {
+// What identifies a row from one poll to the next, and what counts as a
+// change (not the running clock).
+std::string row_key(const StatusRow& r) { return r.run + "\x1f" + r.job + "\x1f" + r.shape; }
+std::string row_news(const StatusRow& r) { return r.state + "\x1f" + r.info + "\x1f" + r.nodes + "\x1f" + r.gpus; }
+
+struct Frame {
+  std::vector<std::string> lines;  // the table, header first
+  std::vector<std::string> keys, news;  // per row (lines[i + 1])
+  bool all_done = true;
+};
+
+// One poll: the rows as a table (or JSON), warnings on stderr.
+Frame poll(const StatusOptions& o, Context& ctx) {
   StatusReport report = collect_status(o.req, ctx.slurm, ctx.clock.now());
   if (!report.slurm_error.empty())
     std::cerr << "ddpctl: warning: Slurm could not be asked (" << report.slurm_error
               << "); states it could not give are shown as UNKNOWN\n";
+  Frame f;
+  f.all_done = report.all_done;
   if (o.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : report.rows) out.push_back(r.json);
-    std::cout << out.dump(2) << '\n';
+    f.lines = {out.dump(2)};
   } else if (report.rows.empty()) {
-    std::cout << fmt::format("no runs under {}{}\n", o.req.runs_root,
-                             o.req.all ? "" : " from the last day (--all shows every run)");
+    f.lines = {fmt::format("no runs under {}{}", o.req.runs_root,
+                           o.req.all ? "" : " from the last day (--all shows every run)")};
   } else {
-    for (const auto& line : status_table(report.rows, paint)) std::cout << line << '\n';
+    f.lines = status_table(report.rows, paint);
+    for (const auto& r : report.rows) f.keys.push_back(row_key(r)), f.news.push_back(row_news(r));
   }
-  return report.all_done;
+  return f;
 }
 
 void run_status(StatusOptions& o, Context& ctx) {
   o.req.runs_root = runs_root(o.runs);
   if (!o.watch) {
-    show(o, ctx);
+    for (const auto& line : poll(o, ctx).lines) std::cout << line << '\n';
     return;
   }
+  // On a terminal the table is redrawn in place (like watch); into a file or
+  // a pipe, the first table is printed whole and then only the rows that
+  // changed (state, reason, progress, nodes), each as it changed.
+  const bool terminal = isatty(STDOUT_FILENO);
+  const std::string title = fmt::format("ddpctl status, every {}s (Ctrl-C to stop)", ctx.poll_s);
+  std::map<std::string, std::string> shown;  // row key -> its last news
+  bool first = true;
   for (;;) {
-    if (use_color()) std::cout << "\033[H\033[2J";
-    std::cout << fmt::format("ddpctl status, every {}s (Ctrl-C to stop)\n", ctx.poll_s);
-    bool done = show(o, ctx);
+    Frame f = poll(o, ctx);
+    if (terminal) {
+      std::cout << (first ? "\033[H\033[2J" : "\033[H") << title << "\033[K\n";
+      for (const auto& line : f.lines) std::cout << line << "\033[K\n";
+      std::cout << "\033[J";
+    } else if (first || f.keys.empty()) {
+      if (first) std::cout << title << '\n';
+      if (first || o.json) for (const auto& line : f.lines) std::cout << line << '\n';
+    } else {
+      for (size_t i = 0; i < f.keys.size(); ++i)
+        if (shown[f.keys[i]] != f.news[i]) std::cout << f.lines[i + 1] << '\n';
+    }
+    for (size_t i = 0; i < f.keys.size(); ++i) shown[f.keys[i]] = f.news[i];
+    first = false;
     std::cout.flush();
-    if (done) return;
+    if (f.all_done) return;
     ctx.clock.sleep(ctx.poll_s);
   }
 }

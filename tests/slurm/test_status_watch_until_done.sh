@@ -31,4 +31,10 @@ set -e
 expect_code 0
 expect_out "ddpctl status, every 0.5s"
 expect_out "COMPLETED"
-[ "$(grep -c "ddpctl status, every" "$T/out")" -gt 1 ] || fail "status --watch did not refresh: $(cat "$T/out")"
+# Off a terminal: the table once, then only the rows that changed.
+[ "$(grep -c "ddpctl status, every" "$T/out")" -eq 1 ] || fail "status --watch repeated its heading off a terminal: $(cat "$T/out")"
+[ "$(grep -c "^RUN " "$T/out")" -eq 1 ] || fail "status --watch repeated the table's header off a terminal: $(cat "$T/out")"
+rows=$(grep -c " $id " "$T/out" || true)
+[ "$rows" -ge 2 ] || fail "status --watch did not print job $id's row again when it changed: $(cat "$T/out")"
+last=$(grep " $id " "$T/out" | tail -n 1)
+grep -q "COMPLETED" <<<"$last" || fail "the last row of job $id is not COMPLETED: $last"

@@ -77,7 +77,7 @@ TEST_CASE("the launch command reaches the task as exactly the argv the spec says
 }
 
 TEST_CASE("trainer arguments are quoted whole") {
-  ResolvedRun run = resolve("partition: cpu\ngpus_per_node: 0\nprocs_per_node: 2\ntrainer: {data: '/data/my set', lr: 0.1}\n");
+  ResolvedRun run = resolve("partition: cpu\ngpus_per_node: 0\nprocs_per_node: 2\ntrainer: {program: ddp-train, data: '/data/my set', lr: 0.1}\n");
   CHECK(launch_argv(run, run.shapes[0]) ==
         std::vector<std::string>{"ddp-train", "--nproc-per-node=2", "--data=/data/my set", "--lr=0.1"});
   CHECK(render_one(run).find("ddp-train --nproc-per-node=2 '--data=/data/my set' --lr=0.1 &") != std::string::npos);
