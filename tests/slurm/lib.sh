@@ -23,14 +23,35 @@ cleanup_jobs() {
   # The real Slurm commands, not a test's fakes.
   local PATH=${PATH#"$T/fakebin:"}
   for c in "${at_exit_commands[@]}"; do eval "$c" >/dev/null 2>&1 || true; done
+  # The test's jobs by name, and by working folder: a race's shapes are named
+  # "$JOB_NAME-<label>", and a prefix of names could reach another test's.
+  local ids
+  ids=$(own_live_jobs)
+  # shellcheck disable=SC2086  # one id per word
+  [ -z "$ids" ] || "$LOCAL_SLURM" exec -- scancel $ids >/dev/null 2>&1 || true
   "$LOCAL_SLURM" exec -- scancel --name="$JOB_NAME" >/dev/null 2>&1 || true
   # Jobs write into $T (logs, race claims) until they are gone: wait for them,
   # so that removing $T does not race a job still writing there.
-  while [ -n "$("$LOCAL_SLURM" exec -- squeue -h -n "$JOB_NAME" -t PENDING,CONFIGURING,RUNNING,COMPLETING,SUSPENDED -o %i 2>/dev/null)" ] &&
-    [ "$SECONDS" -lt "$deadline" ]; do
+  while [ -n "$(own_live_jobs)" ] && [ "$SECONDS" -lt "$deadline" ]; do
     sleep 0.2
   done
   return "$rc"
+}
+# jobs_report: what Slurm says of this test's jobs, for a failure message.
+jobs_report() {
+  echo "squeue:"
+  "$LOCAL_SLURM" exec -- squeue -h -a -o '%i %j %T %r %N %Z' 2>&1 | grep -F -e "$JOB_NAME" -e "$T" || true
+  echo "sacct:"
+  "$LOCAL_SLURM" exec -- sacct -a -X -n -S now-3600 -o JobID,JobName%50,State,ExitCode,Reason%30,WorkDir%60 2>&1 |
+    grep -F -e "$JOB_NAME" -e "$T" || true
+}
+# own_live_jobs: ids of this test's jobs not yet ended, named after it or
+# submitted from its folder $T.
+own_live_jobs() {
+  local out
+  out=$("$LOCAL_SLURM" exec -- squeue -h -a -t PENDING,CONFIGURING,RUNNING,COMPLETING,SUSPENDED -o '%i|%j|%Z' \
+    2>/dev/null) || return 0
+  awk -F'|' -v n="$JOB_NAME" -v t="$T" '$2 == n || $3 == t || index($3, t "/") == 1 { print $1 }' <<<"$out"
 }
 trap 'cleanup_jobs; keep_on_failure' EXIT
 
@@ -68,6 +89,23 @@ slurmctld_log_of() {
   [ -n "$pattern" ] || return 0
   printf '\nslurmctld.log about job(s) %s:\n' "$*"
   grep -E "$pattern" "$log" | tail -n 20 || true
+}
+
+# need_torchrun: sets $torchrun to Debian's torchrun (python3-torch, which
+# scripts/setup installs), or fails saying what is missing.
+need_torchrun() {
+  torchrun=$(command -v torchrun || true)
+  if [ -z "$torchrun" ] || ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+    fail "torchrun and Debian's python3-torch are needed (scripts/setup installs python3-torch)"
+  fi
+}
+
+# submitted_job_id: the job id the last `run submit` printed ("submitted job N ...").
+submitted_job_id() {
+  local id
+  id=$(sed -n 's/^submitted job \([0-9]*\) .*/\1/p' "$T/out")
+  [ -n "$id" ] || fail "submit printed no job id: $(cat "$T/out" "$T/err")"
+  echo "$id"
 }
 
 # test_job_ids: every job of this test Slurm still shows, ended ones included.

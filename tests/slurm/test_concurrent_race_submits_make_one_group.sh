@@ -3,6 +3,10 @@
 # lock is held until every shape is submitted.
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+# Held (sbatch's $SBATCH_HOLD): what is tested is the lock, and a job that
+# failed at once on a loaded machine would rightly let a later submit make
+# another one.
+export SBATCH_HOLD=1
 write_spec job.yaml <<'YAML'
 partition: cpu
 gpus_per_node: 0
@@ -17,11 +21,11 @@ for i in 1 2 3 4; do
   pids+=($!)
 done
 for i in "${!pids[@]}"; do
-  wait "${pids[$i]}" || fail "submit $((i + 1)) failed: $(cat "out.$((i + 1))" "err.$((i + 1))")"
+  wait "${pids[$i]}" || fail "submit $((i + 1)) failed: $(cat "out.$((i + 1))" "err.$((i + 1))")"$'\n'"$(jobs_report)"
 done
 races=$(cat out.* | grep -c "^submitted race of" || true)
 already=$(cat out.* | grep -c "^already submitted: job" || true)
-[ "$races" -eq 1 ] || fail "$races submits made a race group, expected 1: $(cat out.* err.*)"
-[ "$already" -eq 3 ] || fail "$already submits said 'already submitted', expected 3: $(cat out.* err.*)"
+[ "$races" -eq 1 ] || fail "$races submits made a race group, expected 1: $(cat out.* err.*)"$'\n'"$(jobs_report)"
+[ "$already" -eq 3 ] || fail "$already submits said 'already submitted', expected 3: $(cat out.* err.*)"$'\n'"$(jobs_report)"
 dirs=("$DDPCTL_RUNS"/*/)
 [ "${#dirs[@]}" -eq 1 ] || fail "${#dirs[@]} run directories, expected 1"

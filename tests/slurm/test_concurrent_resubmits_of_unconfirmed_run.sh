@@ -5,6 +5,10 @@
 # shellcheck disable=SC2016  # the fake's body expands when it runs
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+# Held (sbatch's $SBATCH_HOLD): what is tested is the lock, and a job that
+# failed at once on a loaded machine would rightly let a later submit make
+# another one.
+export SBATCH_HOLD=1
 write_long_spec job.yaml
 fake_command sbatch 'echo "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation" >&2
 exit 1'

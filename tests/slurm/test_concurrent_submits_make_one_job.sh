@@ -4,6 +4,10 @@
 # other 7 report the first one's job as already submitted.
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+# Held (sbatch's $SBATCH_HOLD): what is tested is the lock, and a job that
+# failed at once on a loaded machine would rightly let a later submit make
+# another one.
+export SBATCH_HOLD=1
 write_long_spec job.yaml
 pids=()
 for i in 1 2 3 4 5 6 7 8; do
