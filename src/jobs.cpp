@@ -112,13 +112,16 @@ std::string clock_time(long long t) {
 std::string format_progress(const Progress& p, int bar_width) {
   std::string out;
   if (p.epochs > 0) out += fmt::format("epoch {}/{} ", p.epoch, p.epochs);
+  else if (p.epoch > 0) out += fmt::format("epoch {} ", p.epoch);
   if (p.steps > 0) {
     double frac = std::clamp(static_cast<double>(p.step) / static_cast<double>(p.steps), 0.0, 1.0);
     int filled = static_cast<int>(std::lround(frac * bar_width));
     out += "[" + std::string(filled, '#') + std::string(bar_width - filled, '-') + "] ";
-    out += fmt::format("{}/{} ", p.step, p.steps);
+    out += p.percent ? fmt::format("{:.0f}% ", frac * 100) : fmt::format("{}/{} ", p.step, p.steps);
   }
+  if (p.loss) out += fmt::format("loss {:.4g} ", *p.loss);
   if (p.samples_per_s > 0) out += fmt::format("{:.0f} img/s ", p.samples_per_s);
+  else if (p.it_per_s > 0) out += fmt::format("{:.2f} it/s ", p.it_per_s);
   if (p.eta_s >= 0) out += "ETA " + format_duration(static_cast<long long>(p.eta_s));
   while (!out.empty() && out.back() == ' ') out.pop_back();
   return out;

@@ -39,9 +39,13 @@ class EndWatcher {
 struct Progress {
   int epoch = 0, epochs = 0;
   long long step = 0, steps = 0;
+  bool percent = false;   // step/steps is the share of the epoch done, not steps (no step count printed)
   double samples_per_s = 0;
+  double it_per_s = 0;   // iterations (steps) per second, when only those are known
+  std::optional<double> loss;
   double eta_s = -1;
   long long updated = 0;  // Unix seconds
+  std::string source;     // "progress file", or the log a pattern was applied to
 };
 std::string progress_path(const std::string& output_dir, const std::string& job_name, const std::string& job_id);
 std::optional<Progress> read_progress(const std::string& path);

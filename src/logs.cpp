@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "experiments.hpp"
+#include "failure.hpp"
 #include "jobs.hpp"
 #include "race.hpp"
 
@@ -66,13 +67,14 @@ JobLogs locate_logs(const LogsRequest& o, const Run& run, const std::string& win
   const RunShape* shape = run.shape(attempt->shape);
   if (!shape) throw UserError(Location{run.dir + "/run.json"}, "", "no shape " + attempt->shape + " in the run record");
   int world = shape->nodes * shape->ranks_per_node;
-  if (o.rank < 0 || o.rank >= world)
-    throw UserError(Location{"--rank"}, "", fmt::format("rank {} is outside this job's {} ranks (0-{})", o.rank,
+  int rank = std::max(o.rank, 0);
+  if (rank >= world)
+    throw UserError(Location{"--rank"}, "", fmt::format("rank {} is outside this job's {} ranks (0-{})", rank,
                                                         world, world - 1));
   JobLogs l;
   l.job_id = attempt->job_id;
-  l.base = fmt::format("{}/{}_{}", shape->output_dir, shape->job_name, attempt->job_id);
-  l.task = shape->per_gpu ? o.rank : o.rank / std::max(shape->ranks_per_node, 1);
+  l.base = log_base(*shape, attempt->job_id);
+  l.task = shape->per_gpu ? rank : rank / std::max(shape->ranks_per_node, 1);
   return l;
 }
 
@@ -88,9 +90,36 @@ int latest_restart(const JobLogs& l) {
   return latest;
 }
 
+namespace {
+
+// A failed job's logs open at the rank that failed first, unless --rank says.
+JobLogs open_failing_rank(LogsRequest o, const Run& run, JobLogs l, Context& ctx, Output& out) {
+  if (o.rank >= 0) return l;
+  const Attempt* attempt = nullptr;
+  for (const auto& a : run.attempts)
+    if (a.job_id == l.job_id) attempt = &a;
+  const RunShape* shape = attempt ? run.shape(attempt->shape) : nullptr;
+  if (!shape) return l;
+  JobStates states = lookup_jobs(ctx.slurm, {l.job_id});
+  const Job& job = states.jobs.at(l.job_id);
+  auto f = explain_failure(*shape, job, ctx.slurm);
+  if (!f) return l;
+  if (f->rank && *f->rank < shape->nodes * shape->ranks_per_node) {
+    o.rank = *f->rank;
+    out.line(fmt::format("==> job {} ended {}: {}; showing rank {}'s output (--rank picks another) <==", l.job_id,
+                         state_name(job.state), describe_failure(*f), *f->rank));
+    return locate_logs(o, run, l.job_id);
+  }
+  out.line(fmt::format("==> job {} ended {}: {} <==", l.job_id, state_name(job.state), describe_failure(*f)));
+  return l;
+}
+
+}  // namespace
+
 void show_logs(const LogsRequest& o, Context& ctx, Output& out) {
   Run run = find_run(o.runs_root, o.run);
   JobLogs l = locate_logs(o, run, race_winner(o, run, ctx, out));
+  if (!o.follow) l = open_failing_rank(o, run, l, ctx, out);
 
   std::vector<Followed> files = {{l.base + ".out", "batch log"}, {l.base + ".err", "batch errors"}};
   int restart = latest_restart(l);

@@ -14,7 +14,7 @@ struct LogsRequest {
   std::string run;  // name, id or path
   std::string runs_root;
   std::string shape;  // the job of this shape; empty: the latest job (a race's winner)
-  int rank = 0;       // whose training output
+  int rank = -1;      // whose training output; -1: a failed job's first failing rank, else 0
   bool follow = false;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "paths.hpp"
 #include "text.hpp"
 
 namespace ddpctl {
@@ -77,8 +78,62 @@ Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmC
   return diags;
 }
 
+void check_program(const ResolvedRun& run, Diagnostics& diags) {
+  const RunSpec& spec = run.spec;
+  // Modules, setup lines and env: PATH change what the nodes find; then only
+  // the job can tell (its log says "command not found").
+  bool path_changes = !run.modules.empty() || !spec.setup.empty() ||
+                      std::any_of(run.env.begin(), run.env.end(), [](const auto& kv) { return kv.first == "PATH"; });
+  if (path_changes) return;
+  std::string program, field;
+  if (spec.uses_trainer) {
+    program = run.trainer_program;
+    field = "trainer.program";
+  } else if (!spec.command_argv.empty()) {
+    program = spec.command_argv.front();
+    field = "command[0]";
+  } else if (spec.command_shell) {
+    // A shell line: its first word when that is plainly a program name (not
+    // an assignment, a variable, a keyword or a builtin).
+    const std::string& line = *spec.command_shell;
+    size_t b = line.find_first_not_of(" \t");
+    size_t e = line.find_first_of(" \t;|&<>()", b);
+    program = line.substr(b, e == std::string::npos ? std::string::npos : e - b);
+    static const std::vector<std::string> shell_words = {
+        "if", "for", "while", "until", "case", "function", "time", "exec", "export", "source", ".", "cd", "set",
+        "eval", "command", "builtin", "declare", "local", "readonly", "unset", "ulimit", "umask", "trap", "[", "[[",
+        "test", "echo", "printf", "true", "false", ":", "!", "{", "wait", "shift", "read", "type", "hash", "alias"};
+    bool plain = !program.empty() && program.find_first_of("$`'\"=\\*?~{}") == std::string::npos &&
+                 std::find(shell_words.begin(), shell_words.end(), program) == shell_words.end();
+    if (!plain) return;
+    field = "command";
+  } else {
+    return;
+  }
+  if (!find_program(program).empty()) return;
+  Location where = spec.where_of(spec.uses_trainer ? (spec.where.count("trainer.program") ? "trainer.program" : "trainer")
+                                                   : "command");
+  if (program.find('/') != std::string::npos)
+    diags.error(where, field,
+                fmt::format("{} is not an executable file here; the job would fail with exit code 126 or 127 after "
+                            "its wait (the nodes must see the same path; --no-preflight submits anyway)",
+                            program));
+  else if (spec.uses_trainer && !spec.trainer_program_given)
+    diags.error(where, field,
+                fmt::format("{} is not on PATH here, nor built or installed beside this ddpctl; set trainer.program "
+                            "to its path (the nodes must see the same path)",
+                            program));
+  else
+    diags.error(where, field,
+                fmt::format("{} is not on PATH here; the job would fail with \"command not found\" (exit code 127) "
+                            "after its wait; give its path, or load the module that provides it (modules:); "
+                            "--no-preflight submits anyway",
+                            program));
+}
+
 void preflight_all(const ResolvedRun& run, const std::vector<const ResolvedShape*>& shapes, SlurmClient& slurm) {
   Diagnostics all;
+  check_program(run, all);
   for (const ResolvedShape* s : shapes) {
     Diagnostics one = preflight(run, *s, slurm);  // a named value: items() refers into it
     for (const auto& d : one.items()) all.add(d);

@@ -12,7 +12,12 @@ namespace ddpctl {
 // `alternatives:` or `sweep:` set it).
 Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmClient& slurm);
 
-// Every shape's problems at once; throws UserError if there are any.
+// The program the job runs (trainer.program, or the first word of a list
+// `command:`) must be an executable here (on PATH, or at the path given),
+// unless modules, setup lines or env: PATH may change what the nodes find.
+void check_program(const ResolvedRun& run, Diagnostics& diags);
+
+// The program's and every shape's problems at once; throws UserError if any.
 void preflight_all(const ResolvedRun& run, const std::vector<const ResolvedShape*>& shapes, SlurmClient& slurm);
 
 }  // namespace ddpctl

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "failure.hpp"
 #include "files.hpp"
 #include "jobs.hpp"
 #include "preflight.hpp"
@@ -104,7 +105,10 @@ std::vector<RankedShape> rank_group(const RaceGroup& g, const std::string& scrip
     RankedShape r;
     r.label = s.label;
     if (preflight_on) {
-      Diagnostics d = preflight(g.parts[e.part], s, slurm);
+      Diagnostics d;
+      check_program(g.parts[e.part], d);
+      Diagnostics shape_checks = preflight(g.parts[e.part], s, slurm);
+      for (const auto& item : shape_checks.items()) d.add(item);
       if (!d.empty()) {
         r.dropped = true;
         r.why_dropped = "preflight: " + joined(d);
@@ -221,6 +225,7 @@ RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, Context& 
   // the user named it. With ranking, it is dropped with its reason instead.
   if (req.preflight && !req.rank_by_estimate) {
     Diagnostics all;
+    for (const auto& p : g.parts) check_program(p, all);
     for (const auto& e : g.entries) {
       Diagnostics shape = preflight(g.parts[e.part], g.shape(e), slurm);  // a named value: items() refers into it
       for (const auto& d : shape.items()) all.add(d);
@@ -274,10 +279,21 @@ void wait_for_race(Context& ctx, const Run& run, bool follow, Output& out) {
     for (const auto& [label, id] : race.job_of_label) ids.push_back(id);
     JobStates states = lookup_jobs(ctx.slurm, ids);
     // A job can end right after claiming; read the claim once more before giving up.
-    if (race_outcome(race, states) == RaceOutcome::Failed && race_outcome(read_race(run), states) == RaceOutcome::Failed)
-      throw UserError(fmt::format("race failed: every shape's job ended before claiming the group; see `ddpctl "
+    if (race_outcome(race, states) == RaceOutcome::Failed && race_outcome(read_race(run), states) == RaceOutcome::Failed) {
+      // How each shape's job ended: they failed before their training began.
+      std::vector<std::string> ends;
+      for (const auto& [label, id] : race.job_of_label) {
+        const Job& job = states.jobs.at(id);
+        std::string how = describe_exit(job.exit);
+        if (const RunShape* shape = run.shape(label))
+          if (auto f = explain_failure(*shape, job, ctx.slurm)) how = describe_failure(*f);
+        ends.push_back(fmt::format("shape {} (job {}) ended {}{}", label, id, state_name(job.state),
+                                   how.empty() ? "" : ": " + how));
+      }
+      throw UserError(fmt::format("race failed: every shape's job ended before claiming the group: {}; see `ddpctl "
                                   "status {}`",
-                                  run.id));
+                                  join(ends, "; "), run.id));
+    }
     ctx.clock.sleep(ctx.poll_s);
   }
 }

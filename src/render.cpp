@@ -26,6 +26,7 @@ mstch::data env_list(const EnvList& env) {
     mstch::data item;
     item.set("name", name);  // validated: [A-Za-z_][A-Za-z0-9_]*
     item.set("value", value);
+    item.set("assigned", shell_assignment_value(name, value));  // raw-safe: quoted, $NAME expanding
     list.push_back(item);
   }
   return list;

@@ -267,6 +267,8 @@ std::string report_table(const std::vector<ReportRow>& rows) {
   for (const auto& r : rows)
     if (r.wall_source == "metrics") notes.push_back(fmt::format("{}: wall time from the metrics file (Slurm had no times)", r.label));
   for (const auto& r : rows)
+    if (!r.failure.empty()) notes.push_back(fmt::format("{} ({}): failed: {}", r.label, r.run_id, r.failure));
+  for (const auto& r : rows)
     if (!r.problem.empty()) notes.push_back(fmt::format("{} ({}): {}", r.label, r.run_id, r.problem));
   for (const auto& n : notes) out += "  " + n + "\n";
   return out;
@@ -289,7 +291,7 @@ std::string report_csv(const std::vector<ReportRow>& rows) {
   std::string out =
       "run,shape,job,state,nodes,ranks_per_node,gpus_per_node,ranks,gpus,epochs_done,epochs,train_loss,train_acc,"
       "val_loss,val_acc,img_per_s,speedup,efficiency,wall_s,wall_source,gpu_hours,node_hours,mem0_peak_mib,"
-      "mem0_avg_mib,mem0_mode_mib,mem_max_mib,mem_kind,rendezvous_s,first_step_s,metrics,problem\n";
+      "mem0_avg_mib,mem0_mode_mib,mem_max_mib,mem_kind,rendezvous_s,first_step_s,metrics,problem,failure\n";
   auto v = [](const std::optional<double>& x) { return x ? fmt::format("{}", *x) : std::string(); };
   for (const auto& r : rows) {
     std::vector<std::string> c = {r.run_id, r.label, r.job_id, state_text(r), std::to_string(r.nodes),
@@ -299,7 +301,7 @@ std::string report_csv(const std::vector<ReportRow>& rows) {
                                   v(r.img_per_s), v(r.speedup), v(r.efficiency), v(r.wall_s), r.wall_source,
                                   v(r.gpu_hours), v(r.node_hours), v(r.mem0_peak), v(r.mem0_avg), v(r.mem0_mode),
                                   v(r.mem_max), r.mem_kind, v(r.rendezvous_s), v(r.first_step_s), r.metrics_path,
-                                  r.problem};
+                                  r.problem, r.failure};
     for (size_t i = 0; i < c.size(); ++i) out += (i ? "," : "") + csv_cell(c[i]);
     out += "\n";
   }
@@ -323,7 +325,7 @@ std::string report_json(const std::vector<ReportRow>& rows) {
                    {"mem0_mib", {{"peak", opt(r.mem0_peak)}, {"avg", opt(r.mem0_avg)}, {"mode", opt(r.mem0_mode)}}},
                    {"mem_max_mib", opt(r.mem_max)}, {"mem_kind", r.mem_kind},
                    {"rendezvous_s", opt(r.rendezvous_s)}, {"first_step_s", opt(r.first_step_s)},
-                   {"metrics", r.metrics_path}, {"problem", r.problem}});
+                   {"metrics", r.metrics_path}, {"problem", r.problem}, {"failure", r.failure}});
   return out.dump(2) + "\n";
 }
 

@@ -39,6 +39,7 @@ struct ReportRow {
   int gpus = 0;  // allocated GPUs (sacct), else nodes x gpus_per_node
   std::string metrics_path;
   std::string problem;  // why numbers are missing (no job, no metrics file)
+  std::string failure;  // how the job failed, first (failure.hpp), if it did
   int epochs_done = 0, epochs = 0;
   std::optional<double> train_loss, val_loss, train_acc, val_acc;
   std::optional<double> img_per_s;  // mean over epochs after the first (all, if only one)

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include "experiments.hpp"
+#include "failure.hpp"
 #include "files.hpp"
+#include "progress_pattern.hpp"
 #include "race.hpp"
 #include "report.hpp"
 #include "resolve.hpp"
@@ -47,14 +49,22 @@ std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, c
     MetricsFile metrics;
     if (!probe.metrics_path.empty()) metrics = read_metrics(probe.metrics_path);
     for (const auto& w : metrics.warnings) out.warning(w);
+    // A program ddpctl did not write: the epochs its log shows through the spec's progress: pattern.
+    std::string pattern_log;
+    if (metrics.epochs.empty() && a)
+      if (const RunShape* shape = runs[i].shape(a->shape)) metrics = pattern_metrics(*shape, a->job_id, &pattern_log);
     any_metrics = any_metrics || !metrics.epochs.empty();
     rows.push_back(make_report_row(runs[i], a, job, &metrics, now));
+    if (!pattern_log.empty()) rows.back().metrics_path = pattern_log;
+    if (job && a)
+      if (const RunShape* shape = runs[i].shape(a->shape))
+        if (auto f = explain_failure(*shape, *job, slurm)) rows.back().failure = describe_failure(*f);
   }
   if (!any_metrics) {
     std::vector<std::string> where;
     for (const auto& r : rows) where.push_back(r.metrics_path.empty() ? r.run_id + ": no job" : r.metrics_path);
     throw UserError(fmt::format("no metrics in any of the runs yet (the bundled trainer writes one line per epoch "
-                                "to $DDPCTL_METRICS_FILE): {}",
+                                "to $DDPCTL_METRICS_FILE; another program's log is read through the spec's progress: section): {}",
                                 join(where, ", ")));
   }
   compute_scaling(rows);

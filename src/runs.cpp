@@ -195,6 +195,8 @@ Run create_run(const std::string& root, const std::vector<RunPart>& parts, const
       rs.ranks_per_node = s.ranks_per_node;
       rs.per_gpu = r.spec.launch == LaunchMode::PerGpu;
       rs.time_s = s.time_s;
+      rs.max_restarts = r.spec.requeue ? r.spec.requeue->max_restarts : 0;
+      rs.progress = r.spec.progress;
       run.shapes.push_back(rs);
       resolved_shapes.push_back(&s);
     }
@@ -211,6 +213,11 @@ Run create_run(const std::string& root, const std::vector<RunPart>& parts, const
   json shapes = json::array();
   for (size_t i = 0; i < run.shapes.size(); ++i) {
     const RunShape& s = run.shapes[i];
+    json progress = nullptr;
+    if (s.progress)
+      progress = {{"preset", s.progress->preset}, {"pattern", s.progress->pattern}, {"file", s.progress->file},
+                  {"epochs", s.progress->epochs ? json(*s.progress->epochs) : json()},
+                  {"epoch_base", s.progress->epoch_base}};
     shapes.push_back({{"label", s.label},
                       {"job_name", s.job_name},
                       {"script", s.script},
@@ -222,6 +229,8 @@ Run create_run(const std::string& root, const std::vector<RunPart>& parts, const
                       {"ranks_per_node", s.ranks_per_node},
                       {"per_gpu", s.per_gpu},
                       {"time_s", s.time_s},
+                      {"max_restarts", s.max_restarts},
+                      {"progress", progress},
                       {"directives", resolved_shapes[i]->directives}});
   }
   json meta = {{"format", 1},
@@ -340,6 +349,16 @@ Run load_run(const std::string& dir) {
     rs.ranks_per_node = s.value("ranks_per_node", 1);
     rs.per_gpu = s.value("per_gpu", false);
     rs.time_s = s.value("time_s", 0LL);
+    rs.max_restarts = s.value("max_restarts", 0);
+    if (auto p = s.find("progress"); p != s.end() && p->is_object()) {
+      ProgressSpec ps;
+      ps.preset = p->value("preset", "");
+      ps.pattern = p->value("pattern", "");
+      ps.file = p->value("file", "rank0");
+      if (auto e = p->find("epochs"); e != p->end() && e->is_number_integer()) ps.epochs = e->get<int>();
+      ps.epoch_base = p->value("epoch_base", 1);
+      rs.progress = ps;
+    }
     run.shapes.push_back(rs);
   }
   for (const auto& a : ledger.value("attempts", json::array())) run.attempts.push_back(attempt_from_json(a));

@@ -49,6 +49,8 @@ struct RunShape {
   int nodes = 1, gpus_per_node = 0, ranks_per_node = 1;
   bool per_gpu = false;
   long long time_s = 0;
+  int max_restarts = 0;  // requeue.max_restarts (0: no requeue, or a record from before it was kept)
+  std::optional<ProgressSpec> progress;  // the spec's progress: section
 };
 
 struct Run {

@@ -237,6 +237,19 @@ JobQuery SlurmClient::accounting(const std::vector<std::string>& ids, long long 
   return q;
 }
 
+JobQuery SlurmClient::attempts(const std::string& id) {
+  JobQuery q;
+  CommandResult r = raw({"sacct", "-X", "-n", "-P", "--duplicates", "-o", kSacctFormat, "--jobs=" + id,
+                         "--starttime=1970-01-01"});
+  if (!r.ok() || contains(r.err, "accounting storage is disabled")) {
+    q.error = r.describe();
+    return q;
+  }
+  q.jobs = parse_sacct(r.out);
+  q.answered = true;
+  return q;
+}
+
 CommandResult SlurmClient::cancel(const std::vector<std::string>& ids) {
   std::vector<std::string> argv = {"scancel"};
   argv.insert(argv.end(), ids.begin(), ids.end());

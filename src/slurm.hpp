@@ -115,6 +115,7 @@ struct Job {
   int gpus = 0;
   int restarts = 0;
   ExitStatus exit;
+  std::string cancelled_by;  // sacct's "CANCELLED by UID": the uid
   std::string source;     // "squeue" or "sacct"
 };
 
@@ -163,6 +164,9 @@ class SlurmClient {
   JobQuery queue();
   // Jobs from accounting (sacct), by id, or submitted since `since` (Unix s).
   JobQuery accounting(const std::vector<std::string>& ids, long long since = 0);
+  // Every attempt accounting recorded of one job (sacct --duplicates), the
+  // earliest first: a requeued job's earlier ends (REQUEUED, NODE_FAIL, ...).
+  JobQuery attempts(const std::string& id);
   CommandResult cancel(const std::vector<std::string>& ids);
   // Every node with its partitions, GPUs, CPUs and features: from sinfo
   // --json (22.05) or scontrol show nodes --json (23.02 and later), as

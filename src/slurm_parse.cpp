@@ -146,6 +146,8 @@ void set_state(Job& job, const std::string& name) {
   if (auto s = parse_job_state(name)) {
     job.state = *s;
     if (is_state_flag(name)) job.flags.push_back(name);
+    // sacct: "CANCELLED by 1234".
+    if (auto by = name.find(" by "); by != std::string::npos) job.cancelled_by = name.substr(by + 4);
   } else {
     job.state = JobState::Unknown;
     if (!name.empty()) job.reason = "Slurm reports state " + name;

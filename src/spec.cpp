@@ -142,9 +142,10 @@ RunSpec parse_run_spec(const std::string& file, const std::string& text, const s
   read_environment(top, spec);
   read_master(top, spec);
   read_requeue(top, spec);
+  read_progress_section(top, spec);
 
   for (const char* key : {"name", "cluster", "output_dir", "launch", "trainer", "command", "modules", "env", "nccl",
-                          "setup", "master", "requeue", "alternatives", "sweep"})
+                          "setup", "master", "requeue", "progress", "alternatives", "sweep"})
     if (top.has(key)) spec.where[key] = top.where(key);
   top.finish();
 

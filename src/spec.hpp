@@ -58,6 +58,16 @@ struct RequeueSettings {
   Location where;
 };
 
+// Progress for a program ddpctl did not write (progress_pattern.hpp applies
+// it): a regular expression with named groups, run over the rank-0 log.
+struct ProgressSpec {
+  std::string preset;        // the bundled pattern it came from, if any
+  std::string pattern;       // named groups: epoch, epochs, step, steps, loss, samples_per_s, it_per_s
+  std::string file = "rank0";  // rank0: task 0's step log; batch: the batch log
+  std::optional<int> epochs;   // when the lines do not say
+  int epoch_base = 1;          // 0 when the program counts epochs from 0 (Lightning)
+};
+
 struct RunSpec {
   std::string file;
   std::string name;
@@ -83,6 +93,7 @@ struct RunSpec {
   std::vector<std::string> setup;  // the user's shell lines, verbatim
   MasterSettings master;
   std::optional<RequeueSettings> requeue;
+  std::optional<ProgressSpec> progress;
 
   std::map<std::string, Location> where;  // top-level field -> location
   Location where_of(const std::string& field) const;

@@ -1,11 +1,16 @@
 #include "spec_sections.hpp"
 
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
 
+#include "progress_pattern.hpp"
+#include "shell.hpp"
 #include "text.hpp"
 #include "values.hpp"
+#include "../trainer/ddptrain_limits.hpp"
 
 namespace ddpctl {
 
@@ -13,34 +18,45 @@ namespace {
 
 enum class Kind { Int, Number, Bool, Path, Choice };
 
+namespace limits = ddptrain::limits;
+
 // The bundled trainer's options: YAML key, trainer flag, type and limits.
+// The limits are ddp-train's own (trainer/ddptrain_limits.hpp): a value
+// accepted here is never refused by ddp-train after the queue wait.
 struct TrainerOption {
   const char* key;
   const char* flag;
   Kind kind;
-  long long min = 0, max = 0;
+  limits::IntRange ints = {0, 0};
+  limits::NumberRange numbers = {0, 0, false};
   std::vector<std::string> choices = {};
 };
 
 const std::vector<TrainerOption>& trainer_options() {
   static const std::vector<TrainerOption> options = {
-      {"model", "--model", Kind::Choice, 0, 0, {"resnet18", "resnet50", "smallcnn"}},
+      {"model", "--model", Kind::Choice, {}, {}, {"resnet18", "resnet50", "smallcnn"}},
       {"data", "--data", Kind::Path},
-      {"epochs", "--epochs", Kind::Int, 1, 1000000},
-      {"batch_size", "--batch-size", Kind::Int, 1, 1000000},
-      {"lr", "--lr", Kind::Number},
-      {"momentum", "--momentum", Kind::Number},
-      {"weight_decay", "--weight-decay", Kind::Number},
-      {"step_size", "--step-size", Kind::Int, 1, 1000000},
-      {"gamma", "--gamma", Kind::Number},
-      {"amp", "--amp", Kind::Choice, 0, 0, {"off", "fp16", "bf16"}},
-      {"workers", "--workers", Kind::Int, 0, 256},
-      {"grad_accum", "--grad-accum", Kind::Int, 1, 100000},
+      {"epochs", "--epochs", Kind::Int, limits::kEpochs},
+      {"batch_size", "--batch-size", Kind::Int, limits::kBatchSize},
+      {"lr", "--lr", Kind::Number, {}, limits::kLr},
+      {"momentum", "--momentum", Kind::Number, {}, limits::kMomentum},
+      {"weight_decay", "--weight-decay", Kind::Number, {}, limits::kWeightDecay},
+      {"step_size", "--step-size", Kind::Int, limits::kStepSize},
+      {"gamma", "--gamma", Kind::Number, {}, limits::kGamma},
+      {"amp", "--amp", Kind::Choice, {}, {}, {"off", "fp16", "bf16"}},
+      {"workers", "--workers", Kind::Int, limits::kWorkers},
+      {"grad_accum", "--grad-accum", Kind::Int, limits::kGradAccum},
       {"checkpoint_dir", "--checkpoint-dir", Kind::Path},
       {"resume", "--resume", Kind::Bool},
-      {"seed", "--seed", Kind::Int, 0, 4294967295LL},
+      {"seed", "--seed", Kind::Int, limits::kSeed},
   };
   return options;
+}
+
+// "a finite number from 0 to 1", "a finite number above 0 (at most 1000000)".
+std::string describe_range(const limits::NumberRange& r) {
+  if (r.min_open) return fmt::format("a finite number above {} (at most {})", r.min, r.max);
+  return fmt::format("a finite number from {} to {}", r.min, r.max);
 }
 
 std::optional<std::string> check_path(const std::string& s) {
@@ -55,20 +71,27 @@ void read_trainer(MapReader& top, RunSpec& spec) {
   if (auto v = r.string("program", check_path)) {
     spec.trainer_program = *v;
     spec.trainer_program_given = true;
+    spec.where["trainer.program"] = r.where("program");
   }
   for (const TrainerOption& o : trainer_options()) {
     if (!r.has(o.key)) continue;
     std::optional<std::string> value;
     switch (o.kind) {
       case Kind::Int:
-        if (auto v = r.integer(o.key, o.min, o.max)) value = std::to_string(*v);
+        if (auto v = r.integer(o.key, o.ints.min, o.ints.max)) value = std::to_string(*v);
         break;
-      case Kind::Number:
-        value = r.string(o.key, [](const std::string& s) -> std::optional<std::string> {
-          if (is_decimal_number(s)) return std::nullopt;
-          return "must be a number such as 0.1 or 1e-4";
+      case Kind::Number: {
+        limits::NumberRange range = o.numbers;
+        value = r.string(o.key, [range](const std::string& s) -> std::optional<std::string> {
+          char* end = nullptr;
+          double v = std::strtod(s.c_str(), &end);
+          bool number = !s.empty() && end && *end == '\0' && !std::isspace(static_cast<unsigned char>(s[0]));
+          if (number && range.contains(v)) return std::nullopt;
+          if (!number) return "must be a number such as 0.1 or 1e-4";
+          return "is out of range: ddp-train takes " + describe_range(range);
         });
         break;
+      }
       case Kind::Bool:
         if (auto v = r.boolean(o.key); v && *v) spec.trainer_args.push_back(o.flag);
         break;
@@ -260,11 +283,29 @@ void read_environment(MapReader& top, RunSpec& spec) {
       }))
     spec.modules = *v;
   if (auto env = top.string_map("env")) {
+    // Each problem at its own entry's line, as env.NAME.
+    MapReader entries(top.document(), top.node("env"), "env", top.diagnostics());
+    auto error = [&](const std::string& name, const std::string& message) {
+      top.diagnostics().error(entries.where(name), "env." + name, message);
+    };
     for (const auto& [name, value] : *env) {
       if (!is_env_name(name)) {
         top.error("env", fmt::format("{} is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)", printable(name)));
       } else if (auto reason = reserved_env_reason(name)) {
         top.error("env", fmt::format("{} {}", name, *reason));
+      } else if (name.size() + 1 + value.size() >= 131072) {
+        // The environment string is NAME=value: Linux's 128 KiB cap counts it whole.
+        error(name, fmt::format("{}=... is {} bytes with its name; Linux passes at most 128 KiB (131071 bytes) in "
+                                "one environment variable, and every command of the job would fail with \"Argument "
+                                "list too long\"",
+                                name, name.size() + 1 + value.size()));
+      } else if ((name == "PATH" || name == "LD_LIBRARY_PATH") && !refers_to_itself(name, value)) {
+        // Replaced wholesale, the job's own commands (srun, scontrol) or the
+        // site's libraries would not be found, and the job fails after its wait.
+        error(name, fmt::format("{1} would replace {0} wholesale, and the job's own commands (srun, scontrol) or the "
+                                "site's libraries would not be found; write {2} to put it first (or {3} last)",
+                                name, printable(value, 60), printable(value + ":$" + name, 80),
+                                printable("$" + name + ":" + value, 80)));
       } else {
         spec.env.emplace_back(name, value);
       }
@@ -329,6 +370,57 @@ void read_requeue(MapReader& top, RunSpec& spec) {
   if (auto v = r.integer("max_restarts", 0, 1000)) q.max_restarts = static_cast<int>(*v);
   r.finish();
   spec.requeue = q;
+}
+
+void read_progress_section(MapReader& top, RunSpec& spec) {
+  if (!top.has("progress")) return;
+  auto preset_check = [](const std::string& s) -> std::optional<std::string> {
+    if (progress_preset(s)) return std::nullopt;
+    auto names = progress_preset_names();
+    return fmt::format("is not a bundled pattern; the presets are {}{} (or write pattern: with named groups)",
+                       quoted_list(names), did_you_mean(s, names));
+  };
+  YAML::Node node = top.node("progress");
+  if (node.IsScalar()) {  // progress: lightning
+    if (auto name = top.string("progress", preset_check)) spec.progress = progress_preset(*name);
+    return;
+  }
+  MapReader r(top.document(), node, "progress", top.diagnostics());
+  if (!r.valid()) return;
+  ProgressSpec p;
+  bool has_preset = r.has("preset"), has_pattern = r.has("pattern");
+  if (has_preset && has_pattern) {
+    r.error("pattern", "set either preset: (a bundled pattern) or pattern: (your own), not both");
+  } else if (!has_preset && !has_pattern) {
+    top.diagnostics().error(top.where("progress"), "progress.pattern",
+                            fmt::format("required: set pattern: (a regular expression with named groups such as "
+                                        "(?<epoch>\\d+)) or preset: (one of {})",
+                                        quoted_list(progress_preset_names())));
+  }
+  bool ok = true;
+  if (has_preset) {
+    if (auto name = r.string("preset", preset_check)) p = *progress_preset(*name);
+    else ok = false;
+  }
+  if (has_pattern) {
+    if (auto v = r.string("pattern", [](const std::string& s) -> std::optional<std::string> {
+          std::string problem;
+          if (compile_progress_pattern(s, &problem)) return std::nullopt;
+          return problem;
+        }))
+      p.pattern = *v;
+    else ok = false;
+  }
+  if (auto v = r.string("file", [](const std::string& s) -> std::optional<std::string> {
+        if (s == "rank0" || s == "batch") return std::nullopt;
+        return "must be 'rank0' (task 0's output, where torchrun and most programs print) or 'batch' (the job's "
+               "batch log)" + did_you_mean(s, {"rank0", "batch"});
+      }))
+    p.file = *v;
+  if (auto v = r.integer("epochs", 1, 1000000)) p.epochs = static_cast<int>(*v);
+  if (auto v = r.integer("epoch_base", 0, 1)) p.epoch_base = static_cast<int>(*v);
+  r.finish();
+  if (ok && (has_preset || has_pattern)) spec.progress = p;
 }
 
 }  // namespace ddpctl

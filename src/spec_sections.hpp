@@ -14,6 +14,7 @@ void read_launch(MapReader& top, RunSpec& spec);       // launch, trainer, comma
 void read_environment(MapReader& top, RunSpec& spec);  // modules, env, nccl, setup
 void read_master(MapReader& top, RunSpec& spec);
 void read_requeue(MapReader& top, RunSpec& spec);
+void read_progress_section(MapReader& top, RunSpec& spec);
 
 // Reads an `nccl:` section (shared with cluster profiles).
 NcclSettings read_nccl_settings(MapReader& parent, const std::string& key);

@@ -7,7 +7,9 @@
 #include <set>
 
 #include "experiments.hpp"
+#include "failure.hpp"
 #include "jobs.hpp"
+#include "progress_pattern.hpp"
 #include "race.hpp"
 #include "submit.hpp"
 #include "text.hpp"
@@ -36,7 +38,14 @@ StatusRow attempt_row(const JobRef& ref) {
   return row;
 }
 
-StatusRow job_row(const JobRef& ref, const Job& job, long long now) {
+// What a job row needs from Slurm beyond the job itself, asked only when a
+// row needs it: the earlier attempts of a requeued job, who cancelled a job,
+// whose node a NODE_FAIL lost.
+struct Extra {
+  SlurmClient& slurm;
+};
+
+StatusRow job_row(const JobRef& ref, const Job& job, long long now, Extra& extra) {
   StatusRow row;
   row.run = ref.run ? ref.run->id : "-";
   row.job = ref.job_id.empty() ? "-" : ref.job_id;
@@ -50,17 +59,42 @@ StatusRow job_row(const JobRef& ref, const Job& job, long long now) {
     if (job.start_time && *job.start_time > now)
       row.info += (row.info.empty() ? "" : "; ") + std::string("starts in ~") + format_duration(*job.start_time - now);
   } else if (job.state == JobState::Running && ref.run && ref.attempt) {
-    if (const RunShape* s = ref.run->shape(ref.attempt->shape))
-      if (auto p = read_progress(progress_path(s->output_dir, s->job_name, job.id))) {
+    if (const RunShape* s = ref.run->shape(ref.attempt->shape)) {
+      // The program's own progress file (the bundled trainer writes one), else the spec's pattern over its log.
+      auto p = read_progress(progress_path(s->output_dir, s->job_name, job.id));
+      if (!p) p = pattern_progress(*s, job, now);
+      if (p) {
         row.info = format_progress(*p);
+        auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
         j["progress"] = {{"epoch", p->epoch}, {"epochs", p->epochs}, {"step", p->step}, {"steps", p->steps},
-                         {"samples_per_s", p->samples_per_s}, {"eta_s", p->eta_s}};
+                         {"samples_per_s", p->samples_per_s}, {"it_per_s", p->it_per_s}, {"loss", opt(p->loss)},
+                         {"eta_s", p->eta_s}, {"source", p->source}};
       }
+    }
   } else if (job.state != JobState::Cancelled) {
     // A job cancelled while pending keeps its last pending reason ("Resources"): not news.
     row.info = why;
     if (std::string how = describe_exit(job.exit); !how.empty()) row.info += (row.info.empty() ? "" : "; ") + how;
   }
+  const RunShape* shape = ref.run && ref.attempt ? ref.run->shape(ref.attempt->shape) : nullptr;
+  bool race_loser = ref.run && job.state == JobState::Cancelled && read_race(*ref.run).is_race;
+  if (shape && is_terminal(job.state) && job.state != JobState::Completed && !race_loser) {
+    // Which rank failed first, where, how, and its last words.
+    if (auto f = explain_failure(*shape, job, extra.slurm)) {
+      row.info = describe_failure(*f);
+      j["failure"] = failure_json(*f);
+    }
+  }
+  if (shape)
+    if (auto rq = find_requeue(*shape, job, [&] {
+          std::vector<Job> all = extra.slurm.attempts(job.id).jobs;
+          if (!all.empty()) all.pop_back();  // the current attempt
+          return all;
+        })) {
+      row.info = rq->describe() + (row.info.empty() ? "" : "; " + row.info);
+      j["attempt"] = {{"number", rq->attempt}, {"of", rq->of ? nlohmann::json(*rq->of) : nlohmann::json()},
+                      {"why", rq->why}};
+    }
   long long elapsed = 0;
   if (job.start_time && *job.start_time <= now) {
     bool ended = is_terminal(job.state) && job.end_time && *job.end_time >= *job.start_time;
@@ -211,6 +245,7 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
     if (adopted > 0) return collect_status(req, slurm, now, false);
   }
 
+  Extra extra{slurm};
   std::map<std::string, RaceState> races;  // by run directory
   std::set<std::string> race_shown;
   long long day_ago = now - 86400;
@@ -220,7 +255,7 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
     if (!done) report.all_done = false;
     // Without arguments: live jobs, and jobs of runs from the last day.
     if (req.targets.empty() && !req.all && done && ref.run && parse_utc_iso(ref.run->created_at) < day_ago) continue;
-    StatusRow row = job_row(ref, job, now);
+    StatusRow row = job_row(ref, job, now, extra);
     if (ref.run) {
       auto it = races.find(ref.run->dir);
       if (it == races.end()) it = races.emplace(ref.run->dir, read_race(*ref.run)).first;

@@ -7,8 +7,10 @@
 #include <fmt/format.h>
 #include <map>
 
+#include "failure.hpp"
 #include "files.hpp"
 #include "jobs.hpp"
+#include "progress_pattern.hpp"
 #include "lock.hpp"
 #include "preflight.hpp"
 #include "render.hpp"
@@ -299,7 +301,7 @@ SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, C
       return result;
     }
   }
-  if (req.preflight) preflight(resolved, shape, slurm).throw_if_any();
+  if (req.preflight) preflight_all(resolved, {&shape}, slurm);
   if (req.dry_run) {
     result.kind = SubmitResult::Kind::DryRun;
     result.would_run = fmt::format("sbatch --parsable --comment=ddpctl:<token> --chdir={} <run dir>/{}",
@@ -350,7 +352,10 @@ void wait_for_job(Context& ctx, const Run& run, const Attempt& attempt, bool fol
     } else if (job.state == JobState::Running) {
       line = "RUNNING on " + job.nodes;
       if (follow)
-        if (auto p = read_progress(progress_file)) line += "  " + format_progress(*p);
+        if (auto p = read_progress(progress_file); p || shape) {
+          if (!p) p = pattern_progress(*shape, job, ctx.clock.now());
+          if (p) line += "  " + format_progress(*p);
+        }
     } else {
       line = state_name(job.state);
       if (auto why = explain_reason(job.reason); !why.empty()) line += " (" + why + ")";
@@ -364,9 +369,17 @@ void wait_for_job(Context& ctx, const Run& run, const Attempt& attempt, bool fol
                                   job.reason));
     if (end.ended(job)) {
       if (job.state == JobState::Completed) return;
+      // Which rank failed first, where, how, and its last words.
       std::string how = describe_exit(job.exit);
-      throw UserError(fmt::format("job {} ended {}{}; see `ddpctl logs {}`", attempt.job_id, state_name(job.state),
-                                  how.empty() ? "" : " (" + how + ")", run.id));
+      std::string logs_note;
+      if (shape) {
+        if (auto f = explain_failure(*shape, job, ctx.slurm)) {
+          how = describe_failure(*f);
+          if (f->rank) logs_note = fmt::format(" (it opens rank {})", *f->rank);
+        }
+      }
+      throw UserError(fmt::format("job {} ended {}{}; see `ddpctl logs {}`{}", attempt.job_id, state_name(job.state),
+                                  how.empty() ? "" : ": " + how, run.id, logs_note));
     }
     bool started = job.state != JobState::Pending && job.state != JobState::Unknown &&
                    job.state != JobState::Configuring;

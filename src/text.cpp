@@ -61,6 +61,14 @@ std::optional<size_t> find_control_char(std::string_view s, bool allow_tab) {
 }
 
 std::optional<std::string> script_value_problem(std::string_view s, bool allow_tab) {
+  // Linux passes at most MAX_ARG_STRLEN (32 pages, 128 KiB with the final
+  // NUL) in one argument or environment string: a longer value makes every
+  // command of the job fail with "Argument list too long".
+  constexpr size_t kMaxArgBytes = 131072;
+  if (s.size() >= kMaxArgBytes)
+    return fmt::format("is {} bytes; Linux passes at most 128 KiB ({} bytes) in one argument or environment "
+                       "variable, and every command of the job would fail with \"Argument list too long\"",
+                       s.size(), kMaxArgBytes - 1);
   if (auto at = find_invalid_utf8(s)) {
     return fmt::format("is not valid UTF-8 (byte {} of the value)", *at + 1);
   }

@@ -41,7 +41,20 @@ int env_int(const char* name, int fallback) {
 int node_rank() { return env_int("NODE_RANK", env_int("SLURM_NODEID", 0)); }
 int node_count() { return env_int("NNODES", env_int("SLURM_NNODES", env_int("SLURM_JOB_NUM_NODES", 1))); }
 
+// This binary's path, so that workers show in ps and top as ddp-train (exec
+// of /proc/self/exe would name them "exe"); /proc/self/exe itself if the file
+// was replaced since this process started.
+std::string self_path() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "/proc/self/exe";
+  std::string path(buf, static_cast<size_t>(n));
+  if (path.size() > 10 && path.compare(path.size() - 10, 10, " (deleted)") == 0) return "/proc/self/exe";
+  return path;
+}
+
 pid_t spawn(Worker& w, int world, int nproc, int node, const std::vector<std::string>& args) {
+  static const std::string self = self_path();
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return -1;
   pid_t pid = fork();
@@ -57,7 +70,6 @@ pid_t spawn(Worker& w, int world, int nproc, int node, const std::vector<std::st
     if (!std::getenv("MASTER_PORT")) setenv("MASTER_PORT", "29500", 1);
     for (int sig : kStopSignals) signal(sig, SIG_DFL);
     std::vector<char*> argv;
-    std::string self = "/proc/self/exe";
     argv.push_back(const_cast<char*>("ddp-train"));
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

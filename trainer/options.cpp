@@ -5,8 +5,31 @@
 #include <filesystem>
 #include <iostream>
 #include <stdexcept>
+#include <string>
+
+#include "ddptrain_limits.hpp"
 
 namespace ddptrain {
+
+namespace {
+
+// CLI11 checks from the ranges ddpctl's spec checks share (ddptrain_limits.hpp).
+CLI::Validator int_range(limits::IntRange r) { return CLI::Range(r.min, r.max); }
+
+CLI::Validator number_range(limits::NumberRange r) {
+  return CLI::Validator(
+      [r](std::string& value) -> std::string {
+        char* end = nullptr;
+        double v = std::strtod(value.c_str(), &end);
+        if (end == value.c_str() || *end != '\0' || !r.contains(v))
+          return "must be a finite number " + std::string(r.min_open ? "above " : "from ") + std::to_string(r.min) +
+                 " to " + std::to_string(r.max);
+        return "";
+      },
+      "NUMBER");
+}
+
+}  // namespace
 
 Options parse_options(int argc, char** argv) {
   Options o;
@@ -27,19 +50,19 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--model", o.model, "resnet18, resnet50 or smallcnn")
       ->check(CLI::IsMember({"resnet18", "resnet50", "smallcnn"}));
   app.add_option("--data", o.data, "TinyImageNet or ImageFolder directory, or 'synthetic'");
-  app.add_option("--epochs", o.epochs, "Epochs")->check(CLI::Range(1, 100000));
-  app.add_option("--batch-size", o.batch_size, "Batch size per rank")->check(CLI::Range(1, 65536));
-  app.add_option("--lr", o.lr, "Learning rate")->check(CLI::PositiveNumber);
-  app.add_option("--momentum", o.momentum, "SGD momentum")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--weight-decay", o.weight_decay, "Weight decay")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--step-size", o.step_size, "StepLR period in epochs")->check(CLI::Range(1, 100000));
-  app.add_option("--gamma", o.gamma, "StepLR factor")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--epochs", o.epochs, "Epochs")->check(int_range(limits::kEpochs));
+  app.add_option("--batch-size", o.batch_size, "Batch size per rank")->check(int_range(limits::kBatchSize));
+  app.add_option("--lr", o.lr, "Learning rate")->check(number_range(limits::kLr));
+  app.add_option("--momentum", o.momentum, "SGD momentum")->check(number_range(limits::kMomentum));
+  app.add_option("--weight-decay", o.weight_decay, "Weight decay")->check(number_range(limits::kWeightDecay));
+  app.add_option("--step-size", o.step_size, "StepLR period in epochs")->check(int_range(limits::kStepSize));
+  app.add_option("--gamma", o.gamma, "StepLR factor")->check(number_range(limits::kGamma));
   app.add_option("--amp", o.amp, "off, fp16 or bf16 (CUDA)")->check(CLI::IsMember({"off", "fp16", "bf16", "true", "false"}));
-  app.add_option("--workers", o.workers, "Data loader threads per rank")->check(CLI::Range(0, 256));
-  app.add_option("--grad-accum", o.grad_accum, "Micro-steps per optimizer step")->check(CLI::Range(1, 1024));
+  app.add_option("--workers", o.workers, "Data loader threads per rank")->check(int_range(limits::kWorkers));
+  app.add_option("--grad-accum", o.grad_accum, "Micro-steps per optimizer step")->check(int_range(limits::kGradAccum));
   app.add_option("--checkpoint-dir", o.checkpoint_dir, "Folder for checkpoints (rank 0 writes)");
   app.add_flag("--resume", o.resume, "Continue from the last checkpoint in --checkpoint-dir");
-  app.add_option("--seed", o.seed, "Random seed");
+  app.add_option("--seed", o.seed, "Random seed")->check(int_range(limits::kSeed));
   app.add_option("--sync", o.sync, "Gradient sync: reducer (overlapped, c10d::Reducer), flat (after backward), auto")
       ->check(CLI::IsMember({"auto", "reducer", "flat"}));
   app.add_option("--compress", o.compress, "Gradients on the wire: none, fp16, bf16 (NCCL only)")

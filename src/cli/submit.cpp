@@ -73,7 +73,7 @@ void setup_submit(CLI::App& app, Context& ctx) {
   cmd->add_flag("--wait", o->wait, "Show progress until the job starts");
   cmd->add_flag("--follow", o->follow, "Show progress until the job ends (implies --wait)");
   cmd->add_flag("--dry-run", o->req.dry_run, "Validate and preflight only; submit nothing");
-  cmd->add_flag("--no-preflight", o->no_preflight, "Skip the checks against sinfo and sacctmgr");
+  cmd->add_flag("--no-preflight", o->no_preflight, "Skip the checks against sinfo and sacctmgr, and the program lookup");
   cmd->add_flag("--again", o->req.again, "Submit even if a job of this same spec is still queued or running");
   cmd->add_flag("--rank-by-estimate", o->req.rank_by_estimate,
                 "Race: ask sbatch --test-only first, drop shapes that cannot run, submit the rest earliest first");

@@ -50,3 +50,31 @@ TEST_CASE("bash reads back exactly the quoted value") {
   REQUIRE(back.size() == hostile.size());
   for (size_t i = 0; i < hostile.size(); ++i) CHECK(back[i] == hostile[i]);
 }
+
+TEST_CASE("PATH-like assignments expand only the variable itself, without an empty entry") {
+  using ddpctl::shell_assignment_value;
+  struct Case {
+    const char* value;
+    const char* set;    // the variable's value before, or nullptr for unset
+    const char* expect;
+  } cases[] = {
+      {"/opt/x/bin:$PATH", "/usr/bin:/bin", "/opt/x/bin:/usr/bin:/bin"},
+      {"/opt/x/bin:${PATH}", "/usr/bin", "/opt/x/bin:/usr/bin"},
+      {"$PATH:/opt/x/bin", "/usr/bin", "/usr/bin:/opt/x/bin"},
+      {"/opt/x/bin:$PATH", nullptr, "/opt/x/bin"},  // no trailing ':' (the current folder)
+      {"$PATH:/opt/x/bin", nullptr, "/opt/x/bin"},
+      {"/a:$PATH:/b", "/m", "/a:/m:/b"},
+      {"/opt/$(id)/bin:$PATH", "/usr/bin", "/opt/$(id)/bin:/usr/bin"},  // only $PATH expands
+      {"/opt/x bin:$PATHS", "/usr/bin", "/opt/x bin:$PATHS"},           // another name: literal
+  };
+  for (const auto& c : cases) {
+    INFO(c.value);
+    std::string script = std::string(c.set ? "export PATH=" + shell_quote(c.set) + "; " : "unset PATH; ") +
+                         "set -u; V=" + shell_assignment_value("PATH", c.value) + "; printf '%s' \"$V\"";
+    CHECK(run_bash("/bin/bash -c " + shell_quote(script)) == c.expect);
+  }
+  CHECK(ddpctl::refers_to_itself("PATH", "/opt/x:$PATH"));
+  CHECK(ddpctl::refers_to_itself("PATH", "${PATH}:/opt"));
+  CHECK_FALSE(ddpctl::refers_to_itself("PATH", "/opt/x:$PATHS"));
+  CHECK_FALSE(ddpctl::refers_to_itself("PATH", "/nonexistent"));
+}

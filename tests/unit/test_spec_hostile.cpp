@@ -110,3 +110,53 @@ TEST_CASE("non-scalar keys and mapping values where a value belongs") {
   CHECK(error_for(kBase + "? [a, b]\n: 1\n").find("keys must be plain names") != std::string::npos);
   CHECK(error_for(kBase + "setup:\n  - echo a: b\n").find("an unquoted ': ' starts a mapping") != std::string::npos);
 }
+
+TEST_CASE("values ddp-train or the job would refuse only after the queue wait are refused at load") {
+  struct Case {
+    const char* yaml;
+    const char* expect;
+  } cases[] = {
+      {"trainer: {lr: 1e309}\n", "h.yaml:5:15: trainer.lr: '1e309' is out of range: ddp-train takes a finite number above 0"},
+      {"trainer: {lr: -5}\n", "trainer.lr: '-5' is out of range: ddp-train takes a finite number above 0 (at most 1000000)"},
+      {"trainer: {lr: 0}\n", "trainer.lr: '0' is out of range: ddp-train takes a finite number above 0"},
+      {"trainer: {lr: nan}\n", "trainer.lr: 'nan' is out of range: ddp-train takes a finite number above 0"},
+      {"trainer: {momentum: 1e999}\n", "trainer.momentum: '1e999' is out of range: ddp-train takes a finite number from 0 to 1"},
+      {"trainer: {momentum: 1.5}\n", "trainer.momentum: '1.5' is out of range: ddp-train takes a finite number from 0 to 1"},
+      {"trainer: {weight_decay: -0.1}\n", "trainer.weight_decay: '-0.1' is out of range: ddp-train takes a finite number from 0 to 1"},
+      {"trainer: {lr: fast}\n", "trainer.lr: 'fast' must be a number such as 0.1 or 1e-4"},
+      {"trainer: {epochs: 0}\n", "trainer.epochs:"},
+      {"env: {PATH: /nonexistent}\n",
+       "h.yaml:5:13: env.PATH: '/nonexistent' would replace PATH wholesale, and the job's own commands (srun, "
+       "scontrol) or the site's libraries would not be found; write '/nonexistent:$PATH' to put it first (or "
+       "'$PATH:/nonexistent' last)"},
+      {"env: {LD_LIBRARY_PATH: /opt/lib}\n", "env.LD_LIBRARY_PATH: '/opt/lib' would replace LD_LIBRARY_PATH wholesale"},
+      {"env: {PATH: \"\"}\n", "env.PATH: '' would replace PATH wholesale"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.yaml);
+    std::string err = error_for(kBase.substr(0, kBase.find("trainer:")) + c.yaml +
+                                (std::string(c.yaml).rfind("trainer:", 0) == 0 ? "" : "trainer: {model: smallcnn}\n"));
+    CHECK(err.find(c.expect) != std::string::npos);
+  }
+}
+
+TEST_CASE("prepending to PATH and LD_LIBRARY_PATH is accepted") {
+  RunSpec s = parse_run_spec("h.yaml", kBase + "env: {PATH: \"/opt/x/bin:$PATH\", LD_LIBRARY_PATH: \"${LD_LIBRARY_PATH}:/opt/lib\"}\n");
+  REQUIRE(s.env.size() == 2);
+  CHECK(s.env[0].second == "/opt/x/bin:$PATH");
+  // The limits at their edges are accepted: ddp-train takes them too.
+  parse_run_spec("h.yaml", "name: d\ncluster: local\ngpus_per_node: 1\ntrainer: {lr: 1e6, momentum: 1, weight_decay: 0}\n");
+}
+
+TEST_CASE("a value over Linux's 128 KiB limit for one argument is refused with the limit named") {
+  std::string big(1 << 20, 'x');
+  std::string err = error_for(kBase + "env: {BIG: " + big + "}\n");
+  CHECK(err.find("env.BIG: is 1048576 bytes; Linux passes at most 128 KiB (131071 bytes) in one argument or environment variable, and every command of the job would fail with \"Argument list too long\"") !=
+        std::string::npos);
+  err = error_for("name: demo\ncluster: local\ngpus_per_node: 1\ncommand: [prog, " + big + "]\n");
+  CHECK(err.find("command[1]: is 1048576 bytes") != std::string::npos);
+  // Just under the limit is fine; NAME=value counts whole.
+  parse_run_spec("h.yaml", kBase + "env: {BIG: " + std::string(100000, 'x') + "}\n");
+  err = error_for(kBase + "env: {BIG: " + std::string(131068, 'x') + "}\n");
+  CHECK(err.find("env.BIG: BIG=... is 131072 bytes with its name") != std::string::npos);
+}

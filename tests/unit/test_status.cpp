@@ -57,7 +57,7 @@ TEST_CASE("an ended job's row: squeue forgot it, sacct says how it ended") {
   StatusReport s = f.status();
   REQUIRE(s.rows.size() == 1);
   CHECK(s.rows[0].state == "FAILED");
-  CHECK(s.rows[0].info == "exited with a non-zero status; exit code 3");
+  CHECK(s.rows[0].info == "exited with exit code 3");
   CHECK(s.rows[0].json["source"] == "sacct");
   CHECK(s.all_done);
 }
@@ -119,7 +119,7 @@ TEST_CASE("the same rows from Slurm 24.11's JSON: states as arrays, exits as obj
   StatusReport s = f.status();
   REQUIRE(s.rows.size() == 1);
   CHECK(s.rows[0].state == "FAILED");
-  CHECK(s.rows[0].info == "exited with a non-zero status; exit code 3");
+  CHECK(s.rows[0].info == "exited with exit code 3");
   CHECK(s.rows[0].json["exit"]["code"] == 3);
   CHECK(s.all_done);
   SECTION("with its controller down (24.11 exits 1), rows are UNKNOWN") {

@@ -1,0 +1,463 @@
+#include "failure.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <pwd.h>
+#include <regex>
+#include <sstream>
+
+#include "files.hpp"
+#include "text.hpp"
+
+namespace ddpctl {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path, std::ios::binary);
+  // The tail is what matters, and logs can be large: the last 4 MiB.
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  if (size < 0) return lines;
+  std::streamoff start = std::max<std::streamoff>(0, size - (4 << 20));
+  in.seekg(start);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string line;
+  for (char c : text) {
+    if (c == '\n' || c == '\r') {
+      if (!line.empty()) lines.push_back(line);
+      line.clear();
+    } else {
+      line += c;
+    }
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+// The lines of the latest attempt: after the last "ddpctl: job N (...) attempt K" line.
+std::vector<std::string> latest_attempt(std::vector<std::string> lines) {
+  for (size_t i = lines.size(); i-- > 0;)
+    if (lines[i].rfind("ddpctl: job ", 0) == 0 && lines[i].find(" attempt ") != std::string::npos)
+      return std::vector<std::string>(lines.begin() + static_cast<long>(i) + 1, lines.end());
+  return lines;
+}
+
+// "Killed" -> 9, "Segmentation fault" -> 11: srun's words for a task's signal.
+std::optional<int> signal_named(const std::string& words) {
+  for (int s = 1; s < 32; ++s)
+    if (const char* name = strsignal(s); name && words == name) return s;
+  return std::nullopt;
+}
+
+// "[default0]:ValueError: boom" (torchrun --tee) -> "ValueError: boom".
+std::string strip_tee_prefix(const std::string& line) {
+  static const std::regex prefix(R"(^\[[A-Za-z_]*\d+\]:)");
+  return std::regex_replace(line, prefix, "", std::regex_constants::format_first_only);
+}
+
+bool is_noise(const std::string& line) {
+  return line.find("slurmstepd") != std::string::npos || line.rfind("srun: ", 0) == 0 ||
+         line.find("*** STEP ") != std::string::npos || line.find("*** JOB ") != std::string::npos;
+}
+
+// A line that reports another rank's failure rather than its own: the
+// peers of a rank that died see its sockets close, or are stopped.
+bool is_consequence(const std::string& line) {
+  static const std::vector<std::string> words = {
+      "Connection closed by peer", "Connection reset by peer", "Broken pipe", "Socket Timeout",
+      "NCCL communicator was aborted", "death signal", "SignalException"};
+  for (const auto& w : words)
+    if (line.find(w) != std::string::npos) return true;
+  return false;
+}
+
+// Each Python traceback's exception line, in order ("ValueError: boom");
+// torchrun's own (the agent reporting its workers) left out.
+std::vector<std::string> python_exceptions(const std::vector<std::string>& lines) {
+  static const std::regex exception(R"(^([A-Za-z_][\w.]*)(Error|Exception|Exit|Interrupt|Fault|Failure|Warning)\b.*)");
+  static const std::regex plain_exception(R"(^[A-Za-z_][\w.]*: .+)");
+  const std::string header = "Traceback (most recent call last):";
+  std::vector<std::string> out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i] != header) continue;
+    size_t end = i + 1;
+    while (end < lines.size() && lines[end] != header) ++end;
+    std::string found;
+    for (size_t j = end; j-- > i + 1 && found.empty();)
+      if (std::regex_match(lines[j], exception)) found = lines[j];
+    for (size_t j = i + 1; j < end && found.empty(); ++j)
+      if (std::regex_match(lines[j], plain_exception) && lines[j].find("File \"") == std::string::npos) found = lines[j];
+    if (!found.empty() && found.find("torch.distributed.elastic.") == std::string::npos) out.push_back(found);
+  }
+  return out;
+}
+
+// The line of a task's log that says what went wrong. With `tag` (torchrun's
+// "[default1]:" for the local rank that failed first), that rank's lines
+// where the log tells ranks apart.
+std::string meaningful_line(const std::vector<std::string>& raw, const std::string& tag = "") {
+  std::vector<std::string> lines;
+  bool tagged = !tag.empty() && std::any_of(raw.begin(), raw.end(), [&](const std::string& l) { return l.rfind(tag, 0) == 0; });
+  for (const auto& l : raw) {
+    if (tagged && l.rfind("[", 0) == 0 && l.rfind(tag, 0) != 0 && l != strip_tee_prefix(l)) continue;  // another rank's
+    std::string s = trim(strip_tee_prefix(l));
+    if (!s.empty() && !is_noise(s)) lines.push_back(s);
+  }
+  // ddp-train's own error line, and its launcher's report of a worker.
+  for (size_t i = lines.size(); i-- > 0;)
+    if (lines[i].rfind("ddp-train: error:", 0) == 0) return lines[i];
+  // A Python traceback's exception: the first that is not a peer's
+  // "Connection closed" (torchrun's summary, printed after it, is skipped).
+  std::vector<std::string> exceptions = python_exceptions(lines);
+  for (const auto& e : exceptions)
+    if (!is_consequence(e)) return e;
+  if (!exceptions.empty()) return exceptions.front();
+  for (size_t i = lines.size(); i-- > 0;)
+    if (lines[i].find("command not found") != std::string::npos ||
+        lines[i].find("No such file or directory") != std::string::npos ||
+        lines[i].find("Permission denied") != std::string::npos)
+      return lines[i];
+  return lines.empty() ? "" : lines.back();
+}
+
+// Whether a task's log shows it failed only because another rank did.
+bool failed_as_consequence(const std::vector<std::string>& lines, const std::string& meaningful) {
+  if (is_consequence(meaningful)) return true;
+  // The bundled trainer's launcher reporting a worker that exited after a peer's error.
+  if (meaningful.find("exited with status") == std::string::npos) return false;
+  return std::any_of(lines.begin(), lines.end(), [](const std::string& l) { return is_consequence(l); }) &&
+         std::none_of(lines.begin(), lines.end(), [](const std::string& l) {
+           return l.find("was killed by signal") != std::string::npos;
+         });
+}
+
+// torchrun's "Root Cause (first observed failure)" block: the rank and host.
+std::optional<int> read_torchrun_root_cause(const std::vector<std::string>& lines, Failure& f) {
+  std::optional<int> local_rank;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find("Root Cause (first observed failure)") == std::string::npos) continue;
+    static const std::regex local(R"(\(local_rank:\s*(\d+)\))");
+    static const std::regex rank(R"(^\s*rank\s*:\s*(\d+))"), host(R"(^\s*host\s*:\s*(\S+))"),
+        code(R"(^\s*exitcode\s*:\s*(-?\d+))");
+    for (size_t j = i + 1; j < lines.size() && j < i + 12; ++j) {
+      std::smatch m;
+      if (std::regex_search(lines[j], m, rank)) f.rank = std::stoi(m[1]);
+      if (std::regex_search(lines[j], m, local)) local_rank = std::stoi(m[1]);
+      if (std::regex_search(lines[j], m, host)) f.node = m[1];
+      if (std::regex_search(lines[j], m, code)) {
+        int c = std::stoi(m[1]);
+        f.exit = c < 0 ? ExitStatus{std::nullopt, -c} : ExitStatus{c, std::nullopt};
+      }
+    }
+    break;
+  }
+  return local_rank;
+}
+
+std::string user_name(const std::string& uid) {
+  if (uid.empty() || !std::all_of(uid.begin(), uid.end(), ::isdigit)) return uid;
+  if (const passwd* pw = getpwuid(static_cast<uid_t>(std::stoul(uid)))) return pw->pw_name;
+  return "uid " + uid;
+}
+
+}  // namespace
+
+std::string log_base(const RunShape& shape, const std::string& job_id) {
+  return fmt::format("{}/{}_{}", shape.output_dir, shape.job_name, job_id);
+}
+
+int latest_restart(const std::string& base) {
+  int latest = -1;
+  for (int k = 0; k < 1000; ++k) {
+    std::error_code ec;
+    if (!fs::exists(fmt::format("{}.restart{}.0.out", base, k), ec)) {
+      if (k > latest + 1) break;  // allow no gaps beyond one
+      continue;
+    }
+    latest = k;
+  }
+  return latest;
+}
+
+std::vector<std::string> expand_hostlist(const std::string& list) {
+  std::vector<std::string> out;
+  std::string item;
+  int depth = 0;
+  std::vector<std::string> items;
+  for (char c : list) {
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      items.push_back(item);
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  if (!item.empty()) items.push_back(item);
+  for (const auto& it : items) {
+    auto open = it.find('['), close = it.find(']');
+    if (open == std::string::npos || close == std::string::npos || close < open) {
+      out.push_back(it);
+      continue;
+    }
+    std::string prefix = it.substr(0, open), suffix = it.substr(close + 1);
+    std::stringstream ranges(it.substr(open + 1, close - open - 1));
+    for (std::string range; std::getline(ranges, range, ',');) {
+      auto dash = range.find('-');
+      std::string lo = range.substr(0, dash), hi = dash == std::string::npos ? lo : range.substr(dash + 1);
+      if (lo.empty() || hi.empty() || !std::all_of(lo.begin(), lo.end(), ::isdigit) ||
+          !std::all_of(hi.begin(), hi.end(), ::isdigit) || lo.size() > 9 || hi.size() > 9)
+        continue;
+      for (long n = std::stol(lo); n <= std::stol(hi) && out.size() < 100000; ++n) {
+        std::string num = std::to_string(n);
+        if (num.size() < lo.size()) num = std::string(lo.size() - num.size(), '0') + num;  // g[01-04]
+        out.push_back(prefix + num + suffix);
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int restart,
+                                    const std::vector<NodeInfo>& node_states) {
+  bool failed = job.state == JobState::Failed || job.state == JobState::NodeFail || job.state == JobState::OutOfMemory ||
+                job.state == JobState::Timeout || job.state == JobState::Cancelled ||
+                job.state == JobState::Preempted || job.state == JobState::BootFail || job.state == JobState::Deadline;
+  if (!failed) return std::nullopt;
+  Failure f;
+  f.exit = job.exit;
+  const std::string base = log_base(shape, job.id);
+  if (restart < 0) restart = std::max(0, latest_restart(base));
+  std::vector<std::string> batch = latest_attempt(read_lines(base + ".err"));
+
+  // Slurm's own words about the job, in the batch log.
+  static const std::regex node_failure(R"(^srun: error: Node failure on (\S+))");
+  std::string lost_node;
+  for (const auto& l : batch) {
+    std::smatch m;
+    // "slurmstepd: error: *** JOB 7 ON g1 CANCELLED AT ... DUE TO TIME LIMIT ***": from the stars on.
+    auto stars = [&] { return trim(l.substr(std::min(l.size(), l.find("***")))); };
+    if (l.find("DUE TO TIME LIMIT") != std::string::npos) {
+      f.what = job.state == JobState::Timeout ? "reached its time limit (not requeued)" : "reached its time limit";
+      f.line = stars();
+    } else if (l.find("not requeueing job") != std::string::npos && l.find("max_restarts") != std::string::npos) {
+      f.what = "stopped near its time limit and was not requeued (requeue.max_restarts reached)";
+    } else if (l.find("DUE TO PREEMPTION") != std::string::npos) {
+      f.what = "was preempted", f.line = stars();
+    } else if (l.find("CANCELLED AT") != std::string::npos && l.find(" BY ") != std::string::npos) {
+      f.line = stars();  // "*** JOB 7 ON g1 CANCELLED AT ... BY alice ***"
+    } else if (l.find("oom_kill event") != std::string::npos || l.find("Exceeded job memory limit") != std::string::npos) {
+      f.what = "ran out of memory", f.line = trim(l);
+    }
+    if (std::regex_search(l, m, node_failure) && lost_node.empty()) lost_node = m[1];
+  }
+  // A lost node: the tasks elsewhere were only stopped because of it.
+  if (lost_node.empty() && job.state == JobState::NodeFail)
+    for (const auto& name : expand_hostlist(job.nodes))
+      for (const auto& n : node_states)
+        if (n.name == name && lost_node.empty() &&
+            (n.state.find('*') != std::string::npos || n.state.find("DOWN") != std::string::npos ||
+             n.state.find("down") != std::string::npos || n.state.find("NOT_RESPONDING") != std::string::npos))
+          lost_node = name;
+  if (!lost_node.empty() || job.state == JobState::NodeFail) {
+    f.node = lost_node;
+    f.what = lost_node.empty() ? "lost a node" : "lost node " + lost_node + " (it stopped responding to Slurm)";
+    for (const auto& n : node_states) {
+      std::string state = n.state;
+      for (char& c : state) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (n.name == lost_node && state.find("down") != std::string::npos)
+        f.what = fmt::format("lost node {} (it stopped responding to Slurm, which marked it down)", lost_node);
+    }
+    f.log = base + ".err";
+    return f;
+  }
+  // The tasks srun saw fail, in order: "srun: error: g2: task 1: Exited with exit code 2".
+  static const std::regex srun_error(R"(^srun: error: (\S+): tasks? (\d+)(?:-\d+)?: (.+)$)");
+  std::vector<Failure> tasks;
+  for (const auto& l : batch) {
+    std::smatch m;
+    if (!std::regex_match(l, m, srun_error)) continue;
+    std::string how = m[3];
+    if (how.find("Unable to") != std::string::npos || how.find("not responding") != std::string::npos) continue;
+    int task = std::stoi(m[2]);
+    if (std::any_of(tasks.begin(), tasks.end(), [&](const Failure& t) { return *t.task == task; })) continue;
+    Failure t = f;
+    t.node = m[1];
+    t.task = task;
+    static const std::regex exited(R"(Exited with exit code (\d+))");
+    std::smatch e;
+    if (std::regex_search(how, e, exited))
+      t.exit = ExitStatus{std::stoi(e[1]), std::nullopt};
+    else if (auto sig = signal_named(trim(how)))
+      t.exit = ExitStatus{std::nullopt, *sig};
+    tasks.push_back(t);
+  }
+  // Each task's step log: the line that says why, and the rank where it is
+  // known. The first task that failed on its own is the one named; tasks
+  // that only saw a peer go (a closed connection, srun's SIGTERM) are not.
+  std::optional<Failure> first, genuine;
+  for (Failure& t : tasks) {
+    std::string path = fmt::format("{}.restart{}.{}.out", base, restart, *t.task);
+    std::vector<std::string> lines = read_lines(path);
+    t.log = path;
+    if (shape.per_gpu || shape.ranks_per_node == 1) t.rank = *t.task;
+    // The bundled trainer's launcher names the worker: "rank 3 (local rank 1, pid 77) was killed by ...".
+    static const std::regex launcher(R"(ddp-train: error: rank (\d+) \(local rank \d+, pid \d+\) (was killed by signal (\d+)|exited with status (\d+)))");
+    for (const auto& l : lines) {
+      std::smatch m;
+      if (!std::regex_search(l, m, launcher)) continue;
+      t.rank = std::stoi(m[1]);
+      if (m[3].matched) t.exit = ExitStatus{std::nullopt, std::stoi(m[3])};
+      if (m[4].matched) t.exit = ExitStatus{std::stoi(m[4]), std::nullopt};
+      break;
+    }
+    std::optional<int> local_rank = read_torchrun_root_cause(lines, t);
+    t.line = meaningful_line(lines, local_rank ? fmt::format("[default{}]:", *local_rank) : "");
+    if (!first) first = t;
+    bool consequence = failed_as_consequence(lines, t.line) || (t.exit.signal == SIGTERM && !t.exit.code);
+    if (!consequence) {
+      genuine = t;
+      break;
+    }
+  }
+  // A job ended as a whole (time limit, scancel, preemption): its tasks were
+  // stopped, none failed, and Slurm's words say why.
+  bool whole_job = job.state == JobState::Timeout || job.state == JobState::Cancelled ||
+                   job.state == JobState::Preempted || job.state == JobState::Deadline;
+  if (genuine || (first && !whole_job)) {
+    std::string slurm_line = f.line, slurm_what = f.what;
+    f = genuine ? *genuine : *first;
+    if (!slurm_line.empty()) f.line = slurm_line;  // Slurm's OOM line says more than the program's last words
+    f.what = slurm_what;
+  } else if (f.line.empty()) {
+    // No task failed: the batch script itself (ddpctl's checks, a setup line).
+    std::vector<std::string> own;
+    for (const auto& l : batch)
+      if (l.rfind("ddpctl: error: the training step exited", 0) != 0 && !is_noise(l)) own.push_back(l);
+    f.line = meaningful_line(own);
+    f.log = base + ".err";
+  } else {
+    f.log = base + ".err";
+  }
+  // The job's end state in words, where the logs said nothing more precise.
+  if (f.what.empty()) {
+    switch (job.state) {
+      case JobState::Timeout:
+        f.what = "reached its time limit (not requeued)";
+        break;
+      case JobState::OutOfMemory:
+        f.what = "ran out of memory";
+        break;
+      case JobState::Preempted:
+        f.what = "was preempted";
+        break;
+      case JobState::Cancelled:
+        f.what = job.cancelled_by.empty() ? "was cancelled" : "was cancelled by " + user_name(job.cancelled_by);
+        break;
+      case JobState::BootFail:
+        f.what = "could not boot its nodes";
+        break;
+      case JobState::Deadline:
+        f.what = "missed its deadline";
+        break;
+      default: {
+        std::string how = describe_exit(f.exit);
+        f.what = how.empty() ? "failed" : (f.exit.signal ? "was " + how : "exited with " + how);
+      }
+    }
+  }
+  return f;
+}
+
+std::optional<Failure> explain_failure(const RunShape& shape, const Job& job, SlurmClient& slurm) {
+  std::vector<NodeInfo> nodes;
+  if (job.state == JobState::NodeFail) nodes = slurm.nodes().nodes;
+  if (job.state == JobState::Cancelled && job.cancelled_by.empty()) {
+    Job known = job;
+    for (const Job& j : slurm.accounting({job.id}).jobs)
+      if (j.id == job.id) known.cancelled_by = j.cancelled_by;
+    return find_failure(shape, known, -1, nodes);
+  }
+  return find_failure(shape, job, -1, nodes);
+}
+
+std::string describe_failure(const Failure& f) {
+  std::string who;
+  if (f.rank) who = fmt::format("rank {}", *f.rank);
+  if (f.task && (!f.rank || *f.rank != *f.task))
+    who += who.empty() ? fmt::format("task {}", *f.task) : fmt::format(" (task {})", *f.task);
+  if (!f.node.empty() && f.what.find(f.node) == std::string::npos) who += (who.empty() ? "on " : " on ") + f.node;
+  std::string out = who.empty() ? f.what : who + " " + f.what;
+  if (!f.line.empty() && f.line != f.what) out += ": " + plain_line(f.line, 160);
+  return out;
+}
+
+std::string Requeue::describe() const {
+  std::string out = of ? fmt::format("attempt {} of {}", attempt, *of) : fmt::format("attempt {}", attempt);
+  return why.empty() ? out : out + " (requeued " + why + ")";
+}
+
+nlohmann::json failure_json(const Failure& f) {
+  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  return {{"rank", opt(f.rank)}, {"task", opt(f.task)}, {"node", f.node},   {"exit", opt(f.exit.code)},
+          {"signal", opt(f.exit.signal)}, {"what", f.what}, {"line", f.line}, {"log", f.log}};
+}
+
+std::optional<Requeue> find_requeue(const RunShape& shape, const Job& job,
+                                    const std::function<std::vector<Job>()>& earlier_attempts) {
+  const std::string base = log_base(shape, job.id);
+  int restarts = std::max(job.restarts, latest_restart(base));
+  if (restarts <= 0) return std::nullopt;
+  Requeue r;
+  r.attempt = restarts + 1;
+  if (shape.max_restarts > 0) r.of = shape.max_restarts + 1;
+  // ddpctl's script requeued itself after the stop signal before the time limit.
+  for (const auto& l : read_lines(base + ".err"))
+    if (l.find(fmt::format("ddpctl: requeueing job {} (restart {} of", job.id, restarts)) != std::string::npos)
+      r.why = "at the time limit";
+  std::vector<Job> earlier;
+  if (r.why.empty() && earlier_attempts) earlier = earlier_attempts();
+  if (r.why.empty() && !earlier.empty()) {
+    const Job& last = earlier.back();
+    switch (last.state) {
+      case JobState::NodeFail: {
+        // The node that failed, as srun saw it in the earlier attempts' lines.
+        std::string node;
+        static const std::regex node_failure(R"(^srun: error: Node failure on (\S+))");
+        for (const auto& l : read_lines(base + ".err")) {
+          std::smatch m;
+          if (std::regex_search(l, m, node_failure)) node = m[1];
+        }
+        r.why = "after NODE_FAIL" + (!node.empty() ? " of " + node : last.nodes.empty() ? std::string() : " on " + last.nodes);
+        break;
+      }
+      case JobState::Preempted:
+        r.why = "after preemption";
+        break;
+      case JobState::Timeout:
+        r.why = "at the time limit";
+        break;
+      default:
+        r.why = "by scontrol requeue";
+    }
+  }
+  return r;
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,246 @@
+#include "progress_pattern.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <regex>
+
+#include "failure.hpp"
+#include "text.hpp"
+
+namespace ddpctl {
+
+namespace {
+
+const char* kNumber = R"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)";
+
+std::optional<double> number(const std::smatch& m, const CompiledPattern& c, const char* name) {
+  auto it = c.groups.find(name);
+  if (it == c.groups.end() || !m[it->second].matched) return std::nullopt;
+  try {
+    double v = std::stod(m[it->second].str());
+    if (std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+const std::vector<std::string>& progress_group_names() {
+  static const std::vector<std::string> names = {"epoch", "epochs", "step", "steps", "loss", "samples_per_s", "it_per_s"};
+  return names;
+}
+
+std::vector<std::string> progress_preset_names() { return {"seed", "huggingface", "lightning"}; }
+
+std::optional<ProgressSpec> progress_preset(const std::string& name) {
+  std::string n = kNumber;
+  ProgressSpec p;
+  if (name == "seed") {
+    p.pattern = R"(Epoch \[(?<epoch>\d+)/(?<epochs>\d+)\].*?Loss[^:]*: (?<loss>)" + n +
+                R"().*?Throughput: (?<samples_per_s>)" + n + ") img/s";
+  } else if (name == "huggingface") {
+    p.pattern = R"(\{'loss': (?<loss>)" + n + R"().*'epoch': (?<epoch>)" + n + R"()\})";
+  } else if (name == "lightning") {
+    // tqdm's rate is "9.52it/s", "2.50s/it" when slow, or "?it/s" before the first.
+    p.pattern = R"(Epoch (?<epoch>\d+):.*?\| *(?<step>\d+)/(?<steps>\d+) \[[^\]]*?(?:(?<it_per_s>)" + n +
+                R"()it/s|)" + n + R"(s/it|\?it/s)(?:[^\]]*loss=(?<loss>)" + n + "))?";
+    p.epoch_base = 0;
+  } else {
+    return std::nullopt;
+  }
+  p.preset = name;
+  return p;
+}
+
+std::optional<CompiledPattern> compile_progress_pattern(const std::string& pattern, std::string* problem) {
+  CompiledPattern c;
+  int group = 0;
+  bool in_class = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    char ch = pattern[i];
+    if (ch == '\\') {
+      c.regex += ch;
+      if (i + 1 < pattern.size()) c.regex += pattern[++i];
+      continue;
+    }
+    if (in_class) {
+      if (ch == ']') in_class = false;
+      c.regex += ch;
+      continue;
+    }
+    if (ch == '[') {
+      in_class = true;
+      c.regex += ch;
+      continue;
+    }
+    if (ch != '(') {
+      c.regex += ch;
+      continue;
+    }
+    // "(?<name>" or "(?P<name>": a numbered group, remembered by name.
+    size_t name_at = pattern.compare(i, 3, "(?<") == 0 ? i + 3 : pattern.compare(i, 4, "(?P<") == 0 ? i + 4 : 0;
+    if (name_at && pattern.compare(i, 4, "(?<=") != 0 && pattern.compare(i, 4, "(?<!") != 0) {
+      size_t end = pattern.find('>', name_at);
+      if (end == std::string::npos) {
+        *problem = "a named group is not closed with '>'";
+        return std::nullopt;
+      }
+      std::string name = pattern.substr(name_at, end - name_at);
+      const auto& known = progress_group_names();
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        *problem = fmt::format("names a group {}{}; the groups ddpctl reads are {}", printable(name),
+                               did_you_mean(name, known), join(known, ", "));
+        return std::nullopt;
+      }
+      if (c.groups.count(name)) {
+        *problem = "names the group " + name + " twice";
+        return std::nullopt;
+      }
+      c.groups[name] = ++group;
+      c.regex += '(';
+      i = end;
+      continue;
+    }
+    if (pattern.compare(i, 2, "(?") != 0) ++group;  // a plain capturing group
+    c.regex += ch;
+  }
+  try {
+    std::regex check(c.regex);
+  } catch (const std::regex_error& e) {
+    *problem = std::string("is not a regular expression ddpctl can use (ECMAScript syntax): ") + e.what();
+    return std::nullopt;
+  }
+  if (!c.groups.count("epoch") && !c.groups.count("step")) {
+    *problem = "has neither an epoch nor a step group, so progress cannot be read from it";
+    return std::nullopt;
+  }
+  return c;
+}
+
+std::vector<std::string> log_lines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return lines;
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  std::streamoff start = std::max<std::streamoff>(0, size - (4 << 20));
+  in.seekg(start);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string line;
+  for (char c : text) {
+    if (c == '\n' || c == '\r') {
+      if (!line.empty()) lines.push_back(line);
+      line.clear();
+    } else {
+      line += c;
+    }
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+PatternReading read_with_pattern(const ProgressSpec& spec, const std::vector<std::string>& lines) {
+  PatternReading r;
+  std::string problem;
+  auto compiled = compile_progress_pattern(spec.pattern, &problem);
+  if (!compiled) return r;
+  std::regex re(compiled->regex);
+  r.epochs = spec.epochs;
+  for (const auto& line : lines) {
+    std::smatch m;
+    if (!std::regex_search(line, m, re)) continue;
+    r.matched = true;
+    if (auto v = number(m, *compiled, "epoch")) r.epoch = *v + (1 - spec.epoch_base);
+    if (auto v = number(m, *compiled, "epochs")) r.epochs = static_cast<int>(*v);
+    if (auto v = number(m, *compiled, "step")) r.step = static_cast<long long>(*v);
+    if (auto v = number(m, *compiled, "steps")) r.steps = static_cast<long long>(*v);
+    if (auto v = number(m, *compiled, "loss")) r.loss = *v;
+    if (auto v = number(m, *compiled, "samples_per_s")) r.samples_per_s = *v;
+    if (auto v = number(m, *compiled, "it_per_s")) r.it_per_s = *v;
+    if (r.epoch) {
+      int e = std::max(1, static_cast<int>(std::ceil(*r.epoch - 1e-9)));
+      EpochMetrics& em = r.per_epoch[e];
+      em.epoch = e;
+      if (r.epochs) em.epochs = *r.epochs;
+      if (auto v = number(m, *compiled, "samples_per_s")) em.img_per_s = *v;
+      if (auto v = number(m, *compiled, "loss")) em.train_loss = *v;
+    }
+  }
+  return r;
+}
+
+std::optional<Progress> progress_from(const PatternReading& r, long long elapsed_s) {
+  if (!r.matched) return std::nullopt;
+  Progress p;
+  p.source = "pattern";
+  p.loss = r.loss;
+  p.samples_per_s = r.samples_per_s.value_or(0);
+  p.it_per_s = r.it_per_s.value_or(0);
+  p.epochs = r.epochs.value_or(0);
+  double done = -1;  // epochs done, fractional
+  if (r.step && r.steps && *r.steps > 0) {
+    p.step = *r.step;
+    p.steps = *r.steps;
+    p.epoch = r.epoch ? static_cast<int>(*r.epoch) : 1;  // the epoch in progress
+    done = (p.epoch - 1) + static_cast<double>(p.step) / static_cast<double>(p.steps);
+  } else if (r.epoch) {
+    // Without steps an epoch number is one that ended (the seed's line), or a
+    // fraction of the run (Hugging Face's 'epoch': 0.5): the bar shows it.
+    double e = *r.epoch;
+    p.epoch = std::max(1, static_cast<int>(std::ceil(e - 1e-9)));
+    done = e;
+    double within = e - std::floor(e);
+    p.steps = 100;
+    p.step = within > 1e-9 ? std::lround(within * 100) : 100;
+    p.percent = true;
+  }
+  if (p.epochs > 0 && done > 0 && elapsed_s > 0) {
+    double fraction = std::min(1.0, done / p.epochs);
+    p.eta_s = elapsed_s * (1 - fraction) / fraction;
+  }
+  return p;
+}
+
+std::string progress_log(const RunShape& shape, const std::string& job_id) {
+  std::string base = log_base(shape, job_id);
+  if (shape.progress && shape.progress->file == "batch") return base + ".out";
+  return fmt::format("{}.restart{}.0.out", base, std::max(0, latest_restart(base)));
+}
+
+std::optional<Progress> pattern_progress(const RunShape& shape, const Job& job, long long now) {
+  if (!shape.progress) return std::nullopt;
+  std::string path = progress_log(shape, job.id);
+  PatternReading r = read_with_pattern(*shape.progress, log_lines(path));
+  long long elapsed = job.start_time && *job.start_time <= now ? now - *job.start_time : 0;
+  auto p = progress_from(r, elapsed);
+  if (p) p->source = path;
+  return p;
+}
+
+MetricsFile pattern_metrics(const RunShape& shape, const std::string& job_id, std::string* source) {
+  MetricsFile out;
+  if (!shape.progress) return out;
+  std::string base = log_base(shape, job_id);
+  std::vector<std::string> paths;
+  if (shape.progress->file == "batch") {
+    paths.push_back(base + ".out");
+  } else {
+    for (int k = 0, last = latest_restart(base); k <= last; ++k) paths.push_back(fmt::format("{}.restart{}.0.out", base, k));
+  }
+  std::map<int, EpochMetrics> by_epoch;
+  for (const auto& path : paths) {
+    PatternReading r = read_with_pattern(*shape.progress, log_lines(path));
+    for (auto& [e, m] : r.per_epoch) {
+      m.world_size = shape.nodes * shape.ranks_per_node;
+      by_epoch[e] = m;
+    }
+    if (r.matched && source) *source = path;
+  }
+  for (auto& [e, m] : by_epoch) out.epochs.push_back(m);
+  return out;
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,176 @@
+// Progress for programs ddpctl did not write: the presets against the lines
+// those programs print, the spec's progress: section, and what status and
+// report make of a log.
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "helpers.hpp"
+#include "progress_pattern.hpp"
+#include "spec.hpp"
+
+using namespace ddpctl;
+
+namespace {
+
+PatternReading read(const std::string& preset, const std::vector<std::string>& lines) {
+  auto p = progress_preset(preset);
+  REQUIRE(p);
+  return read_with_pattern(*p, lines);
+}
+
+std::string error_for(const std::string& yaml) {
+  return test::user_error_of([&] {
+    parse_run_spec("p.yaml", "name: d\ncluster: local\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: [prog]\n" + yaml);
+  });
+}
+
+}  // namespace
+
+TEST_CASE("the seed preset reads ddp-train's and the seed scripts' epoch lines") {
+  auto r = read("seed", {"ddp-train: 4 rank(s), smallcnn on CPU/Gloo, tinyimagenet data",
+                         "Epoch [1/3] LR: 0.050000 | Loss (train, val): 2.071, 2.040 | Accuracy (train, val): 14.06%, "
+                         "18.75% | Throughput: 812.4 img/s",
+                         "Epoch [2/3] LR: 0.050000 | Loss (train, val): 1.950, 1.901 | Accuracy (train, val): 22.40%, "
+                         "25.00% | Throughput: 1020.0 img/s"});
+  REQUIRE(r.matched);
+  CHECK(r.epoch == 2);
+  CHECK(r.epochs == 3);
+  CHECK(r.loss == Approx(1.950));
+  CHECK(r.samples_per_s == Approx(1020.0));
+  REQUIRE(r.per_epoch.size() == 2);
+  CHECK(r.per_epoch.at(1).img_per_s == Approx(812.4));
+  CHECK(r.per_epoch.at(2).train_loss == Approx(1.950));
+  auto p = progress_from(r, 200);  // 2 of 3 epochs in 200 s: 100 s to go
+  REQUIRE(p);
+  CHECK(format_progress(*p) == "epoch 2/3 [##########] 100% loss 1.95 1020 img/s ETA 1m40s");
+}
+
+TEST_CASE("the huggingface preset reads the Trainer's log dicts") {
+  auto r = read("huggingface", {"{'loss': 2.3012, 'grad_norm': 1.84, 'learning_rate': 4.5e-05, 'epoch': 0.25}",
+                                " 30%|###       | 30/100 [00:10<00:23,  3.01it/s]",
+                                "{'loss': 1.8120, 'grad_norm': 1.2, 'learning_rate': 4e-05, 'epoch': 0.5}"});
+  REQUIRE(r.matched);
+  CHECK(r.epoch == Approx(0.5));
+  CHECK(r.loss == Approx(1.812));
+  auto p = progress_from(r, 60);
+  REQUIRE(p);
+  CHECK(format_progress(*p) == "epoch 1 [#####-----] 50% loss 1.812");  // no epoch count printed: no ETA
+
+  ProgressSpec with_epochs = *progress_preset("huggingface");
+  with_epochs.epochs = 2;
+  p = progress_from(read_with_pattern(with_epochs, {"{'loss': 1.8120, 'learning_rate': 4e-05, 'epoch': 0.5}"}), 60);
+  REQUIRE(p);
+  CHECK(format_progress(*p) == "epoch 1/2 [#####-----] 50% loss 1.812 ETA 3m00s");
+}
+
+TEST_CASE("the lightning preset reads tqdm's bar, counting epochs from 0") {
+  auto r = read("lightning",
+                {"Epoch 0:  50%|█████     | 50/100 [00:05<00:05,  9.52it/s, v_num=0, train_loss=0.512]",
+                 "Epoch 1:  20%|██        | 20/100 [00:02<00:08,  9.80it/s, v_num=0, train_loss=0.401]"});
+  REQUIRE(r.matched);
+  CHECK(r.epoch == 2);
+  CHECK(r.step == 20);
+  CHECK(r.steps == 100);
+  CHECK(r.it_per_s == Approx(9.80));
+  CHECK(r.loss == Approx(0.401));
+  auto p = progress_from(r, 120);
+  REQUIRE(p);
+  CHECK(format_progress(*p) == "epoch 2 [##--------] 20/100 loss 0.401 9.80 it/s");
+  // Slow steps print s/it, the first update ?it/s, and loss may be absent.
+  r = read("lightning", {"Epoch 3:   1%|          | 1/100 [00:02<03:20,  2.50s/it]"});
+  REQUIRE(r.matched);
+  CHECK(r.epoch == 4);
+  CHECK_FALSE(r.it_per_s);
+  CHECK_FALSE(r.loss);
+  CHECK(read("lightning", {"Epoch 0:   0%|          | 0/100 [00:00<?, ?it/s]"}).step == 0);
+  CHECK_FALSE(read("lightning", {"Validation DataLoader 0: 100%|██████████| 10/10 [00:01<00:00,  9.1it/s]"}).matched);
+}
+
+TEST_CASE("a pattern of the user's own, over \\r-separated tqdm output") {
+  ProgressSpec spec;
+  spec.pattern = R"(step (?<step>\d+) of (?<steps>\d+).*?(?P<samples_per_s>[\d.]+) samples/s)";
+  test::TempDir dir;
+  std::ofstream(dir.path + "/log") << "starting\rstep 1 of 10 1.5 samples/s\rstep 4 of 10 3.5 samples/s\n";
+  auto r = read_with_pattern(spec, log_lines(dir.path + "/log"));
+  CHECK(r.step == 4);
+  CHECK(r.samples_per_s == Approx(3.5));
+  CHECK(format_progress(*progress_from(r, 40)) == "epoch 1 [####------] 4/10 4 img/s");
+}
+
+TEST_CASE("bad patterns are refused with the reason") {
+  std::string problem;
+  CHECK_FALSE(compile_progress_pattern(R"((?<epoch>\d+) (?<los>[\d.]+))", &problem));
+  CHECK(problem.find("names a group 'los' (did you mean 'loss'?); the groups ddpctl reads are epoch, epochs") !=
+        std::string::npos);
+  CHECK_FALSE(compile_progress_pattern(R"(loss (?<loss>[\d.]+))", &problem));
+  CHECK(problem == "has neither an epoch nor a step group, so progress cannot be read from it");
+  CHECK_FALSE(compile_progress_pattern(R"((?<epoch>\d+)(unclosed)", &problem));
+  CHECK(problem.find("is not a regular expression ddpctl can use") != std::string::npos);
+  CHECK_FALSE(compile_progress_pattern(R"((?<epoch>\d+) (?<epoch>\d+))", &problem));
+  CHECK(problem == "names the group epoch twice");
+  // Groups after plain ones, lookbehind-like syntax left alone, classes with parentheses.
+  auto c = compile_progress_pattern(R"((a|b) [(] (?:x) (?<step>\d+))", &problem);
+  REQUIRE(c);
+  CHECK(c->groups.at("step") == 2);
+}
+
+TEST_CASE("the spec's progress: section, by preset or pattern, with file:line errors") {
+  RunSpec s = parse_run_spec("p.yaml", "name: d\ncluster: local\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: [p]\n"
+                                       "progress: lightning\n");
+  REQUIRE(s.progress);
+  CHECK(s.progress->preset == "lightning");
+  CHECK(s.progress->epoch_base == 0);
+  s = parse_run_spec("p.yaml", "name: d\ncluster: local\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: [p]\n"
+                               "progress: {preset: huggingface, epochs: 3, file: batch}\n");
+  REQUIRE(s.progress);
+  CHECK(s.progress->epochs == 3);
+  CHECK(s.progress->file == "batch");
+  CHECK(s.progress->pattern == progress_preset("huggingface")->pattern);
+
+  CHECK(error_for("progress: lightnin\n") ==
+        "p.yaml:6:11: progress: 'lightnin' is not a bundled pattern; the presets are 'seed', 'huggingface' or "
+        "'lightning' (did you mean 'lightning'?) (or write pattern: with named groups)");
+  CHECK(error_for("progress: {pattern: 'loss (?<loss>[0-9.]+)'}\n")
+            .find("p.yaml:6:21: progress.pattern: 'loss (?<loss>[0-9.]+)' has neither an epoch nor a step group") != std::string::npos);
+  CHECK(error_for("progress: {pattern: '(?<epoch>\\d+)', file: rank1}\n").find("progress.file: 'rank1' must be 'rank0'") !=
+        std::string::npos);
+  CHECK(error_for("progress: {preset: seed, pattern: '(?<epoch>\\d+)'}\n")
+            .find("progress.pattern: set either preset: (a bundled pattern) or pattern: (your own), not both") !=
+        std::string::npos);
+  CHECK(error_for("progress: {epochs: 3}\n").find("progress.pattern: required: set pattern:") != std::string::npos);
+  CHECK(error_for("progress: {pattern: '(?<epoch>\\d+)', epochz: 3}\n").find("progress: unknown field 'epochz' (did you mean 'epochs'?)") !=
+        std::string::npos);
+}
+
+TEST_CASE("status and report read the rank-0 log of the latest attempt, report every attempt") {
+  test::TempDir dir;
+  RunShape shape;
+  shape.job_name = "job";
+  shape.output_dir = dir.path;
+  shape.nodes = 1;
+  shape.ranks_per_node = 2;
+  shape.progress = progress_preset("seed");
+  std::ofstream(dir.path + "/job_7.restart0.0.out")
+      << "Epoch [1/3] LR: 0.1 | Loss (train, val): 2.0, 2.0 | Accuracy (train, val): 1%, 1% | Throughput: 100.0 img/s\n"
+         "Epoch [2/3] LR: 0.1 | Loss (train, val): 1.9, 1.9 | Accuracy (train, val): 1%, 1% | Throughput: 110.0 img/s\n";
+  std::ofstream(dir.path + "/job_7.restart1.0.out")
+      << "Epoch [2/3] LR: 0.1 | Loss (train, val): 1.8, 1.8 | Accuracy (train, val): 1%, 1% | Throughput: 120.0 img/s\n";
+  CHECK(progress_log(shape, "7") == dir.path + "/job_7.restart1.0.out");
+  Job job;
+  job.id = "7";
+  job.start_time = 1000;
+  auto p = pattern_progress(shape, job, 1060);
+  REQUIRE(p);
+  CHECK(p->epoch == 2);
+  CHECK(p->samples_per_s == Approx(120.0));
+  CHECK(p->source == dir.path + "/job_7.restart1.0.out");
+  std::string source;
+  MetricsFile m = pattern_metrics(shape, "7", &source);
+  REQUIRE(m.epochs.size() == 2);
+  CHECK(m.epochs[0].img_per_s == Approx(100.0));
+  CHECK(m.epochs[1].img_per_s == Approx(120.0));  // the requeued attempt's epoch 2 replaces the first's
+  CHECK(m.epochs[1].world_size == 2);
+  CHECK(source == dir.path + "/job_7.restart1.0.out");
+  shape.progress.reset();
+  CHECK_FALSE(pattern_progress(shape, job, 1060));
+}
