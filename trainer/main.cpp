@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   try {
     ddptrain::Options o = ddptrain::parse_options(argc, argv);
+    if (o.loader_only) return ddptrain::run_loader_only(o);
     if (o.nproc_per_node > 0 && !o.worker) return ddptrain::run_launcher(o.nproc_per_node, ddptrain::worker_argv(argc, argv));
     return ddptrain::run_worker(o);
   } catch (const c10::Error& e) {

@@ -72,6 +72,9 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--synthetic-size", o.synthetic_size, "Synthetic samples per epoch")->check(CLI::Range(1L, 100000000L));
   app.add_option("--max-steps", o.max_steps, "Stop each epoch after this many optimizer steps")->check(CLI::Range(0L, 100000000L));
   app.add_flag("--no-val", o.no_val, "Skip validation");
+  app.add_flag("--loader-only", o.loader_only,
+               "Time the data loader alone: one epoch's batches (at most --max-steps) built by --workers threads, "
+               "no model; prints one JSON line");
   app.add_option("--metrics", o.metrics, "JSON-lines metrics file (rank 0 writes)");
   app.add_option("--progress", o.progress, "Progress file for ddpctl status ($DDPCTL_PROGRESS_FILE)");
   app.add_flag("!--no-keep-memory", o.keep_memory, "Let malloc return freed tensors to the OS");

@@ -381,4 +381,28 @@ int run_worker(const Options& o) {
   return 0;
 }
 
+int run_loader_only(const Options& o) {
+  torch::set_num_threads(o.threads > 0 ? o.threads : 1);
+  DataSource src = open_data(o);
+  Loader loader(src, true, train_shard(src.train_size(), 1, 0, 0), o.batch_size, o.workers, o.seed, 0, true);
+  size_t batches = loader.size();
+  if (o.max_steps > 0) batches = std::min(batches, static_cast<size_t>(o.max_steps));
+  if (batches < 2) throw std::runtime_error("--loader-only needs at least 2 batches: more images, or a smaller --batch-size");
+  // The first batch pays for starting the threads; time the rest.
+  auto first = loader.next();
+  Clock::time_point t0 = Clock::now();
+  long images = 0;
+  for (size_t b = 1; b < batches; ++b) {
+    auto batch = loader.next();
+    if (!batch) break;
+    images += batch->images.size(0);
+  }
+  double s = seconds_since(t0);
+  nlohmann::json j = {{"loader_img_per_s", static_cast<double>(images) / s}, {"images", images}, {"seconds", s},
+                      {"workers", o.workers}, {"batch_size", o.batch_size}, {"image_size", src.image_size},
+                      {"layout", src.layout}, {"first_batch_images", first ? first->images.size(0) : 0}};
+  std::printf("%s\n", j.dump().c_str());
+  return 0;
+}
+
 }  // namespace ddptrain

@@ -7,4 +7,9 @@ namespace ddptrain {
 // Returns the process exit status (0, or kStoppedForRequeue after a stop).
 int run_worker(const Options& o);
 
+// --loader-only: one epoch of rank 0's batches of a 1-rank run (at most
+// --max-steps), built by --workers threads with nothing consuming them but
+// this loop; prints one JSON line: images per second after the first batch.
+int run_loader_only(const Options& o);
+
 }  // namespace ddptrain
