@@ -6,7 +6,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <pwd.h>
 #include <regex>
 #include <sstream>
@@ -19,29 +18,6 @@ namespace ddpctl {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::vector<std::string> read_lines(const std::string& path) {
-  std::vector<std::string> lines;
-  std::ifstream in(path, std::ios::binary);
-  // The tail is what matters, and logs can be large: the last 4 MiB.
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  if (size < 0) return lines;
-  std::streamoff start = std::max<std::streamoff>(0, size - (4 << 20));
-  in.seekg(start);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::string line;
-  for (char c : text) {
-    if (c == '\n' || c == '\r') {
-      if (!line.empty()) lines.push_back(line);
-      line.clear();
-    } else {
-      line += c;
-    }
-  }
-  if (!line.empty()) lines.push_back(line);
-  return lines;
-}
 
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t");
@@ -244,7 +220,7 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
   f.exit = job.exit;
   const std::string base = log_base(shape, job.id);
   if (restart < 0) restart = std::max(0, latest_restart(base));
-  std::vector<std::string> batch = latest_attempt(read_lines(base + ".err"));
+  std::vector<std::string> batch = latest_attempt(tail_lines(base + ".err"));
 
   // Slurm's own words about the job, in the batch log.
   static const std::regex node_failure(R"(^srun: error: Node failure on (\S+))");
@@ -314,7 +290,7 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
   std::optional<Failure> first, genuine;
   for (Failure& t : tasks) {
     std::string path = fmt::format("{}.restart{}.{}.out", base, restart, *t.task);
-    std::vector<std::string> lines = read_lines(path);
+    std::vector<std::string> lines = tail_lines(path);
     t.log = path;
     if (shape.per_gpu || shape.ranks_per_node == 1) t.rank = *t.task;
     // The bundled trainer's launcher names the worker: "rank 3 (local rank 1, pid 77) was killed by ...".
@@ -428,7 +404,7 @@ std::optional<Requeue> find_requeue(const RunShape& shape, const Job& job,
   r.attempt = restarts + 1;
   if (shape.max_restarts > 0) r.of = shape.max_restarts + 1;
   // ddpctl's script requeued itself after the stop signal before the time limit.
-  for (const auto& l : read_lines(base + ".err"))
+  for (const auto& l : tail_lines(base + ".err"))
     if (l.find(fmt::format("ddpctl: requeueing job {} (restart {} of", job.id, restarts)) != std::string::npos)
       r.why = "at the time limit";
   std::vector<Job> earlier;
@@ -440,7 +416,7 @@ std::optional<Requeue> find_requeue(const RunShape& shape, const Job& job,
         // The node that failed, as srun saw it in the earlier attempts' lines.
         std::string node;
         static const std::regex node_failure(R"(^srun: error: Node failure on (\S+))");
-        for (const auto& l : read_lines(base + ".err")) {
+        for (const auto& l : tail_lines(base + ".err")) {
           std::smatch m;
           if (std::regex_search(l, m, node_failure)) node = m[1];
         }

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fstream>
+#include <iterator>
 #include <unistd.h>
 
 #include "diagnostics.hpp"
@@ -36,6 +38,28 @@ std::string read_file(const std::string& path, size_t max_bytes) {
   }
   ::close(fd);
   return out;
+}
+
+std::vector<std::string> tail_lines(const std::string& path, size_t max_bytes) {
+  std::vector<std::string> lines;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return lines;
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  if (size < 0) return lines;
+  in.seekg(std::max<std::streamoff>(0, size - static_cast<std::streamoff>(max_bytes)));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string line;
+  for (char c : text) {
+    if (c == '\n' || c == '\r') {
+      if (!line.empty()) lines.push_back(line);
+      line.clear();
+    } else {
+      line += c;
+    }
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
 }
 
 void write_file_atomic(const std::string& path, const std::string& content, mode_t mode) {

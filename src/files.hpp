@@ -1,12 +1,18 @@
 #pragma once
 #include <string>
 #include <sys/types.h>
+#include <vector>
 
 namespace ddpctl {
 
 // Reads a whole file; throws UserError naming the path when it cannot be read
 // or is larger than `max_bytes`.
 std::string read_file(const std::string& path, size_t max_bytes = 1 << 20);
+
+// The lines of a log's last `max_bytes` (logs can be large; the tail is what
+// matters): '\n' and '\r' both end a line, empty lines are dropped. None when
+// the file cannot be read.
+std::vector<std::string> tail_lines(const std::string& path, size_t max_bytes = 4 << 20);
 
 // Writes `content` to `path` atomically: a temporary file in the same folder is
 // written, flushed to disk and renamed over `path`, so readers see the old file

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <fstream>
 #include <regex>
 
 #include "failure.hpp"
+#include "files.hpp"
 #include "text.hpp"
 
 namespace ddpctl {
@@ -120,28 +120,6 @@ std::optional<CompiledPattern> compile_progress_pattern(const std::string& patte
   return c;
 }
 
-std::vector<std::string> log_lines(const std::string& path) {
-  std::vector<std::string> lines;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return lines;
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  std::streamoff start = std::max<std::streamoff>(0, size - (4 << 20));
-  in.seekg(start);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::string line;
-  for (char c : text) {
-    if (c == '\n' || c == '\r') {
-      if (!line.empty()) lines.push_back(line);
-      line.clear();
-    } else {
-      line += c;
-    }
-  }
-  if (!line.empty()) lines.push_back(line);
-  return lines;
-}
-
 PatternReading read_with_pattern(const ProgressSpec& spec, const std::vector<std::string>& lines) {
   PatternReading r;
   std::string problem;
@@ -213,7 +191,7 @@ std::string progress_log(const RunShape& shape, const std::string& job_id) {
 std::optional<Progress> pattern_progress(const RunShape& shape, const Job& job, long long now) {
   if (!shape.progress) return std::nullopt;
   std::string path = progress_log(shape, job.id);
-  PatternReading r = read_with_pattern(*shape.progress, log_lines(path));
+  PatternReading r = read_with_pattern(*shape.progress, tail_lines(path));
   long long elapsed = job.start_time && *job.start_time <= now ? now - *job.start_time : 0;
   auto p = progress_from(r, elapsed);
   if (p) p->source = path;
@@ -232,7 +210,7 @@ MetricsFile pattern_metrics(const RunShape& shape, const std::string& job_id, st
   }
   std::map<int, EpochMetrics> by_epoch;
   for (const auto& path : paths) {
-    PatternReading r = read_with_pattern(*shape.progress, log_lines(path));
+    PatternReading r = read_with_pattern(*shape.progress, tail_lines(path));
     for (auto& [e, m] : r.per_epoch) {
       m.world_size = shape.nodes * shape.ranks_per_node;
       by_epoch[e] = m;

@@ -47,9 +47,6 @@ PatternReading read_with_pattern(const ProgressSpec& spec, const std::vector<std
 // Progress as status shows it; `elapsed_s` (since the attempt started) gives the ETA.
 std::optional<Progress> progress_from(const PatternReading& r, long long elapsed_s);
 
-// The lines of a log file (its last 4 MiB), split at \n and \r.
-std::vector<std::string> log_lines(const std::string& path);
-
 // The log a shape's progress: section reads for the job's latest attempt:
 // task 0's step log of the latest restart, or the batch log.
 std::string progress_log(const RunShape& shape, const std::string& job_id);

@@ -215,7 +215,6 @@ JobQuery SlurmClient::queue() {
 }
 
 JobQuery SlurmClient::accounting(const std::vector<std::string>& ids, long long since) {
-  JobQuery q;
   std::vector<std::string> argv = {"sacct", "-X", "-n", "-P", "-o", kSacctFormat};
   if (!ids.empty()) argv.push_back("--jobs=" + join(ids, ","));
   if (since > 0) {
@@ -226,21 +225,18 @@ JobQuery SlurmClient::accounting(const std::vector<std::string>& ids, long long 
   } else if (!ids.empty()) {
     argv.push_back("--starttime=1970-01-01");
   }
-  CommandResult r = raw(argv);
-  // With accounting off, sacct says so and exits 1 (or 0 with nothing).
-  if (!r.ok() || contains(r.err, "accounting storage is disabled")) {
-    q.error = r.describe();
-    return q;
-  }
-  q.jobs = parse_sacct(r.out);
-  q.answered = true;
-  return q;
+  return sacct(argv);
 }
 
 JobQuery SlurmClient::attempts(const std::string& id) {
+  return sacct({"sacct", "-X", "-n", "-P", "--duplicates", "-o", kSacctFormat, "--jobs=" + id,
+                "--starttime=1970-01-01"});
+}
+
+JobQuery SlurmClient::sacct(const std::vector<std::string>& argv) {
   JobQuery q;
-  CommandResult r = raw({"sacct", "-X", "-n", "-P", "--duplicates", "-o", kSacctFormat, "--jobs=" + id,
-                         "--starttime=1970-01-01"});
+  CommandResult r = raw(argv);
+  // With accounting off, sacct says so and exits 1 (or 0 with nothing).
   if (!r.ok() || contains(r.err, "accounting storage is disabled")) {
     q.error = r.describe();
     return q;

@@ -181,6 +181,8 @@ class SlurmClient {
   CommandResult raw(const std::vector<std::string>& argv);
 
  private:
+  JobQuery sacct(const std::vector<std::string>& argv);  // parsed, or why not
+
   CommandRunner& runner_;
   std::chrono::milliseconds query_timeout_;
   std::chrono::milliseconds submit_timeout_;

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
+#include "files.hpp"
 #include "helpers.hpp"
 #include "progress_pattern.hpp"
 #include "spec.hpp"
@@ -91,7 +92,7 @@ TEST_CASE("a pattern of the user's own, over \\r-separated tqdm output") {
   spec.pattern = R"(step (?<step>\d+) of (?<steps>\d+).*?(?P<samples_per_s>[\d.]+) samples/s)";
   test::TempDir dir;
   std::ofstream(dir.path + "/log") << "starting\rstep 1 of 10 1.5 samples/s\rstep 4 of 10 3.5 samples/s\n";
-  auto r = read_with_pattern(spec, log_lines(dir.path + "/log"));
+  auto r = read_with_pattern(spec, tail_lines(dir.path + "/log"));
   CHECK(r.step == 4);
   CHECK(r.samples_per_s == Approx(3.5));
   CHECK(format_progress(*progress_from(r, 40)) == "epoch 1 [####------] 4/10 4 img/s");
