@@ -35,5 +35,7 @@ expect_offer myrun-20261123T000000Z-abcdef ddpctl logs myrun-
 expect_offer gilbreth ddpctl gen hybrid.yaml --set cluster = gi
 expect_offer zsh ddpctl completion z
 [ -z "$(complete_words ddpctl nosuchcommand "")" ] || fail "an unknown subcommand got candidates"
-"$DDPCTL" completion zsh | grep -q "^compdef _ddpctl ddpctl" || fail "the zsh script does not register itself"
+# Read whole first: under pipefail, grep -q's early exit can kill the writer.
+zsh_script=$("$DDPCTL" completion zsh)
+grep -q "^compdef _ddpctl ddpctl" <<<"$zsh_script" || fail "the zsh script does not register itself"
 echo ok

@@ -37,6 +37,18 @@ cleanup_jobs() {
   done
   return "$rc"
 }
+# submit_at_once N SPEC: N ddpctls submitting SPEC at the same moment, each's
+# output in out.I and err.I (I from 1); fails naming any that failed.
+submit_at_once() {
+  local n=$1 spec=$2 i pids=()
+  for i in $(seq "$n"); do
+    "$LOCAL_SLURM" exec -- "$DDPCTL" submit "$spec" >"out.$i" 2>"err.$i" &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || fail "submit $((i + 1)) failed: $(cat "out.$((i + 1))" "err.$((i + 1))")"$'\n'"$(jobs_report)"
+  done
+}
 # jobs_report: what Slurm says of this test's jobs, for a failure message.
 jobs_report() {
   echo "squeue:"

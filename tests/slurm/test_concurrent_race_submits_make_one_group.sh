@@ -15,14 +15,7 @@ command: "sleep 300"
 alternatives:
   - {partition: gpu, label: gpu}
 YAML
-pids=()
-for i in 1 2 3 4; do
-  "$LOCAL_SLURM" exec -- "$DDPCTL" submit job.yaml >"out.$i" 2>"err.$i" &
-  pids+=($!)
-done
-for i in "${!pids[@]}"; do
-  wait "${pids[$i]}" || fail "submit $((i + 1)) failed: $(cat "out.$((i + 1))" "err.$((i + 1))")"$'\n'"$(jobs_report)"
-done
+submit_at_once 4 job.yaml
 races=$(cat out.* | grep -c "^submitted race of" || true)
 already=$(cat out.* | grep -c "^already submitted: job" || true)
 [ "$races" -eq 1 ] || fail "$races submits made a race group, expected 1: $(cat out.* err.*)"$'\n'"$(jobs_report)"

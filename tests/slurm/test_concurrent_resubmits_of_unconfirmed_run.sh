@@ -17,14 +17,7 @@ expect_code 1
 expect_err "recorded as unconfirmed"
 [ "$(ledger_outcomes)" = "unconfirmed " ] || fail "ledger: $(ledger_outcomes)"
 export PATH=${PATH#"$T/fakebin:"}
-pids=()
-for i in 1 2 3 4 5 6 7 8; do
-  "$LOCAL_SLURM" exec -- "$DDPCTL" submit job.yaml >"out.$i" 2>"err.$i" &
-  pids+=($!)
-done
-for i in "${!pids[@]}"; do
-  wait "${pids[$i]}" || fail "submit $((i + 1)) failed: $(cat "out.$((i + 1))" "err.$((i + 1))")"
-done
+submit_at_once 8 job.yaml
 submitted=$(cat out.* | grep -c "^submitted job" || true)
 [ "$submitted" -eq 1 ] || fail "$submitted submits made a job, expected 1: $(cat out.* err.*)"
 [ "$(job_ids | wc -l)" -eq 1 ] || fail "Slurm has jobs $(job_ids | tr '\n' ' '), expected one"

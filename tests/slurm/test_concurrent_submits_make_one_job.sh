@@ -9,14 +9,7 @@ source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # another one.
 export SBATCH_HOLD=1
 write_long_spec job.yaml
-pids=()
-for i in 1 2 3 4 5 6 7 8; do
-  "$LOCAL_SLURM" exec -- "$DDPCTL" submit job.yaml >"out.$i" 2>"err.$i" &
-  pids+=($!)
-done
-for i in "${!pids[@]}"; do
-  wait "${pids[$i]}" || fail "submit $((i + 1)) failed: $(cat "out.$((i + 1))" "err.$((i + 1))")"
-done
+submit_at_once 8 job.yaml
 submitted=$(cat out.* | grep -c "^submitted job" || true)
 already=$(cat out.* | grep -c "^already submitted: job" || true)
 [ "$submitted" -eq 1 ] || fail "$submitted submits made a job, expected 1: $(cat out.* err.*)"
