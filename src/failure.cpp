@@ -321,14 +321,14 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
     f = genuine ? *genuine : *first;
     if (!slurm_line.empty()) f.line = slurm_line;  // Slurm's OOM line says more than the program's last words
     f.what = slurm_what;
-  } else if (f.line.empty()) {
-    // No task failed: the batch script itself (ddpctl's checks, a setup line).
-    std::vector<std::string> own;
-    for (const auto& l : batch)
-      if (l.rfind("ddpctl: error: the training step exited", 0) != 0 && !is_noise(l)) own.push_back(l);
-    f.line = meaningful_line(own);
-    f.log = base + ".err";
   } else {
+    if (f.line.empty()) {
+      // No task failed: the batch script itself (ddpctl's checks, a setup line).
+      std::vector<std::string> own;
+      for (const auto& l : batch)
+        if (l.rfind("ddpctl: error: the training step exited", 0) != 0 && !is_noise(l)) own.push_back(l);
+      f.line = meaningful_line(own);
+    }
     f.log = base + ".err";
   }
   // The job's end state in words, where the logs said nothing more precise.
