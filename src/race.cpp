@@ -1,6 +1,7 @@
 #include "race.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
@@ -18,23 +19,59 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// "<job id> <label> <unix time>" as the scripts write it.
+// "<job id> <label> <unix time> [<attempt>]" as the scripts write it.
 std::optional<RaceEvent> read_event(const fs::path& path) {
   std::ifstream in(path);
   RaceEvent e;
   if (!(in >> e.job_id)) return std::nullopt;
   std::string second;
   if (in >> second) {
-    // cancelled.<id> holds "<id> <time>"; the others "<id> <label> <time>".
+    // cancelled.<id> holds "<id> <time>"; the others "<id> <label> <time>",
+    // winner files (since re-racing) also the attempt that claimed.
     std::string third;
     if (in >> third) {
       e.label = second;
       e.at = std::atof(third.c_str());
+      std::string fourth;
+      if (in >> fourth) e.attempt = std::atoi(fourth.c_str());
     } else {
       e.at = std::atof(second.c_str());
     }
   }
   return e;
+}
+
+std::map<std::string, std::string> read_jobs(const fs::path& dir) {
+  std::map<std::string, std::string> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    std::ifstream in(entry.path());
+    std::string id;
+    if (in >> id) out[entry.path().filename().string()] = id;
+  }
+  return out;
+}
+
+RaceGeneration read_generation(const Run& run, int n) {
+  RaceGeneration g;
+  g.number = n;
+  std::error_code ec;
+  fs::path claim = claim_dir(run, n);
+  g.claimed = fs::is_directory(claim, ec);
+  if (g.claimed) g.winner = read_event(claim / "winner");
+  g.job_of_label = read_jobs(race_jobs_dir(run, n));
+  if (n > 1) {
+    fs::path why = fs::path(race_dir(run)) / fmt::format("gen.{}", n) / "why";
+    if (fs::exists(why, ec)) {
+      // "<unix time> <words>"
+      std::string text = read_file(why.string());
+      while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+      size_t space = text.find(' ');
+      g.opened_at = std::atof(text.substr(0, space).c_str());
+      g.why = space == std::string::npos ? "" : text.substr(space + 1);
+    }
+  }
+  return g;
 }
 
 const char* kind_name(StartEstimate::Kind k) {
@@ -70,6 +107,9 @@ std::vector<RankedShape> read_ranking(const fs::path& path) {
       r.estimate.reason = j.value("reason", "");
       r.dropped = j.value("dropped", false);
       r.why_dropped = j.value("why_dropped", "");
+      if (j.contains("run_time_s") && j["run_time_s"].is_number()) r.run_time_s = j["run_time_s"].get<double>();
+      r.run_time_from = j.value("run_time_from", "");
+      if (j.contains("finish") && j["finish"].is_number()) r.finish = j["finish"].get<long long>();
       out.push_back(r);
     }
   } catch (const nlohmann::json::exception&) {
@@ -99,19 +139,78 @@ std::vector<RankedShape> rank_shapes(std::vector<RankedShape> shapes) {
   return shapes;
 }
 
+std::vector<RankedShape> rank_by_finish(std::vector<RankedShape> shapes, long long now, std::string& note) {
+  for (const auto& r : shapes)
+    if (!r.dropped && !r.run_time_s) {
+      note = fmt::format("no predicted run time for shape {}: ranked by estimated start", r.label);
+      return rank_shapes(shapes);
+    }
+  const RankedShape* best = nullptr;
+  for (auto& r : shapes) {
+    if (r.dropped || r.estimate.kind != StartEstimate::Kind::Starts) continue;
+    r.finish = std::max(r.estimate.start, now) + static_cast<long long>(std::llround(*r.run_time_s));
+    if (!best || *r.finish < *best->finish) best = &r;
+  }
+  if (best) {
+    // Copies: `best` points into the vector being changed.
+    const std::string best_label = best->label;
+    const long long best_finish = *best->finish;
+    for (auto& r : shapes) {
+      if (r.dropped || r.label == best_label) continue;
+      long long soonest = now + static_cast<long long>(std::llround(*r.run_time_s));
+      if (soonest <= best_finish) continue;
+      r.dropped = true;
+      r.why_dropped = fmt::format(
+          "even starting now it would finish in {} ({} run time), after shape {}'s predicted finish in {}",
+          format_duration(soonest - now), format_duration(std::llround(*r.run_time_s)), best_label,
+          format_duration(best_finish - now));
+    }
+  }
+  auto order = [](const RankedShape& r) {
+    if (r.dropped) return 2;
+    return r.finish ? 0 : 1;
+  };
+  std::stable_sort(shapes.begin(), shapes.end(), [&](const RankedShape& a, const RankedShape& b) {
+    if (order(a) != order(b)) return order(a) < order(b);
+    return order(a) == 0 && *a.finish < *b.finish;
+  });
+  return shapes;
+}
+
 std::vector<std::string> format_ranking(const std::vector<RankedShape>& ranking, long long now) {
-  std::vector<std::vector<std::string>> rows = {{"RANK", "SHAPE", "ESTIMATED START", "NODES", "PARTITION", "WHY"}};
+  bool timed = std::any_of(ranking.begin(), ranking.end(), [](const RankedShape& r) { return r.run_time_s.has_value(); });
+  std::vector<std::vector<std::string>> rows = {{"RANK", "SHAPE", "ESTIMATED START"}};
+  if (timed) rows[0].insert(rows[0].end(), {"RUN TIME", "PREDICTED FINISH"});
+  rows[0].insert(rows[0].end(), {"NODES", "PARTITION", "WHY"});
+  auto when = [&](long long t) {
+    long long wait = t - now;
+    return wait <= 0 ? std::string("now") : fmt::format("in {} ({})", format_duration(wait), clock(t));
+  };
   int rank = 0;
   for (const auto& r : ranking) {
+    std::vector<std::string> row;
+    std::string why;
     if (r.dropped) {
-      rows.push_back({"-", r.label, "never (dropped)", "-", "-", r.why_dropped});
+      bool runnable = r.estimate.kind == StartEstimate::Kind::Starts && r.run_time_s;
+      row = {"-", r.label, runnable ? when(r.estimate.start) : "never (dropped)"};
+      why = r.why_dropped;
     } else if (r.estimate.kind != StartEstimate::Kind::Starts) {
-      rows.push_back({std::to_string(++rank), r.label, "unknown", "-", "-", r.estimate.reason});
+      row = {std::to_string(++rank), r.label, "unknown"};
+      why = r.estimate.reason;
     } else {
-      long long wait = r.estimate.start - now;
-      std::string start = wait <= 0 ? "now" : fmt::format("in {} ({})", format_duration(wait), clock(r.estimate.start));
-      rows.push_back({std::to_string(++rank), r.label, start, r.estimate.nodes, r.estimate.partition, ""});
+      row = {std::to_string(++rank), r.label, when(r.estimate.start)};
     }
+    if (timed) {
+      row.push_back(r.run_time_s ? fmt::format("{} ({})", format_duration(std::llround(*r.run_time_s)),
+                                               r.run_time_from)
+                                 : "unknown");
+      row.push_back(r.finish && !r.dropped ? when(*r.finish) : r.dropped && r.run_time_s ? "dropped" : "-");
+    }
+    bool placed = r.estimate.kind == StartEstimate::Kind::Starts;
+    row.push_back(placed && !r.estimate.nodes.empty() ? r.estimate.nodes : "-");
+    row.push_back(placed && !r.estimate.partition.empty() ? r.estimate.partition : "-");
+    row.push_back(why);
+    rows.push_back(row);
   }
   return format_columns(rows);
 }
@@ -141,14 +240,13 @@ RaceState read_race(const Run& run) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return s;
   s.is_race = true;
-  s.claimed = fs::is_directory(dir / "claim", ec);
-  if (s.claimed) s.winner = read_event(dir / "claim" / "winner");
+  for (int n = 1; n == 1 || fs::is_directory(dir / fmt::format("gen.{}", n), ec); ++n)
+    s.generations.push_back(read_generation(run, n));
+  const RaceGeneration& now = s.generations.back();
+  s.claimed = now.claimed;
+  s.winner = now.winner;
+  s.job_of_label = now.job_of_label;
   s.ranking = read_ranking(dir / "ranking.json");
-  for (const auto& entry : fs::directory_iterator(dir / "jobs", ec)) {
-    std::ifstream in(entry.path());
-    std::string id;
-    if (in >> id) s.job_of_label[entry.path().filename().string()] = id;
-  }
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     std::string name = entry.path().filename().string();
     if (name.rfind("cancelled.", 0) == 0) {
@@ -170,12 +268,29 @@ void record_ranking(const Run& run, const std::vector<RankedShape>& ranking) {
                    {"partition", r.estimate.partition},
                    {"reason", r.estimate.reason},
                    {"dropped", r.dropped},
-                   {"why_dropped", r.why_dropped}});
+                   {"why_dropped", r.why_dropped},
+                   {"run_time_s", r.run_time_s ? nlohmann::json(*r.run_time_s) : nlohmann::json()},
+                   {"run_time_from", r.run_time_from},
+                   {"finish", r.finish ? nlohmann::json(*r.finish) : nlohmann::json()}});
   write_file_atomic(race_dir(run) + "/ranking.json", out.dump(2) + "\n");
 }
 
-void record_race_job(const Run& run, const std::string& label, const std::string& job_id) {
-  write_file_atomic(race_dir(run) + "/jobs/" + label, job_id + "\n");
+std::string claim_dir(const Run& run, int generation) {
+  return race_dir(run) + (generation <= 1 ? "/claim" : fmt::format("/claim.{}", generation));
+}
+
+std::string race_jobs_dir(const Run& run, int generation) {
+  return race_dir(run) + (generation <= 1 ? "/jobs" : fmt::format("/gen.{}/jobs", generation));
+}
+
+const RaceGeneration* generation_won_by(const RaceState& race, const std::string& job_id) {
+  for (const auto& g : race.generations)
+    if (g.winner && g.winner->job_id == job_id) return &g;
+  return nullptr;
+}
+
+void record_race_job(const Run& run, const std::string& label, const std::string& job_id, int generation) {
+  write_file_atomic(race_jobs_dir(run, generation) + "/" + label, job_id + "\n");
 }
 
 }  // namespace ddpctl

@@ -17,30 +17,57 @@ namespace ddpctl {
 
 struct RaceEvent {
   std::string job_id, label;
-  double at = 0;  // Unix time, seconds
+  double at = 0;    // Unix time, seconds
+  int attempt = 0;  // the job's SLURM_RESTART_COUNT when it claimed (winner files)
 };
 
 // One shape in a ranking by estimated start (--rank-by-estimate, race --plan).
 struct RankedShape {
   std::string label;
   StartEstimate estimate;
-  bool dropped = false;     // it cannot run: the preflight's or Slurm's reason
+  bool dropped = false;     // it cannot run, or (by finish) cannot finish first: the reason
   std::string why_dropped;
+  std::optional<double> run_time_s;  // predicted from earlier runs (report.hpp's predict)
+  std::string run_time_from;         // "measured", "from shape 2x1", "assumed ideal"
+  std::optional<long long> finish;   // estimated start (or now) + run time
 };
 
 // Earliest estimated start first (ties keep the given order, which is the
 // spec's), then shapes Slurm gave no estimate for, then the dropped ones.
 std::vector<RankedShape> rank_shapes(std::vector<RankedShape> shapes);
+
+// --rank-by finish. With a run time for every shape still in: each one's
+// predicted finish (its estimated start, or `now`, plus the run time); a
+// shape that even started `now` would finish after the best predicted finish
+// is dropped, saying so; the rest go earliest finish first (then shapes
+// without an estimated start, then the dropped). When a shape has no run
+// time, the ranking is by start and `note` says why.
+std::vector<RankedShape> rank_by_finish(std::vector<RankedShape> shapes, long long now, std::string& note);
+
 // The ranking as a table: rank, shape, estimated start (relative to `now`, and
-// the local clock time), nodes, partition, and why a shape was dropped or has
-// no estimate.
+// the local clock time), the predicted run time and finish when known, nodes,
+// partition, and why a shape was dropped or has no estimate.
 std::vector<std::string> format_ranking(const std::vector<RankedShape>& ranking, long long now);
+
+// One round of the race. Generation 1 is the submission (race/claim,
+// race/jobs/); a re-race after the winner was requeued opens generation N
+// (race/gen.N/ with its why and jobs/, claimed through race/claim.N).
+struct RaceGeneration {
+  int number = 1;
+  bool claimed = false;                             // its claim folder exists (winner may still be writing)
+  std::optional<RaceEvent> winner;                  // its claim's winner file
+  std::map<std::string, std::string> job_of_label;  // its jobs/<label>
+  std::string why;                                  // N >= 2: why it was opened
+  double opened_at = 0;
+};
 
 struct RaceState {
   bool is_race = false;
-  std::optional<RaceEvent> winner;                  // claim/winner
-  bool claimed = false;                             // claim/ exists (winner may still be writing)
-  std::map<std::string, std::string> job_of_label;  // race/jobs/<label>
+  std::vector<RaceGeneration> generations;  // [0] is generation 1; the last is the current one
+  // The current generation's claim, winner and jobs:
+  std::optional<RaceEvent> winner;
+  bool claimed = false;
+  std::map<std::string, std::string> job_of_label;
   std::vector<RaceEvent> cancelled;                 // by the winner: cancelled.<id>
   std::vector<RaceEvent> stood_down;                // losers that started: stood-down.<id>
   std::vector<RankedShape> ranking;                 // ranking.json, when ranked by estimate
@@ -56,9 +83,16 @@ std::string race_dir(const Run& run);
 // Creates race/ and race/jobs/ in the run directory.
 void init_race(const Run& run);
 RaceState read_race(const Run& run);
+// Generation N's claim folder (race/claim, race/claim.N) and jobs folder
+// (race/jobs, race/gen.N/jobs).
+std::string claim_dir(const Run& run, int generation);
+std::string race_jobs_dir(const Run& run, int generation);
+// The generation in which `job_id` won, if it did.
+const RaceGeneration* generation_won_by(const RaceState& race, const std::string& job_id);
 // Keeps the ranking in race/ranking.json (status shows the dropped shapes).
 void record_ranking(const Run& run, const std::vector<RankedShape>& ranking);
-// Records `job_id` as the job of shape `label` (atomically), for the winner to cancel.
-void record_race_job(const Run& run, const std::string& label, const std::string& job_id);
+// Records `job_id` as the job of shape `label` in `generation` (atomically),
+// for that generation's winner to cancel.
+void record_race_job(const Run& run, const std::string& label, const std::string& job_id, int generation = 1);
 
 }  // namespace ddpctl

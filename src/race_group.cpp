@@ -13,6 +13,7 @@
 #include "jobs.hpp"
 #include "preflight.hpp"
 #include "render.hpp"
+#include "report.hpp"
 #include "text.hpp"
 
 namespace ddpctl {
@@ -95,10 +96,36 @@ std::string joined(const Diagnostics& d) {
   return join(parts, "; ");
 }
 
+// Each shape's predicted run time, from earlier runs of its spec's model and
+// data under `runs_root`; `why_not` collects why a spec has none.
+void add_run_times(const RaceGroup& g, const std::string& runs_root, std::vector<RankedShape>& shapes,
+                   SlurmClient& slurm, std::vector<std::string>& why_not) {
+  std::map<std::string, const Prediction*> by_label;
+  std::vector<RunTimes> times;
+  times.reserve(g.parts.size());
+  for (const auto& part : g.parts) {
+    std::vector<PlanShape> plan_shapes;
+    for (const auto& s : part.shapes) plan_shapes.push_back({s.label, s.nodes, s.ranks_per_node, s.gpus_per_node});
+    std::string text = g.specs[&part - g.parts.data()].text;
+    times.push_back(predict_run_times(workload_of(text), plan_shapes, spec_epochs(part.spec), runs_root, slurm,
+                                      static_cast<long long>(std::time(nullptr))));
+    if (!times.back().why_not.empty()) why_not.push_back(times.back().why_not);
+    for (const auto& p : times.back().shapes) by_label[p.shape.label] = &p;
+  }
+  for (auto& r : shapes)
+    if (auto it = by_label.find(r.label); it != by_label.end()) {
+      r.run_time_s = it->second->time_s;
+      r.run_time_from = it->second->efficiency_from;
+    }
+}
+
 // Preflight (unless skipped) and `sbatch --test-only` of each shape's script
-// in `script_dir`; shapes that cannot run are dropped with the reason.
-std::vector<RankedShape> rank_group(const RaceGroup& g, const std::string& script_dir, bool preflight_on,
-                                    SlurmClient& slurm) {
+// in `script_dir`; shapes that cannot run are dropped with the reason. By
+// finish, each shape's run time is predicted too, and `note` says when that
+// could not be done.
+std::vector<RankedShape> rank_group(const RaceGroup& g, const RaceRequest& req, const std::string& script_dir,
+                                    SlurmClient& slurm, std::string& note) {
+  bool preflight_on = req.preflight;
   std::vector<RankedShape> shapes;
   for (const auto& e : g.entries) {
     const ResolvedShape& s = g.shape(e);
@@ -123,7 +150,12 @@ std::vector<RankedShape> rank_group(const RaceGroup& g, const std::string& scrip
     }
     shapes.push_back(r);
   }
-  return rank_shapes(shapes);
+  if (req.rank_by == "start") return rank_shapes(shapes);
+  std::vector<std::string> why_not;
+  add_run_times(g, req.runs_root, shapes, slurm, why_not);
+  std::vector<RankedShape> ranked = rank_by_finish(shapes, static_cast<long long>(std::time(nullptr)), note);
+  if (!note.empty() && !why_not.empty()) note += " (" + join(why_not, "; ") + ")";
+  return ranked;
 }
 
 // Shapes of one spec share the world size; separate specs need not.
@@ -142,46 +174,14 @@ void note_world_sizes(const RaceGroup& g, const std::vector<std::string>& labels
                          join(shown, ", ")));
 }
 
-// Submits the shapes in `order` (labels); each job id is recorded before the
-// claim is looked at, so a winner can always cancel it or ddpctl does.
-std::vector<std::string> submit_shapes(Run& run, const std::vector<std::string>& order, SlurmClient& slurm,
-                                       Output& out) {
-  std::vector<std::string> submitted;
-  for (const auto& label : order) {
-    const RunShape& shape = *run.shape(label);
-    RaceState before = read_race(run);
-    if (before.claimed) {
-      out.line(fmt::format("shape {}: not submitted; the group was already won{}", shape.label,
-                           before.winner ? " by job " + before.winner->job_id : ""));
-      continue;
-    }
-    Attempt a = submit_attempt(run, shape, slurm);
-    if (a.outcome == Outcome::Rejected) {
-      out.error(fmt::format("shape {}: sbatch rejected the job: {}", shape.label, a.reason));
-      continue;
-    }
-    if (a.outcome != Outcome::Submitted) {
-      out.warning(fmt::format("shape {}: sbatch's answer was unclear ({}); recorded as unconfirmed in {}/ledger.json",
-                              shape.label, a.reason, run.dir));
-      continue;
-    }
-    // Record the id first, then look at the claim: a winner that claimed before
-    // the id was there cannot have cancelled this job, so cancel it here.
-    record_race_job(run, shape.label, a.job_id);
-    submitted.push_back(fmt::format("job {} (shape {})", a.job_id, shape.label));
-    RaceState after = read_race(run);
-    if (after.claimed && (!after.winner || after.winner->job_id != a.job_id)) {
-      slurm.cancel({a.job_id});
-      out.line(fmt::format("shape {}: job {} cancelled at once; the group was already won", shape.label, a.job_id));
-    }
-  }
-  return submitted;
-}
-
 }  // namespace
 
-std::vector<std::string> ranking_lines(const std::vector<RankedShape>& ranking, long long now) {
-  std::vector<std::string> lines = {"shapes by estimated start (sbatch --test-only):"};
+std::vector<std::string> ranking_lines(const std::vector<RankedShape>& ranking, long long now, bool by_finish,
+                                       const std::string& note) {
+  std::vector<std::string> lines = {by_finish && note.empty()
+                                        ? "shapes by predicted finish (sbatch --test-only, run times from earlier runs):"
+                                        : "shapes by estimated start (sbatch --test-only):"};
+  if (!note.empty()) lines.push_back("  " + note);
   for (const auto& line : format_ranking(ranking, now)) lines.push_back("  " + line);
   return lines;
 }
@@ -200,11 +200,11 @@ void throw_if_none_runs(const std::vector<RankedShape>& ranking) {
   throw UserError("no shape of the race can run: " + join(why, "; "));
 }
 
-std::vector<RankedShape> plan_race(const RaceGroup& g, const RaceRequest& req, SlurmClient& slurm) {
+std::vector<RankedShape> plan_race(const RaceGroup& g, const RaceRequest& req, SlurmClient& slurm, std::string& note) {
   ScratchDir scratch("ddpctl-plan");
   for (const auto& s : render_group(g, req.templates_dir, ""))
     write_file_atomic(scratch.path() + "/" + s.file_name, s.text, 0755);
-  return rank_group(g, scratch.path(), req.preflight, slurm);
+  return rank_group(g, req, scratch.path(), slurm, note);
 }
 
 RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, Context& ctx, Output& out) {
@@ -223,7 +223,7 @@ RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, Context& 
   }
   // Without ranking, a shape that fails the preflight stops the whole race:
   // the user named it. With ranking, it is dropped with its reason instead.
-  if (req.preflight && !req.rank_by_estimate) {
+  if (req.preflight && req.rank_by.empty()) {
     Diagnostics all;
     for (const auto& p : g.parts) check_program(p, all);
     for (const auto& e : g.entries) {
@@ -234,7 +234,7 @@ RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, Context& 
   }
   if (req.dry_run) {
     result.kind = RaceSubmission::Kind::DryRun;
-    if (req.rank_by_estimate) result.ranking = plan_race(g, req, slurm);
+    if (!req.rank_by.empty()) result.ranking = plan_race(g, req, slurm, result.ranking_note);
     return result;
   }
   for (const auto& p : g.parts) create_output_dir(p);
@@ -246,19 +246,56 @@ RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, Context& 
     write_file_atomic(run.dir + "/" + s.file_name, s.text, 0755);
 
   std::vector<std::string> order = g.labels();
-  if (req.rank_by_estimate) {
-    result.ranking = rank_group(g, run.dir, req.preflight, slurm);
+  if (!req.rank_by.empty()) {
+    result.ranking = rank_group(g, req, run.dir, slurm, result.ranking_note);
     record_ranking(run, result.ranking);
-    for (const auto& line : ranking_lines(result.ranking, static_cast<long long>(std::time(nullptr)))) out.line(line);
+    for (const auto& line : ranking_lines(result.ranking, static_cast<long long>(std::time(nullptr)),
+                                          req.rank_by == "finish", result.ranking_note))
+      out.line(line);
     throw_if_none_runs(result.ranking);
     order = kept_labels(result.ranking);
   }
   note_world_sizes(g, order, out);
-  result.submitted = submit_shapes(run, order, slurm, out);
+  result.submitted = submit_race_shapes(run, order, 1, slurm, out);
   if (result.submitted.empty())
     throw UserError(Location{run.dir + "/ledger.json"}, "", "no shape of the race could be submitted");
   result.run = run;
   return result;
+}
+
+std::vector<std::string> submit_race_shapes(Run& run, const std::vector<std::string>& order, int generation,
+                                            SlurmClient& slurm, Output& out) {
+  std::vector<std::string> submitted;
+  for (const auto& label : order) {
+    const RunShape& shape = *run.shape(label);
+    RaceState before = read_race(run);
+    if (before.generations.size() != static_cast<size_t>(generation) || before.claimed) {
+      out.line(fmt::format("shape {}: not submitted; the group was already won{}", shape.label,
+                           before.winner ? " by job " + before.winner->job_id : ""));
+      continue;
+    }
+    Attempt a = submit_attempt(run, shape, slurm);
+    if (a.outcome == Outcome::Rejected) {
+      out.error(fmt::format("shape {}: sbatch rejected the job: {}", shape.label, a.reason));
+      continue;
+    }
+    if (a.outcome != Outcome::Submitted) {
+      out.warning(fmt::format("shape {}: sbatch's answer was unclear ({}); recorded as unconfirmed in {}/ledger.json",
+                              shape.label, a.reason, run.dir));
+      continue;
+    }
+    // Record the id first, then look at the claim: a winner that claimed before
+    // the id was there cannot have cancelled this job, so cancel it here.
+    record_race_job(run, shape.label, a.job_id, generation);
+    submitted.push_back(fmt::format("job {} (shape {})", a.job_id, shape.label));
+    RaceState after = read_race(run);
+    if (after.generations.size() != static_cast<size_t>(generation) ||
+        (after.claimed && (!after.winner || after.winner->job_id != a.job_id))) {
+      slurm.cancel({a.job_id});
+      out.line(fmt::format("shape {}: job {} cancelled at once; the group was already won", shape.label, a.job_id));
+    }
+  }
+  return submitted;
 }
 
 void wait_for_race(Context& ctx, const Run& run, bool follow, Output& out) {

@@ -41,17 +41,24 @@ struct RaceRequest {
   std::vector<std::string> specs, sets;
   std::string runs_root, templates_dir;
   bool dry_run = false, preflight = true, again = false;
-  bool rank_by_estimate = false;  // drop shapes that cannot run, submit the rest earliest first
+  // "" (submit every shape), "start" (drop shapes that cannot run, submit the
+  // rest earliest start first) or "finish" (also drop shapes that cannot
+  // finish first; earliest predicted finish first).
+  std::string rank_by;
 };
 
-// The ranking as printed: a heading, then one line per shape.
-std::vector<std::string> ranking_lines(const std::vector<RankedShape>& ranking, long long now);
+// The ranking as printed: a heading (what it is ranked by, and `note`), then one line per shape.
+std::vector<std::string> ranking_lines(const std::vector<RankedShape>& ranking, long long now, bool by_finish,
+                                       const std::string& note = "");
 // The labels of the shapes a ranking keeps, in its order.
 std::vector<std::string> kept_labels(const std::vector<RankedShape>& ranking);
 
 // `race --plan`: the ranking from scripts rendered into a scratch folder;
 // nothing is submitted and no run is recorded.
-std::vector<RankedShape> plan_race(const RaceGroup& group, const RaceRequest& request, SlurmClient& slurm);
+// Ranked by `request.rank_by` ("finish" when empty); `note` says when a
+// ranking by finish fell back to start, and why.
+std::vector<RankedShape> plan_race(const RaceGroup& group, const RaceRequest& request, SlurmClient& slurm,
+                                   std::string& note);
 // A UserError naming each shape's reason when a ranking keeps no shape.
 void throw_if_none_runs(const std::vector<RankedShape>& ranking);
 
@@ -60,7 +67,8 @@ struct RaceSubmission {
   Kind kind = Kind::Submitted;
   ActiveJob active;                   // AlreadySubmitted
   Run run;                            // Submitted
-  std::vector<RankedShape> ranking;   // with rank_by_estimate (a dry run's too)
+  std::vector<RankedShape> ranking;   // with rank_by (a dry run's too)
+  std::string ranking_note;           // why a ranking by finish fell back to start
   std::vector<std::string> submitted; // Submitted: "job N (shape L)", in submission order
   double lock_waited_s = 0;
 };
@@ -70,6 +78,36 @@ struct RaceSubmission {
 // what happened through `out`; throws UserError when no shape could be
 // submitted.
 RaceSubmission submit_race(const RaceGroup& group, const RaceRequest& request, Context& ctx, Output& out);
+
+// Submits the shapes in `order` (labels) into `generation` of the race; each
+// job id is recorded before the claim is looked at, so a winner can always
+// cancel it or ddpctl does. Stops once the generation is claimed (or a newer
+// one opened). Returns "job N (shape L)" per job made.
+std::vector<std::string> submit_race_shapes(Run& run, const std::vector<std::string>& order, int generation,
+                                            SlurmClient& slurm, Output& out);
+
+// A re-race: what `race_again` did.
+struct RaceAgain {
+  bool opened = false;     // a new generation was opened (and its shapes submitted)
+  int generation = 0;      // the new one if opened, else the current one
+  std::string why;         // opened: "job 812 (shape 1x4), the winner of generation 1, requeued (...)"
+  std::string why_not;     // not opened: the reason
+  std::vector<std::string> submitted;  // "job N (shape L)"
+};
+// When the current generation's winner was requeued (or, with
+// `requeuing_job`, says it is requeueing itself now), opens the next
+// generation once -- unless the winner's requeue.max_restarts is reached --
+// records the winner's job in it and submits the other shapes into it. The
+// first of them to start trains; the rest stand down.
+RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, Output& out);
+// race_again for every group among `runs` whose winner Slurm shows requeued:
+// what status, logs and race do on the login node, for requeues the job
+// could not act on itself (preemption, a node failure, scontrol requeue).
+std::vector<RaceAgain> race_again_where_requeued(std::vector<Run>& runs, Context& ctx, Output& out);
+// The same for the runs `targets` name (runs by name, id or path; other
+// targets are skipped), or without targets for the last day's runs under `root`.
+std::vector<RaceAgain> race_again_in(const std::string& root, const std::vector<std::string>& targets, long long now,
+                                     Context& ctx, Output& out);
 
 // Waits until the group has a winner, says who won, after how long, and who
 // stands down; with `follow`, then follows the winner to its end. Throws

@@ -5,6 +5,7 @@
 #include <kainjow/mustache.hpp>
 
 #include "files.hpp"
+#include "paths.hpp"
 #include "shell.hpp"
 #include "text.hpp"
 
@@ -82,6 +83,13 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
     d.set("requeue", mstch::data::type::bool_false);
   }
   d.set("race_dir", optional_string(race_dir));
+  if (!race_dir.empty()) {
+    // A re-race is started from inside the requeuing job by this ddpctl
+    // (where the compute nodes see its path), bounded by requeue.max_restarts.
+    d.set("run_dir", std::filesystem::path(race_dir).parent_path().string());
+    d.set("ddpctl_program", (std::filesystem::path(executable_dir()) / "ddpctl").string());
+    d.set("race_generations", std::to_string(1 + (spec.requeue ? spec.requeue->max_restarts : 0)));
+  }
   return d;
 }
 

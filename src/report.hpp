@@ -124,4 +124,24 @@ struct Plan {
 };
 Plan make_plan(const PlanRequest& request, SlurmClient& slurm, Output& out, long long now);
 
+// trainer.epochs of a spec, 0 when it sets none.
+int spec_epochs(const RunSpec& spec);
+
+// What a run trains, from its spec's text, for finding earlier runs of the
+// same work: "trainer model=resnet50 data=/scratch/imagenet" (the bundled
+// trainer's defaults filled in), "command <argv or line>", or "" when the
+// text cannot be read.
+std::string workload_of(const std::string& spec_text);
+
+// Predicted run times of `shapes` for `epochs` (0: the measured runs'), from
+// the runs under `root` whose spec has `workload` (what `plan` does with
+// them). `why_not` says why there is none: no such runs, no metrics yet.
+struct RunTimes {
+  std::vector<Prediction> shapes;  // in the order given; empty when why_not is set
+  size_t runs = 0;                 // earlier runs read
+  std::string why_not;
+};
+RunTimes predict_run_times(const std::string& workload, const std::vector<PlanShape>& shapes, int epochs,
+                           const std::string& root, SlurmClient& slurm, long long now);
+
 }  // namespace ddpctl

@@ -12,6 +12,7 @@
 #include "report.hpp"
 #include "resolve.hpp"
 #include "text.hpp"
+#include "yaml_reader.hpp"
 
 namespace ddpctl {
 
@@ -94,15 +95,11 @@ void plot_report(const std::vector<ReportRow>& rows, const std::string& path, Co
   if (!r.ok() || !fs::exists(path)) throw UserError(Location{"--plot"}, "", "gnuplot failed: " + r.describe());
 }
 
-namespace {
-
 int spec_epochs(const RunSpec& spec) {
   for (const auto& a : spec.trainer_args)
     if (a.rfind("--epochs=", 0) == 0) return std::atoi(a.c_str() + 9);
   return 0;
 }
-
-}  // namespace
 
 Plan make_plan(const PlanRequest& req, SlurmClient& slurm, Output& out, long long now) {
   ResolvedRun resolved = load_and_resolve(req.spec, req.sets);
@@ -128,6 +125,77 @@ Plan make_plan(const PlanRequest& req, SlurmClient& slurm, Output& out, long lon
     if (cost(plan.shapes[i]) < cost(plan.shapes[plan.cheapest])) plan.cheapest = i;
   }
   return plan;
+}
+
+namespace {
+
+// Collects nothing: predictions read earlier runs quietly.
+class QuietOutput : public Output {
+ public:
+  void line(const std::string&) override {}
+  void state_line(const std::string&, const std::string&, Tone) override {}
+  void raw(const std::string&) override {}
+  void warning(const std::string&) override {}
+  void error(const std::string&) override {}
+  void note(const std::string&) override {}
+};
+
+std::string scalar(const YAML::Node& map, const char* key, const std::string& fallback) {
+  const YAML::Node v = map[key];
+  return v && v.IsScalar() ? v.Scalar() : fallback;
+}
+
+}  // namespace
+
+std::string workload_of(const std::string& spec_text) {
+  try {
+    YAML::Node root = YAML::Load(spec_text);
+    if (!root.IsMap()) return "";
+    if (const YAML::Node trainer = root["trainer"]; trainer && trainer.IsMap())
+      return fmt::format("trainer model={} data={}", scalar(trainer, "model", "smallcnn"),
+                         scalar(trainer, "data", "synthetic"));
+    if (const YAML::Node command = root["command"]) {
+      if (command.IsScalar()) return "command " + command.Scalar();
+      std::vector<std::string> words;
+      for (const auto& w : command)
+        if (w.IsScalar()) words.push_back(w.Scalar());
+      return "command " + join(words, " ");
+    }
+  } catch (const YAML::Exception&) {
+  }
+  return "";
+}
+
+RunTimes predict_run_times(const std::string& workload, const std::vector<PlanShape>& shapes, int epochs,
+                           const std::string& root, SlurmClient& slurm, long long now) {
+  RunTimes out;
+  if (workload.empty()) {
+    out.why_not = "the spec's model and data could not be read";
+    return out;
+  }
+  std::vector<std::string> same;
+  std::error_code ec;
+  for (const Run& run : list_runs(root)) {
+    std::string spec = run.dir + "/spec.yaml";
+    if (fs::exists(spec, ec) && workload_of(read_file(spec)) == workload) same.push_back(run.dir);
+  }
+  out.runs = same.size();
+  if (same.empty()) {
+    out.why_not = fmt::format("no earlier run of {} under {}", workload, root);
+    return out;
+  }
+  try {
+    QuietOutput quiet;
+    std::vector<ReportRow> measured = collect_report(same, root, slurm, quiet, now);
+    if (epochs <= 0)
+      for (const auto& r : measured) epochs = std::max(epochs, r.epochs);
+    if (epochs <= 0) epochs = 1;
+    out.shapes = predict(measured, shapes, epochs);
+  } catch (const UserError& e) {
+    out.shapes.clear();
+    out.why_not = fmt::format("{} earlier run(s) of {}, but {}", same.size(), workload, e.what());
+  }
+  return out;
 }
 
 }  // namespace ddpctl

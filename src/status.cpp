@@ -126,27 +126,41 @@ StatusRow race_row(const Run& run, const RaceState& race, const JobStates& state
   nlohmann::json jobs = nlohmann::json::object();
   for (const auto& [label, id] : race.job_of_label) jobs[label] = id;
   j["jobs"] = jobs;
+  nlohmann::json gens = nlohmann::json::array();
+  for (const auto& g : race.generations) {
+    nlohmann::json gj = {{"generation", g.number}, {"jobs", g.job_of_label}};
+    if (g.winner) gj["winner"] = {{"job_id", g.winner->job_id}, {"shape", g.winner->label}};
+    if (!g.why.empty()) gj["why"] = g.why;
+    gens.push_back(gj);
+  }
+  j["generations"] = gens;
+  int n = static_cast<int>(race.generations.size());
+  j["generation"] = n;
+  // From generation 2 on: which one this is, and why it was opened.
+  std::string generation = n > 1 ? fmt::format("generation {} (re-raced: {}): ", n, race.generations.back().why) : "";
   switch (race_outcome(race, states)) {
     case RaceOutcome::Won: {
-      double after = race.winner->at - static_cast<double>(parse_utc_iso(run.created_at));
+      double since = n > 1 && race.generations.back().opened_at > 0 ? race.generations.back().opened_at
+                                                                    : static_cast<double>(parse_utc_iso(run.created_at));
+      double after = race.winner->at - since;
       row.state = "WON";
       row.tone = Tone::Good;
-      row.info = fmt::format("won by shape {} (job {}) {:.0f} s after submission", race.winner->label,
-                             race.winner->job_id, after);
+      row.info = fmt::format("{}won by shape {} (job {}) {:.0f} s after {}", generation, race.winner->label,
+                             race.winner->job_id, after, n > 1 ? "the re-race" : "submission");
       j["winner"] = {{"job_id", race.winner->job_id}, {"shape", race.winner->label}, {"after_s", after}};
       break;
     }
     case RaceOutcome::Failed:
       row.state = "FAILED";
       row.tone = Tone::Bad;
-      row.info = "every shape ended before claiming the group";
+      row.info = generation + "every shape ended before claiming the group";
       break;
     case RaceOutcome::Racing: {
       row.state = "RACING";
       row.tone = Tone::Waiting;
       std::vector<std::string> labels;
       for (const auto& [label, id] : race.job_of_label) labels.push_back(label);
-      row.info = fmt::format("racing: shapes {}", join(labels, ", "));
+      row.info = fmt::format("{}racing: shapes {}", generation, join(labels, ", "));
       break;
     }
   }
@@ -169,18 +183,32 @@ StatusRow dropped_row(const Run& run, const RankedShape& r) {
   return row;
 }
 
-// A job row of a race group says whether it won or lost.
+// A job row of a race group says whether it won or lost, and in which
+// generation once the group has re-raced.
 void mark_race_job(StatusRow& row, const RaceState& race) {
   const std::string& id = row.job;
+  size_t n = race.generations.size();
   std::string note;
   if (race.winner && race.winner->job_id == id) {
-    note = "race winner";
+    note = n > 1 ? fmt::format("race winner of generation {}", n) : "race winner";
   } else {
+    // The newest generation it was submitted into, and how it lost that one.
+    const RaceGeneration* member = &race.generations.back();
+    for (const auto& g : race.generations)
+      for (const auto& [label, job] : g.job_of_label)
+        if (job == id) member = &g;
+    std::string how;
     for (const auto& e : race.stood_down)
-      if (e.job_id == id) note = "lost the race: started, found the group claimed, stood down without training";
+      if (e.job_id == id) how = ": started, found the group claimed, stood down without training";
     for (const auto& e : race.cancelled)
-      if (e.job_id == id && note.empty()) note = "lost the race: cancelled by the winner";
-    if (note.empty() && race.winner) note = "lost the race";
+      if (e.job_id == id && how.empty()) how = ": cancelled by the winner";
+    bool lost = !how.empty() || (member->winner && member->winner->job_id != id);
+    std::string loss;
+    if (lost) loss = (n > 1 ? fmt::format("lost generation {}", member->number) : std::string("lost the race")) + how;
+    if (const RaceGeneration* won = generation_won_by(race, id))
+      note = fmt::format("won generation {}, then requeued{}", won->number, loss.empty() ? "" : "; " + loss);
+    else
+      note = loss;
   }
   if (note.empty()) return;
   row.info = row.info.empty() ? note : note + "; " + row.info;

@@ -277,8 +277,8 @@ double IdentityLock::waited_s() const { return lock_->waited_s(); }
 
 SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, Context& ctx, Output& out) {
   SlurmClient& slurm = ctx.slurm;
-  if (req.rank_by_estimate)
-    throw UserError(Location{"--rank-by-estimate"}, "",
+  if (!req.rank_by.empty())
+    throw UserError(Location{"--rank-by"}, "",
                     "ranks the shapes of a race, and this submission has one shape; `ddpctl race --plan` shows "
                     "when shapes would start");
   const ResolvedShape& shape = choose_shape(resolved, req.shape);

@@ -76,7 +76,7 @@ struct SubmitRequest {
   std::string shape;               // --shape label; empty for a spec of one shape
   std::string runs_root, templates_dir;
   bool dry_run = false, preflight = true, again = false;
-  bool rank_by_estimate = false;   // only for races: refused here
+  std::string rank_by;             // only for races ("start", "finish"): refused here
 };
 struct SubmitResult {
   enum class Kind { Submitted, AlreadySubmitted, DryRun };

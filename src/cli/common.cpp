@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "paths.hpp"
+#include "race_group.hpp"
 
 namespace ddpctl::cli {
 
@@ -63,5 +64,29 @@ void ConsoleOutput::raw(const std::string& text) {
 void ConsoleOutput::warning(const std::string& text) { std::cerr << "ddpctl: warning: " << text << '\n'; }
 void ConsoleOutput::error(const std::string& text) { std::cerr << "ddpctl: error: " << text << '\n'; }
 void ConsoleOutput::note(const std::string& text) { std::cerr << "ddpctl: note: " << text << '\n'; }
+
+void add_rank_by_options(CLI::App* cmd, std::string& rank_by) {
+  CLI::Option* by = cmd->add_option("--rank-by", rank_by,
+                                    "Race: rank the shapes first. start: by Slurm's estimated start (sbatch --test-only); "
+                                    "finish: by predicted finish (start + run time from earlier runs), dropping shapes "
+                                    "that cannot finish first. Shapes that cannot run are dropped either way")
+                        ->check(CLI::IsMember({"start", "finish"}));
+  cmd->add_flag_callback("--rank-by-estimate", [&rank_by] { rank_by = "start"; }, "Same as --rank-by start")
+      ->excludes(by);
+}
+
+void SideOutput::line(const std::string& text) { std::cerr << "ddpctl: " << text << std::endl; }
+void SideOutput::state_line(const std::string& prefix, const std::string& text, Tone) {
+  std::cerr << "ddpctl: " << prefix << text << std::endl;
+}
+
+void race_again_if_requeued(const std::string& runs_root, const std::vector<std::string>& targets, Context& ctx) {
+  SideOutput out;
+  try {
+    race_again_in(runs_root, targets, ctx.clock.now(), ctx, out);
+  } catch (const UserError& e) {
+    out.warning(std::string("a requeued race winner could not be re-raced: ") + e.what());
+  }
+}
 
 }  // namespace ddpctl::cli

@@ -2,6 +2,7 @@
 // What several subcommands share: where templates live, colour on a
 // terminal, the Output that prints a workflow's messages, and the race
 // command (`race`, and `submit` of a spec with alternatives).
+#include <CLI/CLI.hpp>
 #include <string>
 
 #include "context.hpp"
@@ -27,6 +28,22 @@ class ConsoleOutput : public Output {
   void error(const std::string& text) override;
   void note(const std::string& text) override;
 };
+
+// For what a command does besides its result (status, logs re-racing a
+// group): every line on stderr, so stdout stays the result (--json too).
+class SideOutput : public ConsoleOutput {
+ public:
+  void line(const std::string& text) override;
+  void state_line(const std::string& prefix, const std::string& text, Tone tone) override;
+};
+
+// Re-races the groups among `targets` (or the last day's runs) whose winner
+// was requeued (docs/race.md), saying so on stderr; a failure is a warning.
+void race_again_if_requeued(const std::string& runs_root, const std::vector<std::string>& targets, Context& ctx);
+
+// --rank-by start|finish and its older spelling --rank-by-estimate (= start),
+// into `rank_by` (submit and race).
+void add_rank_by_options(CLI::App* cmd, std::string& rank_by);
 
 // With $DDPCTL_TIMINGS set: how long the run's lock held this submit up, on
 // stderr (bench/submit_faults.sh reads it).

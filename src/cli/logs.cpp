@@ -23,6 +23,7 @@ void setup_logs(CLI::App& app, Context& ctx) {
   cmd->add_flag("-f,--follow", o->req.follow, "Keep printing as the job writes, across requeues, until it ends");
   cmd->callback([o, &ctx] {
     o->req.runs_root = runs_root(o->runs);
+    race_again_if_requeued(o->req.runs_root, {o->req.run}, ctx);
     ConsoleOutput out;
     show_logs(o->req, ctx, out);
   });

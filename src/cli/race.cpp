@@ -13,8 +13,8 @@ namespace ddpctl::cli {
 
 namespace {
 
-void print_plan(const std::vector<RankedShape>& ranking) {
-  for (const auto& line : ranking_lines(ranking, std::time(nullptr))) std::cout << line << '\n';
+void print_plan(const std::vector<RankedShape>& ranking, bool by_finish, const std::string& note) {
+  for (const auto& line : ranking_lines(ranking, std::time(nullptr), by_finish, note)) std::cout << line << '\n';
   throw_if_none_runs(ranking);
   std::cout << fmt::format("a race would submit {}; nothing was submitted\n", join(kept_labels(ranking), ", "));
 }
@@ -23,7 +23,12 @@ void print_plan(const std::vector<RankedShape>& ranking) {
 
 void race_command(const RaceRequest& req, bool plan, bool wait, bool follow, Context& ctx) {
   RaceGroup group = load_race_group(req.specs, req.sets);
-  if (plan) return print_plan(plan_race(group, req, ctx.slurm));
+  if (!plan && !req.dry_run) race_again_if_requeued(req.runs_root, {}, ctx);
+  if (plan) {
+    std::string note;
+    std::vector<RankedShape> ranking = plan_race(group, req, ctx.slurm, note);
+    return print_plan(ranking, req.rank_by != "start", note);
+  }
   ConsoleOutput out;
   RaceSubmission r = submit_race(group, req, ctx, out);
   note_lock_wait(r.lock_waited_s);
@@ -36,8 +41,8 @@ void race_command(const RaceRequest& req, bool plan, bool wait, bool follow, Con
       return;
     case RaceSubmission::Kind::DryRun:
       std::cout << fmt::format("dry run: {} passed validation{}; nothing was submitted\n", join(req.specs, ", "),
-                               !req.preflight || req.rank_by_estimate ? "" : " and the cluster preflight");
-      if (req.rank_by_estimate) return print_plan(r.ranking);
+                               !req.preflight || !req.rank_by.empty() ? "" : " and the cluster preflight");
+      if (!req.rank_by.empty()) return print_plan(r.ranking, req.rank_by == "finish", r.ranking_note);
       std::cout << fmt::format("would race shapes {}: each submitted with sbatch; the first to start trains\n",
                                join(group.labels(), ", "));
       return;
@@ -63,9 +68,10 @@ void setup_race(CLI::App& app, Context& ctx) {
   cmd->add_option("--set", o->req.sets, "Override a field in every spec: KEY=VALUE with a dotted KEY");
   cmd->add_option("--runs", o->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
   cmd->add_option("--templates", o->templates, "Folder with sbatch.sh.mustache");
-  cmd->add_flag("--plan", o->plan, "Print the shapes ranked by Slurm's estimated start; submit nothing");
-  cmd->add_flag("--rank-by-estimate", o->req.rank_by_estimate,
-                "Ask sbatch --test-only first: drop shapes that cannot run, submit the rest earliest first");
+  cmd->add_flag("--plan", o->plan,
+                "Print the shapes ranked by predicted finish (estimated start + run time from earlier runs; "
+                "--rank-by start: by start only); submit nothing");
+  add_rank_by_options(cmd, o->req.rank_by);
   cmd->add_flag("--wait", o->wait, "Show progress until a shape wins");
   cmd->add_flag("--follow", o->follow, "Follow the winner until it ends (implies --wait)");
   cmd->add_flag("--dry-run", o->req.dry_run, "Validate and preflight only; submit nothing");

@@ -34,6 +34,7 @@ struct Frame {
 
 // One poll: the rows as a table (or JSON), warnings on stderr.
 Frame poll(const StatusOptions& o, Context& ctx) {
+  race_again_if_requeued(o.req.runs_root, o.req.targets, ctx);
   StatusReport report = collect_status(o.req, ctx.slurm, ctx.clock.now());
   if (!report.slurm_error.empty())
     std::cerr << "ddpctl: warning: Slurm could not be asked (" << report.slurm_error

@@ -32,7 +32,7 @@ void run_submit(SubmitOptions& o, Context& ctx) {
     race.dry_run = o.req.dry_run;
     race.preflight = o.req.preflight;
     race.again = o.req.again;
-    race.rank_by_estimate = o.req.rank_by_estimate;
+    race.rank_by = o.req.rank_by;
     return race_command(race, false, o.wait, o.follow, ctx);
   }
   ConsoleOutput out;
@@ -75,8 +75,7 @@ void setup_submit(CLI::App& app, Context& ctx) {
   cmd->add_flag("--dry-run", o->req.dry_run, "Validate and preflight only; submit nothing");
   cmd->add_flag("--no-preflight", o->no_preflight, "Skip the checks against sinfo and sacctmgr, and the program lookup");
   cmd->add_flag("--again", o->req.again, "Submit even if a job of this same spec is still queued or running");
-  cmd->add_flag("--rank-by-estimate", o->req.rank_by_estimate,
-                "Race: ask sbatch --test-only first, drop shapes that cannot run, submit the rest earliest first");
+  add_rank_by_options(cmd, o->req.rank_by);
   cmd->callback([o, &ctx] { run_submit(*o, ctx); });
 }
 

@@ -132,3 +132,83 @@ TEST_CASE("a race of two specs keeps each shape's spec and output folder, and th
   CHECK(race.ranking[1].dropped);
   CHECK(race.ranking[1].why_dropped == "Slurm says: no");
 }
+
+namespace {
+
+RankedShape timed(const std::string& label, long long start, double run_time) {
+  RankedShape r = starts(label, start);
+  r.run_time_s = run_time;
+  r.run_time_from = "measured";
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("ranking by finish: start + run time, and a shape that cannot finish first even starting now is dropped") {
+  // now = 1000. 8x1 starts in 2000 s and runs 1000 s: finishes at 4000, first.
+  // 1x4 starts in 600 s and runs 3000 s: finishes at 4600; started now it
+  // would finish at 4000, no later than 8x1, so it stays (an estimate may be
+  // pessimistic). 4x1 (3500 s) and 2x2 (4000 s) could not finish by 4000
+  // even if they started now: dropped.
+  std::string note;
+  auto ranked = rank_by_finish({timed("1x4", 1600, 3000), timed("4x1", 900, 3500), timed("2x2", 1000, 4000),
+                                timed("8x1", 3000, 1000)},
+                               1000, note);
+  CHECK(note.empty());
+  std::vector<std::string> labels;
+  for (const auto& r : ranked) labels.push_back(r.label);
+  CHECK(labels == std::vector<std::string>{"8x1", "1x4", "4x1", "2x2"});
+  CHECK(*ranked[0].finish == 4000);
+  CHECK(*ranked[1].finish == 4600);
+  CHECK_FALSE(ranked[1].dropped);
+  CHECK(ranked[2].dropped);
+  CHECK(ranked[2].why_dropped ==
+        "even starting now it would finish in 58m20s (58m20s run time), after shape 8x1's predicted finish in 50m00s");
+  CHECK(ranked[3].dropped);
+  CHECK(ranked[3].why_dropped ==
+        "even starting now it would finish in 1h06m (1h06m run time), after shape 8x1's predicted finish in 50m00s");
+
+  auto lines = format_ranking(ranked, 1000);
+  CHECK_THAT(lines[0], Catch::Contains("RUN TIME") && Catch::Contains("PREDICTED FINISH"));
+  CHECK_THAT(lines[2], Catch::StartsWith("2     1x4") && Catch::Contains("50m00s (measured)") && Catch::Contains("in 1h00m"));
+  CHECK_THAT(lines[3], Catch::StartsWith("-     4x1") && Catch::Contains("dropped"));
+}
+
+TEST_CASE("ranking by finish without a run time for every shape falls back to start, and says why") {
+  RankedShape bare = starts("bare", 100);
+  std::string note;
+  auto ranked = rank_by_finish({timed("late", 500, 10), bare}, 0, note);
+  CHECK(note == "no predicted run time for shape bare: ranked by estimated start");
+  CHECK(ranked[0].label == "bare");
+  CHECK_FALSE(ranked[1].dropped);
+}
+
+TEST_CASE("a re-raced group: generations, their claims and jobs, and the current winner") {
+  TempDir t;
+  ResolvedRun a = load_and_resolve(test::source_dir() + "/configs/gilbreth-a100-hybrid.yaml", {});
+  Run run = create_run(t.path, {{&a, "name: a\n"}}, {}, "h", {});
+  init_race(run);
+  record_race_job(run, "1x4", "11");
+  record_race_job(run, "4x1", "12");
+  fs::create_directories(run.dir + "/race/claim");
+  write_file_atomic(run.dir + "/race/claim/winner", "11 1x4 1000.5 0\n");
+  // Generation 2, opened after job 11 was requeued; job 13 (4x1) won it.
+  fs::create_directories(run.dir + "/race/gen.2/jobs");
+  write_file_atomic(run.dir + "/race/gen.2/why", "2000.25 job 11 (shape 1x4), the winner of generation 1, requeued\n");
+  record_race_job(run, "1x4", "11", 2);
+  record_race_job(run, "4x1", "13", 2);
+  CHECK(read_file(run.dir + "/race/gen.2/jobs/4x1") == "13\n");
+  fs::create_directories(claim_dir(run, 2));
+  write_file_atomic(claim_dir(run, 2) + "/winner", "13 4x1 2001 0\n");
+
+  RaceState race = read_race(run);
+  REQUIRE(race.generations.size() == 2);
+  CHECK(race.generations[0].winner->job_id == "11");
+  CHECK(race.generations[0].winner->attempt == 0);
+  CHECK(race.generations[1].why == "job 11 (shape 1x4), the winner of generation 1, requeued");
+  CHECK(race.generations[1].opened_at == Approx(2000.25));
+  CHECK(race.winner->job_id == "13");
+  CHECK(race.job_of_label == std::map<std::string, std::string>{{"1x4", "11"}, {"4x1", "13"}});
+  CHECK(generation_won_by(race, "11")->number == 1);
+  CHECK(generation_won_by(race, "12") == nullptr);
+}

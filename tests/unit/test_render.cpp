@@ -134,9 +134,28 @@ TEST_CASE("a race group's scripts claim the group first; plain scripts have no c
   for (const auto& s : raced) {
     // The path is shell-quoted, and the claim comes before the training step.
     CHECK(s.text.find("ddpctl_race='/runs/r it'\\''s/race'") != std::string::npos);
-    size_t claim = s.text.find("mkdir \"$ddpctl_race/claim\"");
+    size_t claim = s.text.find("elif mkdir \"$ddpctl_claim\"");
     REQUIRE(claim != std::string::npos);
     CHECK(claim < s.text.find("srun "));
+    // Without requeue: one generation, no re-race from inside the job.
+    CHECK(s.text.find("-lt 1 ] && mkdir \"$ddpctl_race/gen.$ddpctl_next\"") != std::string::npos);
+    CHECK(s.text.find("race-again") == std::string::npos);
   }
   CHECK(raced[1].text.find("shape 2x1 (job $SLURM_JOB_ID) started first and won") != std::string::npos);
+}
+
+TEST_CASE("a race group with requeue re-races from inside the requeuing job, bounded by max_restarts") {
+  auto run = resolve(
+      "partition: cpu\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: [hostname]\n"
+      "requeue: {signal: USR1, grace: 60, max_restarts: 2}\nalternatives:\n  - {nodes: 2}\n");
+  auto raced = render_scripts(run, ddpctl::test::source_dir() + "/templates", "/runs/r1/race");
+  REQUIRE(raced.size() == 2);
+  for (const auto& s : raced) {
+    // Three generations at most: the submission and two re-races.
+    CHECK(s.text.find("-lt 3 ] && mkdir \"$ddpctl_race/gen.$ddpctl_next\"") != std::string::npos);
+    size_t again = s.text.find(" race-again /runs/r1 --requeuing \"$SLURM_JOB_ID\"");
+    REQUIRE(again != std::string::npos);
+    // The other shapes are submitted before this job requeues itself.
+    CHECK(again < s.text.find("scontrol requeue \"$SLURM_JOB_ID\""));
+  }
 }
