@@ -21,21 +21,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A winner that claimed while running and is now waiting again was requeued
-// (Slurm shows PENDING, or REQUEUED while its old processes are killed).
-bool requeued_since_claim(const Job& job, const RaceEvent& claim) {
-  switch (job.state) {
-    case JobState::Pending:
-    case JobState::Requeued:
-    case JobState::RequeueHold:
-    case JobState::RequeueFed:
-      return true;
-    case JobState::Configuring:
-    case JobState::Completing:
-      return job.restarts > claim.attempt;
-    default:
-      return false;
-  }
+// A winner that claimed while running and is now waiting again was
+// requeued. Only once it waits: while Slurm still shows it REQUEUED or
+// COMPLETING, its old processes may run (up to KillWait), and a new winner
+// must not start training beside them or load a checkpoint they still write.
+bool requeued_since_claim(const Job& job, const RaceEvent&) {
+  return job.state == JobState::Pending || job.state == JobState::RequeueHold;
 }
 
 // Inside a job, sbatch would hand the job's own SLURM_* variables to the new
