@@ -298,19 +298,38 @@ std::vector<std::string> submit_race_shapes(Run& run, const std::vector<std::str
   return submitted;
 }
 
-void wait_for_race(Context& ctx, const Run& run, bool follow, Output& out) {
+void wait_for_race(Context& ctx, const Run& given, bool follow, Output& out) {
+  Run run = given;
   long long submitted = parse_utc_iso(run.created_at);
   for (;;) {
     RaceState race = read_race(run);
     if (race.winner) {
-      out.line(fmt::format("race: won by shape {} (job {}) {:.1f} s after submission", race.winner->label,
-                           race.winner->job_id, race.winner->at - static_cast<double>(submitted)));
+      size_t generation = race.generations.size();
+      if (generation > 1)
+        out.line(fmt::format("race: generation {} won by shape {} (job {}) {:.1f} s after the re-race",
+                             generation, race.winner->label, race.winner->job_id,
+                             race.winner->at - race.generations.back().opened_at));
+      else
+        out.line(fmt::format("race: won by shape {} (job {}) {:.1f} s after submission", race.winner->label,
+                             race.winner->job_id, race.winner->at - static_cast<double>(submitted)));
       for (const auto& [label, id] : race.job_of_label)
         if (id != race.winner->job_id) out.line(fmt::format("race: shape {} (job {}) stands down", label, id));
       if (!follow) return;
+      const Attempt* winner = nullptr;
       for (const auto& a : run.attempts)
-        if (a.job_id == race.winner->job_id) return wait_for_job(ctx, run, a, true, out);
-      return;
+        if (a.job_id == race.winner->job_id) winner = &a;
+      if (!winner) return;
+      try {
+        return wait_for_job(ctx, run, *winner, true, out);
+      } catch (const UserError&) {
+        // Cancelled by the winner of a re-race: follow that one instead.
+        run = load_run(run.dir);
+        RaceState now = read_race(run);
+        if (now.generations.size() == generation) throw;
+        out.line(fmt::format("race: job {} was requeued; generation {}: {}", race.winner->job_id,
+                             now.generations.size(), now.generations.back().why));
+        continue;
+      }
     }
     std::vector<std::string> ids;
     for (const auto& [label, id] : race.job_of_label) ids.push_back(id);

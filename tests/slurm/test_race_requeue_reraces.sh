@@ -41,8 +41,12 @@ command: [$T/program.sh]
 alternatives:
   - {partition: a100-80gb, label: a100}
 YAML
-run submit job.yaml --wait
-expect_code 0
+# Followed from submission on: --follow goes on with each generation's winner.
+"$LOCAL_SLURM" exec -- "$DDPCTL" submit job.yaml --follow >follow.out 2>&1 &
+follower=$!
+at_exit "kill $follower 2>/dev/null || true"
+for _ in $(seq 300); do grep -q "^race: won by shape" follow.out && break; sleep 0.2; done
+grep -q "^race: won by shape" follow.out || fail "submit --follow did not report a winner: $(cat follow.out)"
 run_dir=$(only_run_dir)
 run_id=$(basename "$run_dir")
 
@@ -97,6 +101,9 @@ w2=$(winner_of 2)
 [ "$w2" != "$w1" ] || fail "generation 2 was won by the requeued job $w1 itself; the other shape should start first$(jobs_report)"
 [ "$(label_of 2 "$w2")" != "$(label_of 1 "$w1")" ] || fail "generation 2's winner $w2 has the requeued winner's shape"
 trainer_is "$w2"
+for _ in $(seq 300); do grep -q "^race: generation 2 won by shape" follow.out && break; sleep 0.2; done
+grep -q "^race: generation 2 won by shape $(label_of 2 "$w2") (job $w2)" follow.out ||
+  fail "submit --follow did not go on with generation 2's winner: $(cat follow.out)"
 
 # Round 2: an admin requeues the winner; its script cannot act, status does.
 on_login scontrol requeue "$w2"
