@@ -29,7 +29,7 @@ a=$(cat "$run_dir/race/jobs/1x1")
 b=$(cat "$run_dir/race/jobs/cpu")
 for _ in $(seq 600); do [ -f "$run_dir/race/cancelled.$a" ] && break; sleep 0.1; done
 [ -f "$run_dir/race/cancelled.$a" ] || fail "the winner did not record cancelling job $a within 60 s: $(ls "$run_dir/race")"
-read -r _ won_label won_at <"$run_dir/race/claim/winner"
+read -r _ won_label won_at _ <"$run_dir/race/claim/winner"
 read -r _ cancelled_at <"$run_dir/race/cancelled.$a"
 [ "$won_label" = cpu ] || fail "winner label $won_label"
 latency=$(python3 -c "print(f'{$cancelled_at - $won_at:.3f}')")
