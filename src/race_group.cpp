@@ -169,8 +169,8 @@ void note_world_sizes(const RaceGroup& g, const std::vector<std::string>& labels
     shown.push_back(fmt::format("{} {}", s.label, s.world_size()));
   }
   if (sizes.size() > 1)
-    out.note(fmt::format("the shapes' world sizes differ ({}): the global batch depends on the winner, and a "
-                         "checkpoint resumes only on the same world size",
+    out.note(fmt::format("the shapes' world sizes differ ({}): the global batch depends on the winner unless "
+                         "trainer.global_batch keeps it; the bundled trainer's checkpoint resumes on any world size",
                          join(shown, ", ")));
 }
 

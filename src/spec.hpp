@@ -84,6 +84,9 @@ struct RunSpec {
   std::string trainer_program = "ddp-train";
   bool trainer_program_given = false;         // trainer.program set (else paths.hpp's default)
   std::vector<std::string> trainer_args;      // "--epochs=3" ...
+  // trainer.batch_size and trainer.global_batch as numbers: every shape's
+  // world size must divide the global batch into whole micro-batches.
+  std::optional<long long> trainer_batch_size, trainer_global_batch;
   std::vector<std::string> command_argv;      // command: [prog, arg...]
   std::optional<std::string> command_shell;   // command: "shell line"
 

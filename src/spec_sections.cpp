@@ -46,6 +46,7 @@ const std::vector<TrainerOption>& trainer_options() {
       {"amp", "--amp", Kind::Choice, {}, {}, {"off", "fp16", "bf16"}},
       {"workers", "--workers", Kind::Int, limits::kWorkers},
       {"grad_accum", "--grad-accum", Kind::Int, limits::kGradAccum},
+      {"global_batch", "--global-batch", Kind::Int, limits::kGlobalBatch},
       {"checkpoint_dir", "--checkpoint-dir", Kind::Path},
       {"resume", "--resume", Kind::Bool},
       {"seed", "--seed", Kind::Int, limits::kSeed},
@@ -78,7 +79,11 @@ void read_trainer(MapReader& top, RunSpec& spec) {
     std::optional<std::string> value;
     switch (o.kind) {
       case Kind::Int:
-        if (auto v = r.integer(o.key, o.ints.min, o.ints.max)) value = std::to_string(*v);
+        if (auto v = r.integer(o.key, o.ints.min, o.ints.max)) {
+          value = std::to_string(*v);
+          if (std::string(o.key) == "batch_size") spec.trainer_batch_size = *v;
+          if (std::string(o.key) == "global_batch") spec.trainer_global_batch = *v;
+        }
         break;
       case Kind::Number: {
         limits::NumberRange range = o.numbers;
@@ -117,6 +122,10 @@ void read_trainer(MapReader& top, RunSpec& spec) {
     }
     if (value) spec.trainer_args.push_back(fmt::format("{}={}", o.flag, *value));
   }
+  if (r.has("global_batch")) spec.where["trainer.global_batch"] = r.where("global_batch");
+  if (r.has("global_batch") && r.has("grad_accum"))
+    r.error("global_batch", "set either global_batch (the accumulation follows from each shape's world size) or "
+                            "grad_accum, not both");
   if (auto extra = r.string_list("extra_args")) spec.trainer_args.insert(spec.trainer_args.end(), extra->begin(), extra->end());
   r.finish();
 }
@@ -139,6 +148,23 @@ void read_command(MapReader& top, RunSpec& spec) {
 }
 
 }  // namespace
+
+void check_global_batch(const RunSpec& spec, const Shape& shape, Diagnostics& diags) {
+  if (!spec.trainer_global_batch) return;
+  long long global = *spec.trainer_global_batch;
+  long long batch = spec.trainer_batch_size.value_or(limits::kDefaultBatchSize);
+  long long world = shape.world_size();
+  if (limits::accumulation_for(global, world, batch) > 0) return;
+  std::string per_micro_step = fmt::format("{} ranks x batch_size {}{} = {}", world, batch,
+                                           spec.trainer_batch_size ? "" : " (ddp-train's default)", world * batch);
+  std::string problem =
+      global % (world * batch) != 0
+          ? fmt::format("{} is not a multiple of shape {}'s {}", global, shape.label, per_micro_step)
+          : fmt::format("{} needs {} micro-steps of shape {}'s {}; ddp-train accumulates at most {}", global,
+                        global / (world * batch), shape.label, per_micro_step, limits::kGradAccum.max);
+  diags.error(spec.where_of("trainer.global_batch"), "trainer.global_batch",
+              problem + " (ddp-train would refuse it at start, after the queue wait)");
+}
 
 std::optional<std::string> check_output_dir(const std::string& s) {
   if (s.empty()) return "must not be empty";

@@ -16,6 +16,11 @@ void read_master(MapReader& top, RunSpec& spec);
 void read_requeue(MapReader& top, RunSpec& spec);
 void read_progress_section(MapReader& top, RunSpec& spec);
 
+// trainer.global_batch on `shape`: a multiple of its world size x batch_size
+// within ddp-train's accumulation limits, or ddp-train would refuse it at
+// start, after the queue wait. The error names the shape's label.
+void check_global_batch(const RunSpec& spec, const Shape& shape, Diagnostics& diags);
+
 // Reads an `nccl:` section (shared with cluster profiles).
 NcclSettings read_nccl_settings(MapReader& parent, const std::string& key);
 

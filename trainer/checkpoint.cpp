@@ -1,5 +1,6 @@
 #include "checkpoint.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 #include <utility>
@@ -18,10 +19,18 @@ int64_t read_int(torch::serialize::InputArchive& ar, const std::string& key) {
   return t.item<int64_t>();
 }
 
+std::optional<int64_t> try_read_int(torch::serialize::InputArchive& ar, const std::string& key) {
+  torch::Tensor t;
+  if (!ar.try_read(key, t)) return std::nullopt;
+  return t.item<int64_t>();
+}
+
+torch::Tensor int_tensor(int64_t v) { return torch::tensor(v); }
+
 }  // namespace
 
 void save_checkpoint(const Options& o, Net& model, torch::optim::SGD& opt, GradScaler& scaler, const Position& pos,
-                     int world) {
+                     const BatchLayout& layout, long steps_per_epoch) {
   fs::create_directories(o.checkpoint_dir);
   torch::serialize::OutputArchive ar;
   for (const auto& p : model.named_parameters()) ar.write("model/" + p.key(), p.value());
@@ -29,20 +38,25 @@ void save_checkpoint(const Options& o, Net& model, torch::optim::SGD& opt, GradS
   torch::serialize::OutputArchive optim;
   opt.save(optim);
   ar.write("optimizer", optim);
-  ar.write("epoch", torch::tensor(static_cast<int64_t>(pos.epoch)));
-  ar.write("step", torch::tensor(static_cast<int64_t>(pos.step)));
-  ar.write("world_size", torch::tensor(static_cast<int64_t>(world)));
+  ar.write("epoch", int_tensor(pos.epoch));
+  // The writer's layout: a resume on another world size says what changed.
+  ar.write("world_size", int_tensor(layout.world));
+  ar.write("sampler/batch_size", int_tensor(layout.batch_size));
+  ar.write("sampler/grad_accum", int_tensor(layout.grad_accum));
+  ar.write("sampler/global_batch", int_tensor(layout.global_batch()));
   // StepLR: lr = base * gamma^(epoch / step_size), recomputed from the epoch.
-  ar.write("scheduler/last_epoch", torch::tensor(static_cast<int64_t>(pos.epoch)));
-  ar.write("scheduler/step_size", torch::tensor(static_cast<int64_t>(o.step_size)));
+  // The same schedule in optimizer steps, for the record: global_step, and
+  // the writer's steps per epoch (which depend on its global batch).
+  ar.write("scheduler/last_epoch", int_tensor(pos.epoch));
+  ar.write("scheduler/step_size", int_tensor(o.step_size));
   ar.write("scheduler/gamma", torch::tensor(o.gamma, torch::kDouble));
-  // DistributedRandomSampler: the order is a function of seed and epoch; the
-  // position is the batches already taken.
-  ar.write("sampler/seed", torch::tensor(static_cast<int64_t>(o.seed)));
-  ar.write("sampler/epoch", torch::tensor(static_cast<int64_t>(pos.epoch)));
-  ar.write("sampler/batches_taken", torch::tensor(static_cast<int64_t>(pos.step * o.grad_accum)));
-  ar.write("sampler/batch_size", torch::tensor(static_cast<int64_t>(o.batch_size)));
-  ar.write("sampler/grad_accum", torch::tensor(static_cast<int64_t>(o.grad_accum)));
+  ar.write("scheduler/global_step", int_tensor(pos.global_step));
+  ar.write("scheduler/steps_per_epoch", int_tensor(steps_per_epoch));
+  // The epoch's order is a function of seed and epoch alone (data.hpp); the
+  // position is the samples of it already trained on, all ranks together.
+  ar.write("sampler/seed", int_tensor(o.seed));
+  ar.write("sampler/epoch", int_tensor(pos.epoch));
+  ar.write("sampler/offset", int_tensor(pos.offset));
   if (scaler.enabled()) {
     ar.write("scaler/scale", scaler.scale_tensor().cpu());
     ar.write("scaler/growth_tracker", scaler.tracker_tensor().cpu());
@@ -52,11 +66,21 @@ void save_checkpoint(const Options& o, Net& model, torch::optim::SGD& opt, GradS
   fs::rename(tmp, checkpoint_path(o));  // readers see the old checkpoint or the new one
 }
 
-Position load_checkpoint(const Options& o, Net& model, torch::optim::SGD& opt, GradScaler& scaler, int world) {
+std::optional<Resume> load_checkpoint(const Options& o, Net& model, torch::optim::SGD& opt, GradScaler& scaler,
+                                      size_t train_size) {
   std::string path = checkpoint_path(o);
-  if (!fs::exists(path)) return {};  // nothing to resume: start from the beginning
+  if (!fs::exists(path)) return std::nullopt;  // nothing to resume: start from the beginning
   torch::serialize::InputArchive ar;
   ar.load_from(path);
+  // Refused before anything is loaded. Another per-rank batch would train a
+  // different model (batch norm sees per-rank batches), another seed a
+  // different sample order.
+  for (auto [key, now] : {std::pair<const char*, int64_t>{"sampler/batch_size", o.batch_size}, {"sampler/seed", o.seed}}) {
+    int64_t then = read_int(ar, key);
+    if (then != now)
+      throw std::runtime_error(path + " has " + key + " " + std::to_string(then) + "; this run has " +
+                               std::to_string(now) + " (resume needs the same value to continue the same training)");
+  }
   torch::NoGradGuard no_grad;
   for (auto& p : model.named_parameters()) {
     torch::Tensor t;
@@ -71,17 +95,6 @@ Position load_checkpoint(const Options& o, Net& model, torch::optim::SGD& opt, G
   torch::serialize::InputArchive optim;
   ar.read("optimizer", optim);
   opt.load(optim);
-  int64_t w = read_int(ar, "world_size");
-  if (w != world)
-    throw std::runtime_error(path + " was written by " + std::to_string(w) + " ranks; this run has " +
-                             std::to_string(world) + " (resume needs the same world size, any shape)");
-  for (auto [key, now] : {std::pair<const char*, int64_t>{"sampler/batch_size", o.batch_size},
-                          {"sampler/grad_accum", o.grad_accum}, {"sampler/seed", o.seed}}) {
-    int64_t then = read_int(ar, key);
-    if (then != now)
-      throw std::runtime_error(path + " has " + key + " " + std::to_string(then) + "; this run has " +
-                               std::to_string(now) + " (resume needs the same value to continue the same sample order)");
-  }
   if (scaler.enabled()) {
     try {
       torch::Tensor scale, tracker;
@@ -93,7 +106,29 @@ Position load_checkpoint(const Options& o, Net& model, torch::optim::SGD& opt, G
       // Written without fp16 AMP: start from the default scale.
     }
   }
-  return {static_cast<int>(read_int(ar, "epoch")), static_cast<long>(read_int(ar, "step"))};
+
+  Resume r;
+  r.pos.epoch = static_cast<int>(read_int(ar, "epoch"));
+  r.writer.world = static_cast<int>(read_int(ar, "world_size"));
+  r.writer.batch_size = static_cast<int>(read_int(ar, "sampler/batch_size"));
+  r.writer.grad_accum = static_cast<int>(read_int(ar, "sampler/grad_accum"));
+  if (auto offset = try_read_int(ar, "sampler/offset")) {
+    r.pos.offset = static_cast<long>(*offset);
+    r.pos.global_step = static_cast<long>(read_int(ar, "scheduler/global_step"));
+    r.steps_per_epoch = static_cast<long>(read_int(ar, "scheduler/steps_per_epoch"));
+    return r;
+  }
+  // An older checkpoint: {epoch, step} in the writer's world size, whose
+  // order came from torch's DistributedRandomSampler. Its step is that many
+  // global batches into the epoch; at step 0 nothing of the old order is left.
+  long step = static_cast<long>(read_int(ar, "step"));
+  long per_step = r.writer.global_batch();
+  r.steps_per_epoch = static_cast<long>(train_size) / (r.writer.world * r.writer.batch_size) / r.writer.grad_accum;
+  if (o.max_steps > 0) r.steps_per_epoch = std::min(r.steps_per_epoch, o.max_steps);
+  r.pos.offset = step * per_step;
+  r.pos.global_step = r.pos.epoch * r.steps_per_epoch + step;
+  r.older_order = step > 0;
+  return r;
 }
 
 }  // namespace ddptrain

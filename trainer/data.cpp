@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -43,6 +44,16 @@ std::vector<std::string> read_classes(const fs::path& train_dir, std::vector<Sam
   for (size_t c = 0; c < classes.size(); ++c) add_images(train_dir / classes[c], static_cast<int64_t>(c), train);
   if (train.empty()) throw std::runtime_error("--data: no .JPEG/.jpg images under " + train_dir.string());
   return classes;
+}
+
+// Uniform in [0, n): rejection of the last, partial block of 2^64 values keeps
+// it unbiased (std::uniform_int_distribution is not the same everywhere).
+uint64_t uniform_below(std::mt19937_64& rng, uint64_t n) {
+  const uint64_t limit = std::numeric_limits<uint64_t>::max() - std::numeric_limits<uint64_t>::max() % n;
+  uint64_t x;
+  do x = rng();
+  while (x >= limit);
+  return x % n;
 }
 
 const float kMean[3] = {0.485f, 0.456f, 0.406f};
@@ -125,13 +136,25 @@ torch::Tensor load_jpeg(const std::string& path, int image_size) {
   return img;
 }
 
-std::vector<size_t> train_shard(size_t size, int world, int rank, int epoch) {
-  torch::data::samplers::DistributedRandomSampler sampler(size, static_cast<size_t>(world), static_cast<size_t>(rank),
-                                                          /*allow_duplicates=*/false);
-  sampler.set_epoch(static_cast<size_t>(epoch));
-  sampler.reset();
+std::vector<size_t> epoch_permutation(size_t size, long seed, int epoch) {
+  std::vector<size_t> perm(size);
+  for (size_t i = 0; i < size; ++i) perm[i] = i;
+  // Seeds fit in 32 bits (limits::kSeed) and so do epochs: one distinct
+  // generator per (seed, epoch).
+  std::mt19937_64 rng((static_cast<uint64_t>(seed) << 32) ^ static_cast<uint64_t>(epoch));
+  for (size_t i = size; i > 1; --i) std::swap(perm[i - 1], perm[uniform_below(rng, i)]);
+  return perm;
+}
+
+std::vector<size_t> train_shard(size_t size, int world, int rank, long seed, int epoch, size_t offset,
+                                int batch_size) {
+  std::vector<size_t> perm = epoch_permutation(size, seed, epoch);
+  size_t w = static_cast<size_t>(world), micro_batch = w * static_cast<size_t>(batch_size);
+  size_t rest = offset < size ? size - offset : 0;
+  rest -= rest % micro_batch;
   std::vector<size_t> out;
-  while (auto chunk = sampler.next(4096)) out.insert(out.end(), chunk->begin(), chunk->end());
+  out.reserve(rest / w);
+  for (size_t i = static_cast<size_t>(rank); i < rest; i += w) out.push_back(perm[offset + i]);
   return out;
 }
 
@@ -159,14 +182,6 @@ Loader::~Loader() {
   }
   cv_.notify_all();
   for (auto& t : threads_) t.join();
-}
-
-void Loader::skip(size_t n) {
-  std::lock_guard<std::mutex> lock(mu_);
-  next_take_ = std::min(n, batches_.size());
-  next_build_ = std::max(next_build_, next_take_);
-  for (auto it = ready_.begin(); it != ready_.end();) it = it->first < next_take_ ? ready_.erase(it) : std::next(it);
-  cv_.notify_all();
 }
 
 Batch Loader::build(size_t b) const {
@@ -201,8 +216,8 @@ Batch Loader::build(size_t b) const {
     labels[static_cast<long>(k)] = label;
   }
   // Page-locked, so the copy to the GPU is asynchronous.
-  if (pin_) return {images.pin_memory(), labels.pin_memory()};
-  return {images, labels};
+  if (pin_) return {images.pin_memory(), labels.pin_memory(), idx};
+  return {images, labels, idx};
 }
 
 void Loader::work() {

@@ -39,6 +39,7 @@ torch::Tensor load_jpeg(const std::string& path, int image_size);
 
 struct Batch {
   torch::Tensor images, labels;
+  std::vector<size_t> indices;  // which samples, for --trace-samples
 };
 
 // One epoch of one rank's batches, in order, built by `workers` threads.
@@ -49,7 +50,6 @@ class Loader {
   ~Loader();
   std::optional<Batch> next();
   size_t size() const { return batches_.size(); }
-  void skip(size_t n);  // resume mid-epoch
 
  private:
   Batch build(size_t b) const;
@@ -69,9 +69,22 @@ class Loader {
   std::vector<std::thread> threads_;
 };
 
-// This rank's shard of the training set for `epoch`: a fresh permutation per
-// epoch (DistributedRandomSampler), the tail dropped so every rank gets as many.
-std::vector<size_t> train_shard(size_t size, int world, int rank, int epoch);
+// The epoch's sample order: one permutation of [0, size) that depends only
+// on seed and epoch, never on the world size, so that a checkpoint's offset
+// into it means the same samples on any number of ranks. Our own Fisher-Yates
+// over std::mt19937_64 (whose output the standard fixes), not torch's RNG or
+// std::shuffle, whose results differ between library versions.
+std::vector<size_t> epoch_permutation(size_t size, long seed, int epoch);
+
+// This rank's shard of the epoch once `offset` samples of its permutation are
+// trained on: the rest, perm[offset:], cut to a multiple of world x
+// batch_size (the tail is dropped so every rank gets as many full batches),
+// then strided: rank r takes rest[r], rest[r + world], ... So micro-batch k of
+// every rank together is rest[k*world*batch_size, (k+1)*world*batch_size), and
+// after k micro-batches the samples consumed are exactly that prefix, whatever
+// the world size.
+std::vector<size_t> train_shard(size_t size, int world, int rank, long seed, int epoch, size_t offset,
+                                int batch_size);
 // Validation: every sample exactly once across ranks.
 std::vector<size_t> val_shard(size_t size, int world, int rank);
 

@@ -59,7 +59,13 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--gamma", o.gamma, "StepLR factor")->check(number_range(limits::kGamma));
   app.add_option("--amp", o.amp, "off, fp16 or bf16 (CUDA)")->check(CLI::IsMember({"off", "fp16", "bf16", "true", "false"}));
   app.add_option("--workers", o.workers, "Data loader threads per rank")->check(int_range(limits::kWorkers));
-  app.add_option("--grad-accum", o.grad_accum, "Micro-steps per optimizer step")->check(int_range(limits::kGradAccum));
+  auto* grad_accum =
+      app.add_option("--grad-accum", o.grad_accum, "Micro-steps per optimizer step")->check(int_range(limits::kGradAccum));
+  auto* global_batch =
+      app.add_option("--global-batch", o.global_batch,
+                     "Samples per optimizer step, all ranks together: the accumulation becomes N / (world size x "
+                     "--batch-size), so a resume on another world size keeps the global batch")
+          ->check(int_range(limits::kGlobalBatch));
   app.add_option("--checkpoint-dir", o.checkpoint_dir, "Folder for checkpoints (rank 0 writes)");
   app.add_flag("--resume", o.resume, "Continue from the last checkpoint in --checkpoint-dir");
   app.add_option("--seed", o.seed, "Random seed")->check(int_range(limits::kSeed));
@@ -77,6 +83,9 @@ Options parse_options(int argc, char** argv) {
                "no model; prints one JSON line");
   app.add_option("--metrics", o.metrics, "JSON-lines metrics file (rank 0 writes)");
   app.add_option("--progress", o.progress, "Progress file for ddpctl status ($DDPCTL_PROGRESS_FILE)");
+  app.add_option("--trace-samples", o.trace_samples,
+                 "(tests) every rank appends the sample indices it trained on, one line \"EPOCH IDX...\" per "
+                 "micro-batch, to PREFIX.rank<R>.<pid>");
   app.add_flag("!--no-keep-memory", o.keep_memory, "Let malloc return freed tensors to the OS");
   try {
     app.parse(argc, argv);
@@ -85,6 +94,10 @@ Options parse_options(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     throw std::runtime_error(e.what());
   }
+  // Both set the accumulation; which one meant is not for ddp-train to guess.
+  if (global_batch->count() > 0 && grad_accum->count() > 0)
+    throw std::runtime_error("--global-batch sets the accumulation itself (N / (world size x --batch-size)); "
+                             "leave out --grad-accum");
   if (o.amp == "true") o.amp = "fp16";
   if (o.amp == "false") o.amp = "off";
   if (o.resume && o.checkpoint_dir.empty()) throw std::runtime_error("--resume needs --checkpoint-dir");
@@ -92,6 +105,22 @@ Options parse_options(int argc, char** argv) {
     throw std::runtime_error("--data: " + o.data + " is not a directory (or use --data synthetic)");
   if (o.metrics.empty() && !o.checkpoint_dir.empty()) o.metrics = o.checkpoint_dir + "/metrics.jsonl";
   return o;
+}
+
+int grad_accum_for(const Options& o, int world) {
+  if (o.global_batch <= 0) return o.grad_accum;
+  long long accum = limits::accumulation_for(o.global_batch, world, o.batch_size);
+  if (accum > 0) return static_cast<int>(accum);
+  long long micro_batch = static_cast<long long>(world) * o.batch_size;
+  std::string shape = std::to_string(world) + " ranks x --batch-size " + std::to_string(o.batch_size) + " = " +
+                      std::to_string(micro_batch);
+  if (o.global_batch % micro_batch != 0)
+    throw std::runtime_error("--global-batch " + std::to_string(o.global_batch) + " is not a multiple of " + shape +
+                             " samples per micro-step, so the accumulation would not be a whole number");
+  throw std::runtime_error("--global-batch " + std::to_string(o.global_batch) + " needs " +
+                           std::to_string(o.global_batch / micro_batch) + " micro-steps of " + shape +
+                           " samples; ddp-train accumulates at most " + std::to_string(limits::kGradAccum.max) +
+                           " (raise --batch-size)");
 }
 
 std::vector<std::string> worker_argv(int argc, char** argv) {

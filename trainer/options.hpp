@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "ddptrain_limits.hpp"
+
 namespace ddptrain {
 
 struct Options {
@@ -19,12 +21,13 @@ struct Options {
   std::string model = "smallcnn";
   std::string data = "synthetic";
   int epochs = 1;
-  int batch_size = 32;  // per rank
+  int batch_size = limits::kDefaultBatchSize;  // per rank
   double lr = 0.1, momentum = 0.9, weight_decay = 5e-4, gamma = 0.1;
   int step_size = 30;
   std::string amp = "off";  // off | fp16 | bf16
   int workers = 2;          // loader threads per rank
   int grad_accum = 1;
+  long global_batch = 0;  // >0: samples per optimizer step, all ranks together; sets the accumulation
   std::string checkpoint_dir;
   bool resume = false;
   long seed = 42;
@@ -40,12 +43,18 @@ struct Options {
   // Output
   std::string metrics;   // JSON lines; default <checkpoint_dir>/metrics.jsonl if a checkpoint dir is set
   std::string progress;  // default $DDPCTL_PROGRESS_FILE
+  std::string trace_samples;  // tests: each rank appends the sample indices it trained on to PREFIX.rank<R>.<pid>
   bool keep_memory = true;  // mallopt so freed tensors stay mapped
 };
 
 // Parses argv; prints help and exits 0 on --help; throws std::runtime_error
 // with a message naming the flag on bad input.
 Options parse_options(int argc, char** argv);
+
+// Micro-batches per optimizer step on `world` ranks: --grad-accum, or
+// --global-batch / (world x --batch-size). Throws, naming the three numbers,
+// when --global-batch does not divide into a whole accumulation.
+int grad_accum_for(const Options& o, int world);
 
 // argv for a worker started by the launcher: the same flags, minus
 // --nproc-per-node, plus --worker.

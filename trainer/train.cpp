@@ -129,9 +129,60 @@ class ProgressFile {
   Clock::time_point last_ = Clock::now() - std::chrono::seconds(1);
 };
 
+// Rank 0's account of a resume: where, from which layout, and what changed.
+void report_resume(const Options& o, const Resume& r, const BatchLayout& now, size_t train_size,
+                   long steps_per_epoch) {
+  std::string path = checkpoint_path(o);
+  if (r.older_order)
+    std::printf("ddp-train: warning: %s was written mid-epoch by an older ddp-train; the rest of epoch %d follows "
+                "this version's sample order, so that epoch may repeat or miss some samples\n",
+                path.c_str(), r.pos.epoch + 1);
+  long g0 = r.writer.global_batch(), g1 = now.global_batch();
+  std::printf("ddp-train: resumed from %s at epoch %d, sample %ld of %zu (written by %d ranks, now %d); "
+              "global batch %ld -> %ld\n",
+              path.c_str(), r.pos.epoch + 1, r.pos.offset, train_size, r.writer.world, now.world, g0, g1);
+  if (g0 != g1 && o.global_batch == 0)
+    std::printf("ddp-train: warning: the global batch changed from %ld to %ld: set trainer.global_batch "
+                "(--global-batch) to keep it\n", g0, g1);
+  // StepLR runs on epochs; in steps its period depends on the global batch.
+  double lr = o.lr * std::pow(o.gamma, r.pos.epoch / o.step_size);
+  std::string was = r.steps_per_epoch == steps_per_epoch && g0 == g1
+                        ? ""
+                        : ", was " + std::to_string(r.steps_per_epoch * o.step_size) + " steps of " + std::to_string(g0);
+  std::printf("ddp-train: schedule: global step %ld, lr %g (StepLR x%g every %d epochs: every %ld steps of %ld "
+              "samples%s)\n",
+              r.pos.global_step, lr, o.gamma, o.step_size, steps_per_epoch * o.step_size, g1, was.c_str());
+}
+
+// --trace-samples (tests): one line "EPOCH IDX..." per micro-batch, appended
+// once its optimizer step is done, so a stopped run lists what it trained on.
+class SampleTrace {
+ public:
+  SampleTrace(const std::string& prefix, int rank) {
+    if (!prefix.empty())
+      out_.open(prefix + ".rank" + std::to_string(rank) + "." + std::to_string(getpid()), std::ios::app);
+  }
+  void add(int epoch, const std::vector<size_t>& indices) {
+    if (!out_.is_open()) return;
+    pending_ += std::to_string(epoch);
+    for (size_t i : indices) pending_ += " " + std::to_string(i);
+    pending_ += "\n";
+  }
+  void step_done() {
+    if (!out_.is_open()) return;
+    out_ << pending_ << std::flush;
+    pending_.clear();
+  }
+
+ private:
+  std::ofstream out_;
+  std::string pending_;
+};
+
 }  // namespace
 
-int run_worker(const Options& o) {
+int run_worker(const Options& opts) {
+  Options o = opts;
   if (o.keep_memory) {
     // Keep freed tensors mapped: returning them to the OS makes every step
     // page-fault them back in (bench/ measures the difference).
@@ -144,6 +195,10 @@ int run_worker(const Options& o) {
   for (int sig : kStopSignals) sigaction(sig, &sa, nullptr);
 
   DistEnv env = read_dist_env();
+  // Refused here, before the rendezvous, when --global-batch does not divide
+  // into a whole accumulation on this world size.
+  o.grad_accum = grad_accum_for(opts, env.world);
+  const BatchLayout layout{env.world, o.batch_size, o.grad_accum};
   bool cuda = o.device == "cuda" || (o.device == "auto" && torch::cuda::is_available());
   if (cuda && !torch::cuda::is_available()) throw std::runtime_error("--device cuda, but CUDA is not available here");
   torch::Device device = cuda ? torch::Device(torch::kCUDA, env.local_rank % std::max(1, (int)torch::cuda::device_count()))
@@ -167,6 +222,15 @@ int run_worker(const Options& o) {
     std::printf("ddp-train: %d rank(s), %s on %s, %s data (%zu train, %zu val images, %d classes), sync %s\n",
                 env.world, o.model.c_str(), cuda ? "CUDA/NCCL" : "CPU/Gloo", src.layout.c_str(), src.train_size(),
                 src.val_size(), src.classes, sync.c_str());
+  if (r0 && o.global_batch > 0)
+    std::printf("ddp-train: --global-batch %ld = %d ranks x --batch-size %d x accumulation %d\n", o.global_batch,
+                env.world, o.batch_size, o.grad_accum);
+  // Whole epochs at this layout: micro-batches per rank, then optimizer steps
+  // (the leftover micro-batches of an epoch are dropped).
+  const size_t train_size = src.train_size();
+  const long per_step = layout.global_batch();
+  long steps_per_epoch = static_cast<long>(train_size) / (env.world * o.batch_size) / o.grad_accum;
+  if (o.max_steps > 0) steps_per_epoch = std::min(steps_per_epoch, o.max_steps);
   // AMP: fp16 autocast with a loss scaler, or bf16 autocast (no scaler: bf16
   // has fp32's range). On CPU only bf16 is offered, and it is slow unless the
   // CPU has bf16 instructions.
@@ -194,11 +258,15 @@ int run_worker(const Options& o) {
                         torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
   Position pos;
   if (o.resume) {
-    pos = load_checkpoint(o, *model, opt, scaler, env.world);
+    std::optional<Resume> resume = load_checkpoint(o, *model, opt, scaler, train_size);
     sync_from_rank0(d, state, "model parameters");
-    if (r0 && (pos.epoch > 0 || pos.step > 0))
-      std::printf("ddp-train: resumed from %s at epoch %d, step %ld\n", checkpoint_path(o).c_str(), pos.epoch + 1, pos.step);
+    if (resume) {
+      pos = resume->pos;
+      if (r0) report_resume(o, *resume, layout, train_size, steps_per_epoch);
+    }
   }
+  long global_step = pos.global_step;
+  SampleTrace trace(o.trace_samples, env.rank);
 
   std::ofstream metrics;
   if (r0 && !o.metrics.empty()) {
@@ -213,12 +281,19 @@ int run_worker(const Options& o) {
     double lr = o.lr * std::pow(o.gamma, epoch / o.step_size);
     for (auto& g : opt.param_groups()) static_cast<torch::optim::SGDOptions&>(g.options()).lr(lr);
     model->train();
-    Loader loader(src, true, train_shard(src.train_size(), env.world, env.rank, epoch), o.batch_size, o.workers,
-                  o.seed, epoch, true, cuda);
-    long steps = static_cast<long>(loader.size()) / o.grad_accum;
-    if (o.max_steps > 0) steps = std::min(steps, o.max_steps);
-    long first = epoch == pos.epoch ? pos.step : 0;
-    loader.skip(static_cast<size_t>(first * o.grad_accum));
+    // A resumed epoch starts at the checkpoint's offset into its order.
+    size_t offset = epoch == pos.epoch ? static_cast<size_t>(pos.offset) : 0;
+    Loader loader(src, true, train_shard(train_size, env.world, env.rank, o.seed, epoch, offset, o.batch_size),
+                  o.batch_size, o.workers, o.seed, epoch, true, cuda);
+    // `first`: this epoch's steps already done, counted in this run's steps.
+    // Exact when the offset is a whole number of them (always, unless the
+    // global batch changed mid-epoch); otherwise the steps before the resume
+    // were of another size and we count from the resume point: --max-steps
+    // then allows that many more, and the progress file shows the rest of
+    // the epoch as its steps.
+    long first = static_cast<long>(offset) % per_step == 0 ? static_cast<long>(offset) / per_step : 0;
+    long steps = first + static_cast<long>(loader.size()) / o.grad_accum;
+    if (o.max_steps > 0) steps = std::max(first, std::min(steps, o.max_steps));
     double loss_sum = 0, correct = 0, seen = 0, step_time = 0;
     auto epoch_start = Clock::now();
     for (long step = first; step < steps; ++step) {
@@ -228,7 +303,9 @@ int run_worker(const Options& o) {
       if (stop.item<float>() > 0 || (cuda && stop.to(device).item<float>() > 0)) {
         if (r0) {
           progress.update("checkpointing", epoch + 1, step, steps, 0, -1, true);
-          if (!o.checkpoint_dir.empty()) save_checkpoint(o, *model, opt, scaler, {epoch, step}, env.world);
+          long trained = static_cast<long>(offset) + (step - first) * per_step;
+          if (!o.checkpoint_dir.empty())
+            save_checkpoint(o, *model, opt, scaler, {epoch, trained, global_step}, layout, steps_per_epoch);
           std::printf("ddp-train: stop requested: %s at epoch %d, step %ld; exiting for requeue\n",
                       o.checkpoint_dir.empty() ? "no --checkpoint-dir, nothing saved" : "checkpoint saved",
                       epoch + 1, step);
@@ -258,6 +335,7 @@ int run_worker(const Options& o) {
         scaler.scale(loss).backward();
         grad_sync->after_backward(sync_now);
         loss_sum += loss.item<double>() * o.grad_accum * static_cast<double>(y.size(0));
+        trace.add(epoch + 1, batch->indices);
         correct += out.argmax(1).eq(y).sum().item<double>();
         seen += static_cast<double>(y.size(0));
       }
@@ -265,13 +343,16 @@ int run_worker(const Options& o) {
       // alike: the gradients are already averaged) and the scale backs off.
       if (scaler.unscale(model->parameters())) opt.step();
       scaler.update();
+      ++global_step;
+      trace.step_done();
       if (first_step_s < 0) {
         first_step_s = seconds_since(g_process_start);
         first_step_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
       }
       step_time += seconds_since(t0);
       double rate = seen * env.world / std::max(1e-9, seconds_since(epoch_start));
-      double left = (steps - step - 1) + static_cast<double>(steps) * (o.epochs - epoch - 1);
+      // Later epochs are whole ones at this layout, whatever this one was.
+      double left = (steps - step - 1) + static_cast<double>(steps_per_epoch) * (o.epochs - epoch - 1);
       progress.update("training", epoch + 1, step + 1, steps, rate, left * seconds_since(epoch_start) / (step - first + 1));
     }
     double elapsed = seconds_since(epoch_start);
@@ -346,6 +427,9 @@ int run_worker(const Options& o) {
             {"world_size", env.world},
             {"local_world_size", env.local_world},
             {"batch_size", o.batch_size},
+            {"grad_accum", o.grad_accum},
+            {"global_batch", layout.global_batch()},
+            {"global_step", global_step},
             {"model", o.model},
             {"device", cuda ? "cuda" : "cpu"},
             {"amp", amp ? o.amp : "off"},
@@ -365,7 +449,7 @@ int run_worker(const Options& o) {
       }
       if (!o.checkpoint_dir.empty()) {
         progress.update("checkpointing", epoch + 1, steps, steps, throughput, -1, true);
-        save_checkpoint(o, *model, opt, scaler, {epoch + 1, 0}, env.world);
+        save_checkpoint(o, *model, opt, scaler, {epoch + 1, 0, global_step}, layout, steps_per_epoch);
       }
     }
   }
@@ -384,7 +468,8 @@ int run_worker(const Options& o) {
 int run_loader_only(const Options& o) {
   torch::set_num_threads(o.threads > 0 ? o.threads : 1);
   DataSource src = open_data(o);
-  Loader loader(src, true, train_shard(src.train_size(), 1, 0, 0), o.batch_size, o.workers, o.seed, 0, true);
+  Loader loader(src, true, train_shard(src.train_size(), 1, 0, o.seed, 0, 0, o.batch_size), o.batch_size, o.workers,
+                o.seed, 0, true);
   size_t batches = loader.size();
   if (o.max_steps > 0) batches = std::min(batches, static_cast<size_t>(o.max_steps));
   if (batches < 2) throw std::runtime_error("--loader-only needs at least 2 batches: more images, or a smaller --batch-size");

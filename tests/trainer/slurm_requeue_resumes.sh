@@ -61,7 +61,8 @@ second=logs/${JOB_NAME}_${id}.restart1.0.out
 grep -q "ddp-train: stop requested: checkpoint saved at epoch 1, step [0-9]*; exiting for requeue" "$first" ||
   fail "first attempt did not checkpoint: $(cat "$first")"
 step=$(sed -n 's/.*checkpoint saved at epoch 1, step \([0-9]*\);.*/\1/p' "$first")
-grep -q "ddp-train: resumed from $T/ck/checkpoint.pt at epoch 1, step $step" "$second" ||
+# 2 ranks x batch 16: step S is sample 32 x S of the epoch's 6400.
+grep -qF "ddp-train: resumed from $T/ck/checkpoint.pt at epoch 1, sample $((step * 32)) of 6400 (written by 2 ranks, now 2)" "$second" ||
   fail "second attempt did not resume at step $step: $(cat "$second")"
 grep -q "^Epoch \[2/2\]" "$second" || fail "second attempt did not finish: $(cat "$second")"
 grep -q "requeueing job $id (restart 1 of 2)" logs/"${JOB_NAME}_${id}".err || fail "no requeue notice: $(cat logs/"${JOB_NAME}_${id}".err)"

@@ -1,5 +1,6 @@
 // The trainer's gradient engine and data sharding, with two ranks as two
 // threads of this process (Gloo over loopback, an in-memory store).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -130,15 +131,79 @@ TEST_CASE("bf16 gradient compression is refused on Gloo, which cannot allreduce 
   CHECK_THROWS_WITH(make_grad_sync("reducer", d, params, "bf16"), Catch::Contains("--compress bf16"));
 }
 
-TEST_CASE("training shards are disjoint, equal in size, and reshuffled each epoch") {
-  auto a = train_shard(103, 2, 0, 0), b = train_shard(103, 2, 1, 0);
-  CHECK(a.size() == 51);
-  CHECK(b.size() == 51);
-  std::set<size_t> all(a.begin(), a.end());
-  all.insert(b.begin(), b.end());
-  CHECK(all.size() == 102);
-  CHECK(train_shard(103, 2, 0, 1) != a);
-  CHECK(train_shard(103, 2, 0, 0) == a);
+TEST_CASE("the epoch's order is one permutation that depends only on seed and epoch") {
+  auto p = epoch_permutation(1000, 42, 3);
+  std::vector<size_t> sorted = p;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) REQUIRE(sorted[i] == i);
+  CHECK(epoch_permutation(1000, 42, 3) == p);
+  CHECK(epoch_permutation(1000, 42, 4) != p);
+  CHECK(epoch_permutation(1000, 43, 3) != p);
+  // Pinned: a checkpoint's offset must mean the same samples with any
+  // compiler, standard library or LibTorch, and after any refactoring.
+  CHECK(epoch_permutation(10, 42, 0) == std::vector<size_t>{5, 9, 2, 3, 1, 7, 8, 0, 4, 6});
+  CHECK(epoch_permutation(1, 7, 0) == std::vector<size_t>{0});
+  CHECK(epoch_permutation(0, 7, 0).empty());
+}
+
+TEST_CASE("at offset 0 the shards of 1 to 4 ranks partition the truncated permutation") {
+  const size_t size = 103;
+  const int batch = 4;
+  auto perm = epoch_permutation(size, 42, 1);
+  for (int world = 1; world <= 4; ++world) {
+    INFO("world " << world);
+    size_t kept = size - size % static_cast<size_t>(world * batch);
+    std::multiset<size_t> all;
+    for (int rank = 0; rank < world; ++rank) {
+      auto shard = train_shard(size, world, rank, 42, 1, 0, batch);
+      CHECK(shard.size() == kept / static_cast<size_t>(world));
+      all.insert(shard.begin(), shard.end());
+    }
+    CHECK(all == std::multiset<size_t>(perm.begin(), perm.begin() + static_cast<long>(kept)));
+  }
+  CHECK(train_shard(size, 2, 0, 42, 2, 0, batch) != train_shard(size, 2, 0, 42, 1, 0, batch));
+  CHECK(train_shard(size, 2, 0, 42, 1, 0, batch) == train_shard(size, 2, 0, 42, 1, 0, batch));
+}
+
+TEST_CASE("the micro-batches taken are a prefix of the order, so 4 ranks can hand over to 2") {
+  const size_t size = 256;
+  const int batch = 8, k = 3;  // 4 ranks take 3 micro-batches each, then 2 ranks finish the epoch
+  auto perm = epoch_permutation(size, 42, 0);
+  std::multiset<size_t> seen, first_part;
+  for (int rank = 0; rank < 4; ++rank) {
+    auto shard = train_shard(size, 4, rank, 42, 0, 0, batch);
+    first_part.insert(shard.begin(), shard.begin() + k * batch);
+  }
+  size_t offset = 4 * batch * k;
+  CHECK(first_part == std::multiset<size_t>(perm.begin(), perm.begin() + static_cast<long>(offset)));
+  seen = first_part;
+  for (int rank = 0; rank < 2; ++rank) {
+    auto shard = train_shard(size, 2, rank, 42, 0, offset, batch);
+    CHECK(shard.size() == (size - offset) / 2);
+    seen.insert(shard.begin(), shard.end());
+  }
+  std::set<size_t> distinct(seen.begin(), seen.end());
+  CHECK(seen.size() == size);
+  CHECK(distinct.size() == size);  // every index exactly once across the switch
+  // Past the end of the epoch there is nothing left.
+  CHECK(train_shard(size, 2, 0, 42, 0, size, batch).empty());
+  CHECK(train_shard(size, 2, 0, 42, 0, size + 5, batch).empty());
+}
+
+TEST_CASE("a global batch sets the accumulation from the world size, or names the three numbers") {
+  Options o;
+  o.batch_size = 8;
+  CHECK(grad_accum_for(o, 4) == 1);  // no --global-batch: --grad-accum
+  o.global_batch = 32;
+  CHECK(grad_accum_for(o, 4) == 1);
+  CHECK(grad_accum_for(o, 2) == 2);
+  CHECK(grad_accum_for(o, 1) == 4);
+  CHECK_THROWS_WITH(grad_accum_for(o, 3),
+                    Catch::Contains("--global-batch 32 is not a multiple of 3 ranks x --batch-size 8 = 24"));
+  CHECK_THROWS_WITH(grad_accum_for(o, 8),
+                    Catch::Contains("--global-batch 32 is not a multiple of 8 ranks x --batch-size 8 = 64"));
+  o.global_batch = 8 * 2048;
+  CHECK_THROWS_WITH(grad_accum_for(o, 1), Catch::Contains("needs 2048 micro-steps") && Catch::Contains("at most 1024"));
 }
 
 TEST_CASE("validation shards cover every sample once") {
@@ -160,6 +225,11 @@ TEST_CASE("bad arguments name the flag") {
   CHECK_THROWS_WITH(parse_options(3, const_cast<char**>(data.data())), Catch::Contains("/nonexistent/tin is not a directory"));
   std::vector<const char*> resume = {"ddp-train", "--resume"};
   CHECK_THROWS_WITH(parse_options(2, const_cast<char**>(resume.data())), Catch::Contains("--resume needs --checkpoint-dir"));
+  std::vector<const char*> both = {"ddp-train", "--global-batch", "64", "--grad-accum", "2"};
+  CHECK_THROWS_WITH(parse_options(5, const_cast<char**>(both.data())),
+                    Catch::Contains("--global-batch sets the accumulation itself") && Catch::Contains("--grad-accum"));
+  std::vector<const char*> zero = {"ddp-train", "--global-batch", "0"};
+  CHECK_THROWS_WITH(parse_options(3, const_cast<char**>(zero.data())), Catch::Contains("--global-batch"));
 }
 
 TEST_CASE("the loss scaler skips a step whose gradients overflowed, backs off, and grows after clean steps") {

@@ -154,3 +154,52 @@ TEST_CASE("command may be a shell line or an argument list") {
   RunSpec b = parse_run_spec("a.yaml", "name: d\ncluster: local\ngpus_per_node: 1\ncommand: [python, train.py]\n");
   CHECK(b.command_argv == std::vector<std::string>{"python", "train.py"});
 }
+
+TEST_CASE("trainer.global_batch becomes --global-batch and must divide into every shape's micro-batches") {
+  RunSpec s = parse_run_spec("a.yaml", "name: d\ncluster: local\ngpus_per_node: 4\n"
+                                       "trainer: {batch_size: 8, global_batch: 64}\n"
+                                       "alternatives:\n  - {nodes: 2}\n");
+  CHECK(s.trainer_args == std::vector<std::string>{"--batch-size=8", "--global-batch=64"});
+  CHECK(s.trainer_global_batch == 64);
+
+  // 1x4 x 8 = 32 divides 96; 2x4 x 8 = 64 does not: the error names the
+  // global_batch line and the shape.
+  std::string err = user_error_of([] {
+    parse_run_spec("a.yaml", "name: d\ncluster: local\ngpus_per_node: 4\n"
+                             "trainer:\n  batch_size: 8\n  global_batch: 96\n"
+                             "alternatives:\n  - {nodes: 2}\n");
+  });
+  CHECK(err.find("a.yaml:6:17: trainer.global_batch: 96 is not a multiple of shape 2x4's 8 ranks x batch_size 8 = 64 "
+                 "(ddp-train would refuse it at start, after the queue wait)") != std::string::npos);
+  CHECK(err.find("shape 1x4") == std::string::npos);
+
+  // Without batch_size, ddp-train's default of 32 per rank.
+  err = user_error_of([] {
+    parse_run_spec("a.yaml", "name: d\ncluster: local\ngpus_per_node: 2\ntrainer: {global_batch: 96}\n");
+  });
+  CHECK(err.find("a.yaml:4:25: trainer.global_batch: 96 is not a multiple of shape 1x2's 2 ranks x batch_size 32 "
+                 "(ddp-train's default) = 64") != std::string::npos);
+
+  // Every sweep entry is checked; the accumulation has ddp-train's limit.
+  err = user_error_of([] {
+    parse_run_spec("a.yaml", "name: d\ncluster: local\ngpus_per_node: 1\ntrainer: {batch_size: 1, global_batch: 2048}\n"
+                             "sweep:\n  - {gpus_per_node: 1}\n  - {gpus_per_node: 2}\n  - {gpus_per_node: 3}\n");
+  });
+  CHECK(err.find("2048 needs 2048 micro-steps of shape 1x1's 1 ranks x batch_size 1 = 1; ddp-train accumulates at "
+                 "most 1024") != std::string::npos);
+  CHECK(err.find("shape 1x2") == std::string::npos);
+  CHECK(err.find("2048 is not a multiple of shape 1x3's 3 ranks x batch_size 1 = 3") != std::string::npos);
+}
+
+TEST_CASE("trainer.global_batch and trainer.grad_accum are refused together") {
+  std::string err = user_error_of([] {
+    parse_run_spec("a.yaml", "name: d\ncluster: local\ngpus_per_node: 1\n"
+                             "trainer:\n  grad_accum: 2\n  global_batch: 64\n");
+  });
+  CHECK(err.find("a.yaml:6:17: trainer.global_batch: set either global_batch (the accumulation follows from each "
+                 "shape's world size) or grad_accum, not both") != std::string::npos);
+  err = user_error_of([] {
+    parse_run_spec("a.yaml", "name: d\ncluster: local\ngpus_per_node: 1\ntrainer: {global_batch: 0}\n");
+  });
+  CHECK(err.find("trainer.global_batch: '0' must be an integer from 1 to 67108864") != std::string::npos);
+}
