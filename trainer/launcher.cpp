@@ -125,6 +125,21 @@ std::string describe(const Worker& w) {
   return s;
 }
 
+// A worker that failed only because another one did (its peer's socket
+// closed under it): the launcher names the worker that failed first instead.
+bool is_consequence(const Worker& w) {
+  const std::string& last = w.last_line.empty() ? w.partial : w.last_line;
+  for (const char* p : {"Connection closed by peer", "Connection reset by peer", "Broken pipe"})
+    if (last.find(p) != std::string::npos) return true;
+  return false;
+}
+
+double monotonic_s() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
+
 void signal_all(std::vector<Worker>& ws, int sig) {
   for (auto& w : ws)
     if (!w.done) kill(w.pid, sig);
@@ -156,9 +171,21 @@ int run_launcher(int nproc, const std::vector<std::string>& worker_args) {
                node * nproc, node * nproc + nproc - 1, world);
 
   std::string failure;
+  // A consequence (a peer's connection lost) waits up to 2 s for the failure
+  // that caused it to show, so that the cause is the one named.
+  std::string consequence;
+  double consequence_until = 0;
   bool stopping = false;
   timespec kill_at{};
   int running = nproc;
+  auto stop_others = [&](const std::string& why) {
+    failure = why;
+    std::fprintf(stderr, "ddp-train: error: %s; stopping the other workers\n", failure.c_str());
+    signal_all(ws, SIGTERM);
+    stopping = true;
+    clock_gettime(CLOCK_MONOTONIC, &kill_at);
+    kill_at.tv_sec += 5;
+  };
   while (running > 0) {
     if (g_signal) {
       int sig = g_signal;
@@ -186,15 +213,15 @@ int run_launcher(int nproc, const std::vector<std::string>& worker_args) {
       --running;
       while (w.out_fd >= 0) forward(w);
       bool ok = WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == kStoppedForRequeue);
-      if (!ok && failure.empty()) {
-        failure = describe(w);
-        std::fprintf(stderr, "ddp-train: error: %s; stopping the other workers\n", failure.c_str());
-        signal_all(ws, SIGTERM);
-        stopping = true;
-        clock_gettime(CLOCK_MONOTONIC, &kill_at);
-        kill_at.tv_sec += 5;
+      if (ok || !failure.empty()) continue;
+      if (is_consequence(w) && running > 0) {
+        if (consequence.empty()) consequence = describe(w), consequence_until = monotonic_s() + 2;
+      } else {
+        stop_others(describe(w));
       }
     }
+    if (failure.empty() && !consequence.empty() && (running == 0 || monotonic_s() > consequence_until))
+      stop_others(consequence);
     if (stopping) {
       timespec now{};
       clock_gettime(CLOCK_MONOTONIC, &now);
