@@ -9,6 +9,7 @@
 #include "failure.hpp"
 #include "jobs.hpp"
 #include "race.hpp"
+#include "race_group.hpp"
 
 namespace ddpctl {
 
@@ -155,10 +156,26 @@ void show_logs(const LogsRequest& o, Context& ctx, Output& out) {
   first = false;
   if (!o.follow) return;
 
+  // Following a race's winner: when it is requeued, the group races again
+  // (as status would) and the new generation's winner is followed instead.
+  const bool raced = o.shape.empty() && read_race(run).is_race;
+  const size_t generation = raced ? read_race(run).generations.size() : 0;
   EndWatcher end(ctx.clock);
   for (;;) {
     JobStates states = lookup_jobs(ctx.slurm, {l.job_id});
     const Job& job = states.jobs.at(l.job_id);
+    if (raced && (job.state == JobState::Pending || job.state == JobState::RequeueHold)) {
+      std::vector<Run> group = {load_run(run.dir)};
+      race_again_where_requeued(group, ctx, out);
+    }
+    if (raced) {
+      RaceState race = read_race(run);
+      if (race.generations.size() > generation && race.winner && race.winner->job_id != l.job_id) {
+        out.line(fmt::format("==> race {}: generation {} won by shape {} (job {}); following it <==", run.id,
+                             race.generations.size(), race.winner->label, race.winner->job_id));
+        return show_logs(o, ctx, out);
+      }
+    }
     // A requeued job starts a new attempt: follow its step log from there.
     int now = latest_restart(l);
     if (now > restart) {

@@ -49,6 +49,10 @@ for _ in $(seq 300); do grep -q "^race: won by shape" follow.out && break; sleep
 grep -q "^race: won by shape" follow.out || fail "submit --follow did not report a winner: $(cat follow.out)"
 run_dir=$(only_run_dir)
 run_id=$(basename "$run_dir")
+# logs -f follows each generation's winner too (and re-races as status does).
+"$LOCAL_SLURM" exec -- "$DDPCTL" logs "$run_id" -f >logsf.out 2>&1 &
+logs_follower=$!
+at_exit "kill $logs_follower 2>/dev/null || true"
 
 # trainer_is JOB: waits until JOB trains (its line in trainings) and has taken a step.
 trainer_is() {
@@ -113,11 +117,18 @@ until [ -d "$run_dir/race/gen.3" ]; do
   [ "$SECONDS" -lt "$deadline" ] || fail "status did not re-race after scontrol requeue of $w2: $(cat "$T/out" "$T/err")$(jobs_report)"
   sleep 0.5
 done
-grep -q "generation 3 opened: job $w2" "$T/err" || fail "status did not say it re-raced: $(cat "$T/err")"
+# status or the following `logs -f`, whichever came first, re-raced and said so.
+grep -q "generation 3 opened: job $w2" "$T/err" logsf.out ||
+  fail "nothing said it re-raced: status: $(cat "$T/err"); logs -f: $(cat logsf.out)"
 w3=$(winner_of 3)
 [ "$w3" != "$w2" ] || fail "generation 3 was won by the requeued job $w2 itself$(jobs_report)"
 trainer_is "$w3"
 
+for g in 2 3; do
+  for _ in $(seq 300); do grep -q "==> race $run_id: generation $g won by" logsf.out && break; sleep 0.2; done
+  grep -q "==> race $run_id: generation $g won by shape $(label_of "$g" "$(winner_of "$g")") (job $(winner_of "$g")); following it <==" logsf.out ||
+    fail "logs -f did not go on with generation $g's winner: $(cat logsf.out)"
+done
 run status "$run_id"
 expect_code 0
 expect_out "generation 3 (re-raced: job $w2"
