@@ -90,7 +90,8 @@ RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, O
       result.why_not = fmt::format("the winner, job {}, is {}", winner.job_id, state_name(job.state));
       return result;
     }
-    reason = fmt::format("requeued ({}{})", state_name(job.state), job.reason.empty() ? "" : ", " + job.reason);
+    bool said = !job.reason.empty() && job.reason != "None";
+    reason = fmt::format("requeued ({}{})", state_name(job.state), said ? ", " + job.reason : "");
   }
   if (current >= max_generations) {
     result.why_not = fmt::format("the group has had {} generation(s), requeue.max_restarts ({}) allows {}", current,

@@ -145,3 +145,84 @@ TEST_CASE("specs racing together get unique labels and one identity") {
   CHECK_THAT(test::user_error_of([&] { load_race_group({a, a}, {}); }), Catch::Contains("given twice"));
   CHECK_THAT(test::user_error_of([&] { load_race_group({a}, {}); }), Catch::Contains("at least two shapes"));
 }
+
+namespace {
+
+// A race whose winner may be re-raced once (requeue.max_restarts 1).
+struct RequeueFixture : Fixture {
+  RequeueFixture() {
+    req.specs = {test::write_one_shape_spec(
+        tmp.path, "race",
+        "requeue: {signal: USR1, grace: 60, max_restarts: 1}\n"
+        "alternatives:\n  - {nodes: 2, partition: a100-80gb, label: 2x1}\n")};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("race_again: only a requeued winner opens the next generation, once, bounded by max_restarts") {
+  RequeueFixture f;
+  RaceSubmission r = f.submit();
+  Run run = r.run;
+  CHECK(race_again(run, "", f.slurm.ctx, f.out).why_not == "generation 1 has no winner yet");
+
+  f.slurm.job("100")->state = "RUNNING";
+  f.slurm.job("101")->state = "CANCELLED";
+  fs::create_directory(race_dir(run) + "/claim");
+  write_file_atomic(race_dir(run) + "/claim/winner", "100 1x1 1795300010 0\n");
+  CHECK(race_again(run, "", f.slurm.ctx, f.out).why_not == "the winner, job 100, is RUNNING");
+  CHECK(race_again(run, "101", f.slurm.ctx, f.out).why_not ==
+        "job 101 is not the winner of generation 1 (job 100)");
+
+  // Requeued: Slurm shows it waiting again. The other shape is submitted
+  // into generation 2, which also holds the requeued job.
+  f.slurm.job("100")->state = "PENDING";
+  RaceAgain again = race_again(run, "", f.slurm.ctx, f.out);
+  REQUIRE(again.opened);
+  CHECK(again.generation == 2);
+  CHECK(again.why == "job 100 (shape 1x1), the winner of generation 1, requeued (PENDING)");
+  CHECK(again.submitted == std::vector<std::string>{"job 102 (shape 2x1)"});
+  RaceState race = read_race(run);
+  REQUIRE(race.generations.size() == 2);
+  CHECK(race.job_of_label == std::map<std::string, std::string>{{"1x1", "100"}, {"2x1", "102"}});
+  CHECK(race.generations[1].why == again.why);
+  CHECK_FALSE(race.claimed);
+
+  // Asked again (status on another login node): nothing more is submitted.
+  CHECK(race_again(run, "", f.slurm.ctx, f.out).why_not == "generation 2 has no winner yet");
+  CHECK(f.slurm.runner.count("sbatch") == 3);
+
+  // Generation 2 won and its winner requeued: max_restarts 1 allows 2 generations.
+  fs::create_directory(claim_dir(run, 2));
+  write_file_atomic(claim_dir(run, 2) + "/winner", "102 2x1 1795300020 0\n");
+  f.slurm.job("102")->state = "PENDING";
+  CHECK(race_again(run, "", f.slurm.ctx, f.out).why_not ==
+        "the group has had 2 generation(s), requeue.max_restarts (1) allows 2");
+  CHECK(f.slurm.runner.count("sbatch") == 3);
+}
+
+TEST_CASE("race_again: the winner requeueing itself opens the next generation without asking Slurm") {
+  RequeueFixture f;
+  RaceSubmission r = f.submit();
+  Run run = r.run;
+  f.slurm.job("101")->state = "RUNNING";
+  fs::create_directory(race_dir(run) + "/claim");
+  write_file_atomic(race_dir(run) + "/claim/winner", "101 2x1 1795300010 0\n");
+  RaceAgain again = race_again(run, "101", f.slurm.ctx, f.out);
+  REQUIRE(again.opened);
+  CHECK(again.why == "job 101 (shape 2x1), the winner of generation 1, requeued itself (time limit)");
+  CHECK(again.submitted == std::vector<std::string>{"job 102 (shape 1x1)"});
+}
+
+TEST_CASE("race_again: a group without requeue: is never re-raced") {
+  Fixture f;
+  RaceSubmission r = f.submit();
+  Run run = r.run;
+  f.slurm.job("100")->state = "PENDING";
+  fs::create_directory(race_dir(run) + "/claim");
+  write_file_atomic(race_dir(run) + "/claim/winner", "100 1x1 1795300010 0\n");
+  CHECK(race_again(run, "", f.slurm.ctx, f.out).why_not ==
+        "the group has had 1 generation(s), requeue.max_restarts (0) allows 1");
+  std::vector<Run> runs = {run};
+  CHECK(race_again_where_requeued(runs, f.slurm.ctx, f.out).empty());
+}
