@@ -153,8 +153,10 @@ TEST_CASE("a race group with requeue re-races from inside the requeuing job, bou
   for (const auto& s : raced) {
     // Three generations at most: the submission and two re-races.
     CHECK(s.text.find("-lt 3 ] && mkdir \"$ddpctl_race/gen.$ddpctl_next\"") != std::string::npos);
-    size_t again = s.text.find(" race-again /runs/r1 --requeuing \"$SLURM_JOB_ID\"");
+    size_t again = s.text.find("/ddpctl race-again /runs/r1 --requeuing \"$SLURM_JOB_ID\"");
     REQUIRE(again != std::string::npos);
+    // Bounded, so that the requeue still happens before the time limit.
+    CHECK(s.text.rfind("timeout 60 ", again) != std::string::npos);
     // The other shapes are submitted before this job requeues itself.
     CHECK(again < s.text.find("scontrol requeue \"$SLURM_JOB_ID\""));
   }
