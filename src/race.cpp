@@ -145,10 +145,12 @@ std::vector<RankedShape> rank_by_finish(std::vector<RankedShape> shapes, long lo
       note = fmt::format("no predicted run time for shape {}: ranked by estimated start", r.label);
       return rank_shapes(shapes);
     }
+  // Whole seconds, as shown.
+  auto run_time = [](const RankedShape& r) { return static_cast<long long>(std::llround(*r.run_time_s)); };
   const RankedShape* best = nullptr;
   for (auto& r : shapes) {
     if (r.dropped || r.estimate.kind != StartEstimate::Kind::Starts) continue;
-    r.finish = std::max(r.estimate.start, now) + static_cast<long long>(std::llround(*r.run_time_s));
+    r.finish = std::max(r.estimate.start, now) + run_time(r);
     if (!best || *r.finish < *best->finish) best = &r;
   }
   if (best) {
@@ -157,13 +159,11 @@ std::vector<RankedShape> rank_by_finish(std::vector<RankedShape> shapes, long lo
     const long long best_finish = *best->finish;
     for (auto& r : shapes) {
       if (r.dropped || r.label == best_label) continue;
-      long long soonest = now + static_cast<long long>(std::llround(*r.run_time_s));
-      if (soonest <= best_finish) continue;
+      if (now + run_time(r) <= best_finish) continue;
       r.dropped = true;
       r.why_dropped = fmt::format(
           "even starting now it would finish in {} ({} run time), after shape {}'s predicted finish in {}",
-          format_duration(soonest - now), format_duration(std::llround(*r.run_time_s)), best_label,
-          format_duration(best_finish - now));
+          format_duration(run_time(r)), format_duration(run_time(r)), best_label, format_duration(best_finish - now));
     }
   }
   auto order = [](const RankedShape& r) {

@@ -25,7 +25,7 @@ namespace {
 // requeued. Only once it waits: while Slurm still shows it REQUEUED or
 // COMPLETING, its old processes may run (up to KillWait), and a new winner
 // must not start training beside them or load a checkpoint they still write.
-bool requeued_since_claim(const Job& job, const RaceEvent&) {
+bool requeued(const Job& job) {
   return job.state == JobState::Pending || job.state == JobState::RequeueHold;
 }
 
@@ -86,7 +86,7 @@ RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, O
   } else {
     JobStates states = lookup_jobs(ctx.slurm, {winner.job_id});
     const Job& job = states.jobs.at(winner.job_id);
-    if (!requeued_since_claim(job, winner)) {
+    if (!requeued(job)) {
       result.why_not = fmt::format("the winner, job {}, is {}", winner.job_id, state_name(job.state));
       return result;
     }
@@ -142,7 +142,7 @@ std::vector<RaceAgain> race_again_where_requeued(std::vector<Run>& runs, Context
   JobStates states = lookup_jobs(ctx.slurm, ids);
   for (size_t i = 0; i < candidates.size(); ++i) {
     RaceState race = read_race(*candidates[i]);
-    if (!race.winner || race.winner->job_id != ids[i] || !requeued_since_claim(states.jobs.at(ids[i]), *race.winner))
+    if (!race.winner || race.winner->job_id != ids[i] || !requeued(states.jobs.at(ids[i])))
       continue;
     RaceAgain r = race_again(*candidates[i], "", ctx, out);
     if (r.opened) done.push_back(r);
