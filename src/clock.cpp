@@ -12,6 +12,16 @@ double SystemClock::monotonic() {
 
 long long SystemClock::now() { return static_cast<long long>(std::time(nullptr)); }
 
+double PollBackoff::after_poll(bool changed) {
+  if (changed) {
+    next_ = base_;
+    return next_;
+  }
+  double wait = next_;
+  next_ = next_ * 2 > max_ ? max_ : next_ * 2;
+  return wait;
+}
+
 void SystemClock::sleep(double seconds) {
   if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }

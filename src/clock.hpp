@@ -12,6 +12,23 @@ class Clock {
   virtual void sleep(double seconds) = 0;
 };
 
+// How long a watch waits before its next poll: no faster than the jobs can
+// change. The base interval while something changes; doubled after each poll
+// that changed nothing, up to `max_s`; back to the base at the first change.
+// A user watching a day-long pending job costs Slurm one call every 30 s,
+// not every 2 s.
+class PollBackoff {
+ public:
+  PollBackoff(double base_s, double max_s) : base_(base_s), max_(max_s < base_s ? base_s : max_s), next_(base_s) {}
+  // The wait after a poll that did (or did not) show a change.
+  double after_poll(bool changed);
+  double base() const { return base_; }
+  double max() const { return max_; }
+
+ private:
+  double base_, max_, next_;
+};
+
 class SystemClock : public Clock {
  public:
   double monotonic() override;

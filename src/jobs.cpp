@@ -12,19 +12,21 @@ namespace ddpctl {
 JobStates lookup_jobs(SlurmClient& slurm, const std::vector<std::string>& ids) {
   JobStates out;
   if (ids.empty()) return out;
-  JobQuery queue = slurm.queue();
+  JobQuery queue = slurm.jobs(ids);
   out.queue_answered = queue.answered;
-  out.queue = queue.jobs;
   std::vector<std::string> missing;
+  std::map<std::string, const Job*> seen;  // in squeue, asked of sacct for its exit code
   for (const auto& id : ids) {
-    bool found = false;
+    const Job* found = nullptr;
     if (queue.answered)
       for (const auto& job : queue.jobs)
-        if (job.id == id) {
-          out.jobs[id] = job;
-          found = true;
-        }
-    if (!found) missing.push_back(id);
+        if (job.id == id) found = &job;
+    if (found && (queue.has_exit_codes || !is_terminal(found->state))) {
+      out.jobs[id] = *found;
+    } else {
+      missing.push_back(id);
+      if (found) seen[id] = found;
+    }
   }
   if (missing.empty()) return out;
   if (!queue.answered) out.error = queue.error;
@@ -32,7 +34,13 @@ JobStates lookup_jobs(SlurmClient& slurm, const std::vector<std::string>& ids) {
   for (const auto& id : missing) {
     Job job;
     job.id = id;
-    if (acct.answered) {
+    if (seen.count(id)) {
+      // Ended, read from squeue's format string: sacct adds how it exited.
+      job = *seen[id];
+      if (acct.answered)
+        for (const auto& j : acct.jobs)
+          if (j.id == id && j.state == job.state) job.exit = j.exit;
+    } else if (acct.answered) {
       bool known = false;
       for (const auto& j : acct.jobs)
         if (j.id == id) job = j, known = true;

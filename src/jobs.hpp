@@ -13,7 +13,6 @@ namespace ddpctl {
 
 struct JobStates {
   std::map<std::string, Job> jobs;  // by id; every id asked for is present
-  std::vector<Job> queue;           // every job squeue listed (to find jobs by token)
   bool queue_answered = false;
   std::string error;  // why squeue (or sacct) could not be asked
 };

@@ -1,9 +1,12 @@
 #include "preflight.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <set>
 #include <fmt/format.h>
 
 #include "paths.hpp"
+#include "spec_site.hpp"
 #include "text.hpp"
 
 namespace ddpctl {
@@ -131,9 +134,49 @@ void check_program(const ResolvedRun& run, Diagnostics& diags) {
                             program));
 }
 
+void check_trainer_data(const ResolvedRun& run, Diagnostics& diags) {
+  const RunSpec& spec = run.spec;
+  if (!spec.uses_trainer || !spec.trainer_data || *spec.trainer_data == "synthetic") return;
+  // The job starts in the folder ddpctl runs in (--chdir), and the nodes see
+  // the same file system: a folder missing here is missing there.
+  std::error_code ec;
+  if (std::filesystem::is_directory(*spec.trainer_data, ec)) return;
+  bool exists = std::filesystem::exists(*spec.trainer_data, ec);
+  diags.error(spec.where_of("trainer.data"), "trainer.data",
+              fmt::format("{} {} (from {}); ddp-train would refuse it at start, after the queue wait (use "
+                          "data: synthetic for generated data; --no-preflight submits anyway)",
+                          *spec.trainer_data, exists ? "is not a directory" : "does not exist",
+                          std::filesystem::current_path().string()));
+}
+
+void check_sbatch_options(const ResolvedRun& run, SlurmClient& slurm, Diagnostics& diags) {
+  const SiteOptions& site = run.spec.site;
+  if (site.sbatch.empty()) return;
+  CommandResult help = slurm.raw({"sbatch", "--help"});
+  std::set<std::string> known = sbatch_long_options(help.out);
+  if (!help.ok() || known.empty()) {
+    diags.error(Location{"sbatch --help"}, "sbatch",
+                fmt::format("cannot ask this cluster's sbatch which options it has ({}), so the `sbatch:` entries "
+                            "cannot be checked; --no-preflight submits anyway",
+                            help.ok() ? "it listed none" : help.describe()));
+    return;
+  }
+  std::vector<std::string> names(known.begin(), known.end());
+  for (const auto& [name, value] : site.sbatch) {
+    if (known.count(name)) continue;
+    auto it = site.where.find("sbatch." + name);
+    diags.error(it == site.where.end() ? run.spec.where_of("sbatch") : it->second, "sbatch." + name,
+                fmt::format("this cluster's sbatch has no option --{}{} (sbatch --help lists its options); it would "
+                            "refuse the script",
+                            name, did_you_mean(name, names)));
+  }
+}
+
 void preflight_all(const ResolvedRun& run, const std::vector<const ResolvedShape*>& shapes, SlurmClient& slurm) {
   Diagnostics all;
   check_program(run, all);
+  check_trainer_data(run, all);
+  check_sbatch_options(run, slurm, all);
   for (const ResolvedShape* s : shapes) {
     Diagnostics one = preflight(run, *s, slurm);  // a named value: items() refers into it
     for (const auto& d : one.items()) all.add(d);

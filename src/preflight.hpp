@@ -17,6 +17,13 @@ Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmC
 // unless modules, setup lines or env: PATH may change what the nodes find.
 void check_program(const ResolvedRun& run, Diagnostics& diags);
 
+// trainer.data must be a folder here (the nodes see the same path), as
+// ddp-train checks at start; "synthetic" needs none.
+void check_trainer_data(const ResolvedRun& run, Diagnostics& diags);
+
+// Every `sbatch:` option must be one this cluster's sbatch lists in --help.
+void check_sbatch_options(const ResolvedRun& run, SlurmClient& slurm, Diagnostics& diags);
+
 // The program's and every shape's problems at once; throws UserError if any.
 void preflight_all(const ResolvedRun& run, const std::vector<const ResolvedShape*>& shapes, SlurmClient& slurm);
 

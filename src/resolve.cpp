@@ -5,6 +5,7 @@
 
 #include "paths.hpp"
 #include "spec_sections.hpp"
+#include "spec_site.hpp"
 #include "text.hpp"
 #include "values.hpp"
 
@@ -179,6 +180,7 @@ class ShapeResolver {
     if (r.time_s > 0) d.push_back("--time=" + format_slurm_time(r.time_s));
     if (!constraint.empty()) d.push_back("--constraint=" + constraint);
     if (shape_.exclusive) d.push_back("--exclusive");
+    for (auto& line : site_directives(spec_.site, shape_)) d.push_back(std::move(line));
     d.push_back("--output=" + spec_.output_dir + "/%x_%j.out");
     d.push_back("--error=" + spec_.output_dir + "/%x_%j.err");
     // Requeued attempts append, so the first attempt's log is not lost.

@@ -110,7 +110,14 @@ std::string new_token() {
   return hex;
 }
 
-std::string job_comment(const std::string& token) { return "ddpctl:" + token; }
+std::string job_comment(const std::string& token, const std::string& user_comment) {
+  return user_comment.empty() ? "ddpctl:" + token : "ddpctl:" + token + " " + user_comment;
+}
+
+bool comment_has_token(const std::string& comment, const std::string& token) {
+  const std::string mine = job_comment(token);
+  return comment.compare(0, mine.size(), mine) == 0 && (comment.size() == mine.size() || comment[mine.size()] == ' ');
+}
 
 const char* outcome_name(Outcome outcome) {
   switch (outcome) {
@@ -197,6 +204,7 @@ Run create_run(const std::string& root, const std::vector<RunPart>& parts, const
       rs.time_s = s.time_s;
       rs.max_restarts = r.spec.requeue ? r.spec.requeue->max_restarts : 0;
       rs.progress = r.spec.progress;
+      rs.comment = r.spec.site.comment;
       run.shapes.push_back(rs);
       resolved_shapes.push_back(&s);
     }
@@ -231,6 +239,7 @@ Run create_run(const std::string& root, const std::vector<RunPart>& parts, const
                       {"time_s", s.time_s},
                       {"max_restarts", s.max_restarts},
                       {"progress", progress},
+                      {"comment", s.comment},
                       {"directives", resolved_shapes[i]->directives}});
   }
   json meta = {{"format", 1},
@@ -348,6 +357,7 @@ Run load_run(const std::string& dir) {
     rs.gpus_per_node = s.value("gpus_per_node", 0);
     rs.ranks_per_node = s.value("ranks_per_node", 1);
     rs.per_gpu = s.value("per_gpu", false);
+    rs.comment = s.value("comment", "");
     rs.time_s = s.value("time_s", 0LL);
     rs.max_restarts = s.value("max_restarts", 0);
     if (auto p = s.find("progress"); p != s.end() && p->is_object()) {

@@ -51,6 +51,7 @@ struct RunShape {
   long long time_s = 0;
   int max_restarts = 0;  // requeue.max_restarts (0: no requeue, or a record from before it was kept)
   std::optional<ProgressSpec> progress;  // the spec's progress: section
+  std::string comment;  // the spec's comment:, after ddpctl's token in the job's --comment
 };
 
 struct Run {
@@ -71,7 +72,10 @@ std::string runs_root(const std::string& flag);
 std::string utc_now_iso();
 long long parse_utc_iso(const std::string& s);  // 0 if unreadable
 std::string new_token();                        // 12 lowercase hex characters
-std::string job_comment(const std::string& token);
+// A job's --comment: "ddpctl:<token>", then the user's own comment, if any.
+std::string job_comment(const std::string& token, const std::string& user_comment = "");
+// Whether a job's comment (as squeue or sacct shows it) carries `token`.
+bool comment_has_token(const std::string& comment, const std::string& token);
 
 // One spec file as submitted: its path and the text read from it.
 struct SpecSource {

@@ -1,9 +1,9 @@
 #include "slurm.hpp"
 #include "slurm_parse.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
-#include <regex>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -111,6 +111,38 @@ long long parse_start_time(const std::string& text) {
   return static_cast<long long>(std::mktime(&tm));
 }
 
+// One line of `sbatch --test-only`, read word by word, since the words between
+// the time and "using" changed: 22.05-24.11 print
+//   sbatch: Job 3 to start at 1763815200 using 2 processors on nodes g1 in partition cpu
+// and 25.05 on add a stray word, or a cluster, after the time:
+//   sbatch: Job 47 to start at 1795481304 a using 1 processors on nodes a1 in partition p
+//   sbatch: Job 47 to start at 1795481304 on cluster c a using ...
+// True when the line holds a start time; the rest is filled where present.
+bool read_estimate_line(const std::string& line, StartEstimate& e) {
+  std::istringstream in(line);
+  std::vector<std::string> w;
+  for (std::string word; in >> word;) w.push_back(word);
+  size_t at = 0;
+  // "Job N to start at TIME"
+  for (; at + 5 < w.size(); ++at)
+    if (w[at] == "Job" && w[at + 2] == "to" && w[at + 3] == "start" && w[at + 4] == "at") break;
+  if (at + 5 >= w.size()) return false;
+  long long start = parse_start_time(w[at + 5]);
+  if (start == 0) return false;
+  e.kind = StartEstimate::Kind::Starts;
+  e.start = start;
+  for (size_t i = at + 6; i < w.size(); ++i) {
+    const bool has_next = i + 1 < w.size();
+    if (w[i] == "using" && has_next && is_decimal_number(w[i + 1]) && w[i + 1].size() < 9)
+      e.processors = std::stoi(w[i + 1]);
+    else if (w[i] == "nodes" && has_next && i > 0 && w[i - 1] == "on")
+      e.nodes = w[i + 1];
+    else if (w[i] == "partition" && has_next && i > 0 && w[i - 1] == "in")
+      e.partition = w[i + 1];
+  }
+  return true;
+}
+
 }  // namespace
 
 StartEstimate parse_test_only(const CommandResult& r) {
@@ -125,22 +157,12 @@ StartEstimate parse_test_only(const CommandResult& r) {
   }
   std::istringstream lines(r.err);
   if (r.exit_code == 0) {
-    // sbatch: Job 3 to start at 1763815200 using 2 processors on nodes g1 in partition cpu
-    static const std::regex answer(
-        R"(Job \d+ to start at (\S+) using (\d+) processors on nodes (\S+) in partition (\S+))");
     for (std::string line; std::getline(lines, line);) {
-      std::smatch m;
-      if (!std::regex_search(line, m, answer)) continue;
-      e.start = parse_start_time(m[1]);
-      if (e.start == 0) break;
-      e.kind = StartEstimate::Kind::Starts;
-      e.processors = std::stoi(m[2].str().substr(0, 9));
-      e.nodes = m[3];
-      e.partition = m[4];
-      return e;
+      if (read_estimate_line(line, e)) return e;
     }
-    e.reason = fmt::format("sbatch --test-only exited 0 without an estimate (stderr: {})",
-                           r.err.empty() ? "empty" : plain_line(trim(r.err), 120));
+    e.kind = StartEstimate::Kind::Unknown;
+    e.reason = fmt::format("sbatch --test-only exited 0 without an estimate ddpctl can read (stderr: {})",
+                           r.err.empty() ? "empty" : plain_line(trim(r.err), 200));
     return e;
   }
   // 22.05: "allocation failure: Requested node configuration is not available";
@@ -185,7 +207,10 @@ JobQuery SlurmClient::queue() {
   // --states=all: from 23.02 squeue applies its default state filter to
   // --json too, and an ended job would vanish at once; 22.05 ignores it and
   // shows ended jobs for MinJobAge, as the filter then does everywhere.
-  CommandResult r = raw({"squeue", "--json", "--states=all"});
+  std::vector<std::string> argv = {"squeue", "--json", "--states=all"};
+  // Jobs ddpctl looks for by token are its user's own (22.05 ignores this in --json).
+  if (std::string user = current_user(); !user.empty()) argv.push_back("--users=" + user);
+  CommandResult r = raw(argv);
   if (r.ok()) {
     try {
       q.jobs = parse_squeue_json(r.out);
@@ -210,6 +235,78 @@ JobQuery SlurmClient::queue() {
     return q;
   }
   q.jobs = parse_squeue_format(f.out);
+  q.has_exit_codes = false;
+  q.answered = true;
+  return q;
+}
+
+JobQuery SlurmClient::jobs(const std::vector<std::string>& ids) {
+  JobQuery all;
+  all.answered = true;
+  for (size_t at = 0; at < ids.size(); at += kJobsPerQuery) {
+    std::vector<std::string> chunk(ids.begin() + at, ids.begin() + std::min(ids.size(), at + kJobsPerQuery));
+    JobQuery q = jobs_chunk(chunk);
+    if (!q.answered) return q;
+    if (!q.has_exit_codes) all.has_exit_codes = false;
+    if (!q.note.empty()) all.note = q.note;
+    all.jobs.insert(all.jobs.end(), std::make_move_iterator(q.jobs.begin()), std::make_move_iterator(q.jobs.end()));
+  }
+  return all;
+}
+
+JobQuery SlurmClient::jobs_chunk(const std::vector<std::string>& ids) {
+  JobQuery q;
+  const std::string list = "--jobs=" + join(ids, ",");
+  // squeue --jobs exits 1 with "Invalid job id specified" when it knows none
+  // of them (all ended longer than MinJobAge ago): an answer, with no jobs.
+  auto none_known = [](const CommandResult& r) { return r.exit_code == 1 && contains(r.err, "Invalid job id specified"); };
+  if (!json_ignores_jobs_) {
+    CommandResult r = raw({"squeue", "--json", "--states=all", list});
+    if (none_known(r)) {
+      q.answered = true;
+      return q;
+    }
+    if (r.not_found) {
+      q.error = r.describe();
+      return q;
+    }
+    if (r.ok()) {
+      try {
+        q.jobs = parse_squeue_json(r.out);
+        q.answered = true;
+      } catch (const SlurmAnswerError& e) {
+        q.error = std::string("squeue: ") + e.what();
+        return q;
+      } catch (const SlurmFormatError& e) {
+        q.note = e.what();  // read through the format string below
+      }
+    }
+    if (q.answered) {
+      std::vector<Job> mine;
+      for (auto& job : q.jobs)
+        if (std::find(ids.begin(), ids.end(), job.id) != ids.end()) mine.push_back(std::move(job));
+      // More jobs than asked for: this Slurm's --json ignores --jobs (22.05).
+      if (mine.size() < q.jobs.size()) json_ignores_jobs_ = true;
+      q.jobs = std::move(mine);
+      return q;
+    }
+    // Unreadable --json: the format string from now on. A failed call (no
+    // --json in this squeue, a controller that does not answer) goes on to
+    // the format string too, which says why when it fails as well.
+    if (!q.note.empty()) json_ignores_jobs_ = true;
+  }
+  CommandResult f = raw({"squeue", "-h", "-a", "-t", "all", list, "-o", kSqueueFormat});
+  if (none_known(f)) {
+    q.answered = true;
+    q.has_exit_codes = false;
+    return q;
+  }
+  if (!f.ok()) {
+    q.error = f.describe();
+    return q;
+  }
+  q.jobs = parse_squeue_format(f.out);
+  q.has_exit_codes = false;
   q.answered = true;
   return q;
 }

@@ -123,6 +123,8 @@ struct JobQuery {
   bool answered = false;  // false: Slurm could not be asked; `error` says why
   std::string error;
   std::string note;       // answered, but not as asked (--json unreadable: the format string was used)
+  // The format string path has no exit codes: an ended job's comes from sacct.
+  bool has_exit_codes = true;
   std::vector<Job> jobs;
 };
 
@@ -158,10 +160,19 @@ class SlurmClient {
   SbatchResult submit(const std::vector<std::string>& args);
   // sbatch --test-only ARGS...: when and where the job would start; submits nothing.
   StartEstimate estimate_start(const std::vector<std::string>& args);
-  // Every job squeue knows, ended ones included (squeue --json --states=all,
-  // else the format string when the JSON cannot be read). 22.05's --json
-  // ignores filters, so callers pick their jobs.
+  // Every job of the current user squeue knows, ended ones included (squeue
+  // --json --states=all, else the format string when the JSON cannot be
+  // read). 22.05's --json ignores filters, so callers pick their jobs.
   JobQuery queue();
+  // Only the jobs asked for, ended ones included, so that the cost is that of
+  // the user's runs, not of the cluster's queue: squeue --json --jobs=...
+  // where the JSON honours the filter (23.02 and later), in chunks of
+  // kJobsPerQuery. Where it does not (22.05 lists every job whatever it is
+  // asked), that is seen in the first answer and later calls read the format
+  // string with --jobs, which filters on every version. Ids squeue no longer
+  // knows are simply absent.
+  JobQuery jobs(const std::vector<std::string>& ids);
+  static constexpr size_t kJobsPerQuery = 200;
   // Jobs from accounting (sacct), by id, or submitted since `since` (Unix s).
   JobQuery accounting(const std::vector<std::string>& ids, long long since = 0);
   // Every attempt accounting recorded of one job (sacct --duplicates), the
@@ -182,6 +193,11 @@ class SlurmClient {
 
  private:
   JobQuery sacct(const std::vector<std::string>& argv);  // parsed, or why not
+  JobQuery jobs_chunk(const std::vector<std::string>& ids);
+
+  // An answer showed that squeue --json lists jobs not asked for (22.05), or
+  // could not be read: jobs() reads the format string from then on.
+  bool json_ignores_jobs_ = false;
 
   CommandRunner& runner_;
   std::chrono::milliseconds query_timeout_;

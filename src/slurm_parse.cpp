@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "slurm_parse.hpp"
+#include "text.hpp"
 #include "values.hpp"
 
 namespace ddpctl {
@@ -19,15 +20,6 @@ namespace ddpctl {
 namespace {
 
 using nlohmann::json;
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(s);
-  while (std::getline(in, part, sep)) parts.push_back(part);
-  if (!s.empty() && s.back() == sep) parts.emplace_back();
-  return parts;
-}
 
 // "2026-11-22T08:11:57" in local time; "N/A", "Unknown", "None": none.
 std::optional<long long> parse_slurm_date(const std::string& s) {

@@ -8,6 +8,7 @@
 #include "files.hpp"
 #include "overrides.hpp"
 #include "spec_sections.hpp"
+#include "spec_site.hpp"
 #include "text.hpp"
 #include "values.hpp"
 
@@ -50,6 +51,7 @@ void read_shape_fields(MapReader& r, Shape& s) {
   if (auto v = r.memory_mib("mem")) s.mem_mib = *v, note("mem");
   if (auto v = r.slurm_time("time")) s.time_s = *v, note("time");
   if (auto v = r.boolean("exclusive")) s.exclusive = *v, note("exclusive");
+  read_shape_site_fields(r, s);
 }
 
 // Checks that need the whole shape but not the cluster profile.
@@ -143,9 +145,12 @@ RunSpec parse_run_spec(const std::string& file, const std::string& text, const s
   read_master(top, spec);
   read_requeue(top, spec);
   read_progress_section(top, spec);
+  read_site_options(top, spec);
 
   for (const char* key : {"name", "cluster", "output_dir", "launch", "trainer", "command", "modules", "env", "nccl",
                           "setup", "master", "requeue", "progress", "alternatives", "sweep"})
+    if (top.has(key)) spec.where[key] = top.where(key);
+  for (const char* key : site_option_keys())
     if (top.has(key)) spec.where[key] = top.where(key);
   top.finish();
 

@@ -29,6 +29,8 @@ struct Shape {
   std::optional<long long> mem_mib;
   std::optional<long long> time_s;
   bool exclusive = false;
+  // Where it may run (spec_site.hpp): --reservation, --exclude, --nodelist.
+  std::string reservation, exclude, nodelist;
   std::map<std::string, Location> where;  // field -> where its value was set
 
   int ranks_per_node() const { return procs_per_node.value_or(gpus_per_node); }
@@ -68,6 +70,18 @@ struct ProgressSpec {
   int epoch_base = 1;          // 0 when the program counts epochs from 0 (Lightning)
 };
 
+// The sbatch options a site's users pass besides the shape (spec_site.hpp),
+// and `sbatch:`, the escape hatch for the rest.
+struct SiteOptions {
+  std::string dependency, begin, mail_user, hint, comment;
+  std::vector<std::string> mail_type;
+  bool hold = false;
+  // `sbatch:` entries in file order: option name without dashes -> value
+  // ("" for a flag given as `true`).
+  std::vector<std::pair<std::string, std::string>> sbatch;
+  std::map<std::string, Location> where;  // "sbatch.NAME" -> the entry's place
+};
+
 struct RunSpec {
   std::string file;
   std::string name;
@@ -97,6 +111,9 @@ struct RunSpec {
   MasterSettings master;
   std::optional<RequeueSettings> requeue;
   std::optional<ProgressSpec> progress;
+  SiteOptions site;
+  std::optional<std::string> trainer_data;  // trainer.data as written (a folder, or "synthetic")
+  bool trainer_resume = false;
 
   std::map<std::string, Location> where;  // top-level field -> location
   Location where_of(const std::string& field) const;

@@ -98,10 +98,14 @@ void read_trainer(MapReader& top, RunSpec& spec) {
         break;
       }
       case Kind::Bool:
-        if (auto v = r.boolean(o.key); v && *v) spec.trainer_args.push_back(o.flag);
+        if (auto v = r.boolean(o.key); v && *v) {
+          spec.trainer_args.push_back(o.flag);
+          if (std::string(o.key) == "resume") spec.trainer_resume = true;
+        }
         break;
       case Kind::Path:
         value = r.string(o.key, check_path);
+        if (value && std::string(o.key) == "data") spec.trainer_data = *value;
         break;
       case Kind::Choice: {
         auto choices = o.choices;
@@ -123,6 +127,11 @@ void read_trainer(MapReader& top, RunSpec& spec) {
     if (value) spec.trainer_args.push_back(fmt::format("{}={}", o.flag, *value));
   }
   if (r.has("global_batch")) spec.where["trainer.global_batch"] = r.where("global_batch");
+  if (r.has("data")) spec.where["trainer.data"] = r.where("data");
+  // What ddp-train would refuse at start, after the queue wait.
+  if (spec.trainer_resume && !r.has("checkpoint_dir"))
+    r.error("resume", "resume: true needs checkpoint_dir (the folder to resume from); ddp-train would refuse it at "
+                      "start, after the queue wait");
   if (r.has("global_batch") && r.has("grad_accum"))
     r.error("global_batch", "set either global_batch (the accumulation follows from each shape's world size) or "
                             "grad_accum, not both");

@@ -259,13 +259,10 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
   // sbatch's answer was lost, or it was judged absent and appeared later) is
   // adopted into the ledger, and shown as the run's job.
   if (adopt && std::any_of(runs.begin(), runs.end(), has_jobless_attempts)) {
-    std::vector<Job> queue = states.queue;
-    bool answered = states.queue_answered;
-    if (ids.empty()) {
-      JobQuery q = slurm.queue();
-      queue = q.jobs;
-      answered = q.answered;
-    }
+    // Rare (an sbatch whose answer was lost): only then the user's whole queue.
+    JobQuery q = slurm.queue();
+    const std::vector<Job>& queue = q.jobs;
+    bool answered = q.answered;
     int adopted = 0;
     if (answered)
       for (auto& run : runs)

@@ -31,11 +31,10 @@ long long min_job_age_s(SlurmClient& slurm) {
 
 Lookup find_job_by_token(SlurmClient& slurm, const std::string& token, long long intent_time) {
   Lookup out;
-  const std::string comment = job_comment(token);
   JobQuery queue = slurm.queue();
   if (queue.answered) {
     for (const auto& job : queue.jobs)
-      if (job.comment == comment) {
+      if (comment_has_token(job.comment, token)) {
         out.presence = Presence::Found;
         out.job = job;
         return out;
@@ -46,7 +45,7 @@ Lookup find_job_by_token(SlurmClient& slurm, const std::string& token, long long
     bool comments_kept = false;
     for (const auto& job : acct.jobs) {
       if (!job.comment.empty()) comments_kept = true;
-      if (job.comment == comment) {
+      if (comment_has_token(job.comment, token)) {
         out.presence = Presence::Found;
         out.job = job;
         return out;
@@ -117,7 +116,7 @@ int adopt_found_jobs(Run& run, const std::vector<Job>& queue) {
   for (const auto& a : run.attempts) {
     if (a.outcome == Outcome::Submitted || a.outcome == Outcome::Rejected) continue;
     for (const auto& job : queue)
-      if (job.comment == job_comment(a.token)) found.emplace_back(a.token, job);
+      if (comment_has_token(job.comment, a.token)) found.emplace_back(a.token, job);
   }
   if (found.empty()) return 0;
   update_ledger(run, [&](std::vector<Attempt>& attempts) {
@@ -136,7 +135,7 @@ int adopt_found_jobs(Run& run, const std::vector<Job>& queue) {
 
 std::vector<std::string> sbatch_args(const Run& run, const RunShape& shape, const std::string& token,
                                      const std::vector<std::string>& extra) {
-  std::vector<std::string> args = {"--comment=" + job_comment(token), "--chdir=" + run.cwd};
+  std::vector<std::string> args = {"--comment=" + job_comment(token, shape.comment), "--chdir=" + run.cwd};
   args.insert(args.end(), extra.begin(), extra.end());
   args.push_back(run.dir + "/" + shape.script);
   return args;

@@ -118,6 +118,17 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
   return "";
 }
 
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  size_t b = 0;
+  for (size_t e = s.find(sep); e != std::string::npos; e = s.find(sep, b)) {
+    parts.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  if (!s.empty()) parts.push_back(s.substr(b));
+  return parts;
+}
+
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) {

@@ -28,6 +28,8 @@ std::optional<std::string> closest_match(std::string_view word, const std::vecto
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
 std::string join(const std::vector<std::string>& items, std::string_view sep);
+// "a,b," split at ',' -> {"a", "b", ""}.
+std::vector<std::string> split(const std::string& s, char sep);
 
 // "'a', 'b' or 'c'"
 std::string quoted_list(const std::vector<std::string>& items);

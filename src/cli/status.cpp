@@ -15,6 +15,9 @@ namespace ddpctl::cli {
 
 namespace {
 
+// The longest wait between two polls of --watch while nothing changes.
+constexpr double kWatchMaxPollS = 30;
+
 struct StatusOptions {
   StatusRequest req;
   std::string runs;
@@ -65,11 +68,17 @@ void run_status(StatusOptions& o, Context& ctx) {
   // a pipe, the first table is printed whole and then only the rows that
   // changed (state, reason, progress, nodes), each as it changed.
   const bool terminal = isatty(STDOUT_FILENO);
-  const std::string title = fmt::format("ddpctl status, every {}s (Ctrl-C to stop)", ctx.poll_s);
+  // One Slurm call per poll whatever the number of runs; polls slow down
+  // while nothing changes (clock.hpp's PollBackoff).
+  PollBackoff backoff(ctx.poll_s, kWatchMaxPollS);
+  const std::string title = fmt::format("ddpctl status, every {}-{}s (Ctrl-C to stop)", backoff.base(), backoff.max());
   std::map<std::string, std::string> shown;  // row key -> its last news
   bool first = true;
   for (;;) {
     Frame f = poll(o, ctx);
+    bool changed = first || f.keys.size() != shown.size();
+    for (size_t i = 0; i < f.keys.size(); ++i)
+      if (auto it = shown.find(f.keys[i]); it == shown.end() || it->second != f.news[i]) changed = true;
     if (terminal) {
       std::cout << (first ? "\033[H\033[2J" : "\033[H") << title << "\033[K\n";
       for (const auto& line : f.lines) std::cout << line << "\033[K\n";
@@ -79,13 +88,14 @@ void run_status(StatusOptions& o, Context& ctx) {
       if (first || o.json) for (const auto& line : f.lines) std::cout << line << '\n';
     } else {
       for (size_t i = 0; i < f.keys.size(); ++i)
-        if (shown[f.keys[i]] != f.news[i]) std::cout << f.lines[i + 1] << '\n';
+        if (auto it = shown.find(f.keys[i]); it == shown.end() || it->second != f.news[i]) std::cout << f.lines[i + 1] << '\n';
     }
+    shown.clear();
     for (size_t i = 0; i < f.keys.size(); ++i) shown[f.keys[i]] = f.news[i];
     first = false;
     std::cout.flush();
     if (f.all_done) return;
-    ctx.clock.sleep(ctx.poll_s);
+    ctx.clock.sleep(backoff.after_poll(changed));
   }
 }
 

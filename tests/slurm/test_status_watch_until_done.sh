@@ -29,7 +29,7 @@ wait "$watcher"
 code=$?
 set -e
 expect_code 0
-expect_out "ddpctl status, every 0.5s"
+expect_out "ddpctl status, every 0.5-30s"
 expect_out "COMPLETED"
 # Off a terminal: the table once, then only the rows that changed.
 [ "$(grep -c "ddpctl status, every" "$T/out")" -eq 1 ] || fail "status --watch repeated its heading off a terminal: $(cat "$T/out")"

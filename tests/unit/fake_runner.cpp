@@ -101,15 +101,30 @@ FakeSlurm::FakeSlurm(const std::string& version) {
     return {{"set", true}, {"infinite", false}, {"number", n}};
   };
 
-  runner.on("squeue", {"--json"}, [=](const std::vector<std::string>&) {
+  // squeue --jobs=a,b: the jobs it still knows; exit 1 when it knows none.
+  auto asked = [this](const std::vector<std::string>& argv) {
+    std::vector<const FakeJob*> out;
+    std::string wanted = flag_value(argv, "--jobs=");
+    for (const auto& j : jobs) {
+      if (!j.in_squeue) continue;
+      if (!wanted.empty() && ("," + wanted + ",").find("," + j.id + ",") == std::string::npos) continue;
+      out.push_back(&j);
+    }
+    return out;
+  };
+  const std::string invalid_id = "slurm_load_jobs error: Invalid job id specified\n";
+  runner.on("squeue", {"--json"}, [=](const std::vector<std::string>& argv) {
     // 22.05 answers with "errors"; 24.11 exits 1 with a message.
     if (controller_down)
       return arrays ? exits(1, "", "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n")
                     : exits(0, down_doc);
+    // 22.05's --json ignores --jobs; 24.11's honours it.
+    std::vector<const FakeJob*> listed = asked(arrays ? argv : std::vector<std::string>{});
+    if (listed.empty() && arrays && !flag_value(argv, "--jobs=").empty()) return exits(1, "", invalid_id);
     nlohmann::json doc = squeue_doc;
     doc["jobs"] = nlohmann::json::array();
-    for (const auto& j : jobs) {
-      if (!j.in_squeue) continue;
+    for (const FakeJob* jp : listed) {
+      const FakeJob& j = *jp;
       nlohmann::json o = job_template;
       o["job_id"] = std::stoll(j.id);
       o["name"] = j.name;
@@ -128,9 +143,19 @@ FakeSlurm::FakeSlurm(const std::string& version) {
     }
     return exits(0, doc.dump());
   });
-  // Without --json: what squeue's format string path would read (faults only).
-  runner.on("squeue", {"-o"}, [=](const std::vector<std::string>&) {
-    return controller_down ? exits(1, "", "squeue: error: Unable to contact slurm controller\n") : exits(0, "");
+  // Without --json: the format string path (22.05 after its --json ignored
+  // --jobs), in ddpctl's format (slurm.cpp's kSqueueFormat).
+  runner.on("squeue", {"-o"}, [=](const std::vector<std::string>& argv) {
+    if (controller_down) return exits(1, "", "squeue: error: Unable to contact slurm controller\n");
+    std::vector<const FakeJob*> listed = asked(argv);
+    if (listed.empty() && !flag_value(argv, "--jobs=").empty()) return exits(1, "", invalid_id);
+    std::string out;
+    const std::string sep = "\x1f";
+    for (const FakeJob* j : listed)
+      out += j->id + sep + j->name + sep + j->comment + sep + j->state + sep + j->reason + sep +
+             "2026-11-22T08:11:57" + sep + "N/A" + sep + "N/A" + sep + "5:00" + sep + j->nodes + sep + "1" + sep +
+             "N/A" + sep + "cpu" + sep + "lusu" + sep + "/tmp\n";
+    return exits(0, out);
   });
   runner.on("sacct", {}, [this](const std::vector<std::string>& argv) {
     if (!accounting) return exits(1, "", "sacct: error: Slurm accounting storage is disabled\n");

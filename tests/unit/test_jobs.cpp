@@ -74,3 +74,67 @@ TEST_CASE("an end is believed once it lasted: 1 s, or 10 s for states a requeue 
   clock.sleep(1);
   CHECK(requeue.ended(job));
 }
+
+TEST_CASE("squeue is asked for the runs' jobs only, not for the whole queue") {
+  SECTION("24.11: --json honours --jobs, one call for every job asked") {
+    FakeSlurm s("24.11");
+    for (int i = 1; i <= 50; ++i) s.add(std::to_string(i), "", "PENDING");
+    JobStates st = lookup_jobs(s.slurm, {"3", "7"});
+    CHECK(st.jobs.at("3").state == JobState::Pending);
+    CHECK(s.runner.count("squeue", {"--json", "--jobs=3,7"}) == 1);
+    CHECK(s.runner.count("squeue") == 1);
+    CHECK(s.runner.count("sacct") == 0);
+  }
+  SECTION("22.05: --json lists every job whatever it is asked; seen once, the format string filters after") {
+    FakeSlurm s("22.05");
+    for (int i = 1; i <= 50; ++i) s.add(std::to_string(i), "", i == 7 ? "FAILED" : "RUNNING", "g1");
+    s.job("7")->exit = 3;
+    JobStates first = lookup_jobs(s.slurm, {"3", "7"});
+    CHECK(first.jobs.at("3").state == JobState::Running);
+    CHECK(first.jobs.at("7").exit.code == 3);
+    JobStates next = lookup_jobs(s.slurm, {"3", "7"});
+    CHECK(s.runner.count("squeue", {"--json"}) == 1);
+    CHECK(s.runner.count("squeue", {"-o", "--jobs=3,7"}) == 1);
+    CHECK(next.jobs.at("3").state == JobState::Running);
+    CHECK(next.jobs.at("3").source == "squeue");
+    // The format string has no exit codes: sacct adds the ended job's.
+    CHECK(next.jobs.at("7").state == JobState::Failed);
+    CHECK(next.jobs.at("7").exit.code == 3);
+    CHECK(s.runner.count("sacct", {"--jobs=7"}) == 1);
+  }
+  SECTION("jobs squeue no longer knows at all: its 'Invalid job id' is an answer, and sacct says how they ended") {
+    FakeSlurm s("24.11");
+    s.add("5", "", "COMPLETED").in_squeue = false;
+    JobStates st = lookup_jobs(s.slurm, {"5"});
+    CHECK(st.queue_answered);
+    CHECK(st.error.empty());
+    CHECK(st.jobs.at("5").state == JobState::Completed);
+    CHECK(st.jobs.at("5").source == "sacct");
+  }
+  SECTION("long lists are asked in chunks") {
+    FakeSlurm s("24.11");
+    std::vector<std::string> ids;
+    for (size_t i = 1; i <= SlurmClient::kJobsPerQuery + 1; ++i) ids.push_back(std::to_string(i)), s.add(ids.back());
+    JobStates st = lookup_jobs(s.slurm, ids);
+    CHECK(s.runner.count("squeue", {"--json"}) == 2);
+    CHECK(st.jobs.at(ids.back()).state == JobState::Pending);
+    CHECK(st.jobs.at(ids.front()).state == JobState::Pending);
+  }
+}
+
+TEST_CASE("a watch polls no faster than the jobs change: doubling while nothing does, back at the first change") {
+  PollBackoff b(2, 30);
+  CHECK(b.after_poll(true) == 2);
+  CHECK(b.after_poll(false) == 2);
+  CHECK(b.after_poll(false) == 4);
+  CHECK(b.after_poll(false) == 8);
+  CHECK(b.after_poll(false) == 16);
+  CHECK(b.after_poll(false) == 30);
+  CHECK(b.after_poll(false) == 30);
+  CHECK(b.after_poll(true) == 2);
+  CHECK(b.after_poll(false) == 2);
+  CHECK(b.after_poll(false) == 4);
+  PollBackoff tiny(60, 30);  // a base above the cap keeps the base
+  CHECK(tiny.after_poll(false) == 60);
+  CHECK(tiny.after_poll(false) == 60);
+}

@@ -53,6 +53,32 @@ TEST_CASE("test-only: an ISO local start time is read too (a user's SLURM_TIME_F
   CHECK(e.start == std::mktime(&tm));
 }
 
+// 25.05 and later put a stray word, or a cluster, between the time and
+// "using" (26.05.5 on the local cluster, with and without SLURM_TIME_FORMAT).
+TEST_CASE("test-only: Slurm 26.05's words between the time and 'using' are read past") {
+  auto e = parse_test_only(
+      test_only(0, "sbatch: Job 47 to start at 1795481304 a using 1 processors on nodes a1 in partition a100-80gb\n"));
+  REQUIRE(e.kind == StartEstimate::Kind::Starts);
+  CHECK(e.start == 1795481304);
+  CHECK(e.processors == 1);
+  CHECK(e.nodes == "a1");
+  CHECK(e.partition == "a100-80gb");
+  e = parse_test_only(test_only(0, "sbatch: Job 5 to start at 2026-11-24T19:04:26 a using 2 processors on nodes a[1-2] in partition a100-80gb\n"));
+  REQUIRE(e.kind == StartEstimate::Kind::Starts);
+  CHECK(e.nodes == "a[1-2]");
+  e = parse_test_only(test_only(0, "sbatch: Job 9 to start at 1795481304 on cluster west a using 8 processors on nodes g[1-2] in partition gpu\n"));
+  REQUIRE(e.kind == StartEstimate::Kind::Starts);
+  CHECK(e.processors == 8);
+  CHECK(e.nodes == "g[1-2]");
+  CHECK(e.partition == "gpu");
+}
+
+TEST_CASE("test-only: a line that names no time readable keeps Slurm's words in the reason") {
+  auto e = parse_test_only(test_only(0, "sbatch: Job 47 to start at soon using 1 processors on nodes a1\n"));
+  CHECK(e.kind == StartEstimate::Kind::Unknown);
+  CHECK_THAT(e.reason, Catch::Contains("Job 47 to start at soon using 1 processors"));
+}
+
 TEST_CASE("test-only: an impossible shape carries Slurm's reason") {
   auto e = parse_test_only(test_only(1, "allocation failure: Requested node configuration is not available\n"));
   CHECK(e.kind == StartEstimate::Kind::Impossible);
