@@ -119,7 +119,9 @@ JobLogs open_failing_rank(LogsRequest o, const Run& run, JobLogs l, Context& ctx
 
 void show_logs(const LogsRequest& o, Context& ctx, Output& out) {
   Run run = find_run(o.runs_root, o.run);
-  JobLogs l = locate_logs(o, run, race_winner(o, run, ctx, out));
+  // A job id names that job, whichever shape or generation it ran as.
+  const Attempt* named = job_attempt(run, o.run);
+  JobLogs l = named ? locate_logs(o, run, named->job_id) : locate_logs(o, run, race_winner(o, run, ctx, out));
   if (!o.follow) l = open_failing_rank(o, run, l, ctx, out);
 
   std::vector<Followed> files = {{l.base + ".out", "batch log"}, {l.base + ".err", "batch errors"}};

@@ -15,6 +15,7 @@
 
 #include "files.hpp"
 #include "text.hpp"
+#include "values.hpp"
 
 namespace ddpctl {
 
@@ -393,6 +394,12 @@ std::vector<Run> list_runs(const std::string& root) {
   return runs;
 }
 
+const Attempt* job_attempt(const Run& run, const std::string& job_id) {
+  for (const auto& a : run.attempts)
+    if (!job_id.empty() && a.job_id == job_id) return &a;
+  return nullptr;
+}
+
 Run find_run(const std::string& root, const std::string& query) {
   std::error_code ec;
   if (fs::exists(fs::path(query) / "run.json", ec)) return load_run(query);
@@ -403,6 +410,10 @@ Run find_run(const std::string& root, const std::string& query) {
   // A run name: its latest run.
   for (auto it = runs.rbegin(); it != runs.rend(); ++it)
     if (it->name == query) return *it;
+  // A job id, as status shows it in its JOB column: the run that made the job.
+  if (is_decimal_number(query))
+    for (const auto& r : runs)
+      if (job_attempt(r, query)) return r;
   for (const auto& r : runs)
     if (r.id.rfind(query, 0) == 0) matches.push_back(&r);
   if (matches.empty()) {

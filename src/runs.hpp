@@ -119,7 +119,10 @@ Run load_run(const std::string& dir);
 // Every run under root, oldest first; unreadable ones are skipped.
 std::vector<Run> list_runs(const std::string& root);
 // A run by directory path, directory name, unique prefix of it, or run name
-// (the latest run of that name). Throws UserError when none or several match.
+// (the latest run of that name), or a job id of one of its attempts. Throws
+// UserError when none or several match.
 Run find_run(const std::string& root, const std::string& query);
+// The attempt of `run` that made job `job_id`, or null.
+const Attempt* job_attempt(const Run& run, const std::string& job_id);
 
 }  // namespace ddpctl

@@ -15,7 +15,7 @@ void setup_logs(CLI::App& app, Context& ctx) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("logs", "Show (or follow) a run's job logs");
-  cmd->add_option("run", o->req.run, "Run (name, id or path)")->required();
+  cmd->add_option("run", o->req.run, "Run (name, id or path), or a job id as status shows it")->required();
   cmd->add_option("--rank", o->req.rank,
                   "Show the training output of this global rank (default: a failed job's first failing rank, else 0)");
   cmd->add_option("--shape", o->req.shape, "The job of this shape (default: the latest job; a race's winner)");

@@ -226,13 +226,27 @@ expect_nothing_submitted() {
 }
 
 # A spec for the fault tests: a job that stays queued or running.
+# write_long_spec FILE [held]: with "held", the spec's hold: true keeps the
+# job pending (JobHeldUser) until the test releases or cancels it.
 write_long_spec() {
-  write_spec "$1" <<'YAML'
+  write_spec "$1" <<YAML
 partition: cpu
 gpus_per_node: 0
 procs_per_node: 1
 command: "sleep 300"
+$([ "${2:-}" = held ] && echo "hold: true")
 YAML
+}
+
+# expect_jobs_held: every live job of this test is held by its user, as a
+# spec's hold: true asks (squeue's reason JobHeldUser).
+expect_jobs_held() {
+  local reasons
+  reasons=$(on_login squeue -h -a -n "$JOB_NAME" -o '%i %T %r')
+  [ -n "$reasons" ] || fail "no job of this test is queued to be held"
+  if grep -qv ' PENDING JobHeldUser$' <<<"$reasons"; then
+    fail "jobs not held: $reasons"
+  fi
 }
 
 # ledger_outcomes: the outcome of every attempt in the one run, in order.

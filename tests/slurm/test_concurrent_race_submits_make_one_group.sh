@@ -3,15 +3,15 @@
 # lock is held until every shape is submitted.
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
-# Held (sbatch's $SBATCH_HOLD): what is tested is the lock, and a job that
-# failed at once on a loaded machine would rightly let a later submit make
-# another one.
-export SBATCH_HOLD=1
+# Held (the spec's hold: true, checked below in squeue): what is tested is the
+# lock, and a job that failed at once on a loaded machine would rightly let a
+# later submit make another one.
 write_spec job.yaml <<'YAML'
 partition: cpu
 gpus_per_node: 0
 procs_per_node: 1
 command: "sleep 300"
+hold: true
 alternatives:
   - {partition: gpu, label: gpu}
 YAML
@@ -22,3 +22,4 @@ already=$(cat out.* | grep -c "^already submitted: job" || true)
 [ "$already" -eq 3 ] || fail "$already submits said 'already submitted', expected 3: $(cat out.* err.*)"$'\n'"$(jobs_report)"
 dirs=("$DDPCTL_RUNS"/*/)
 [ "${#dirs[@]}" -eq 1 ] || fail "${#dirs[@]} run directories, expected 1"
+expect_jobs_held

@@ -5,11 +5,10 @@
 # shellcheck disable=SC2016  # the fake's body expands when it runs
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
-# Held (sbatch's $SBATCH_HOLD): what is tested is the lock, and a job that
-# failed at once on a loaded machine would rightly let a later submit make
-# another one.
-export SBATCH_HOLD=1
-write_long_spec job.yaml
+# Held (the spec's hold: true, checked below in squeue): what is tested is the
+# lock, and a job that failed at once on a loaded machine would rightly let a
+# later submit make another one.
+write_long_spec job.yaml held
 fake_command sbatch 'echo "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation" >&2
 exit 1'
 run submit job.yaml
@@ -21,6 +20,7 @@ submit_at_once 8 job.yaml
 submitted=$(cat out.* | grep -c "^submitted job" || true)
 [ "$submitted" -eq 1 ] || fail "$submitted submits made a job, expected 1: $(cat out.* err.*)"
 [ "$(job_ids | wc -l)" -eq 1 ] || fail "Slurm has jobs $(job_ids | tr '\n' ' '), expected one"
+expect_jobs_held
 [ "$(ledger_outcomes)" = "absent submitted " ] || fail "ledger: $(ledger_outcomes) (expected every attempt: absent submitted)"
 run cancel "$JOB_NAME"
 expect_code 0
