@@ -98,6 +98,21 @@ SiteReport diagnose_site(SlurmClient& slurm, const std::string& name, const std:
       detail = std::string(e.what()) + "; status uses squeue -o instead";
     }
   check("squeue --json", json_ok, detail);
+  // How status asks for the runs' jobs (SlurmClient::jobs): Slurm filters by
+  // --jobs in --json from 23.02; 22.05 lists every job whatever it is asked.
+  if (json_ok) {
+    std::vector<Job> all = parse_squeue_json(sq.out);
+    std::string how;
+    if (all.size() >= 2) {
+      slurm.jobs({all.front().id});
+      how = slurm.json_ignores_jobs()
+                ? "squeue -o --jobs=ID,... (this Slurm's --json lists every job whatever it is asked)"
+                : "squeue --json --jobs=ID,... (Slurm filters: the cost follows your runs, not the queue)";
+    } else {
+      how = "squeue --json --jobs=ID,... (whether this Slurm filters --json shows once two jobs are queued)";
+    }
+    check("status asks for its jobs with", true, how);
+  }
   JobQuery acct = slurm.accounting({}, static_cast<long long>(std::time(nullptr)) - 60);
   check("sacct (accounting)", acct.answered,
         acct.answered ? "available: finished jobs stay visible" : "unavailable (" + acct.error + ")");

@@ -164,11 +164,21 @@ void check_sbatch_options(const ResolvedRun& run, SlurmClient& slurm, Diagnostic
   std::vector<std::string> names(known.begin(), known.end());
   for (const auto& [name, value] : site.sbatch) {
     if (known.count(name)) continue;
+    // --help leaves some out (--hint, on every version): sbatch's own parser
+    // has the last word. It reads options in order and stops at --help, so
+    // an option it knows is followed by the help text and exit 0.
+    std::string option = value.empty() ? "--" + name : "--" + name + "=" + value;
+    CommandResult tried = slurm.raw({"sbatch", option, "--help"});
+    if (tried.ok()) continue;
     auto it = site.where.find("sbatch." + name);
-    diags.error(it == site.where.end() ? run.spec.where_of("sbatch") : it->second, "sbatch." + name,
-                fmt::format("this cluster's sbatch has no option --{}{} (sbatch --help lists its options); it would "
-                            "refuse the script",
-                            name, did_you_mean(name, names)));
+    Location where = it == site.where.end() ? run.spec.where_of("sbatch") : it->second;
+    if (tried.err.find("unrecognized option") != std::string::npos)
+      diags.error(where, "sbatch." + name,
+                  fmt::format("this cluster's sbatch has no option --{}{}; it would refuse the script", name,
+                              did_you_mean(name, names)));
+    else
+      diags.error(where, "sbatch." + name,
+                  fmt::format("this cluster's sbatch refuses {}: {}", option, plain_line(tried.err, 200)));
   }
 }
 

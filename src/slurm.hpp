@@ -173,6 +173,8 @@ class SlurmClient {
   // knows are simply absent.
   JobQuery jobs(const std::vector<std::string>& ids);
   static constexpr size_t kJobsPerQuery = 200;
+  // An answer showed that squeue --json ignores --jobs (doctor says so).
+  bool json_ignores_jobs() const { return json_ignores_jobs_; }
   // Jobs from accounting (sacct), by id, or submitted since `since` (Unix s).
   JobQuery accounting(const std::vector<std::string>& ids, long long since = 0);
   // Every attempt accounting recorded of one job (sacct --duplicates), the

@@ -266,7 +266,7 @@ class Reader {
   [[noreturn]] void bad(const std::string& where, const std::string& key, const char* expected, const json& got) const {
     std::string kind = got.is_null() ? "missing" : std::string("a ") + got.type_name();
     throw SlurmFormatError(fmt::format("cannot read {} of {}: {}{} should be {} but is {}; ddpctl reads Slurm 22.05 "
-                                       "to 24.11 (data parsers v0.0.38 to v0.0.42)",
+                                       "to 26.05 (data parsers v0.0.38 to v0.0.45)",
                                        command_, src_.describe(), where.empty() ? "" : where + ".", key, expected,
                                        kind));
   }
@@ -348,7 +348,7 @@ JsonSource json_source(const json& doc, const std::string& command) {
   if (at != std::string::npos) src.parser = std::atoi(plugin.c_str() + at + 5);
   if (src.parser < 37)
     throw SlurmFormatError(fmt::format("cannot read {} of {}: its meta names no data parser ddpctl knows ({}); "
-                                       "ddpctl reads Slurm 22.05 to 24.11 (data parsers v0.0.38 to v0.0.42)",
+                                       "ddpctl reads Slurm 22.05 to 26.05 (data parsers v0.0.38 to v0.0.45)",
                                        command, src.describe(), plugin.empty() ? "none" : "\"" + plugin + "\""));
   return src;
 }
@@ -537,6 +537,15 @@ std::string describe_exit(const ExitStatus& e) {
     const char* abbrev = sigabbrev_np(*e.signal);
     return abbrev ? fmt::format("killed by signal {} (SIG{})", *e.signal, abbrev)
                   : fmt::format("killed by signal {}", *e.signal);
+  }
+  // 128+N: a shell whose command was killed by signal N. Slurm 25.11 and
+  // later keep such codes whole in sacct (137:0); earlier ones cut them to a
+  // byte of their own reading. Said as both, never as a plain exit code.
+  if (e.code && *e.code > 128 && *e.code <= 128 + 64) {
+    int sig = *e.code - 128;
+    const char* abbrev = sigabbrev_np(sig);
+    return fmt::format("exit code {} (128+{}: its command was killed by signal {}{})", *e.code, sig, sig,
+                       abbrev ? fmt::format(", SIG{}", abbrev) : "");
   }
   if (e.code && *e.code != 0) return fmt::format("exit code {}", *e.code);
   return "";

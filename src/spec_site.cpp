@@ -165,10 +165,10 @@ void read_sbatch_map(MapReader& top, RunSpec& spec) {
       return std::nullopt;
     });
     if (!text) continue;
-    std::string problem;
-    std::optional<bool> flag = parse_bool(*text, &problem);
-    if (flag && !*flag) continue;  // false: not given
-    spec.site.sbatch.emplace_back(name, flag ? "" : *text);
+    // true: a flag; false: not given. Other words (yes, no, 1) are values:
+    // sbatch has options that take them (--kill-on-invalid-dep=yes).
+    if (*text == "false") continue;
+    spec.site.sbatch.emplace_back(name, *text == "true" ? "" : *text);
     spec.site.where["sbatch." + name] = r.where(raw);
   }
   r.finish();

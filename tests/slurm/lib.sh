@@ -241,8 +241,10 @@ YAML
 # expect_jobs_held: every live job of this test is held by its user, as a
 # spec's hold: true asks (squeue's reason JobHeldUser).
 expect_jobs_held() {
-  local reasons
-  reasons=$(on_login squeue -h -a -n "$JOB_NAME" -o '%i %T %r')
+  local reasons ids
+  ids=$(own_live_jobs | tr '\n' ',')
+  [ -n "$ids" ] || fail "no job of this test is queued to be held"
+  reasons=$(on_login squeue -h -a -j "${ids%,}" -o '%i %T %r')
   [ -n "$reasons" ] || fail "no job of this test is queued to be held"
   if grep -qv ' PENDING JobHeldUser$' <<<"$reasons"; then
     fail "jobs not held: $reasons"

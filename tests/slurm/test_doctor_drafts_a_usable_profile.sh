@@ -33,3 +33,12 @@ case "$SLURM_VERSION" in
   22.05) expect_err "read from sinfo --json of Slurm 22.05" ;;
   *) expect_err "read from scontrol show nodes --json of Slurm $SLURM_VERSION" ;;
 esac
+# How status asks for its jobs, seen with two held jobs queued: by id in
+# --json where Slurm filters it, else through squeue -o (22.05).
+for _ in 1 2; do on_login sbatch -H -p cpu -J "$JOB_NAME" -o /dev/null --wrap true >/dev/null; done
+run doctor
+expect_err "status asks for its jobs with"
+case "$SLURM_VERSION" in
+  22.05) expect_err "squeue -o --jobs=ID,... (this Slurm's --json lists every job whatever it is asked)" ;;
+  *) expect_err "squeue --json --jobs=ID,... (Slurm filters" ;;
+esac

@@ -67,6 +67,20 @@ expect_code 1
 expect_err "bad.yaml:9"
 expect_err "sbatch.gpu-bnd"
 expect_err "this cluster's sbatch has no option --gpu-bnd (did you mean 'gpu-bind'?)"
+# An option that sbatch --help does not list (--wait-all-nodes, on every
+# version here) is put to sbatch's own parser, which knows it.
+write_spec unlisted.yaml <<'YAML'
+partition: cpu
+nodes: 1
+gpus_per_node: 0
+procs_per_node: 1
+hold: true
+sbatch:
+  wait-all-nodes: 1
+command: 'true'
+YAML
+run submit unlisted.yaml --dry-run
+expect_code 0
 write_spec computed.yaml <<'YAML'
 partition: cpu
 nodes: 1

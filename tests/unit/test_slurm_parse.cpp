@@ -6,6 +6,7 @@
 #include "files.hpp"
 #include "helpers.hpp"
 #include "slurm_parse.hpp"
+#include "spec_site.hpp"
 #include <nlohmann/json.hpp>
 
 using namespace ddpctl;
@@ -224,9 +225,11 @@ void check_nodes(const std::vector<NodeInfo>& nodes) {
 
 }  // namespace
 
-TEST_CASE("golden parse: squeue --json of 22.05 and 24.11, every data parser, read into one model") {
+TEST_CASE("golden parse: squeue --json of 22.05, 24.11 and 26.05, every data parser, read into one model") {
   for (const char* file : {"22.05/squeue.json", "24.11/squeue.json", "24.11/squeue-v0.0.40.json",
-                           "24.11/squeue-v0.0.41.json", "24.11/squeue-v0.0.42.json"}) {
+                           "24.11/squeue-v0.0.41.json", "24.11/squeue-v0.0.42.json", "26.05/squeue.json",
+                           "26.05/squeue-v0.0.42.json", "26.05/squeue-v0.0.43.json", "26.05/squeue-v0.0.44.json",
+                           "26.05/squeue-v0.0.45.json"}) {
     INFO(file);
     check_scenario(parse_squeue_json(fixture(file)));
   }
@@ -239,6 +242,8 @@ TEST_CASE("golden parse: the data parser is read from the document's meta") {
   CHECK(source("22.05/squeue.json").describe() == "Slurm 22.05.8 (data_parser v0.0.38)");
   CHECK(source("24.11/squeue-v0.0.40.json").describe() == "Slurm 24.11.5 (data_parser v0.0.40)");
   CHECK(source("24.11/squeue.json").describe() == "Slurm 24.11.5 (data_parser v0.0.42)");
+  CHECK(source("26.05/squeue.json").describe() == "Slurm 26.05.5 (data_parser v0.0.45)");
+  CHECK_FALSE(sinfo_lists_nodes(source("26.05/sinfo.json")));
   CHECK(sinfo_lists_nodes(source("22.05/sinfo.json")));
   CHECK_FALSE(sinfo_lists_nodes(source("24.11/sinfo.json")));
 }
@@ -246,12 +251,13 @@ TEST_CASE("golden parse: the data parser is read from the document's meta") {
 TEST_CASE("golden parse: the nodes of 22.05's sinfo --json and 24.11's scontrol show nodes --json agree") {
   check_nodes(parse_sinfo_json(fixture("22.05/sinfo.json")));
   check_nodes(parse_scontrol_nodes_json(fixture("24.11/scontrol-nodes.json")));
+  check_nodes(parse_scontrol_nodes_json(fixture("26.05/scontrol-nodes.json")));
   CHECK_THROWS_WITH(parse_sinfo_json(fixture("24.11/sinfo.json")), Catch::Contains("ask `scontrol show nodes --json`"));
 }
 
 TEST_CASE("golden parse: squeue's format string and sacct -P read the same on both versions") {
   std::string sep = "\x1f";
-  for (const char* version : {"22.05", "24.11"}) {
+  for (const char* version : {"22.05", "24.11", "26.05"}) {
     INFO(version);
     // capture.sh writes the format with '|'; ddpctl asks for the unit separator.
     std::string text = fixture(std::string(version) + "/squeue-format.txt");
@@ -304,8 +310,8 @@ TEST_CASE("a shape the data parser never writes is an error naming the Slurm ver
     what = e.what();
   }
   CHECK(what == "cannot read squeue --json of Slurm 24.11.5 (data_parser v0.0.42): jobs[3].job_state should be an "
-                "array of strings but is a object; ddpctl reads Slurm 22.05 to 24.11 (data parsers v0.0.38 to "
-                "v0.0.42)");
+                "array of strings but is a object; ddpctl reads Slurm 22.05 to 26.05 (data parsers v0.0.38 to "
+                "v0.0.45)");
   doc = nlohmann::json::parse(fixture("22.05/squeue.json"));
   doc["jobs"][0]["start_time"] = {{"set", true}, {"infinite", false}, {"number", 5}};
   CHECK_THROWS_WITH(parse_squeue_json(doc.dump()),
@@ -325,4 +331,25 @@ TEST_CASE("exit statuses decoded: wait statuses, sacct's code:signal, one wordin
   CHECK(describe_exit(exit_from_wait_status(32512)) == "exit code 127");
   CHECK(describe_exit(exit_from_sacct("0:15")) == "killed by signal 15 (SIGTERM)");
   CHECK(describe_exit(ExitStatus{}).empty());
+  // A shell's 128+N, which sacct keeps whole from 25.11 on: never a plain "exit code 137".
+  CHECK(describe_exit(exit_from_sacct("137:0")) == "exit code 137 (128+9: its command was killed by signal 9, SIGKILL)");
+}
+
+TEST_CASE("golden parse: 26.05's squeue --json honours --jobs; its --test-only line and --help are read") {
+  auto jobs = parse_squeue_json(fixture("26.05/squeue-jobs.json"));
+  REQUIRE(jobs.size() == 2);
+  CHECK(named(jobs, "cap-fail").exit == ExitStatus{3, std::nullopt});
+  CHECK(named(jobs, "cap-ok").state == JobState::Completed);
+  CommandResult r;
+  r.exit_code = 0;
+  r.err = fixture("26.05/sbatch-test-only.txt");
+  StartEstimate e = parse_test_only(r);
+  CHECK(e.kind == StartEstimate::Kind::Starts);
+  CHECK(e.partition == "cpu");
+  CHECK(e.start > 1700000000);
+  auto options = sbatch_long_options(fixture("26.05/sbatch-help.txt"));
+  for (const char* o : {"hold", "reservation", "exclude", "nodelist", "dependency", "begin", "mail-type", "mail-user",
+                        "comment", "gpu-bind", "gpus-per-node", "nice"})
+    CHECK(options.count(o));
+  CHECK_FALSE(options.count("hint"));  // real, but not in --help: preflight asks sbatch's parser
 }

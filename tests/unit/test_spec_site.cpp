@@ -54,13 +54,15 @@ TEST_CASE("site options become #SBATCH lines after ddpctl's own, per shape where
       "  --requeue-exit: 3\n"
       "  overcommit: true\n"
       "  spread-job: false\n"
+      "  kill-on-invalid-dep: yes\n"
       "alternatives:\n"
       "  - {label: other, reservation: other-window, exclude: g4}\n");
   REQUIRE(run.shapes.size() == 2);
   const auto& d = run.shapes[0].directives;
   for (const char* line : {"--reservation=maint-window", "--exclude=g1", "--nodelist=g[2-3]", "--dependency=afterok:12:13",
                            "--begin=now+1hour", "--hold", "--mail-type=END,FAIL", "--mail-user=me@example.org",
-                           "--hint=nomultithread", "--gpu-bind=closest", "--requeue-exit=3", "--overcommit"})
+                           "--hint=nomultithread", "--gpu-bind=closest", "--requeue-exit=3", "--overcommit",
+                           "--kill-on-invalid-dep=yes"})
     CHECK(has(d, line));
   CHECK_FALSE(has(d, "--spread-job"));  // false: not given
   // After everything ddpctl computes: the output lines come last as before.
@@ -138,12 +140,17 @@ TEST_CASE("preflight refuses an sbatch: option this cluster's sbatch lacks, nami
   test::FakeSlurm s("24.11");
   s.runner.on("sbatch", {"--help"},
               test::exits(0, "      --gpu-bind=...   task to gpu binding\n      --overcommit     overcommit\n"));
-  ResolvedRun run = resolve("sbatch:\n  gpu-bnd: closest\n  overcommit: true\n");
+  // Options --help leaves out are put to sbatch's own parser.
+  s.runner.on("sbatch", {"--gpu-bnd=closest", "--help"},
+              test::exits(255, "", "sbatch: unrecognized option '--gpu-bnd=closest'\nTry \"sbatch --help\"\n"));
+  s.runner.on("sbatch", {"--spread-job", "--help"}, test::exits(0, "Usage: sbatch ...\n"));
+  ResolvedRun run = resolve("sbatch:\n  gpu-bnd: closest\n  overcommit: true\n  spread-job: true\n");
   Diagnostics diags;
   check_sbatch_options(run, s.slurm, diags);
   REQUIRE(diags.items().size() == 1);
   CHECK(diags.items()[0].where.line == 9);
   CHECK_THAT(diags.items()[0].message, Catch::Contains("has no option --gpu-bnd (did you mean 'gpu-bind'?)"));
+  CHECK(s.runner.count("sbatch", {"--overcommit", "--help"}) == 0);  // listed: not tried
   SECTION("and says so when it cannot ask") {
     s.runner.on("sbatch", {"--help"}, [](const std::vector<std::string>&) { return test::not_found(); });
     Diagnostics none;

@@ -4,7 +4,7 @@
 # then every command's raw output into OUT/<version>/, named after the
 # command (and the data parser, where Slurm has several).
 #
-#   tests/unit/data/capture.sh 24.11 [OUT]   (OUT: default tests/unit/data)
+#   tests/unit/data/capture.sh 26.05 [OUT]   (OUT: default tests/unit/data)
 #
 # Jobs: running (comment ddpctl:tokrun), held (GPUs on a100-80gb), exit 3,
 # killed by signal 9, completed, cancelled while pending, and requeued
@@ -59,6 +59,12 @@ s sacct -X -n -P -o JobID,JobName,Comment,State,Reason,Partition,Account,NodeLis
 s scontrol show job -o >"$out/scontrol-job.txt"
 s squeue -h -t all -o '%i|%j|%k|%T|%r|%V|%S|%e|%l|%N|%D|%b|%P|%a|%Z' >"$out/squeue-format.txt"
 s sinfo --version >"$out/sinfo-version.txt"
+# What a race reads to rank shapes (stderr; 25.05+ add a word after the time).
+s env SLURM_TIME_FORMAT=%s sbatch --test-only -p cpu --wrap true >"$out/sbatch-test-only.txt" 2>&1 || true
+# The options `sbatch:` in a spec is checked against.
+s sbatch --help >"$out/sbatch-help.txt" 2>&1 || true
+# squeue --jobs: filtered in --json from 23.02 (22.05 lists every job).
+s squeue --json --states=all --jobs="$fail,$ok" >"$out/squeue-jobs.json"
 s scancel "$run" "$held" "$requeued"
 # What --json says when the controller does not answer.
 "$ls" --slurm "$version" ctld stop >/dev/null
