@@ -18,7 +18,8 @@ contents=$(dpkg-deb -c "$deb")
 for f in ./usr/bin/ddpctl ./usr/bin/ddp-train ./usr/share/ddpctl/templates/sbatch.sh.mustache \
   ./usr/share/ddpctl/configs/clusters/local.yaml ./usr/share/man/man1/ddpctl.1 ./usr/share/man/man1/ddpctl-submit.1 \
   ./usr/share/man/man5/ddpctl-spec.5 ./usr/share/bash-completion/completions/ddpctl \
-  ./usr/share/zsh/vendor-completions/_ddpctl ./usr/share/doc/ddpctl/README.md; do
+  ./usr/share/zsh/vendor-completions/_ddpctl ./usr/share/doc/ddpctl/README.md \
+  ./usr/share/ddpctl/examples/local-cpu.yaml; do
   grep -q " $f\$" <<<"$contents" || fail "the package lacks $f"
 done
 info=$(dpkg-deb -I "$deb")
@@ -32,7 +33,7 @@ for f in /usr/bin/ddpctl /usr/bin/ddp-train; do [ -x "$f" ] || fail "dpkg -i did
 man -w ddpctl >man.out 2>&1 || fail "man -w ddpctl: $(cat man.out)"
 grep -q "^/usr/share/man/man1/ddpctl.1" man.out || fail "man -w ddpctl found $(cat man.out)"
 unset DDPCTL_TRAINER
-cp "$DDPCTL_SOURCE/configs/local-cpu.yaml" job.yaml
+cp /usr/share/ddpctl/examples/local-cpu.yaml job.yaml
 sed -i "s/^name: local-cpu$/name: $JOB_NAME/" job.yaml
 set +e
 "$LOCAL_SLURM" exec -- /usr/bin/ddpctl submit job.yaml --follow >"$T/out" 2>"$T/err"

@@ -12,13 +12,15 @@ mv "$T/prefix" "$T/moved"
 ddpctl="$T/moved/bin/ddpctl"
 for f in bin/ddp-train share/ddpctl/templates/sbatch.sh.mustache share/ddpctl/configs/clusters/local.yaml \
   share/man/man1/ddpctl.1 share/man/man5/ddpctl-spec.5 share/bash-completion/completions/ddpctl \
-  share/ddpctl/modulefiles/ddpctl/0.1.0.lua; do
+  share/ddpctl/modulefiles/ddpctl/0.1.0.lua share/ddpctl/examples/local-cpu.yaml \
+  share/ddpctl/examples/scaling/resnet50-tin-sweep.yaml; do
   [ -e "$T/moved/$f" ] || fail "the installed prefix lacks $f: $(cd "$T/moved" && find . | sort)"
 done
-# As a user runs it: no ddp-train on PATH, no DDPCTL_TRAINER, no source tree.
+# As a user runs it: no ddp-train on PATH, no DDPCTL_TRAINER, no source tree;
+# the example as installed.
 unset DDPCTL_TRAINER
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
-cp "$DDPCTL_SOURCE/configs/local-cpu.yaml" job.yaml
+cp "$T/moved/share/ddpctl/examples/local-cpu.yaml" job.yaml
 sed -i "s/^name: local-cpu$/name: $JOB_NAME/" job.yaml
 "$ddpctl" gen job.yaml --stdout >gen.out || fail "gen with the moved prefix failed"
 grep -q "^  $T/moved/bin/ddp-train --nproc-per-node=2" gen.out || fail "the script does not run the installed ddp-train: $(grep ddp-train gen.out)"
