@@ -6,8 +6,9 @@
 # its jobs by id (git commit $BASE, default e1fc421, built into /tmp), which
 # read the whole queue (squeue --json --states=all) on every refresh:
 #   - `status --all`: wall time (median of REPS, default 5) and peak memory
-#   - `status --all --watch` over 40 runs for 60 s: Slurm calls per minute
-#     (every squeue/sacct/sinfo/scontrol through a counting wrapper on PATH)
+#   - `status --all --watch` over 40 runs for 60 s, nothing changing: Slurm
+#     calls per minute (every squeue/sacct/sinfo/scontrol through a counting
+#     wrapper on PATH), with only those 40 jobs queued and among 20,000
 # Prints one table; bench/RESULTS.md keeps the numbers with the machine line.
 #   bench/status_queue.sh            (as root; the 26.05 cluster is restarted)
 set -euo pipefail
@@ -41,14 +42,15 @@ BASELINE=$base_build/src/ddpctl
 DDPCTL_SLURM_MAX_JOBS=30000 "$ls" --slurm 26.05 up >/dev/null
 on_login() { "$ls" --slurm 26.05 exec -- "$@"; }
 cd "$work"
-export DDPCTL_RUNS="$work/runs"
 
-# The user's runs: held jobs, one per run (status has them all to show).
+# The user's runs: held jobs, one per run (status has them all to show), in
+# their own runs folder.
 submit_runs() {
   local n=$1 i
+  export DDPCTL_RUNS="$work/runs$n"
   for ((i = 0; i < n; i++)); do
-    cat >"spec$i.yaml" <<YAML
-name: mine-$i
+    cat >"spec$n-$i.yaml" <<YAML
+name: mine$n-$i
 cluster: local
 partition: cpu
 gpus_per_node: 0
@@ -57,7 +59,7 @@ time: "00:05:00"
 hold: true
 command: "true"
 YAML
-    on_login "$DDPCTL" submit "spec$i.yaml" --no-preflight >/dev/null
+    on_login "$DDPCTL" submit "spec$n-$i.yaml" --no-preflight >/dev/null
   done
 }
 # Other users' jobs: held, so nothing runs or ends while measuring; made by
@@ -73,11 +75,12 @@ fill_queue_login() {
   echo "queue: $have jobs" >&2
 }
 
-# status --all N times: median wall seconds and the largest peak RSS (MiB).
-measure_status() {
-  local bin=$1 i t rss times=() peak=0
+# CMD... N times: median wall seconds and the largest peak RSS (MiB; a
+# process's peak includes its children's, such as squeue's).
+measure() {
+  local i t rss times=() peak=0
   for ((i = 0; i < REPS; i++)); do
-    on_login /usr/bin/time -f '%e %M' -o "$work/time" "$bin" status --all >/dev/null 2>"$work/err" ||
+    on_login /usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>"$work/err" ||
       { cat "$work/err" >&2; exit 1; }
     read -r t rss <"$work/time"
     times+=("$t")
@@ -100,26 +103,40 @@ count_watch_calls() {
   wc -l <"$work/count/calls"
 }
 
+# ids_of RUNS: the job ids in the ledgers under RUNS, comma-separated.
+ids_of() { cat "$1"/*/ledger.json | sed -n 's/.*"job_id": "\([0-9]*\)".*/\1/p' | paste -sd,; }
+
+submit_runs 40
+watch_small=("$(count_watch_calls "$DDPCTL")" "$(count_watch_calls "$BASELINE")")
 submit_runs 20
 results=()
 for size in 5000 20000; do
   fill_queue_login "$size"
-  read -r t_new m_new < <(measure_status "$DDPCTL")
-  read -r t_old m_old < <(measure_status "$BASELINE")
-  results+=("$size $t_new $m_new $t_old $m_old")
+  read -r t_new m_new < <(measure "$DDPCTL" status --all)
+  read -r t_old m_old < <(measure "$BASELINE" status --all)
+  results+=("status --all (20 runs)|$size $t_new $m_new $t_old $m_old")
+  read -r t_new m_new < <(measure "$DDPCTL" status mine20-0)
+  read -r t_old m_old < <(measure "$BASELINE" status mine20-0)
+  results+=("status RUN (one job)|$size $t_new $m_new $t_old $m_old")
+  # What the one squeue call of status --all costs by itself.
+  read -r t_new m_new < <(measure squeue --json --states=all --jobs="$(ids_of "$work/runs20")")
+  read -r t_old m_old < <(measure squeue --json --states=all)
+  results+=("its squeue alone (--jobs=20 ids vs all)|$size $t_new $m_new $t_old $m_old")
 done
-# The watch over 40 runs, in the 20,000-job queue.
-submit_runs 40
-calls_new=$(count_watch_calls "$DDPCTL")
-calls_old=$(count_watch_calls "$BASELINE")
+export DDPCTL_RUNS="$work/runs40"
+watch_big=("$(count_watch_calls "$DDPCTL")" "$(count_watch_calls "$BASELINE")")
 
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(on_login sinfo --version), $(date -u +%Y-%m-%d)"
-echo "| other jobs in the queue | status --all, this ddpctl | baseline ($BASE) | time ratio | peak memory, this | baseline | memory ratio |"
-echo "|---:|---:|---:|---:|---:|---:|---:|"
+echo "| what | other jobs in the queue | this ddpctl | baseline ($BASE) | time ratio | peak memory, this | baseline | memory ratio |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for r in "${results[@]}"; do
-  read -r size t_new m_new t_old m_old <<<"$r"
-  awk -v s="$size" -v a="$t_new" -v b="$t_old" -v ma="$m_new" -v mb="$m_old" \
-    'BEGIN { printf "| %d | %.2f s | %.2f s | %.1f× faster | %d MiB | %d MiB | %.1f× less |\n", s, a, b, b / (a > 0 ? a : 0.01), ma, mb, mb / (ma > 0 ? ma : 1) }'
+  what=${r%%|*}
+  read -r size t_new m_new t_old m_old <<<"${r#*|}"
+  awk -v w="$what" -v s="$size" -v a="$t_new" -v b="$t_old" -v ma="$m_new" -v mb="$m_old" \
+    'BEGIN { printf "| %s | %d | %.2f s | %.2f s | %.1f× faster | %d MiB | %d MiB | %.1f× less |\n", w, s, a, b, b / (a > 0 ? a : 0.01), ma, mb, mb / (ma > 0 ? ma : 1) }'
 done
 echo
-echo "status --all --watch over 40 runs (nothing changing), Slurm calls in 60 s: this ddpctl $calls_new, baseline $calls_old"
+echo "| status --all --watch over 40 held runs, 60 s | Slurm calls, this ddpctl | baseline ($BASE) |"
+echo "|---|---:|---:|"
+echo "| only those 40 jobs in the queue | ${watch_small[0]} | ${watch_small[1]} |"
+echo "| among 20,000 other jobs | ${watch_big[0]} | ${watch_big[1]} |"

@@ -241,6 +241,16 @@ JobQuery SlurmClient::queue() {
 }
 
 JobQuery SlurmClient::jobs(const std::vector<std::string>& ids) {
+  if (snapshot_ && snapshot_->answer.answered &&
+      std::all_of(ids.begin(), ids.end(), [&](const std::string& id) {
+        return std::find(snapshot_->asked.begin(), snapshot_->asked.end(), id) != snapshot_->asked.end();
+      })) {
+    JobQuery kept = snapshot_->answer;
+    kept.jobs.clear();
+    for (const auto& job : snapshot_->answer.jobs)
+      if (std::find(ids.begin(), ids.end(), job.id) != ids.end()) kept.jobs.push_back(job);
+    return kept;
+  }
   JobQuery all;
   all.answered = true;
   for (size_t at = 0; at < ids.size(); at += kJobsPerQuery) {
@@ -251,6 +261,7 @@ JobQuery SlurmClient::jobs(const std::vector<std::string>& ids) {
     if (!q.note.empty()) all.note = q.note;
     all.jobs.insert(all.jobs.end(), std::make_move_iterator(q.jobs.begin()), std::make_move_iterator(q.jobs.end()));
   }
+  if (snapshot_) *snapshot_ = Kept{ids, all};
   return all;
 }
 

@@ -175,6 +175,20 @@ class SlurmClient {
   static constexpr size_t kJobsPerQuery = 200;
   // An answer showed that squeue --json ignores --jobs (doctor says so).
   bool json_ignores_jobs() const { return json_ignores_jobs_; }
+
+  // One refresh of a watch asks Slurm once: while a Snapshot lives, jobs()
+  // answers ids that an earlier answer of the same refresh covered from that
+  // answer (a race's winners, then every job of the same runs).
+  class Snapshot {
+   public:
+    explicit Snapshot(SlurmClient& slurm) : slurm_(slurm) { slurm_.snapshot_ = Kept{}; }
+    ~Snapshot() { slurm_.snapshot_.reset(); }
+    Snapshot(const Snapshot&) = delete;
+    Snapshot& operator=(const Snapshot&) = delete;
+
+   private:
+    SlurmClient& slurm_;
+  };
   // Jobs from accounting (sacct), by id, or submitted since `since` (Unix s).
   JobQuery accounting(const std::vector<std::string>& ids, long long since = 0);
   // Every attempt accounting recorded of one job (sacct --duplicates), the
@@ -200,6 +214,11 @@ class SlurmClient {
   // An answer showed that squeue --json lists jobs not asked for (22.05), or
   // could not be read: jobs() reads the format string from then on.
   bool json_ignores_jobs_ = false;
+  struct Kept {
+    std::vector<std::string> asked;
+    JobQuery answer;
+  };
+  std::optional<Kept> snapshot_;
 
   CommandRunner& runner_;
   std::chrono::milliseconds query_timeout_;

@@ -80,13 +80,14 @@ void SideOutput::state_line(const std::string& prefix, const std::string& text, 
   std::cerr << "ddpctl: " << prefix << text << std::endl;
 }
 
-void race_again_if_requeued(const std::string& runs_root, const std::vector<std::string>& targets, Context& ctx) {
+bool race_again_if_requeued(const std::string& runs_root, const std::vector<std::string>& targets, Context& ctx) {
   SideOutput out;
   try {
-    race_again_in(runs_root, targets, ctx.clock.now(), ctx, out);
+    return !race_again_in(runs_root, targets, ctx.clock.now(), ctx, out).empty();
   } catch (const UserError& e) {
     out.warning(std::string("a requeued race winner could not be re-raced: ") + e.what());
   }
+  return false;
 }
 
 }  // namespace ddpctl::cli

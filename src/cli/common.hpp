@@ -39,7 +39,8 @@ class SideOutput : public ConsoleOutput {
 
 // Re-races the groups among `targets` (or the last day's runs) whose winner
 // was requeued (docs/race.md), saying so on stderr; a failure is a warning.
-void race_again_if_requeued(const std::string& runs_root, const std::vector<std::string>& targets, Context& ctx);
+// True when a generation was opened (the runs' records changed).
+bool race_again_if_requeued(const std::string& runs_root, const std::vector<std::string>& targets, Context& ctx);
 
 // --rank-by start|finish and its older spelling --rank-by-estimate (= start),
 // into `rank_by` (submit and race).

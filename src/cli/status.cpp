@@ -37,8 +37,17 @@ struct Frame {
 
 // One poll: the rows as a table (or JSON), warnings on stderr.
 Frame poll(const StatusOptions& o, Context& ctx) {
-  race_again_if_requeued(o.req.runs_root, o.req.targets, ctx);
-  StatusReport report = collect_status(o.req, ctx.slurm, ctx.clock.now());
+  // One squeue for the refresh: the status's answer also tells whether a
+  // race winner was requeued; only a re-race, which changes the records,
+  // asks again.
+  StatusReport report;
+  bool reraced = false;
+  {
+    SlurmClient::Snapshot one_answer(ctx.slurm);
+    report = collect_status(o.req, ctx.slurm, ctx.clock.now());
+    reraced = race_again_if_requeued(o.req.runs_root, o.req.targets, ctx);
+  }
+  if (reraced) report = collect_status(o.req, ctx.slurm, ctx.clock.now());
   if (!report.slurm_error.empty())
     std::cerr << "ddpctl: warning: Slurm could not be asked (" << report.slurm_error
               << "); states it could not give are shown as UNKNOWN\n";

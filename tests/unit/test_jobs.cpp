@@ -138,3 +138,20 @@ TEST_CASE("a watch polls no faster than the jobs change: doubling while nothing 
   CHECK(tiny.after_poll(false) == 60);
   CHECK(tiny.after_poll(false) == 60);
 }
+
+TEST_CASE("within one refresh, squeue is asked once: later lookups of the same jobs reuse the answer") {
+  FakeSlurm s("24.11");
+  s.add("1", "", "RUNNING", "g1");
+  s.add("2", "", "PENDING");
+  {
+    SlurmClient::Snapshot refresh(s.slurm);
+    lookup_jobs(s.slurm, {"1", "2"});
+    JobStates winners = lookup_jobs(s.slurm, {"2"});  // a race's winner, among them
+    CHECK(winners.jobs.at("2").state == JobState::Pending);
+    CHECK(s.runner.count("squeue") == 1);
+    lookup_jobs(s.slurm, {"3"});  // not covered: asked
+    CHECK(s.runner.count("squeue") == 2);
+  }
+  lookup_jobs(s.slurm, {"1"});  // the next refresh asks again
+  CHECK(s.runner.count("squeue") == 3);
+}
