@@ -114,7 +114,7 @@ TEST_CASE("a dependency is one kind of join, of known types with job ids") {
              Catch::Contains("(did you mean 'afterok'?)"));
 }
 
-TEST_CASE("--set reaches the site options as any other field") {
+TEST_CASE("site options are set with --set as any other field") {
   RunSpec s = parse_run_spec("a.yaml", kBase, {"reservation=maint", "sbatch.gpu-bind=closest", "hold=true"});
   CHECK(s.shapes[0].reservation == "maint");
   CHECK(s.site.hold);
