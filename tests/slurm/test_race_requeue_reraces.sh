@@ -92,8 +92,8 @@ on_login scancel --batch --signal=USR1 "$w1"
 w1_log="logs/${JOB_NAME}-$(label_of 1 "$w1")_$w1"
 deadline=$((SECONDS + 60))
 until [ -d "$run_dir/race/gen.2" ]; do
-  # Where the nodes cannot run this build of ddpctl (the 24.11 and 26.05
-  # clusters' nodes are newer Debians in a chroot, without its libraries),
+  # Where the nodes cannot run this build of ddpctl (one built with
+  # DDPCTL_LIBC_ONLY=OFF, on the 24.11 and 26.05 clusters' newer Debians),
   # the job says so, as on such a site, and the login node re-races.
   if [ "$nodes_run_ddpctl" = no ] && grep -q "the re-race failed here" "$w1_log.err" 2>/dev/null; then
     run status "$run_id"  # re-races once Slurm shows the job requeued

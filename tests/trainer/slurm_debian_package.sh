@@ -24,7 +24,8 @@ for f in ./usr/bin/ddpctl ./usr/bin/ddp-train ./usr/share/ddpctl/templates/sbatc
 done
 info=$(dpkg-deb -I "$deb")
 depends=$(sed -n 's/^ Depends: //p' <<<"$info")
-for lib in libtorch1.13 libyaml-cpp0.7 libturbojpeg0 libstdc++6; do
+# ddp-train's libraries; ddpctl itself needs only libc (DDPCTL_LIBC_ONLY).
+for lib in libtorch1.13 libturbojpeg0 libstdc++6 libc6; do
   grep -q "$lib" <<<"$depends" || fail "Depends lacks $lib (computed from the linked libraries): $depends"
 done
 at_exit "dpkg --purge ddpctl"
