@@ -12,6 +12,8 @@
 
 #include "files.hpp"
 #include "text.hpp"
+#include "usage.hpp"
+#include "watchdog.hpp"
 
 namespace ddpctl {
 
@@ -222,6 +224,23 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
   if (restart < 0) restart = std::max(0, latest_restart(base));
   std::vector<std::string> batch = latest_attempt(tail_lines(base + ".err"));
 
+  // The node check before training failed (the job agent, docs/running.md):
+  // no task ran the program; the check's own lines name the nodes.
+  if (std::any_of(batch.begin(), batch.end(), [](const std::string& l) {
+        return l.find("ddpctl: error: the node check failed") != std::string::npos;
+      })) {
+    static const std::regex problem(R"(^ddpctl: node check: (node (\S+) .*))");
+    for (const auto& l : batch) {
+      std::smatch m;
+      if (!std::regex_search(l, m, problem)) continue;
+      if (f.line.empty()) f.line = m[1], f.node = m[2];
+    }
+    f.what = f.node.empty() ? "failed the node check before training"
+                            : "failed the node check on " + f.node + " before training";
+    f.log = base + ".err";
+    return f;
+  }
+
   // Slurm's own words about the job, in the batch log.
   static const std::regex node_failure(R"(^srun: error: Node failure on (\S+))");
   std::string lost_node;
@@ -358,6 +377,33 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
       }
     }
   }
+  // An OOM ending names the node whose processes held the most, from the
+  // job agent's samples (the last one before the kill is the closest).
+  if (job.state == JobState::OutOfMemory) {
+    const UsageSample* peak = nullptr;
+    auto samples = read_usage(base, restart);
+    for (const auto& [node, v] : samples)
+      for (const auto& smp : v)
+        if (!peak || smp.rss_bytes > peak->rss_bytes) peak = &smp;
+    if (peak) {
+      long long limit = peak->mem_limit_bytes > 0 ? peak->mem_limit_bytes : peak->mem_total_bytes;
+      f.what += fmt::format(" (peak RSS {} on {}{})", format_bytes(peak->rss_bytes), peak->node,
+                            limit > 0 ? fmt::format(" of {} {}", format_bytes(limit),
+                                                    peak->mem_limit_bytes > 0 ? "allowed" : "on the node")
+                                      : "");
+      if (f.node.empty()) f.node = peak->node;
+    }
+  }
+  // The job agent's watchdog cancelled it (docs/running.md): the stall says why.
+  if (job.state == JobState::Cancelled)
+    if (auto r = read_stall_record(base); r && r->taken == "cancelled" && r->attempt == restart) {
+      f.what = "was cancelled by the watchdog";
+      f.line = describe_stall(*r);
+      f.log = stall_record_path(base);
+      f.task.reset();
+      f.rank.reset();
+      f.node.clear();
+    }
   return f;
 }
 
@@ -404,9 +450,13 @@ std::optional<Requeue> find_requeue(const RunShape& shape, const Job& job,
   r.attempt = restarts + 1;
   if (shape.max_restarts > 0) r.of = shape.max_restarts + 1;
   // ddpctl's script requeued itself after the stop signal before the time limit.
-  for (const auto& l : tail_lines(base + ".err"))
-    if (l.find(fmt::format("ddpctl: requeueing job {} (restart {} of", job.id, restarts)) != std::string::npos)
-      r.why = "at the time limit";
+  // Its node check or its watchdog say why after "): ".
+  for (const auto& l : tail_lines(base + ".err")) {
+    size_t at = l.find(fmt::format("ddpctl: requeueing job {} (restart {} of", job.id, restarts));
+    if (at == std::string::npos) continue;
+    size_t why = l.find("): ", at);
+    r.why = why == std::string::npos ? "at the time limit" : l.substr(why + 3);
+  }
   std::vector<Job> earlier;
   if (r.why.empty() && earlier_attempts) earlier = earlier_attempts();
   if (r.why.empty() && !earlier.empty()) {

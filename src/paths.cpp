@@ -19,6 +19,11 @@ std::string executable_dir() {
   return ec ? "" : exe.parent_path().string();
 }
 
+std::string agent_program() {
+  if (const char* env = std::getenv("DDPCTL_PROGRAM"); env && *env) return env;
+  return (std::filesystem::path(executable_dir()) / "ddpctl").string();
+}
+
 namespace {
 
 // The running binary's prefix when it is installed (<prefix>/bin/ddpctl

@@ -15,6 +15,10 @@ namespace ddpctl {
 // The folder of the running ddpctl ("" if it cannot be read).
 std::string executable_dir();
 
+// The ddpctl the sbatch scripts run on the nodes (the job agent, race-again):
+// $DDPCTL_PROGRAM, else this program's own path.
+std::string agent_program();
+
 // The folder holding ddpctl's bundled templates/ and configs/clusters/:
 // $DDPCTL_DATA_DIR, else <prefix>/share/ddpctl beside the running binary,
 // else the source tree this binary was built from (a build tree).

@@ -82,12 +82,35 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
   } else {
     d.set("requeue", mstch::data::type::bool_false);
   }
+  if (spec.monitor.enabled) {
+    mstch::data m;
+    m.set("agent", agent_program());
+    m.set("interval", std::to_string(spec.monitor.interval_s));
+    m.set("node_check", flag(spec.monitor.node_check));
+    m.set("check_timeout", std::to_string(spec.monitor.check_timeout_s));
+    m.set("restarts", std::to_string(spec.requeue ? spec.requeue->max_restarts : 0));
+    if (spec.watchdog.enabled) {
+      mstch::data w;
+      w.set("stall_after", std::to_string(spec.watchdog.stall_after_s) + "s");
+      w.set("action", spec.watchdog.action);
+      // The progress pattern, applied to each task's log (a pattern over the batch log is not per task).
+      bool per_task = spec.progress && spec.progress->file == "rank0";
+      w.set("pattern", optional_string(per_task ? spec.progress->pattern : ""));
+      w.set("epoch_base", std::to_string(spec.progress ? spec.progress->epoch_base : 1));
+      m.set("watchdog", w);
+    } else {
+      m.set("watchdog", mstch::data::type::bool_false);
+    }
+    d.set("monitor", m);
+  } else {
+    d.set("monitor", mstch::data::type::bool_false);
+  }
   d.set("race_dir", optional_string(race_dir));
   if (!race_dir.empty()) {
     // A re-race is started from inside the requeuing job by this ddpctl
     // (where the compute nodes see its path), bounded by requeue.max_restarts.
     d.set("run_dir", std::filesystem::path(race_dir).parent_path().string());
-    d.set("ddpctl_program", (std::filesystem::path(executable_dir()) / "ddpctl").string());
+    d.set("ddpctl_program", agent_program());
     d.set("race_generations", std::to_string(1 + (spec.requeue ? spec.requeue->max_restarts : 0)));
   }
   return d;

@@ -145,10 +145,11 @@ RunSpec parse_run_spec(const std::string& file, const std::string& text, const s
   read_master(top, spec);
   read_requeue(top, spec);
   read_progress_section(top, spec);
+  read_running_sections(top, spec);
   read_site_options(top, spec);
 
   for (const char* key : {"name", "cluster", "output_dir", "launch", "trainer", "command", "modules", "env", "nccl",
-                          "setup", "master", "requeue", "progress", "alternatives", "sweep"})
+                          "setup", "master", "requeue", "progress", "monitor", "watchdog", "alternatives", "sweep"})
     if (top.has(key)) spec.where[key] = top.where(key);
   for (const char* key : site_option_keys())
     if (top.has(key)) spec.where[key] = top.where(key);

@@ -70,6 +70,21 @@ struct ProgressSpec {
   int epoch_base = 1;          // 0 when the program counts epochs from 0 (Lightning)
 };
 
+// While it runs (docs/running.md): the job agent's samples and node check
+// (`monitor:`), and the stall watchdog (`watchdog:`).
+struct MonitorSettings {
+  bool enabled = true;     // monitor: false turns samples, node check and watchdog off
+  int interval_s = 5;      // between samples and watchdog observations
+  bool node_check = true;  // the check before the training step
+  int check_timeout_s = 10;
+};
+struct WatchdogSettings {
+  bool enabled = true;            // watchdog: false turns it off
+  long long stall_after_s = 1800;  // no progress this long is a stall
+  std::string action = "warn";    // warn, cancel, requeue
+  Location where;
+};
+
 // The sbatch options a site's users pass besides the shape (spec_site.hpp),
 // and `sbatch:`, the escape hatch for the rest.
 struct SiteOptions {
@@ -111,6 +126,8 @@ struct RunSpec {
   MasterSettings master;
   std::optional<RequeueSettings> requeue;
   std::optional<ProgressSpec> progress;
+  MonitorSettings monitor;
+  WatchdogSettings watchdog;
   SiteOptions site;
   std::optional<std::string> trainer_data;  // trainer.data as written (a folder, or "synthetic")
   bool trainer_resume = false;

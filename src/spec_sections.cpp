@@ -458,4 +458,58 @@ void read_progress_section(MapReader& top, RunSpec& spec) {
   if (ok && (has_preset || has_pattern)) spec.progress = p;
 }
 
+// monitor: false | {interval, node_check, check_timeout}
+// watchdog: false | {stall_after, action}
+void read_running_sections(MapReader& top, RunSpec& spec) {
+  if (top.has("monitor")) {
+    YAML::Node node = top.node("monitor");
+    if (node.IsScalar()) {
+      if (auto on = top.boolean("monitor")) spec.monitor.enabled = *on;
+    } else {
+      MapReader r(top.document(), node, "monitor", top.diagnostics());
+      if (r.valid()) {
+        if (auto v = r.span("interval")) {
+          if (*v < 1 || *v > 300) r.error("interval", "must be between 1s and 5m");
+          else spec.monitor.interval_s = static_cast<int>(*v);
+        }
+        if (auto v = r.boolean("node_check")) spec.monitor.node_check = *v;
+        if (auto v = r.span("check_timeout")) {
+          if (*v < 2 || *v > 300) r.error("check_timeout", "must be between 2s and 5m");
+          else spec.monitor.check_timeout_s = static_cast<int>(*v);
+        }
+        r.finish();
+      }
+    }
+  }
+  if (top.has("watchdog")) {
+    spec.watchdog.where = top.where("watchdog");
+    YAML::Node node = top.node("watchdog");
+    if (node.IsScalar()) {
+      if (auto on = top.boolean("watchdog")) spec.watchdog.enabled = *on;
+    } else {
+      MapReader r(top.document(), node, "watchdog", top.diagnostics());
+      if (r.valid()) {
+        if (auto v = r.span("stall_after")) spec.watchdog.stall_after_s = *v;
+        static const std::vector<std::string> actions = {"warn", "cancel", "requeue"};
+        if (auto v = r.string("action", [](const std::string& a) -> std::optional<std::string> {
+              if (std::find(actions.begin(), actions.end(), a) != actions.end()) return std::nullopt;
+              return "must be one of " + quoted_list(actions) + did_you_mean(a, actions);
+            }))
+          spec.watchdog.action = *v;
+        // Three observations at least, so that one late sample is no stall.
+        long long least = std::max<long long>(10, 3LL * spec.monitor.interval_s);
+        if (spec.watchdog.stall_after_s < least)
+          r.error("stall_after", fmt::format("must be at least {}s (three monitor intervals, and 10s)", least));
+        if (spec.watchdog.action == "requeue" && !top.has("requeue"))
+          r.error("action", "requeue needs a requeue: section (max_restarts), and the program resuming from its "
+                            "checkpoint; or use cancel");
+        r.finish();
+      }
+    }
+  }
+  if (!spec.monitor.enabled && top.has("watchdog") && spec.watchdog.enabled)
+    top.diagnostics().error(top.where("watchdog"), "watchdog",
+                            "the watchdog observes through the monitor, which `monitor: false` turns off");
+}
+
 }  // namespace ddpctl

@@ -2,17 +2,21 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <fmt/format.h>
 #include <map>
 #include <set>
 
 #include "experiments.hpp"
+#include "files.hpp"
 #include "failure.hpp"
 #include "jobs.hpp"
 #include "progress_pattern.hpp"
 #include "race.hpp"
 #include "submit.hpp"
 #include "text.hpp"
+#include "usage.hpp"
+#include "watchdog.hpp"
 
 namespace ddpctl {
 
@@ -36,6 +40,47 @@ StatusRow attempt_row(const JobRef& ref) {
   row.json = {{"run", ref.run->id}, {"job_id", ""}, {"shape", row.shape}, {"state", row.state},
               {"reason", ref.attempt->reason}};
   return row;
+}
+
+// A running job as its job agent sees it (docs/running.md): a stall the
+// watchdog found, the latest usage samples of every node, the guides'
+// troubleshooting over the last minutes, or why nothing is watched.
+void add_running_view(const RunShape& shape, const Job& job, long long now, StatusRow& row, nlohmann::json& j) {
+  std::string base = log_base(shape, job.id);
+  std::vector<std::string> parts;
+  if (!row.info.empty()) parts.push_back(row.info);
+  // The last 256 KiB of each node's samples: the latest, and the minutes the hints look at.
+  auto samples = read_usage(base, job.restarts, 256 << 10);
+  if (auto u = usage_now(samples)) {
+    std::string text = format_usage(*u);
+    // Samples come every few seconds; an old one means the sampler (or its node) stopped.
+    if (static_cast<double>(now) - u->t > 60)
+      text += fmt::format(" (as of {} ago)", format_duration(std::llround(static_cast<double>(now) - u->t)));
+    parts.push_back(text);
+    j["usage"] = usage_json(*u, static_cast<double>(now));
+  }
+  nlohmann::json hints = nlohmann::json::array();
+  for (const auto& h : usage_hints(samples, static_cast<double>(now))) {
+    parts.push_back(h.text);
+    hints.push_back({{"kind", h.kind}, {"node", h.node}, {"text", h.text}});
+  }
+  if (!hints.empty()) j["hints"] = hints;
+  if (auto r = read_stall_record(base); r && r->attempt == job.restarts) {
+    j["stall"] = stall_record_json(*r);
+    if (r->stalled) {
+      row.state = "STALLED";
+      row.tone = Tone::Bad;
+      parts.insert(parts.begin(), describe_stall(*r, std::max(r->for_s, static_cast<double>(now) - r->since)));
+    }
+  }
+  try {
+    std::string off = read_file(base + ".monitor-off", 4096);
+    while (!off.empty() && off.back() == '\n') off.pop_back();
+    parts.push_back("not monitored: " + printable(off, 120));
+    j["monitor_off"] = off;
+  } catch (const std::exception&) {
+  }
+  row.info = join(parts, "; ");
 }
 
 // What a job row needs from Slurm beyond the job itself, asked only when a
@@ -70,6 +115,7 @@ StatusRow job_row(const JobRef& ref, const Job& job, long long now, Extra& extra
                          {"samples_per_s", p->samples_per_s}, {"it_per_s", p->it_per_s}, {"loss", opt(p->loss)},
                          {"eta_s", p->eta_s}, {"source", p->source}};
       }
+      add_running_view(*s, job, now, row, j);
     }
   } else if (job.state != JobState::Cancelled) {
     // A job cancelled while pending keeps its last pending reason ("Resources"): not news.
@@ -106,7 +152,8 @@ StatusRow job_row(const JobRef& ref, const Job& job, long long now, Extra& extra
   row.nodes = job.nodes.empty() ? (job.node_count ? std::to_string(job.node_count) : "-") : job.nodes;
   row.gpus = unknown ? "-" : std::to_string(job.gpus);
   auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
-  j.update({{"state", row.state}, {"flags", job.flags}, {"reason", job.reason}, {"reason_text", why},
+  // STALLED is the table's word; the JSON keeps Slurm's state beside "stall".
+  j.update({{"state", row.state == "STALLED" ? state_name(job.state) : row.state}, {"flags", job.flags}, {"reason", job.reason}, {"reason_text", why},
             {"submit_time", opt(job.submit_time)}, {"start_time", opt(job.start_time)},
             {"end_time", opt(job.end_time)}, {"elapsed_s", elapsed}, {"time_limit_s", opt(job.time_limit_s)},
             {"nodes", job.nodes}, {"node_count", job.node_count}, {"gpus", job.gpus},

@@ -194,4 +194,20 @@ bool is_env_name(std::string_view s) {
   return true;
 }
 
+std::optional<long long> parse_span(std::string_view s, std::string* problem) {
+  std::string_view digits = s;
+  long long unit = 1;
+  if (!s.empty() && (s.back() == 's' || s.back() == 'm' || s.back() == 'h')) {
+    unit = s.back() == 's' ? 1 : s.back() == 'm' ? 60 : 3600;
+    digits = s.substr(0, s.size() - 1);
+  }
+  std::string ignored;
+  auto v = parse_int(digits, 1, 10000000, &ignored);
+  if (!v) {
+    if (problem) *problem = "must be a span of time such as 30s, 10m or 2h";
+    return std::nullopt;
+  }
+  return *v * unit;
+}
+
 }  // namespace ddpctl

@@ -20,6 +20,9 @@ bool is_decimal_number(std::string_view s);
 // Slurm's time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S. Returns seconds.
 // "infinite"/"UNLIMITED" are refused: a training job needs a real limit.
 std::optional<long long> parse_slurm_time(std::string_view s, std::string* problem);
+// A span of time as a spec writes it: "30s", "10m", "2h", or seconds ("45").
+std::optional<long long> parse_span(std::string_view s, std::string* problem);
+
 // Seconds as Slurm's D-HH:MM:SS (days only when non-zero).
 std::string format_slurm_time(long long seconds);
 

@@ -216,6 +216,8 @@ std::optional<long long> MapReader::slurm_time(const std::string& key) {
   return parsed<long long>(key, parse_slurm_time);
 }
 
+std::optional<long long> MapReader::span(const std::string& key) { return parsed<long long>(key, parse_span); }
+
 std::optional<std::vector<std::string>> MapReader::string_list(const std::string& key, const StringCheck& check,
                                                                bool allow_tab) {
   if (!has(key)) return std::nullopt;

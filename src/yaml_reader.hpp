@@ -57,6 +57,7 @@ class MapReader {
   std::optional<bool> boolean(const std::string& key);
   std::optional<long long> memory_mib(const std::string& key);  // Slurm memory size, in MiB
   std::optional<long long> slurm_time(const std::string& key);  // Slurm time limit, in seconds
+  std::optional<long long> span(const std::string& key);        // "30s", "10m", "2h", in seconds
   std::optional<std::vector<std::string>> string_list(const std::string& key, const StringCheck& check = {},
                                                       bool allow_tab = false);
   // A mapping of string keys to scalar values, in file order.

@@ -25,7 +25,7 @@ struct Subcommand {
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> table = {
       {"gen", setup_gen},       {"submit", setup_submit}, {"race", setup_race}, {"race-again", setup_race_again}, {"sweep", setup_sweep}, {"status", setup_status}, {"report", setup_report}, {"plan", setup_plan},
-      {"cancel", setup_cancel}, {"logs", setup_logs},     {"doctor", setup_doctor}, {"completion", setup_docs},
+      {"cancel", setup_cancel}, {"logs", setup_logs},     {"doctor", setup_doctor}, {"completion", setup_docs}, {"job", setup_job},
   };
   return table;
 }
@@ -66,6 +66,8 @@ int run(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // `ddpctl job ...` exit statuses the sbatch script reads
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? kOk : kUsage;

@@ -25,6 +25,8 @@ void setup_status(CLI::App& app, Context& ctx);
 void setup_cancel(CLI::App& app, Context& ctx);
 void setup_logs(CLI::App& app, Context& ctx);
 void setup_doctor(CLI::App& app, Context& ctx);
+// The job agent the sbatch script runs on the nodes (hidden).
+void setup_job(CLI::App& app, Context& ctx);
 // completion bash|zsh, and the hidden __complete and __man (docs.cpp).
 void setup_docs(CLI::App& app, Context& ctx);
 

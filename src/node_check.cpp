@@ -1,0 +1,309 @@
+#include "node_check.hpp"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sstream>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+
+#include "failure.hpp"
+#include "files.hpp"
+#include "text.hpp"
+
+namespace ddpctl {
+
+namespace {
+
+double mono() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+};
+
+// Reads up to a newline (or `max` bytes) before `until` (monotonic).
+std::optional<std::string> read_line(int fd, double until, size_t max = 256) {
+  std::string line;
+  while (line.size() < max) {
+    int wait = static_cast<int>(std::max(0.0, until - mono()) * 1000);
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, wait) <= 0) return std::nullopt;
+    char c;
+    ssize_t n = ::recv(fd, &c, 1, 0);
+    if (n <= 0) return line.empty() ? std::nullopt : std::optional<std::string>(line);
+    if (c == '\n') return line;
+    line += c;
+  }
+  return line;
+}
+
+std::optional<sockaddr_in> ipv4(const std::string& addr, int port) {
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  if (::inet_pton(AF_INET, addr.c_str(), &sa.sin_addr) == 1) return sa;
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  if (::getaddrinfo(addr.c_str(), nullptr, &hints, &res) != 0 || !res) return std::nullopt;
+  sa.sin_addr = reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr;
+  ::freeaddrinfo(res);
+  return sa;
+}
+
+}  // namespace
+
+std::optional<std::string> reach_listener(const std::string& addr, int port, const std::string& self, double deadline_s) {
+  double start = mono(), until = start + deadline_s;
+  auto sa = ipv4(addr, port);
+  if (!sa) return fmt::format("cannot resolve {}", addr);
+  std::string last = "no answer";
+  while (mono() < until) {
+    Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (s.fd < 0) return std::string("socket: ") + std::strerror(errno);
+    int rc = ::connect(s.fd, reinterpret_cast<sockaddr*>(&*sa), sizeof *sa);
+    int err = rc == 0 ? 0 : errno;
+    if (rc != 0 && err == EINPROGRESS) {
+      pollfd p{s.fd, POLLOUT, 0};
+      int n = ::poll(&p, 1, static_cast<int>(std::max(0.0, until - mono()) * 1000));
+      if (n <= 0) {
+        last = fmt::format("connection timed out after {:.0f}s", mono() - start);
+        break;
+      }
+      socklen_t len = sizeof err;
+      ::getsockopt(s.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    }
+    if (err == 0) {
+      std::string hello = self + "\n";
+      if (::send(s.fd, hello.data(), hello.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(hello.size())) {
+        auto answer = read_line(s.fd, std::min(until, mono() + 5));
+        if (answer && *answer == "ok") return std::nullopt;  // closed first here: TIME_WAIT stays on this side
+        last = answer ? "the listener answered " + printable(*answer) : "the listener did not answer";
+      } else {
+        last = std::string("send: ") + std::strerror(errno);
+      }
+    } else {
+      // Refused: the listener may not be up yet. Anything else may pass too.
+      last = std::strerror(err);
+      for (char& c : last) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return last;
+}
+
+ListenResult listen_for_peers(int port, int peers, double deadline_s, const std::function<void(int)>& on_listening) {
+  ListenResult r;
+  Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (s.fd < 0) {
+    r.problem = std::string("socket: ") + std::strerror(errno);
+    return r;
+  }
+  int one = 1;
+  ::setsockopt(s.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  sa.sin_addr.s_addr = htonl(INADDR_ANY);
+  if (::bind(s.fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(s.fd, 64) != 0) {
+    r.problem = fmt::format("cannot listen on port {}: {}", port, std::strerror(errno));
+    return r;
+  }
+  socklen_t len = sizeof sa;
+  ::getsockname(s.fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  r.port = ntohs(sa.sin_port);
+  if (on_listening) on_listening(r.port);
+  double until = mono() + deadline_s;
+  while (static_cast<int>(r.connected.size()) < peers && mono() < until) {
+    pollfd p{s.fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(std::max(0.0, until - mono()) * 1000)) <= 0) break;
+    Fd c(::accept4(s.fd, nullptr, nullptr, SOCK_CLOEXEC));
+    if (c.fd < 0) continue;
+    auto name = read_line(c.fd, std::min(until, mono() + 5));
+    if (!name) continue;
+    ::send(c.fd, "ok\n", 3, MSG_NOSIGNAL);
+    // The peer closes first, so that no TIME_WAIT holds the master port here.
+    char buf[16];
+    pollfd q{c.fd, POLLIN, 0};
+    if (::poll(&q, 1, 2000) > 0) (void)::recv(c.fd, buf, sizeof buf, 0);
+    r.connected.push_back(*name);
+  }
+  return r;
+}
+
+std::optional<std::string> check_gpus(const std::string& node, int expected, CommandRunner& runner, std::string* note) {
+  CommandResult r = runner.run({"nvidia-smi", "--query-gpu=index", "--format=csv,noheader"}, std::chrono::seconds(20));
+  if (r.not_found) {
+    if (note) *note = "no nvidia-smi: GPUs not checked";
+    return std::nullopt;
+  }
+  if (!r.ok()) {
+    // nvidia-smi prints its errors on stdout; describe() shows stderr's first
+    // line where there is one, else stdout's: that line once, not twice.
+    std::string first = r.out.empty() ? r.err : r.out;
+    first = first.substr(0, first.find('\n'));
+    std::string what = r.describe();
+    if (what.find(plain_line(first)) == std::string::npos) what += ": " + printable(first, 160);
+    return fmt::format("node {}: {}", node, what);
+  }
+  int count = 0;
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos) count++;
+  if (count != expected)
+    return fmt::format("node {} shows {} GPU(s), the job was given {} (gpus_per_node)", node, count, expected);
+  if (note) *note = fmt::format("{} GPU(s) visible", count);
+  return std::nullopt;
+}
+
+NodeCheckResult check_node(const NodeCheckOptions& o, CommandRunner& runner) {
+  double start = mono();
+  NodeCheckResult r;
+  r.node = o.node;
+  auto problem = [&](std::string p) {
+    r.ok = false;
+    r.problems.push_back(std::move(p));
+  };
+  if (o.expected_gpus && *o.expected_gpus > 0) {
+    std::string note;
+    if (auto p = check_gpus(o.node, *o.expected_gpus, runner, &note)) problem(*p);
+    else r.notes.push_back(note);
+  }
+  try {
+    std::string mem = read_file(o.proc_root + "/meminfo", 1 << 16);
+    size_t at = mem.find("MemAvailable:");
+    if (at != std::string::npos) {
+      long long kib = std::stoll(mem.substr(at + 13));
+      long long mib = kib / 1024;
+      if (o.min_free_mib > 0 && mib < o.min_free_mib)
+        problem(fmt::format("node {} has {} MiB of memory free, the job needs {} MiB there (other processes hold the "
+                            "rest: see `ps aux --sort=-rss` on {})",
+                            o.node, mib, o.min_free_mib, o.node));
+      else
+        r.notes.push_back(fmt::format("{} MiB free", mib));
+    }
+  } catch (const std::exception&) {
+    r.notes.push_back("free memory not checked (no meminfo)");
+  }
+  std::string over = o.interface.empty() ? "" : " over " + o.interface;
+  if (o.listen && o.peers > 0) {
+    ListenResult l = listen_for_peers(o.master_port, o.peers, o.deadline_s + 2);
+    if (l.problem)
+      problem(fmt::format("node {} (rank 0's) {}: the rendezvous would fail", o.node, *l.problem));
+    else
+      r.notes.push_back(fmt::format("{} of {} node(s) reached port {}", l.connected.size(), o.peers, o.master_port));
+  } else if (!o.listen && o.master_port > 0) {
+    if (auto why = reach_listener(o.master_addr, o.master_port, o.node, o.deadline_s))
+      problem(fmt::format("node {} cannot reach {}:{}{} ({}, rank 0's node): {}", o.node, o.master_addr, o.master_port,
+                          over, o.master_host, *why));
+    else
+      r.notes.push_back(fmt::format("reached {}:{}", o.master_addr, o.master_port));
+  }
+  r.seconds = mono() - start;
+  return r;
+}
+
+nlohmann::json node_check_json(const NodeCheckResult& r) {
+  return {{"node", r.node}, {"ok", r.ok}, {"problems", r.problems}, {"notes", r.notes},
+          {"seconds", std::round(r.seconds * 100) / 100}};
+}
+
+std::optional<NodeCheckResult> parse_node_check(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("node")) return std::nullopt;
+  NodeCheckResult r;
+  r.node = j.value("node", "");
+  r.ok = j.value("ok", false);
+  if (j.contains("problems") && j["problems"].is_array())
+    for (const auto& p : j["problems"])
+      if (p.is_string()) r.problems.push_back(p.get<std::string>());
+  if (j.contains("notes") && j["notes"].is_array())
+    for (const auto& p : j["notes"])
+      if (p.is_string()) r.notes.push_back(p.get<std::string>());
+  r.seconds = j.value("seconds", 0.0);
+  return r;
+}
+
+std::string node_check_path(const std::string& log_base, int attempt, const std::string& node) {
+  return fmt::format("{}.restart{}.check.{}.json", log_base, attempt, node);
+}
+
+CheckDecision decide_after_check(const std::vector<std::string>& nodes,
+                                 const std::vector<std::optional<NodeCheckResult>>& results, int attempt,
+                                 int max_restarts) {
+  CheckDecision d;
+  double slowest = 0;
+  std::vector<std::string> unchecked;
+  for (size_t i = 0; i < nodes.size(); i++) {
+    const auto& r = i < results.size() ? results[i] : std::nullopt;
+    // A node where the agent could not run wrote nothing: it is not checked,
+    // and the job goes on (status says what it cannot see).
+    if (!r) {
+      unchecked.push_back(nodes[i]);
+      continue;
+    }
+    slowest = std::max(slowest, r->seconds);
+    if (!r->ok) {
+      d.ok = false;
+      d.bad_nodes.push_back(nodes[i]);
+      for (const auto& p : r->problems) d.lines.push_back(p);
+    }
+  }
+  if (d.ok) {
+    size_t checked = nodes.size() - unchecked.size();
+    d.lines.push_back(fmt::format("{} node(s) ready in {:.1f} s", checked, slowest));
+    if (!unchecked.empty())
+      d.lines.push_back(fmt::format("not checked: {} (they wrote no result: ddpctl could not run there?)",
+                                    join(unchecked, ", ")));
+    return d;
+  }
+  // Every node failing says more about the job (or the master) than the nodes.
+  d.requeue = attempt < max_restarts && d.bad_nodes.size() < nodes.size();
+  return d;
+}
+
+std::optional<std::string> exclude_nodes(CommandRunner& runner, const std::string& job_id,
+                                         const std::vector<std::string>& nodes) {
+  CommandResult show = runner.run({"scontrol", "show", "job", "-o", job_id}, std::chrono::seconds(30));
+  if (!show.ok()) return show.describe();
+  auto field = [&](const std::string& key) {
+    std::vector<std::string> out;
+    size_t at = show.out.find(" " + key + "=");
+    if (at == std::string::npos) return out;
+    std::string v = show.out.substr(at + key.size() + 2);
+    v = v.substr(0, v.find_first_of(" \n"));
+    if (v != "(null)" && !v.empty()) out = expand_hostlist(v);
+    return out;
+  };
+  std::vector<std::string> all = field("ExcNodeList"), required = field("ReqNodeList");
+  for (const auto& n : nodes)
+    if (std::find(all.begin(), all.end(), n) == all.end()) all.push_back(n);
+  std::vector<std::string> argv = {"scontrol", "update", "JobId=" + job_id, "ExcNodeList=" + join(all, ",")};
+  // A node the job asked for by name (nodelist:) cannot also be excluded:
+  // it leaves the required list, and Slurm picks another in its place.
+  std::vector<std::string> kept;
+  for (const auto& n : required)
+    if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) kept.push_back(n);
+  if (kept.size() != required.size()) argv.push_back("ReqNodeList=" + join(kept, ","));
+  CommandResult upd = runner.run(argv, std::chrono::seconds(30));
+  if (!upd.ok()) return upd.describe();
+  return std::nullopt;
+}
+
+}  // namespace ddpctl

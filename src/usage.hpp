@@ -1,0 +1,154 @@
+#pragma once
+// What a running job uses, per node: the job agent (`ddpctl job sample`, one
+// per node) reads the job's processes from /proc and, where the node has
+// nvidia-smi, its GPUs, every few seconds, and appends one JSON line per
+// sample to <output_dir>/<job name>_<job id>.usage.<node>.jsonl. status,
+// report and the watchdog read those files (docs/running.md).
+//
+// The job's processes are found by their environment (SLURM_JOB_ID), not by
+// the job's cgroup: that works under every proctrack plugin and on nodes
+// without cgroup v2, and it tells the ranks apart (RANK, else SLURM_PROCID).
+// RSS is summed over processes: pages two processes share are counted twice.
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "process.hpp"
+
+namespace ddpctl {
+
+// One process as /proc/PID/stat and /proc/PID/environ show it.
+struct ProcessUsage {
+  int pid = 0;
+  std::optional<int> rank;  // RANK in its environment
+  std::optional<int> task;  // SLURM_PROCID, for processes of a step
+  bool training = false;    // a process of the training step (DDPCTL_TRAINING=1)
+  char state = '?';         // R, S, D (waiting on I/O), Z, T, ...
+  double cpu_s = 0;         // user + system time
+  long long rss_bytes = 0;
+};
+
+// The processes of one job on this node, read from `proc_root` (/proc, or a
+// test's fake). Environments are read once per process (cached by pid and
+// start time). Processes marked DDPCTL_AGENT_PROCESS=1 (the agent) are left out.
+class JobProcessReader {
+ public:
+  // `node`: where SLURMD_NODENAME is in a process's environment, only this
+  // node's (nodes that share one kernel, as the local test cluster's do).
+  JobProcessReader(std::string proc_root, std::string job_id, long ticks_per_s, long page_size, std::string node = "");
+  std::vector<ProcessUsage> read();
+
+ private:
+  struct Identity {
+    unsigned long long start = 0;
+    bool ours = false, training = false;
+    std::optional<int> rank, task;
+  };
+  std::string root_, job_id_, node_;
+  long ticks_, page_;
+  std::map<int, Identity> known_;
+};
+
+struct RankUsage {
+  std::optional<int> rank;
+  std::optional<int> task;
+  double cpu_s = 0;
+  std::optional<double> cpu_pct;  // over the last interval; none at the first sample
+  long long rss_bytes = 0;
+  int procs = 0;
+  std::string states;  // each process's state letter, e.g. "SSR"
+};
+
+struct GpuUsage {
+  int index = 0;
+  double util_pct = 0, mem_used_mib = 0, mem_total_mib = 0;
+};
+
+struct UsageSample {
+  double t = 0;  // Unix seconds
+  std::string node, job_id;
+  int attempt = 0;  // SLURM_RESTART_COUNT
+  double interval_s = 0;
+  int cpus = 0;  // the job's CPUs on this node (SLURM_CPUS_ON_NODE)
+  std::optional<double> cpu_pct;  // every process of the job on this node; 100 = one core
+  long long rss_bytes = 0;
+  int procs = 0;
+  std::vector<RankUsage> ranks;  // the training step's processes by rank (or task)
+  std::vector<GpuUsage> gpus;
+  std::string gpu_note;  // why there are no GPU figures ("no nvidia-smi on g1", its error)
+  long long mem_total_bytes = 0, mem_available_bytes = 0;
+  long long mem_limit_bytes = 0;  // the job's memory on this node (SLURM_MEM_PER_NODE), 0: not set
+};
+
+nlohmann::json usage_sample_json(const UsageSample& s);
+// nullopt for a line that is not a sample (a torn last line while it is written).
+std::optional<UsageSample> parse_usage_sample(const std::string& line);
+
+// `nvidia-smi --query-gpu=index,utilization.gpu,memory.used,memory.total
+// --format=csv,noheader,nounits`; nullopt with `problem` when it is not that.
+std::optional<std::vector<GpuUsage>> parse_nvidia_smi(const std::string& text, std::string* problem);
+const std::vector<std::string>& nvidia_smi_query();
+
+// Takes samples: the processes' CPU time since the last sample, RSS, GPUs.
+class Sampler {
+ public:
+  struct Options {
+    std::string proc_root = "/proc";
+    std::string node, job_id;
+    int attempt = 0, cpus = 0;
+    long ticks_per_s = 100, page_size = 4096;
+    std::vector<int> gpu_indices;  // the job's GPUs (SLURM_JOB_GPUS); empty: every GPU shown
+    long long mem_limit_bytes = 0;
+  };
+  Sampler(Options o, CommandRunner& runner);
+  UsageSample take(double now);
+
+ private:
+  Options o_;
+  CommandRunner& runner_;
+  JobProcessReader reader_;
+  std::map<int, double> last_cpu_;  // pid -> CPU seconds at the last sample
+  double last_t_ = 0;
+  bool first_ = true, query_gpus_ = true;
+  std::string gpu_note_;
+};
+
+// The samples file of one node, and every node's of a job.
+std::string usage_path(const std::string& log_base, const std::string& node);
+// The samples of every node (by node, in time order), of `attempt` only when >= 0;
+// with `tail_bytes`, only from each file's last that many bytes (status reads
+// the recent samples of a long job, not its whole history).
+std::map<std::string, std::vector<UsageSample>> read_usage(const std::string& log_base, int attempt = -1,
+                                                           long long tail_bytes = 0);
+
+// The latest sample of each node, summed for the job (status).
+struct UsageNow {
+  double t = 0;  // the oldest of the latest samples
+  std::optional<double> cpu_pct;
+  int cpus = 0;
+  long long rss_bytes = 0;
+  int gpus = 0;
+  std::optional<double> gpu_util_pct;  // mean over GPUs
+  double gpu_mem_used_mib = 0, gpu_mem_total_mib = 0;
+  std::map<std::string, UsageSample> nodes;
+};
+std::optional<UsageNow> usage_now(const std::map<std::string, std::vector<UsageSample>>& samples);
+// "GPU 97% 61/80 GiB · CPU 390% RSS 12.1 GiB"
+std::string format_usage(const UsageNow& u);
+nlohmann::json usage_json(const UsageNow& u, double now);
+
+// Over a whole job (report): the figures of the site guides' analyze_memory.py.
+struct UsageSummary {
+  int samples = 0;
+  std::optional<double> gpu_util_mean, gpu_mem_peak_mib, gpu_mem_mean_mib, gpu_mem_mode_mib;  // per GPU
+  std::optional<double> cpu_pct_mean;  // the job's, all nodes
+  long long rss_peak_bytes = 0;        // the largest node's
+};
+UsageSummary summarize_usage(const std::map<std::string, std::vector<UsageSample>>& samples);
+
+// "1.5 GiB", "312 MiB"
+std::string format_bytes(long long bytes);
+
+}  // namespace ddpctl
