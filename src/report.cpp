@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "diagnostics.hpp"
 #include "files.hpp"
+#include "usage.hpp"
 #include "text.hpp"
 
 namespace ddpctl {
@@ -27,6 +29,18 @@ std::string num(const std::optional<double>& v, int decimals) {
   return v ? fmt::format("{:.{}f}", *v, decimals) : "-";
 }
 std::string percent(const std::optional<double>& v) { return v ? fmt::format("{:.0f}%", *v * 100) : "-"; }
+// A string in gnuplot's single quotes.
+std::string gp_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("''") : std::string(1, c);
+  return q + "'";
+}
+std::string usage_percent(const std::optional<double>& v) { return v ? fmt::format("{:.0f}%", *v) : "-"; }
+std::string gpu_memory(const ReportRow& r) {
+  if (!r.gpu_mem_peak_mib) return "-";
+  auto gib = [](const std::optional<double>& m) { return m ? fmt::format("{:.1f}", *m / 1024) : std::string("-"); };
+  return gib(r.gpu_mem_peak_mib) + "/" + gib(r.gpu_mem_mean_mib) + "/" + gib(r.gpu_mem_mode_mib);
+}
 std::string duration(const std::optional<double>& s) { return s ? format_seconds(*s) : "-"; }
 std::string memory(const ReportRow& r) {
   if (!r.mem0_peak) return "-";
@@ -186,6 +200,18 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
   return r;
 }
 
+void add_usage(ReportRow& row, const std::string& log_base) {
+  row.usage_base = log_base;
+  UsageSummary u = summarize_usage(read_usage(log_base));
+  if (u.samples == 0) return;
+  row.gpu_util_mean = u.gpu_util_mean;
+  row.gpu_mem_peak_mib = u.gpu_mem_peak_mib;
+  row.gpu_mem_mean_mib = u.gpu_mem_mean_mib;
+  row.gpu_mem_mode_mib = u.gpu_mem_mode_mib;
+  row.cpu_pct_mean = u.cpu_pct_mean;
+  row.rss_peak_bytes = u.rss_peak_bytes;
+}
+
 void compute_scaling(std::vector<ReportRow>& rows) {
   const ReportRow* base = nullptr;
   for (const auto& r : rows)
@@ -246,7 +272,8 @@ std::vector<Prediction> predict(const std::vector<ReportRow>& measured, const st
 std::string report_table(const std::vector<ReportRow>& rows) {
   std::vector<std::vector<std::string>> cells = {
       {"SHAPE", "RUN", "JOB", "STATE", "RANKS", "GPUS", "EPOCH", "TRAIN LOSS/ACC", "VAL LOSS/ACC", "IMG/S", "SPEEDUP",
-       "EFF", "WALL", "GPU-H", "NODE-H", "MEM0 PEAK/AVG/MODE", "MEM MAX", "RDZV", "1ST STEP"}};
+       "EFF", "WALL", "GPU-H", "NODE-H", "MEM0 PEAK/AVG/MODE", "MEM MAX", "RDZV", "1ST STEP", "GPU UTIL",
+       "GPU MEM PEAK/AVG/MODE", "CPU", "PEAK RSS"}};
   for (const auto& r : rows) {
     auto loss_acc = [](const std::optional<double>& l, const std::optional<double>& a) {
       return l || a ? fmt::format("{}/{}", num(l, 3), a ? fmt::format("{:.2f}%", *a) : "-") : "-";
@@ -257,13 +284,17 @@ std::string report_table(const std::vector<ReportRow>& rows) {
                      loss_acc(r.val_loss, r.val_acc), num(r.img_per_s, 1), r.speedup ? fmt::format("{:.2f}x", *r.speedup) : "-",
                      percent(r.efficiency), duration(r.wall_s), num(r.gpu_hours, 3), num(r.node_hours, 3), memory(r),
                      num(r.mem_max, 0), r.rendezvous_s ? fmt::format("{:.2f}s", *r.rendezvous_s) : "-",
-                     r.first_step_s ? fmt::format("{:.2f}s", *r.first_step_s) : "-"});
+                     r.first_step_s ? fmt::format("{:.2f}s", *r.first_step_s) : "-", usage_percent(r.gpu_util_mean),
+                     gpu_memory(r), usage_percent(r.cpu_pct_mean), r.rss_peak_bytes ? format_bytes(*r.rss_peak_bytes) : "-"});
   }
   std::string out;
   for (const auto& line : format_columns(cells)) out += line + "\n";
   std::vector<std::string> notes;
   if (auto m = mem_note(rows); !m.empty()) notes.push_back(m);
   notes.push_back("throughput: mean over epochs after the first; speedup and efficiency vs the fewest ranks");
+  if (std::any_of(rows.begin(), rows.end(), [](const ReportRow& r) { return r.rss_peak_bytes.has_value(); }))
+    notes.push_back("GPU UTIL, GPU MEM (GiB, per GPU), CPU (100% = a core, the whole job) and PEAK RSS (the largest "
+                    "node's): from the job agent's samples");
   for (const auto& r : rows)
     if (r.wall_source == "metrics") notes.push_back(fmt::format("{}: wall time from the metrics file (Slurm had no times)", r.label));
   for (const auto& r : rows)
@@ -277,13 +308,16 @@ std::string report_table(const std::vector<ReportRow>& rows) {
 std::string report_markdown(const std::vector<ReportRow>& rows) {
   std::string out =
       "| Setup | Ranks | GPUs | Throughput (img/s) | Speedup | Efficiency | Time | GPU-hours | Node-hours | "
-      "Rank 0 memory peak / avg / mode (MiB) | Max memory over ranks (MiB) | Val loss | Val acc |\n"
-      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      "Rank 0 memory peak / avg / mode (MiB) | Max memory over ranks (MiB) | Val loss | Val acc | GPU util | "
+      "GPU memory peak / avg / mode (GiB) | CPU util | Peak RSS |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& r : rows)
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", setup(r), r.world(), r.gpus,
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", setup(r), r.world(), r.gpus,
                        num(r.img_per_s, 1), r.speedup ? fmt::format("{:.2f}×", *r.speedup) : "-", percent(r.efficiency),
                        duration(r.wall_s), num(r.gpu_hours, 3), num(r.node_hours, 3), memory(r), num(r.mem_max, 0),
-                       num(r.val_loss, 3), r.val_acc ? fmt::format("{:.2f}%", *r.val_acc) : "-");
+                       num(r.val_loss, 3), r.val_acc ? fmt::format("{:.2f}%", *r.val_acc) : "-",
+                       usage_percent(r.gpu_util_mean), gpu_memory(r), usage_percent(r.cpu_pct_mean),
+                       r.rss_peak_bytes ? format_bytes(*r.rss_peak_bytes) : "-");
   return out;
 }
 
@@ -291,7 +325,8 @@ std::string report_csv(const std::vector<ReportRow>& rows) {
   std::string out =
       "run,shape,job,state,nodes,ranks_per_node,gpus_per_node,ranks,gpus,epochs_done,epochs,train_loss,train_acc,"
       "val_loss,val_acc,img_per_s,speedup,efficiency,wall_s,wall_source,gpu_hours,node_hours,mem0_peak_mib,"
-      "mem0_avg_mib,mem0_mode_mib,mem_max_mib,mem_kind,rendezvous_s,first_step_s,metrics,problem,failure\n";
+      "mem0_avg_mib,mem0_mode_mib,mem_max_mib,mem_kind,rendezvous_s,first_step_s,gpu_util_pct,gpu_mem_peak_mib,"
+      "gpu_mem_avg_mib,gpu_mem_mode_mib,cpu_pct,rss_peak_bytes,metrics,problem,failure\n";
   auto v = [](const std::optional<double>& x) { return x ? fmt::format("{}", *x) : std::string(); };
   for (const auto& r : rows) {
     std::vector<std::string> c = {r.run_id, r.label, r.job_id, state_text(r), std::to_string(r.nodes),
@@ -300,7 +335,9 @@ std::string report_csv(const std::vector<ReportRow>& rows) {
                                   std::to_string(r.epochs), v(r.train_loss), v(r.train_acc), v(r.val_loss), v(r.val_acc),
                                   v(r.img_per_s), v(r.speedup), v(r.efficiency), v(r.wall_s), r.wall_source,
                                   v(r.gpu_hours), v(r.node_hours), v(r.mem0_peak), v(r.mem0_avg), v(r.mem0_mode),
-                                  v(r.mem_max), r.mem_kind, v(r.rendezvous_s), v(r.first_step_s), r.metrics_path,
+                                  v(r.mem_max), r.mem_kind, v(r.rendezvous_s), v(r.first_step_s), v(r.gpu_util_mean),
+                                  v(r.gpu_mem_peak_mib), v(r.gpu_mem_mean_mib), v(r.gpu_mem_mode_mib), v(r.cpu_pct_mean),
+                                  r.rss_peak_bytes ? std::to_string(*r.rss_peak_bytes) : "", r.metrics_path,
                                   r.problem, r.failure};
     for (size_t i = 0; i < c.size(); ++i) out += (i ? "," : "") + csv_cell(c[i]);
     out += "\n";
@@ -325,6 +362,10 @@ std::string report_json(const std::vector<ReportRow>& rows) {
                    {"mem0_mib", {{"peak", opt(r.mem0_peak)}, {"avg", opt(r.mem0_avg)}, {"mode", opt(r.mem0_mode)}}},
                    {"mem_max_mib", opt(r.mem_max)}, {"mem_kind", r.mem_kind},
                    {"rendezvous_s", opt(r.rendezvous_s)}, {"first_step_s", opt(r.first_step_s)},
+                   {"usage", {{"gpu_util_pct", opt(r.gpu_util_mean)},
+                              {"gpu_mem_mib", {{"peak", opt(r.gpu_mem_peak_mib)}, {"avg", opt(r.gpu_mem_mean_mib)},
+                                               {"mode", opt(r.gpu_mem_mode_mib)}}},
+                              {"cpu_pct", opt(r.cpu_pct_mean)}, {"rss_peak_bytes", opt(r.rss_peak_bytes)}}},
                    {"metrics", r.metrics_path}, {"problem", r.problem}, {"failure", r.failure}});
   return out.dump(2) + "\n";
 }
@@ -333,12 +374,24 @@ std::string report_plot_data(const std::vector<ReportRow>& rows) {
   std::vector<const ReportRow*> shown;
   for (const auto& r : rows)
     if (r.speedup) shown.push_back(&r);
-  std::stable_sort(shown.begin(), shown.end(), [](const ReportRow* a, const ReportRow* b) { return a->world() < b->world(); });
+  // By ranks, and at equal ranks (1x2 and 2x1) by speedup, highest first.
+  std::stable_sort(shown.begin(), shown.end(), [](const ReportRow* a, const ReportRow* b) {
+    return a->world() != b->world() ? a->world() < b->world() : *a->speedup > *b->speedup;
+  });
   int base = shown.empty() ? 1 : shown.front()->world();
-  std::string out = "# label ranks speedup efficiency ideal\n";
-  for (const auto* r : shown)
-    out += fmt::format("\"{}\" {} {:.6f} {:.6f} {:.6f}\n", r->label, r->world(), *r->speedup, *r->efficiency,
-                       static_cast<double>(r->world()) / base);
+  double top = 0;
+  for (const auto* r : shown) top = std::max({top, *r->speedup, static_cast<double>(r->world()) / base});
+  // Shapes of equal ranks share an x: their labels stack above the highest
+  // point there, a line apart, so that they never overlap.
+  std::string out = "# label ranks speedup efficiency ideal label_y\n";
+  double step = std::max(top, 1.0) * 0.07, label_y = 0;
+  for (size_t i = 0; i < shown.size(); ++i) {
+    const ReportRow* r = shown[i];
+    bool first_at_x = i == 0 || shown[i - 1]->world() != r->world();
+    label_y = first_at_x ? *r->speedup + step : label_y + step;
+    out += fmt::format("\"{}\" {} {:.6f} {:.6f} {:.6f} {:.6f}\n", r->label, r->world(), *r->speedup, *r->efficiency,
+                       static_cast<double>(r->world()) / base, label_y);
+  }
   return out;
 }
 
@@ -347,11 +400,19 @@ std::string report_gnuplot(const std::vector<ReportRow>& rows, const std::string
   bool gpus = false;
   for (const auto& r : rows) gpus = gpus || r.gpus_per_node > 0;
   std::string what = gpus ? "GPUs" : "ranks";
-  auto quote = [](const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("''") : std::string(1, c);
-    return q + "'";
-  };
+  // Ranks on a log2 axis with a tick at each power of two (and each measured
+  // world size): whole numbers only.
+  int lo = 0, hi = 1;
+  for (const auto& r : rows)
+    if (r.speedup) lo = lo ? std::min(lo, r.world()) : r.world(), hi = std::max(hi, r.world());
+  if (lo == 0) lo = 1;
+  std::set<int> at;
+  for (int p = 1; p <= hi * 2; p *= 2)
+    if (p >= lo / 2) at.insert(p);
+  for (const auto& r : rows)
+    if (r.speedup) at.insert(r.world());
+  std::vector<std::string> ticks;
+  for (int t : at) ticks.push_back(std::to_string(t));
   return fmt::format(R"gp(set terminal {terminal} size 1000,420
 set output {out}
 set datafile separator whitespace
@@ -361,16 +422,21 @@ set xlabel "{what}"
 set ylabel "speedup over the smallest shape"
 set key top left
 set grid
-set xrange [0:*]
+set logscale x 2
+set xtics ({xtics})
+set mxtics 1
+set xrange [{xmin}:{xmax}]
 set yrange [0:*]
-set offsets 0, graph 0.08, graph 0.1, 0
+set offsets 0, 0, graph 0.15, 0
 plot {data} using 2:5 with lines dashtype 2 linecolor rgb "#888888" title "ideal", \
      {data} using 2:3 with linespoints pointtype 7 linecolor rgb "#1f77b4" title "measured", \
-     {data} using 2:3:1 with labels offset 0,1 notitle
+     {data} using 2:6:1 with labels notitle
 set title "Parallel efficiency per shape"
 set xlabel "shape (nodes x {what} per node)"
 set ylabel "efficiency (%)"
 set yrange [0:120]
+unset logscale x
+set xtics auto
 set xrange [*:*]
 set style fill solid 0.6
 set boxwidth 0.6
@@ -378,8 +444,78 @@ plot {data} using 0:($4*100):xtic(1) with boxes linecolor rgb "#1f77b4" notitle,
      {data} using 0:($4*100):(sprintf("%.0f%%", $4*100)) with labels offset 0,0.8 notitle
 unset multiplot
 )gp",
-                     fmt::arg("terminal", terminal), fmt::arg("out", quote(out)), fmt::arg("what", what),
-                     fmt::arg("data", quote(data_file)));
+                     fmt::arg("terminal", terminal), fmt::arg("out", gp_quote(out)), fmt::arg("what", what),
+                     fmt::arg("data", gp_quote(data_file)), fmt::arg("xtics", join(ticks, ", ")),
+                     fmt::arg("xmin", fmt::format("{:g}", lo / 1.5)), fmt::arg("xmax", fmt::format("{:g}", hi * 1.5)));
+}
+
+std::map<std::string, std::string> usage_plot_data(const std::map<std::string, std::vector<UsageSample>>& samples) {
+  double t0 = 0;
+  bool first = true;
+  for (const auto& [node, v] : samples)
+    if (!v.empty()) t0 = first ? v.front().t : std::min(t0, v.front().t), first = false;
+  std::map<std::string, std::string> out;
+  for (const auto& [node, v] : samples) {
+    std::string data = "# minutes cpu_cores rss_gib gpu_util_pct gpu_mem_gib\n";
+    int attempt = v.empty() ? 0 : v.front().attempt;
+    for (const auto& s : v) {
+      if (s.attempt != attempt) data += "\n";  // a requeue: a gap in the lines
+      attempt = s.attempt;
+      double util = 0, mem = 0;
+      for (const auto& g : s.gpus) util += g.util_pct, mem += g.mem_used_mib;
+      data += fmt::format("{:.3f} {} {:.3f} {} {}\n", (s.t - t0) / 60,
+                          s.cpu_pct ? fmt::format("{:.2f}", *s.cpu_pct / 100) : std::string("?"),
+                          static_cast<double>(s.rss_bytes) / (1024.0 * 1024 * 1024),
+                          s.gpus.empty() ? std::string("?") : fmt::format("{:.1f}", util / static_cast<double>(s.gpus.size())),
+                          s.gpus.empty() ? std::string("?") : fmt::format("{:.3f}", mem / 1024));
+    }
+    out[node] = data;
+  }
+  return out;
+}
+
+std::string usage_gnuplot(const std::string& title, const std::vector<std::pair<std::string, std::string>>& node_files,
+                          bool gpus, const std::string& out, const std::string& terminal) {
+  static const std::vector<std::string> colours = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                                   "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+  auto lines = [&](const std::string& column, const std::string& dash, const std::string& what) {
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < node_files.size(); ++i)
+      parts.push_back(fmt::format("{} using 1:{} with lines linewidth 2 {} linecolor rgb \"{}\" title {}",
+                                  gp_quote(node_files[i].second), column, dash, colours[i % colours.size()],
+                                  gp_quote(node_files[i].first + what)));
+    return join(parts, ", \\\n     ");
+  };
+  std::string gp = fmt::format(R"gp(set terminal {} size 1000,{}
+set output {}
+set datafile missing "?"
+set multiplot layout {},1 title {}
+set key outside right top
+set grid
+set xlabel "minutes since the job's first sample"
+set xrange [0:*]
+set yrange [0:*]
+set title "CPU: cores busy (the job's processes, per node)"
+set ylabel "cores"
+plot {}
+)gp",
+                               terminal, gpus ? 900 : 620, gp_quote(out), gpus ? 3 : 2, gp_quote(title), lines("2", "", ""));
+  if (gpus)
+    gp += fmt::format(R"gp(set title "GPU utilisation (mean of the node's GPUs)"
+set ylabel "%"
+set yrange [0:105]
+plot {}
+set yrange [0:*]
+)gp",
+                      lines("4", "", ""));
+  gp += fmt::format(R"gp(set title "Memory: RSS of the job's processes{}"
+set ylabel "GiB"
+plot {}
+unset multiplot
+)gp",
+                    gpus ? " (solid), GPU memory used (dashed)" : "",
+                    gpus ? lines("3", "", " RSS") + ", \\\n     " + lines("5", "dashtype 2", " GPU") : lines("3", "", ""));
+  return gp;
 }
 
 }  // namespace ddpctl

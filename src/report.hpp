@@ -3,6 +3,7 @@
 // by the bundled trainer or any program that writes the same keys) joined
 // with Slurm's accounting, compared against the smallest shape, and printed
 // as a table, Markdown, CSV or JSON, or plotted through gnuplot.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "jobs.hpp"
 #include "output.hpp"
 #include "runs.hpp"
+#include "usage.hpp"
 
 namespace ddpctl {
 
@@ -51,12 +53,19 @@ struct ReportRow {
   std::optional<double> mem0_peak, mem0_avg, mem0_mode, mem_max;
   std::string mem_kind;
   std::optional<double> rendezvous_s, first_step_s;
+  // What the job used, from the job agent's samples (usage.hpp), for any
+  // program: per GPU, the job's CPU (100 = a core), the largest node's RSS.
+  std::optional<double> gpu_util_mean, gpu_mem_peak_mib, gpu_mem_mean_mib, gpu_mem_mode_mib, cpu_pct_mean;
+  std::optional<long long> rss_peak_bytes;
+  std::string usage_base;  // <output_dir>/<job name>_<job id>: where the samples are
 };
 
 // Fills a row from a run, its job (as Slurm sees it; may be null) and the
 // metrics file. `now` is for jobs still running.
 ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job, const MetricsFile* metrics,
                           long long now);
+// The usage columns from the job's samples (every attempt's); none without samples.
+void add_usage(ReportRow& row, const std::string& log_base);
 // Speedup and efficiency against the row with the fewest ranks (the first of
 // those) that has a throughput.
 void compute_scaling(std::vector<ReportRow>& rows);
@@ -96,6 +105,14 @@ std::string report_plot_data(const std::vector<ReportRow>& rows);
 std::string report_gnuplot(const std::vector<ReportRow>& rows, const std::string& data_file, const std::string& out,
                            const std::string& terminal);
 
+// A job's usage over time (report --plot): per node, the data lines
+// "minutes cpu_cores rss_gib gpu_util_pct gpu_mem_gib" ("?" where a sample
+// has no GPUs), from the first sample of the job; and the gnuplot script
+// drawing utilisation and memory, a line per node.
+std::map<std::string, std::string> usage_plot_data(const std::map<std::string, std::vector<UsageSample>>& samples);
+std::string usage_gnuplot(const std::string& title, const std::vector<std::pair<std::string, std::string>>& node_files,
+                          bool gpus, const std::string& out, const std::string& terminal);
+
 // Rows for each run the targets name (an experiment names all of its runs;
 // a race's row is its winner's), with scaling computed. Warnings (unreadable
 // metrics lines, Slurm not answering) go to `out`. Throws UserError when no
@@ -103,8 +120,12 @@ std::string report_gnuplot(const std::vector<ReportRow>& rows, const std::string
 std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, const std::string& root,
                                       SlurmClient& slurm, Output& out, long long now);
 
-// Draws the rows into `path` (.svg or .png) with gnuplot, run through `runner`.
-void plot_report(const std::vector<ReportRow>& rows, const std::string& path, CommandRunner& runner);
+// Draws the rows into `path` (.svg or .png) with gnuplot, run through
+// `runner`, and each job's usage over time beside it (usage_plot_path);
+// returns the files written.
+std::vector<std::string> plot_report(const std::vector<ReportRow>& rows, const std::string& path, CommandRunner& runner);
+// out.png -> out.<shape>-<job id>.usage.png
+std::string usage_plot_path(const std::string& plot, const ReportRow& row);
 
 // `ddpctl plan SPEC`: the spec's shapes predicted from measured runs.
 struct PlanRequest {

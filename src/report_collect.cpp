@@ -12,6 +12,7 @@
 #include "report.hpp"
 #include "resolve.hpp"
 #include "text.hpp"
+#include "usage.hpp"
 #include "yaml_reader.hpp"
 
 namespace ddpctl {
@@ -38,7 +39,7 @@ std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, c
   if (!states.error.empty())
     out.warning("Slurm could not be asked (" + states.error + "); wall times come from the metrics files");
   std::vector<ReportRow> rows;
-  bool any_metrics = false;
+  bool any_metrics = false, any_usage = false;
   for (size_t i = 0; i < runs.size(); ++i) {
     const Attempt* a = attempts[i];
     const Job* job = nullptr;
@@ -60,8 +61,12 @@ std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, c
     if (job && a)
       if (const RunShape* shape = runs[i].shape(a->shape))
         if (auto f = explain_failure(*shape, *job, slurm)) rows.back().failure = describe_failure(*f);
+    if (a)
+      if (const RunShape* shape = runs[i].shape(a->shape)) add_usage(rows.back(), log_base(*shape, a->job_id));
+    any_usage = any_usage || rows.back().rss_peak_bytes.has_value();
   }
-  if (!any_metrics) {
+  // Without metrics, the usage columns alone still say something of any program.
+  if (!any_metrics && !any_usage) {
     std::vector<std::string> where;
     for (const auto& r : rows) where.push_back(r.metrics_path.empty() ? r.run_id + ": no job" : r.metrics_path);
     throw UserError(fmt::format("no metrics in any of the runs yet (the bundled trainer writes one line per epoch "
@@ -72,13 +77,20 @@ std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, c
   return rows;
 }
 
-void plot_report(const std::vector<ReportRow>& rows, const std::string& path, CommandRunner& runner) {
+std::string usage_plot_path(const std::string& plot, const ReportRow& row) {
+  fs::path p(plot);
+  std::string stem = (p.parent_path() / p.stem()).string();
+  return fmt::format("{}.{}-{}.usage{}", stem, row.label, row.job_id, p.extension().string());
+}
+
+std::vector<std::string> plot_report(const std::vector<ReportRow>& rows, const std::string& path, CommandRunner& runner) {
   std::string ext = fs::path(path).extension().string();
   if (ext != ".svg" && ext != ".png")
     throw UserError(Location{"--plot"}, "", fmt::format("{}: the plot is written as .svg or .png", path));
-  bool any = false;
-  for (const auto& r : rows) any = any || r.speedup.has_value();
-  if (!any) throw UserError(Location{"--plot"}, "", "no run has a throughput yet: nothing to plot");
+  bool any = false, any_usage = false;
+  for (const auto& r : rows) any = any || r.speedup.has_value(), any_usage = any_usage || r.rss_peak_bytes.has_value();
+  if (!any && !any_usage)
+    throw UserError(Location{"--plot"}, "", "no run has a throughput or usage samples yet: nothing to plot");
   std::string terminal = "svg dynamic enhanced font 'sans,11'";
   if (ext == ".png") {
     // gnuplot-nox has pngcairo; a build without cairo has only the gd png.
@@ -87,12 +99,39 @@ void plot_report(const std::vector<ReportRow>& rows, const std::string& path, Co
   }
   ScratchDir scratch("ddpctl-plot");
   const std::string& dir = scratch.path();
-  write_file_atomic(dir + "/data.txt", report_plot_data(rows));
-  write_file_atomic(dir + "/plot.gp", report_gnuplot(rows, dir + "/data.txt", fs::absolute(path).string(), terminal));
-  CommandResult r = runner.run({"gnuplot", dir + "/plot.gp"}, std::chrono::seconds(60));
-  if (r.not_found)
-    throw UserError(Location{"--plot"}, "", "gnuplot is not installed (Debian: apt-get install gnuplot-nox)");
-  if (!r.ok() || !fs::exists(path)) throw UserError(Location{"--plot"}, "", "gnuplot failed: " + r.describe());
+  auto draw = [&](const std::string& script, const std::string& out) {
+    CommandResult r = runner.run({"gnuplot", script}, std::chrono::seconds(60));
+    if (r.not_found)
+      throw UserError(Location{"--plot"}, "", "gnuplot is not installed (Debian: apt-get install gnuplot-nox)");
+    if (!r.ok() || !fs::exists(out)) throw UserError(Location{"--plot"}, "", "gnuplot failed: " + r.describe());
+  };
+  std::vector<std::string> written;
+  if (any) {
+    write_file_atomic(dir + "/data.txt", report_plot_data(rows));
+    write_file_atomic(dir + "/plot.gp", report_gnuplot(rows, dir + "/data.txt", fs::absolute(path).string(), terminal));
+    draw(dir + "/plot.gp", path);
+    written.push_back(path);
+  }
+  // One time series per job: utilisation and memory over time, a line per node.
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ReportRow& row = rows[i];
+    if (!row.rss_peak_bytes || row.usage_base.empty()) continue;
+    auto samples = read_usage(row.usage_base);
+    std::vector<std::pair<std::string, std::string>> node_files;
+    for (const auto& [node, data] : usage_plot_data(samples)) {
+      std::string file = fmt::format("{}/usage.{}.{}.txt", dir, i, node_files.size());
+      write_file_atomic(file, data);
+      node_files.emplace_back(node, file);
+    }
+    std::string out = usage_plot_path(path, row);
+    std::string script = fmt::format("{}/usage.{}.gp", dir, i);
+    bool gpus = row.gpu_util_mean.has_value();
+    write_file_atomic(script, usage_gnuplot(fmt::format("{} (job {}, run {})", row.label, row.job_id, row.run_id),
+                                            node_files, gpus, fs::absolute(out).string(), terminal));
+    draw(script, out);
+    written.push_back(out);
+  }
+  return written;
 }
 
 int spec_epochs(const RunSpec& spec) {

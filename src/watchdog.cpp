@@ -114,8 +114,9 @@ StallVerdict StallWatch::observe(const Observation& o) {
         v.stopped.push_back(stopped(*t));
         latest_silent = std::max(latest_silent, t->out_mtime);
       }
-      detail = latest_silent > 0 ? fmt::format("{} wrote its last output {} before the others",
-                                               describe_tasks(v.stopped), format_duration(std::llround(newest - latest_silent)))
+      detail = latest_silent > 0 ? fmt::format("{} wrote {} last output {} before the others", describe_tasks(v.stopped),
+                                               v.stopped.size() == 1 ? "its" : "their",
+                                               format_duration(std::llround(newest - latest_silent)))
                                  : describe_tasks(v.stopped) + " wrote no output";
     }
   }

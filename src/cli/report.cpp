@@ -31,8 +31,7 @@ void run_report(const ReportOptions& o, Context& ctx) {
   if (o.format == "csv") std::cout << report_csv(rows);
   if (o.format == "json") std::cout << report_json(rows);
   if (o.plot.empty()) return;
-  plot_report(rows, o.plot, ctx.runner);
-  std::cerr << fmt::format("ddpctl: plot written to {}\n", o.plot);
+  for (const auto& file : plot_report(rows, o.plot, ctx.runner)) std::cerr << fmt::format("ddpctl: plot written to {}\n", file);
 }
 
 }  // namespace

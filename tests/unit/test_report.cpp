@@ -9,6 +9,8 @@
 #include "diagnostics.hpp"
 #include "files.hpp"
 #include "report.hpp"
+#include "helpers.hpp"
+#include "usage.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;
@@ -151,10 +153,59 @@ TEST_CASE("formats: markdown in the seeds' layout, CSV quoted, JSON with nulls")
   std::string table = report_table(rows);
   CHECK_THAT(table, Catch::Contains("2x1 (): a, \"quoted\" note"));
   std::string data = report_plot_data(rows);
-  CHECK(data == "# label ranks speedup efficiency ideal\n\"1x1\" 1 1.000000 1.000000 1.000000\n"
-                "\"2x1\" 2 1.900000 0.950000 2.000000\n");
-  CHECK_THAT(report_gnuplot(rows, "/d/data.txt", "/o/it's.svg", "svg"),
-             Catch::Contains("set output '/o/it''s.svg'") && Catch::Contains("xlabel \"GPUs\""));
+  CHECK(data == "# label ranks speedup efficiency ideal label_y\n\"1x1\" 1 1.000000 1.000000 1.000000 1.140000\n"
+                "\"2x1\" 2 1.900000 0.950000 2.000000 2.040000\n");
+  std::string gp = report_gnuplot(rows, "/d/data.txt", "/o/it's.svg", "svg");
+  CHECK_THAT(gp, Catch::Contains("set output '/o/it''s.svg'") && Catch::Contains("xlabel \"GPUs\""));
+  // Ranks on a log2 axis with whole-number ticks at the powers of two.
+  CHECK_THAT(gp, Catch::Contains("set logscale x 2") && Catch::Contains("set xtics (1, 2, 4)"));
+}
+
+TEST_CASE("report plot: shapes of equal ranks get labels a line apart, never on each other") {
+  std::vector<ReportRow> rows(3);
+  rows[0].label = "1x1", rows[0].img_per_s = 100;
+  rows[1].label = "1x2", rows[1].ranks_per_node = 2, rows[1].img_per_s = 190;
+  rows[2].label = "2x1", rows[2].nodes = 2, rows[2].img_per_s = 188;
+  compute_scaling(rows);
+  std::string data = report_plot_data(rows);
+  // 1x2 (1.90) and 2x1 (1.88) share x = 2: labels at 1.90 + 0.14 and one step (0.14) higher.
+  CHECK_THAT(data, Catch::Contains("\"1x2\" 2 1.900000 0.950000 2.000000 2.040000\n\"2x1\" 2 1.880000 0.940000 2.000000 2.180000\n"));
+}
+
+TEST_CASE("report: usage columns from the job agent's samples, for any program") {
+  test::TempDir dir;
+  std::string base = dir.path + "/job_7";
+  auto sample = [](double t, const std::string& node, double cpu, long long rss, double util, double mem) {
+    UsageSample s;
+    s.t = t, s.node = node, s.job_id = "7", s.cpu_pct = cpu, s.rss_bytes = rss, s.cpus = 4;
+    s.gpus.push_back({0, util, mem, 81920});
+    return usage_sample_json(s).dump() + "\n";
+  };
+  write_file_atomic(usage_path(base, "g1"), sample(100, "g1", 300, 2LL << 30, 90, 40960) + sample(105, "g1", 390, 3LL << 30, 100, 61440));
+  write_file_atomic(usage_path(base, "g2"), sample(101, "g2", 200, 1LL << 30, 80, 61440));
+  ReportRow row;
+  row.label = "2x1", row.run_id = "r", row.job_id = "7";
+  add_usage(row, base);
+  REQUIRE(row.rss_peak_bytes);
+  CHECK(*row.rss_peak_bytes == (3LL << 30));
+  CHECK(*row.gpu_util_mean == Approx(90));
+  CHECK(*row.gpu_mem_peak_mib == Approx(61440));
+  CHECK(*row.gpu_mem_mode_mib == Approx(61440));
+  CHECK(*row.cpu_pct_mean == Approx(345 + 200));
+  std::string table = report_table({row});
+  CHECK_THAT(table, Catch::Contains("90%") && Catch::Contains("60.0/53.3/60.0") && Catch::Contains("545%") &&
+                        Catch::Contains("3.0 GiB"));
+  CHECK_THAT(report_json({row}), Catch::Contains("\"rss_peak_bytes\": 3221225472"));
+  CHECK_THAT(report_markdown({row}), Catch::Contains("| 90% | 60.0/53.3/60.0 | 545% | 3.0 GiB |"));
+  // The time series: one data file per node, minutes from the job's first sample.
+  auto data = usage_plot_data(read_usage(base));
+  REQUIRE(data.size() == 2);
+  CHECK_THAT(data["g1"], Catch::Contains("0.000 3.00 2.000 90.0 40.000\n0.083 3.90 3.000 100.0 60.000\n"));
+  CHECK_THAT(data["g2"], Catch::Contains("0.017 2.00 1.000 80.0 60.000\n"));
+  std::string gp = usage_gnuplot("2x1 (job 7)", {{"g1", "/d/g1.txt"}, {"g2", "/d/g2.txt"}}, true, "/o/u.png", "png");
+  CHECK_THAT(gp, Catch::Contains("set multiplot layout 3,1") && Catch::Contains("'/d/g2.txt' using 1:5") &&
+                     Catch::Contains("title 'g1 RSS'"));
+  CHECK(usage_plot_path("out/scaling.png", row) == "out/scaling.2x1-7.usage.png");
 }
 
 TEST_CASE("plan: measured efficiency, else the nearest shape's on the same side of the node boundary") {
