@@ -174,9 +174,10 @@ std::string dump_stacks(CommandRunner& runner, const std::string& proc_root, con
     if (p.training) procs.push_back(p);
   std::string out = fmt::format("# stacks of job {}'s training processes on {}\n", job_id, node);
   if (procs.empty()) return out + "(no training process found)\n";
-  // py-spy names Python frames; gdb shows native ones. Probed once.
+  // py-spy names Python frames; gdb shows native ones (the bundled trainer,
+  // and a process py-spy cannot read). Probed once.
   bool py_spy = !runner.run({"py-spy", "--version"}, std::chrono::seconds(5)).not_found;
-  bool gdb = !py_spy && !runner.run({"gdb", "--version"}, std::chrono::seconds(5)).not_found;
+  bool gdb = !runner.run({"gdb", "--version"}, std::chrono::seconds(5)).not_found;
   if (!py_spy && !gdb) {
     for (const auto& p : procs)
       out += fmt::format("pid {} ({}{}), state {}: no py-spy or gdb on {}\n", p.pid, p.rank ? "rank " : "task ",
@@ -186,10 +187,13 @@ std::string dump_stacks(CommandRunner& runner, const std::string& proc_root, con
   auto ms = std::chrono::milliseconds(static_cast<long long>(budget_s * 1000));
   std::vector<std::future<CommandResult>> results;
   for (const auto& p : procs) {
-    std::vector<std::string> argv =
-        py_spy ? std::vector<std::string>{"py-spy", "dump", "--pid", std::to_string(p.pid)}
-               : std::vector<std::string>{"gdb", "-p", std::to_string(p.pid), "-batch", "-nx", "-ex", "thread apply all bt"};
-    results.push_back(std::async(std::launch::async, [&runner, argv, ms] { return runner.run(argv, ms); }));
+    std::vector<std::string> spy = {"py-spy", "dump", "--pid", std::to_string(p.pid)};
+    std::vector<std::string> bt = {"gdb", "-p", std::to_string(p.pid), "-batch", "-nx", "-ex", "thread apply all bt"};
+    results.push_back(std::async(std::launch::async, [&runner, spy, bt, ms, py_spy, gdb] {
+      if (!py_spy) return runner.run(bt, ms);
+      CommandResult r = runner.run(spy, ms);
+      return r.ok() || !gdb ? r : runner.run(bt, ms);
+    }));
   }
   for (size_t i = 0; i < procs.size(); i++) {
     const auto& p = procs[i];

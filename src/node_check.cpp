@@ -166,8 +166,12 @@ std::optional<std::string> check_gpus(const std::string& node, int expected, Com
   std::string line;
   while (std::getline(in, line))
     if (line.find_first_not_of(" \t\r") != std::string::npos) count++;
-  if (count != expected)
-    return fmt::format("node {} shows {} GPU(s), the job was given {} (gpus_per_node)", node, count, expected);
+  // More than the job's: a site without device cgroups (ConstrainDevices)
+  // shows every GPU of the node; the job's are among them.
+  if (count < expected)
+    return fmt::format("node {} shows {} GPU(s), the job was given {} (gpus_per_node): a GPU is missing or has "
+                       "fallen off the bus (see nvidia-smi -q and dmesg on {})",
+                       node, count, expected, node);
   if (note) *note = fmt::format("{} GPU(s) visible", count);
   return std::nullopt;
 }
@@ -273,8 +277,23 @@ CheckDecision decide_after_check(const std::vector<std::string>& nodes,
                                     join(unchecked, ", ")));
     return d;
   }
-  // Every node failing says more about the job (or the master) than the nodes.
-  d.requeue = attempt < max_restarts && d.bad_nodes.size() < nodes.size();
+  // Every other node unable to reach the first one (3 nodes or more): the
+  // first node is the one that does not accept connections.
+  bool all_peers_unreachable = nodes.size() >= 3 && d.bad_nodes.size() == nodes.size() - 1 &&
+                               std::find(d.bad_nodes.begin(), d.bad_nodes.end(), nodes[0]) == d.bad_nodes.end();
+  if (all_peers_unreachable) {
+    bool reach_only = true;
+    for (size_t i = 1; i < nodes.size(); i++)
+      if (results[i])
+        for (const auto& p : results[i]->problems) reach_only = reach_only && p.find(" cannot reach ") != std::string::npos;
+    if (reach_only) {
+      d.lines.push_back(fmt::format("no node could reach {}: it is {} that does not accept connections", nodes[0], nodes[0]));
+      d.bad_nodes = {nodes[0]};
+    }
+  }
+  // Every node failing says more about the job (or the master) than the
+  // nodes, unless there is only one.
+  d.requeue = attempt < max_restarts && (d.bad_nodes.size() < nodes.size() || nodes.size() == 1);
   return d;
 }
 

@@ -107,17 +107,16 @@ StallVerdict StallWatch::observe(const Observation& o) {
     for (const auto& t : o.tasks) newest = std::max(newest, t.out_mtime);
     std::vector<const TaskObservation*> silent;
     for (const auto& t : o.tasks)
-      if (t.out_mtime < newest - 1.0) silent.push_back(&t);
+      // A task that never printed tells nothing (often only rank 0 prints).
+      if (t.out_mtime > 0 && t.out_mtime < newest - 1.0) silent.push_back(&t);
     if (!silent.empty() && 2 * silent.size() <= o.tasks.size()) {
       double latest_silent = 0;
       for (const auto* t : silent) {
         v.stopped.push_back(stopped(*t));
         latest_silent = std::max(latest_silent, t->out_mtime);
       }
-      detail = latest_silent > 0 ? fmt::format("{} wrote {} last output {} before the others", describe_tasks(v.stopped),
-                                               v.stopped.size() == 1 ? "its" : "their",
-                                               format_duration(std::llround(newest - latest_silent)))
-                                 : describe_tasks(v.stopped) + " wrote no output";
+      detail = fmt::format("{} wrote {} last output {} before the others", describe_tasks(v.stopped),
+                           v.stopped.size() == 1 ? "its" : "their", format_duration(std::llround(newest - latest_silent)));
     }
   }
   std::vector<StoppedTask> busy;

@@ -205,7 +205,7 @@ void setup_job(CLI::App& app, Context& ctx) {
     c->add_option("--interface", o->interface, "master.interface, for messages");
     c->add_option("--nodes", o->nodes, "The job's node count");
     c->add_option("--gpus", o->gpus, "GPUs expected on this node (default: SLURM_GPUS_ON_NODE)");
-    c->add_option("--min-free-mib", o->min_free_mib, "Free memory needed (default: SLURM_MEM_PER_NODE, else 256)");
+    c->add_option("--min-free-mib", o->min_free_mib, "Free memory needed (default: half of SLURM_MEM_PER_NODE, else 256)");
     c->add_option("--deadline", o->deadline, "Seconds for the whole check (10)");
     c->callback([o, &ctx] {
       NodeCheckOptions n;
@@ -218,7 +218,11 @@ void setup_job(CLI::App& app, Context& ctx) {
       n.peers = o->nodes - 1;
       int gpus = o->gpus >= 0 ? o->gpus : env_int("SLURM_GPUS_ON_NODE", 0);
       if (gpus > 0) n.expected_gpus = gpus;
-      n.min_free_mib = o->min_free_mib >= 0 ? o->min_free_mib : env_int("SLURM_MEM_PER_NODE", 256);
+      // Half the job's memory: MemAvailable never reaches a whole-node request
+      // (the kernel and slurmd hold some), while what an earlier job's stray
+      // processes still hold usually takes far more.
+      int mem = env_int("SLURM_MEM_PER_NODE", 0);
+      n.min_free_mib = o->min_free_mib >= 0 ? o->min_free_mib : mem > 0 ? mem / 2 : 256;
       n.deadline_s = parse_seconds(o->deadline, "--deadline");
       NodeCheckResult r = check_node(n, ctx.runner);
       int attempt = env_int("SLURM_RESTART_COUNT", 0);

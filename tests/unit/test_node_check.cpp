@@ -74,8 +74,14 @@ TEST_CASE("check_gpus counts the GPUs nvidia-smi shows against the job's", "[nod
     runner.on("nvidia-smi", {}, exits(0, "0\n1\n\n"));
     auto p = check_gpus("g2", 4, runner, &note);
     REQUIRE(p);
-    CHECK(*p == "node g2 shows 2 GPU(s), the job was given 4 (gpus_per_node)");
+    CHECK(*p == "node g2 shows 2 GPU(s), the job was given 4 (gpus_per_node): a GPU is missing or has fallen off "
+               "the bus (see nvidia-smi -q and dmesg on g2)");
     CHECK(note.empty());
+  }
+  SECTION("more: a node without device cgroups shows all of its GPUs, the job's among them") {
+    runner.on("nvidia-smi", {}, exits(0, "0\n1\n2\n3\n"));
+    CHECK_FALSE(check_gpus("g1", 2, runner, &note));
+    CHECK(note == "4 GPU(s) visible");
   }
   SECTION("no nvidia-smi: not checked, no problem") {
     runner.on("nvidia-smi", {}, test::not_found());
@@ -147,7 +153,7 @@ TEST_CASE("check_node: free memory from meminfo, and GPUs", "[node_check]") {
     NodeCheckResult r = check_node(o, runner);
     CHECK_FALSE(r.ok);
     REQUIRE(r.problems.size() == 2);
-    CHECK(r.problems[0] == "node g2 shows 1 GPU(s), the job was given 2 (gpus_per_node)");
+    CHECK_THAT(r.problems[0], Catch::StartsWith("node g2 shows 1 GPU(s), the job was given 2 (gpus_per_node): "));
     CHECK_THAT(r.problems[1], Catch::StartsWith("node g2 has 1 MiB of memory free"));
   }
 }
@@ -280,6 +286,21 @@ TEST_CASE("after the check: go on, requeue without the bad nodes, or fail", "[no
     CHECK(d.lines == std::vector<std::string>{
                          "2 node(s) ready in 0.4 s",
                          "not checked: g2 (they wrote no result: ddpctl could not run there?)"});
+  }
+  SECTION("no other node reaches the first: the first one is excluded") {
+    auto unreachable = [](const std::string& n) {
+      return result(n, false, {"node " + n + " cannot reach 10.0.0.1:20001 over ib0 (g1, rank 0's node): connection timed out after 10s"});
+    };
+    CheckDecision d = decide_after_check(nodes, {result("g1", true), unreachable("g2"), unreachable("g3")}, 0, 2);
+    CHECK_FALSE(d.ok);
+    CHECK(d.requeue);
+    CHECK(d.bad_nodes == std::vector<std::string>{"g1"});
+    CHECK(d.lines.back() == "no node could reach g1: it is g1 that does not accept connections");
+  }
+  SECTION("a one-node job on a bad node is requeued without it") {
+    CheckDecision d = decide_after_check({"g2"}, {result("g2", false, {bad})}, 0, 1);
+    CHECK(d.requeue);
+    CHECK(d.bad_nodes == std::vector<std::string>{"g2"});
   }
   SECTION("fewer results than nodes: the rest not checked") {
     CheckDecision d = decide_after_check(nodes, {result("g1", true)}, 0, 2);
