@@ -495,6 +495,7 @@ set grid
 set xlabel "minutes since the job's first sample"
 set xrange [0:*]
 set yrange [0:*]
+set offsets 0, 0, graph 0.1, 0
 set title "CPU: cores busy (the job's processes, per node)"
 set ylabel "cores"
 plot {}
