@@ -1,8 +1,11 @@
 #include "job_agent.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fmt/format.h>
+#include <csignal>
+#include <cstdio>
 #include <future>
 #include <iostream>
 #include <sys/stat.h>
@@ -166,14 +169,56 @@ void Watcher::act(const StallVerdict& v, double now) {
   if (!c.ok()) std::cerr << "ddpctl: watchdog: error: scancel failed: " << c.describe() << '\n';
 }
 
+namespace {
+
+// The bundled trainer's own words on where each worker is (SIGQUIT).
+std::string trainer_states(const std::string& proc_root, const std::vector<ProcessUsage>& procs,
+                           const std::string& log_base) {
+  if (log_base.empty() || proc_root != "/proc") return "";
+  std::vector<std::pair<int, std::string>> asked;  // pid, its answer file
+  for (const auto& p : procs) {
+    std::string comm;
+    try {
+      comm = read_file(proc_root + "/" + std::to_string(p.pid) + "/comm", 256);
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (comm != "ddp-train\n" || !p.rank) continue;
+    std::string file = fmt::format("{}.state.{}.txt", log_base, p.pid);
+    std::remove(file.c_str());
+    if (::kill(p.pid, SIGQUIT) == 0) asked.emplace_back(p.pid, file);
+  }
+  if (asked.empty()) return "";
+  // A worker answers at once, even one stuck in a collective (the handler runs on any thread).
+  for (int waited = 0; waited < 20; waited++) {
+    bool all = std::all_of(asked.begin(), asked.end(), [](const auto& a) { return file_stat(a.second).size > 0; });
+    if (all) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::string out = "\n## where the bundled trainer's workers say they are (SIGQUIT)\n";
+  for (const auto& [pid, file] : asked) {
+    std::string said;
+    try {
+      said = read_file(file, 4096);
+    } catch (const std::exception&) {
+    }
+    out += said.empty() ? fmt::format("pid {}: no answer within 2 s\n", pid) : fmt::format("pid {}: {}", pid, said);
+    std::remove(file.c_str());
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string dump_stacks(CommandRunner& runner, const std::string& proc_root, const std::string& job_id,
-                        const std::string& node, double budget_s) {
+                        const std::string& node, double budget_s, const std::string& log_base) {
   JobProcessReader reader(proc_root, job_id, 100, 4096, node);
   std::vector<ProcessUsage> procs;
   for (const auto& p : reader.read())
     if (p.training) procs.push_back(p);
   std::string out = fmt::format("# stacks of job {}'s training processes on {}\n", job_id, node);
   if (procs.empty()) return out + "(no training process found)\n";
+  out += trainer_states(proc_root, procs, log_base);
   // py-spy names Python frames; gdb shows native ones (the bundled trainer,
   // and a process py-spy cannot read). Probed once.
   bool py_spy = !runner.run({"py-spy", "--version"}, std::chrono::seconds(5)).not_found;

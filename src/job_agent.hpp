@@ -62,8 +62,11 @@ class Watcher {
 
 // The ranks' stacks on this node: py-spy dump where it is on PATH, else gdb
 // (thread apply all bt); the text for <log base>.restart<A>.stacks.<node>.txt.
+// With `log_base`, the bundled trainer's workers (comm ddp-train, with a
+// RANK) are asked first where they are: SIGQUIT, answered in
+// <log_base>.state.<pid>.txt (trainer/state_dump.hpp); only on the real /proc.
 std::string dump_stacks(CommandRunner& runner, const std::string& proc_root, const std::string& job_id,
-                        const std::string& node, double budget_s);
+                        const std::string& node, double budget_s, const std::string& log_base = "");
 std::string stacks_path(const std::string& log_base, int attempt, const std::string& node);
 // Written by the watchdog; each node's sampler answers with its stacks file.
 std::string stacks_request_path(const std::string& log_base, int attempt);

@@ -69,6 +69,7 @@ pid_t spawn(Worker& w, int world, int nproc, int node, const std::vector<std::st
     if (!std::getenv("MASTER_ADDR")) setenv("MASTER_ADDR", "127.0.0.1", 1);
     if (!std::getenv("MASTER_PORT")) setenv("MASTER_PORT", "29500", 1);
     for (int sig : kStopSignals) signal(sig, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);  // the worker answers it (state_dump.hpp)
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>("ddp-train"));
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -154,6 +155,9 @@ int run_launcher(int nproc, const std::vector<std::string>& worker_args) {
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   for (int sig : kStopSignals) sigaction(sig, &sa, nullptr);
+  // SIGQUIT asks the workers where they are (state_dump.hpp); the launcher
+  // itself has nothing to say and must not dump core.
+  signal(SIGQUIT, SIG_IGN);
 
   std::vector<Worker> ws(static_cast<size_t>(nproc));
   for (int l = 0; l < nproc; ++l) {

@@ -21,6 +21,7 @@
 #include "dist.hpp"
 #include "launcher.hpp"
 #include "model.hpp"
+#include "state_dump.hpp"
 
 namespace ddptrain {
 
@@ -193,6 +194,8 @@ int run_worker(const Options& opts) {
   sa.sa_handler = on_stop;
   sigemptyset(&sa.sa_mask);
   for (int sig : kStopSignals) sigaction(sig, &sa, nullptr);
+  // SIGQUIT: say where this worker is (the job agent asks before a stall's cancel).
+  state_dump::install();
 
   DistEnv env = read_dist_env();
   // Refused here, before the rendezvous, when --global-batch does not divide
@@ -208,6 +211,7 @@ int run_worker(const Options& opts) {
   bool r0 = env.rank == 0;
   ProgressFile progress(r0 ? o.progress : "", o.epochs);
   progress.update("rendezvous", 0, 0, 0, 0, -1, true);
+  state_dump::set_phase("rank %d of %d: in the rendezvous", env.rank, env.world);
 
   DataSource src = open_data(o);
   Dist d = init_dist(o, env, cuda);
@@ -298,11 +302,14 @@ int run_worker(const Options& opts) {
     auto epoch_start = Clock::now();
     for (long step = first; step < steps; ++step) {
       // Every rank stops at the same step boundary once any was signalled.
+      state_dump::set_phase("rank %d: epoch %d, step %ld of %ld: waiting for every rank at the step's start (an allreduce)",
+                            env.rank, epoch + 1, step + 1, steps);
       auto stop = torch::tensor({static_cast<float>(g_stop)});
       allreduce_sum(d, {cuda ? stop.to(device) : stop});
       if (stop.item<float>() > 0 || (cuda && stop.to(device).item<float>() > 0)) {
         if (r0) {
           progress.update("checkpointing", epoch + 1, step, steps, 0, -1, true);
+          state_dump::set_phase("rank %d: epoch %d, step %ld: saving the checkpoint", env.rank, epoch + 1, step);
           long trained = static_cast<long>(offset) + (step - first) * per_step;
           if (!o.checkpoint_dir.empty())
             save_checkpoint(o, *model, opt, scaler, {epoch, trained, global_step}, layout, steps_per_epoch);
@@ -318,12 +325,14 @@ int run_worker(const Options& opts) {
       for (auto& p : model->parameters())
         if (p.grad().defined()) p.mutable_grad().zero_();
       for (int micro = 0; micro < o.grad_accum; ++micro) {
+        state_dump::set_phase("rank %d: epoch %d, step %ld of %ld: loading a batch", env.rank, epoch + 1, step + 1, steps);
         auto batch = loader.next();
         if (!batch) break;
         auto x = batch->images.to(device, /*non_blocking=*/true);
         if (cuda) x = x.contiguous(torch::MemoryFormat::ChannelsLast);
         auto y = batch->labels.to(device, true);
         bool sync_now = micro == o.grad_accum - 1;
+        state_dump::set_phase("rank %d: epoch %d, step %ld of %ld: forward", env.rank, epoch + 1, step + 1, steps);
         grad_sync->before_forward();
         torch::Tensor out, loss;
         {
@@ -331,6 +340,8 @@ int run_worker(const Options& opts) {
           out = model->forward(x);
           loss = criterion(out, y) / o.grad_accum;
         }
+        state_dump::set_phase("rank %d: epoch %d, step %ld of %ld: backward%s", env.rank, epoch + 1, step + 1, steps,
+                              sync_now ? " and the gradient allreduce" : "");
         grad_sync->before_backward(sync_now);
         scaler.scale(loss).backward();
         grad_sync->after_backward(sync_now);
@@ -357,6 +368,7 @@ int run_worker(const Options& opts) {
     }
     double elapsed = seconds_since(epoch_start);
     // Global numbers: sums over every rank (and the slowest rank's time).
+    state_dump::set_phase("rank %d: end of epoch %d: the epoch's statistics (allreduces)", env.rank, epoch + 1);
     auto train_stats = torch::tensor({loss_sum, correct, seen}, torch::kDouble);
     allreduce_sum(d, {train_stats});
     auto times = torch::zeros({env.world}, torch::kDouble), mems = torch::zeros({env.world}, torch::kDouble);
@@ -375,6 +387,7 @@ int run_worker(const Options& opts) {
     bool validated = !o.no_val && src.val_size() > 0;
     if (validated) {
       progress.update("validating", epoch + 1, steps, steps, 0, -1, true);
+      state_dump::set_phase("rank %d: epoch %d: validating", env.rank, epoch + 1);
       model->eval();
       torch::NoGradGuard no_grad;
       Loader vl(src, false, val_shard(src.val_size(), env.world, env.rank), o.batch_size, o.workers, o.seed, epoch, false);
@@ -449,6 +462,7 @@ int run_worker(const Options& opts) {
       }
       if (!o.checkpoint_dir.empty()) {
         progress.update("checkpointing", epoch + 1, steps, steps, throughput, -1, true);
+        state_dump::set_phase("rank %d: end of epoch %d: saving the checkpoint", env.rank, epoch + 1);
         save_checkpoint(o, *model, opt, scaler, {epoch + 1, 0, global_step}, layout, steps_per_epoch);
       }
     }

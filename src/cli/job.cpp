@@ -134,7 +134,7 @@ void setup_job(CLI::App& app, Context& ctx) {
         }
         // The watchdog asks for the ranks' stacks before it cancels or requeues.
         if (::access(request.c_str(), F_OK) == 0 && ::access(stacks.c_str(), F_OK) != 0)
-          write_file_atomic(stacks, dump_stacks(ctx.runner, o->proc, so.job_id, so.node, 10));
+          write_file_atomic(stacks, dump_stacks(ctx.runner, o->proc, so.job_id, so.node, 10, o->log_base));
         if (o->count == 0 || i < o->count) std::this_thread::sleep_for(std::chrono::milliseconds(500));
       }
     });
@@ -285,7 +285,7 @@ void setup_job(CLI::App& app, Context& ctx) {
     c->add_option("--proc", o->proc, "The proc file system (tests)");
     c->callback([o, &ctx] {
       std::string node = this_node();
-      std::string text = dump_stacks(ctx.runner, o->proc, job_id_from_env(), node, o->budget);
+      std::string text = dump_stacks(ctx.runner, o->proc, job_id_from_env(), node, o->budget, o->log_base);
       write_file_atomic(stacks_path(o->log_base, env_int("SLURM_RESTART_COUNT", 0), node), text);
     });
   }
