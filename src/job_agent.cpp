@@ -132,7 +132,8 @@ void Watcher::act(const StallVerdict& v, double now) {
     std::cerr << "ddpctl: watchdog: warning: " << describe_stall(record_) << " (watchdog.action: warn: it runs on)\n";
     return;
   }
-  // What every rank was doing, before they are killed: one task per node.
+  // What every rank was doing, before they are killed: each node's sampler
+  // dumps its node's ranks when the request file appears.
   record_.taken = requeue ? "requeuing" : "cancelling";
   write_file_atomic(stall_record_path(o_.log_base), stall_record_json(record_).dump() + "\n");
   // The samplers (one per node, inside the training step) dump the stacks

@@ -21,7 +21,7 @@ struct WatchOptions {
   int tasks = 1, tasks_per_node = 1;
   bool per_gpu = false;  // a task is a rank
   std::vector<std::string> nodes;
-  double stall_after_s = 600, interval_s = 5;
+  double stall_after_s = 1800, interval_s = 5;
   StallAction action = StallAction::Warn;
   std::optional<ProgressSpec> progress;  // the spec's pattern, applied to each task's log
   double stacks_wait_s = 20;  // how long the samplers may take to dump the stacks

@@ -74,9 +74,9 @@ void add_running_view(const RunShape& shape, const Job& job, long long now, Stat
     }
   }
   try {
-    std::string off = read_file(base + ".monitor-off", 4096);
+    std::string off = read_file(fmt::format("{}.restart{}.monitor-off", base, job.restarts), 4096);
     while (!off.empty() && off.back() == '\n') off.pop_back();
-    parts.push_back("not monitored: " + printable(off, 120));
+    parts.push_back("not monitored: " + plain_line(off, 160));
     j["monitor_off"] = off;
   } catch (const std::exception&) {
   }

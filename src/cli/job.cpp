@@ -143,14 +143,14 @@ void setup_job(CLI::App& app, Context& ctx) {
   // watch: the stall watchdog, in the batch shell's node.
   {
     struct O {
-      std::string log_base, stall_after = "10m", action = "warn", interval = "5", nodes, pattern;
+      std::string log_base, stall_after = "30m", action = "warn", interval = "5", nodes, pattern;
       int tasks = 1, tasks_per_node = 1, max_restarts = 0, epoch_base = 1;
       bool per_gpu = false;
     };
     auto o = std::make_shared<O>();
     CLI::App* c = job->add_subcommand("watch", "Watch the training step for a stall and act on it");
     c->add_option("--log-base", o->log_base, "<output_dir>/<job name>_<job id>")->required();
-    c->add_option("--stall-after", o->stall_after, "No progress for this long is a stall (10m)");
+    c->add_option("--stall-after", o->stall_after, "No progress for this long is a stall (30m, watchdog.stall_after's default)");
     c->add_option("--action", o->action, "warn, cancel or requeue")->check(CLI::IsMember({"warn", "cancel", "requeue"}));
     c->add_option("--interval", o->interval, "Seconds between observations (5)");
     c->add_option("--nodes", o->nodes, "The job's nodes, space-separated, in order")->required();
@@ -272,7 +272,8 @@ void setup_job(CLI::App& app, Context& ctx) {
     });
   }
 
-  // stacks: one task per node, before the watchdog cancels or requeues.
+  // stacks: this node's training processes, by hand (`srun --overlap --jobid ID
+  // ddpctl job stacks ...`); in a job, the watchdog asks each node's sampler.
   {
     struct O {
       std::string log_base, proc = "/proc";
