@@ -86,5 +86,5 @@ grep -q '"rss_peak_bytes": [1-9]' "$T/out" || fail "report --format json has no 
 run report "$JOB_NAME" --plot "$T/scaling.png"
 expect_code 0
 plot=$(ls "$T"/scaling.*-"$id".usage.png 2>/dev/null || true)
-[ -n "$plot" ] && [ -s "$plot" ] || fail "report --plot drew no usage picture: $(cat "$T/err"); $(ls "$T")"
+{ [ -n "$plot" ] && [ -s "$plot" ]; } || fail "report --plot drew no usage picture: $(cat "$T/err"); $(ls "$T")"
 expect_err "plot written to $plot"
