@@ -122,7 +122,7 @@ std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, c
 
 // Draws the rows into `path` (.svg or .png) with gnuplot, run through
 // `runner`, and each job's usage over time beside it (usage_plot_path);
-// returns the files written.
+// returns what to tell the user: each file written, each picture left out and why.
 std::vector<std::string> plot_report(const std::vector<ReportRow>& rows, const std::string& path, CommandRunner& runner);
 // out.png -> out.<shape>-<job id>.usage.png
 std::string usage_plot_path(const std::string& plot, const ReportRow& row);

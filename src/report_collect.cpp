@@ -105,20 +105,32 @@ std::vector<std::string> plot_report(const std::vector<ReportRow>& rows, const s
       throw UserError(Location{"--plot"}, "", "gnuplot is not installed (Debian: apt-get install gnuplot-nox)");
     if (!r.ok() || !fs::exists(out)) throw UserError(Location{"--plot"}, "", "gnuplot failed: " + r.describe());
   };
-  std::vector<std::string> written;
+  std::vector<std::string> said;
   if (any) {
     write_file_atomic(dir + "/data.txt", report_plot_data(rows));
     write_file_atomic(dir + "/plot.gp", report_gnuplot(rows, dir + "/data.txt", fs::absolute(path).string(), terminal));
     draw(dir + "/plot.gp", path);
-    written.push_back(path);
+    said.push_back("plot written to " + path);
   }
   // One time series per job: utilisation and memory over time, a line per node.
   for (size_t i = 0; i < rows.size(); ++i) {
     const ReportRow& row = rows[i];
     if (!row.rss_peak_bytes || row.usage_base.empty()) continue;
     auto samples = read_usage(row.usage_base);
+    // CPU use is measured between samples: a job sampled once per node has no line to draw.
+    bool drawable = false;
+    for (const auto& [node, v] : samples)
+      for (const auto& smp : v) drawable = drawable || smp.cpu_pct.has_value();
+    if (!drawable) {
+      said.push_back(fmt::format("no usage picture for {} (job {}): fewer than two samples on every node", row.label,
+                                 row.job_id));
+      continue;
+    }
     std::vector<std::pair<std::string, std::string>> node_files;
     for (const auto& [node, data] : usage_plot_data(samples)) {
+      const auto& v = samples.at(node);
+      if (std::none_of(v.begin(), v.end(), [](const UsageSample& x) { return x.cpu_pct.has_value(); }))
+        continue;  // sampled once: gnuplot would find no point to draw
       std::string file = fmt::format("{}/usage.{}.{}.txt", dir, i, node_files.size());
       write_file_atomic(file, data);
       node_files.emplace_back(node, file);
@@ -129,9 +141,9 @@ std::vector<std::string> plot_report(const std::vector<ReportRow>& rows, const s
     write_file_atomic(script, usage_gnuplot(fmt::format("{} (job {}, run {})", row.label, row.job_id, row.run_id),
                                             node_files, gpus, fs::absolute(out).string(), terminal));
     draw(script, out);
-    written.push_back(out);
+    said.push_back("plot written to " + out);
   }
-  return written;
+  return said;
 }
 
 int spec_epochs(const RunSpec& spec) {

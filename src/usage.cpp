@@ -435,8 +435,9 @@ std::string format_usage(const UsageNow& u) {
   if (u.gpu_util_pct)
     parts.push_back(fmt::format("GPU {:.0f}% {:.0f}/{:.0f} GiB", *u.gpu_util_pct, u.gpu_mem_used_mib / 1024,
                                 u.gpu_mem_total_mib / 1024));
-  std::string cpu = u.cpu_pct ? fmt::format("CPU {:.0f}%", *u.cpu_pct) : std::string("CPU -");
-  parts.push_back(cpu + " RSS " + format_bytes(u.rss_bytes));
+  // CPU use is measured between two samples: none yet at the first.
+  std::string cpu = u.cpu_pct ? fmt::format("CPU {:.0f}% ", *u.cpu_pct) : std::string();
+  parts.push_back(cpu + "RSS " + format_bytes(u.rss_bytes));
   return join(parts, " · ");
 }
 

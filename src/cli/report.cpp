@@ -31,7 +31,7 @@ void run_report(const ReportOptions& o, Context& ctx) {
   if (o.format == "csv") std::cout << report_csv(rows);
   if (o.format == "json") std::cout << report_json(rows);
   if (o.plot.empty()) return;
-  for (const auto& file : plot_report(rows, o.plot, ctx.runner)) std::cerr << fmt::format("ddpctl: plot written to {}\n", file);
+  for (const auto& line : plot_report(rows, o.plot, ctx.runner)) std::cerr << "ddpctl: " << line << '\n';
 }
 
 }  // namespace

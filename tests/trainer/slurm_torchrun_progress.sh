@@ -30,7 +30,7 @@ run status "$JOB_NAME"
 expect_code 0
 echo "status: $(cat "$T/out")"
 loss=$(sed -n 's/.*Step \[10\/20\] Loss: \([0-9.]*\) .*/\1/p' "$log")
-grep -qE " RUNNING .* epoch 1/2 \[#####-----\] 10/20 loss [0-9.]+ [0-9]+ img/s ETA [0-9hms]+$" "$T/out" ||
+grep -qE " RUNNING .* epoch 1/2 \[#####-----\] 10/20 loss [0-9.]+ [0-9]+ img/s ETA [0-9hms]+(; (CPU [0-9]+% )?RSS [0-9.]+ [MG]iB)?$" "$T/out" ||
   fail "status shows no progress from the pattern: $(cat "$T/out")"
 run status "$JOB_NAME" --json
 expect_out '"step": 10'

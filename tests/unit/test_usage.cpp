@@ -475,7 +475,7 @@ TEST_CASE("usage_now sums each node's latest sample into one line for status", "
   SECTION("no GPU, and no CPU figure yet at the first sample") {
     UsageNow cpu_only;
     cpu_only.rss_bytes = 312 * kMiB;
-    CHECK(format_usage(cpu_only) == "CPU - RSS 312 MiB");
+    CHECK(format_usage(cpu_only) == "RSS 312 MiB");
   }
   SECTION("nothing sampled") {
     std::map<std::string, std::vector<UsageSample>> empty;
