@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <future>
 #include <iostream>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <thread>
 
@@ -36,6 +37,11 @@ FileStat file_stat(const std::string& path) {
 
 }  // namespace
 
+void revalidate_folder(const std::string& log_base) {
+  size_t slash = log_base.rfind('/');
+  if (DIR* d = ::opendir(slash == std::string::npos ? "." : log_base.substr(0, slash).c_str())) ::closedir(d);
+}
+
 StepObserver::StepObserver(const WatchOptions& o) : o_(o), seen_(static_cast<size_t>(std::max(0, o.tasks))) {}
 
 Observation StepObserver::observe(double now) {
@@ -44,7 +50,8 @@ Observation StepObserver::observe(double now) {
   FileStat p = file_stat(o_.log_base + ".progress.json");
   if (p.size >= 0) ob.progress_mtime = p.mtime;
   // The latest sample of each node, when it is recent.
-  auto usage = read_usage(o_.log_base, o_.attempt);
+  // The recent samples only: a long job's files grow by megabytes a day.
+  auto usage = read_usage(o_.log_base, o_.attempt, 64 << 10);
   for (int t = 0; t < o_.tasks; t++) {
     TaskObservation to;
     to.task = t;
@@ -140,6 +147,7 @@ void Watcher::act(const StallVerdict& v, double now) {
   // of their node's ranks when this file appears.
   write_file_atomic(stacks_request_path(o_.log_base, o_.attempt), fmt::format("{}\n", now));
   auto all_written = [&] {
+    revalidate_folder(o_.log_base);
     for (const auto& n : o_.nodes)
       if (file_stat(stacks_path(o_.log_base, o_.attempt, n)).size <= 0) return false;
     return true;
@@ -174,7 +182,7 @@ namespace {
 
 // The bundled trainer's own words on where each worker is (SIGQUIT).
 std::string trainer_states(const std::string& proc_root, const std::vector<ProcessUsage>& procs,
-                           const std::string& log_base) {
+                           const std::string& log_base, const std::string& node) {
   if (log_base.empty() || proc_root != "/proc") return "";
   std::vector<std::pair<int, std::string>> asked;  // pid, its answer file
   for (const auto& p : procs) {
@@ -185,7 +193,7 @@ std::string trainer_states(const std::string& proc_root, const std::vector<Proce
       continue;
     }
     if (comm != "ddp-train\n" || !p.rank) continue;
-    std::string file = fmt::format("{}.state.{}.txt", log_base, p.pid);
+    std::string file = fmt::format("{}.state.{}.{}.txt", log_base, node, p.pid);
     std::remove(file.c_str());
     if (::kill(p.pid, SIGQUIT) == 0) asked.emplace_back(p.pid, file);
   }
@@ -219,7 +227,7 @@ std::string dump_stacks(CommandRunner& runner, const std::string& proc_root, con
     if (p.training) procs.push_back(p);
   std::string out = fmt::format("# stacks of job {}'s training processes on {}\n", job_id, node);
   if (procs.empty()) return out + "(no training process found)\n";
-  out += trainer_states(proc_root, procs, log_base);
+  out += trainer_states(proc_root, procs, log_base, node);
   // py-spy names Python frames; gdb shows native ones (the bundled trainer,
   // and a process py-spy cannot read). Probed once.
   bool py_spy = !runner.run({"py-spy", "--version"}, std::chrono::seconds(5)).not_found;
@@ -256,7 +264,8 @@ std::optional<std::string> requeue_job(CommandRunner& runner, const std::string&
                                        const std::vector<std::string>& exclude) {
   auto scontrol = [&](std::vector<std::string> args) {
     args.insert(args.begin(), "scontrol");
-    return runner.run(args, std::chrono::seconds(30));
+    // Within Slurm's KillWait (30 s by default) for the whole sequence.
+    return runner.run(args, std::chrono::seconds(8));
   };
   if (exclude.empty()) {
     CommandResult r = scontrol({"requeue", job_id});
@@ -270,6 +279,7 @@ std::optional<std::string> requeue_job(CommandRunner& runner, const std::string&
   }
   std::optional<std::string> problem = exclude_nodes(runner, job_id, exclude);
   CommandResult release = scontrol({"release", job_id});
+  if (!release.ok()) release = scontrol({"release", job_id});
   if (!release.ok()) return "scontrol release failed: " + release.describe() + "; release the job by hand";
   return problem;
 }

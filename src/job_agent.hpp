@@ -68,6 +68,9 @@ class Watcher {
 std::string dump_stacks(CommandRunner& runner, const std::string& proc_root, const std::string& job_id,
                         const std::string& node, double budget_s, const std::string& log_base = "");
 std::string stacks_path(const std::string& log_base, int attempt, const std::string& node);
+// Opens the log folder: on NFS that revalidates its cached entries, so that a
+// file another node just created is seen (negative lookups are cached).
+void revalidate_folder(const std::string& log_base);
 // Written by the watchdog; each node's sampler answers with its stacks file.
 std::string stacks_request_path(const std::string& log_base, int attempt);
 

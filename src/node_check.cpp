@@ -184,6 +184,23 @@ NodeCheckResult check_node(const NodeCheckOptions& o, CommandRunner& runner) {
     r.ok = false;
     r.problems.push_back(std::move(p));
   };
+  // The rendezvous port first, on every node at once: the nodes' other
+  // checks take different times (nvidia-smi without persistence mode takes
+  // seconds), and a listener that started late would fail its peers.
+  std::string over = o.interface.empty() ? "" : " over " + o.interface;
+  if (o.listen && o.peers > 0) {
+    ListenResult l = listen_for_peers(o.master_port, o.peers, o.deadline_s + 2);
+    if (l.problem)
+      problem(fmt::format("node {} (rank 0's) {}: the rendezvous would fail", o.node, *l.problem));
+    else
+      r.notes.push_back(fmt::format("{} of {} node(s) reached port {}", l.connected.size(), o.peers, o.master_port));
+  } else if (!o.listen && o.master_port > 0) {
+    if (auto why = reach_listener(o.master_addr, o.master_port, o.node, o.deadline_s))
+      problem(fmt::format("node {} cannot reach {}:{}{} ({}, rank 0's node): {}", o.node, o.master_addr, o.master_port,
+                          over, o.master_host, *why));
+    else
+      r.notes.push_back(fmt::format("reached {}:{}", o.master_addr, o.master_port));
+  }
   if (o.expected_gpus && *o.expected_gpus > 0) {
     std::string note;
     if (auto p = check_gpus(o.node, *o.expected_gpus, runner, &note)) problem(*p);
@@ -204,20 +221,6 @@ NodeCheckResult check_node(const NodeCheckOptions& o, CommandRunner& runner) {
     }
   } catch (const std::exception&) {
     r.notes.push_back("free memory not checked (no meminfo)");
-  }
-  std::string over = o.interface.empty() ? "" : " over " + o.interface;
-  if (o.listen && o.peers > 0) {
-    ListenResult l = listen_for_peers(o.master_port, o.peers, o.deadline_s + 2);
-    if (l.problem)
-      problem(fmt::format("node {} (rank 0's) {}: the rendezvous would fail", o.node, *l.problem));
-    else
-      r.notes.push_back(fmt::format("{} of {} node(s) reached port {}", l.connected.size(), o.peers, o.master_port));
-  } else if (!o.listen && o.master_port > 0) {
-    if (auto why = reach_listener(o.master_addr, o.master_port, o.node, o.deadline_s))
-      problem(fmt::format("node {} cannot reach {}:{}{} ({}, rank 0's node): {}", o.node, o.master_addr, o.master_port,
-                          over, o.master_host, *why));
-    else
-      r.notes.push_back(fmt::format("reached {}:{}", o.master_addr, o.master_port));
   }
   r.seconds = mono() - start;
   return r;
@@ -276,6 +279,18 @@ CheckDecision decide_after_check(const std::vector<std::string>& nodes,
       d.lines.push_back(fmt::format("not checked: {} (they wrote no result: ddpctl could not run there?)",
                                     join(unchecked, ", ")));
     return d;
+  }
+  // The first node could not listen (its master port taken): the others'
+  // failures to reach it are only that.
+  if (!results.empty() && results[0] && !results[0]->ok && nodes.size() > 1) {
+    bool cannot_listen = false;
+    for (const auto& p : results[0]->problems) cannot_listen = cannot_listen || p.find("cannot listen") != std::string::npos;
+    if (cannot_listen) {
+      d.bad_nodes = {nodes[0]};
+      d.lines = results[0]->problems;
+      d.requeue = attempt < max_restarts;
+      return d;
+    }
   }
   // Every other node unable to reach the first one (3 nodes or more): the
   // first node is the one that does not accept connections.

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <thread>
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -138,6 +139,17 @@ CommandResult SystemCommandRunner::run(const std::vector<std::string>& argv, std
     }
   }
   int status = 0;
+  if (result.timed_out) {
+    // A process in uninterruptible sleep (nvidia-smi on a GPU that fell off
+    // the bus) outlives SIGKILL: wait a few seconds, then leave it rather
+    // than hang with it.
+    for (int i = 0; i < 50; ++i) {
+      pid_t r = ::waitpid(pid, &status, WNOHANG);
+      if (r == pid || (r < 0 && errno != EINTR)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return result;
+  }
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(status) && !result.timed_out) result.exit_code = WEXITSTATUS(status);

@@ -150,7 +150,7 @@ nlohmann::json stall_record_json(const StallRecord& r) {
           {"resumed_at", r.resumed_at ? nlohmann::json(*r.resumed_at) : nlohmann::json()}};
 }
 
-std::optional<StallRecord> read_stall_record(const std::string& log_base) {
+std::optional<StallRecord> read_stall_record(const std::string& log_base) try {
   std::string text;
   try {
     text = read_file(stall_record_path(log_base));
@@ -187,6 +187,8 @@ std::optional<StallRecord> read_stall_record(const std::string& log_base) {
       if (s.is_string()) r.stacks.push_back(s.get<std::string>());
   if (j.contains("resumed_at") && j["resumed_at"].is_number()) r.resumed_at = j["resumed_at"].get<double>();
   return r;
+} catch (const nlohmann::json::exception&) {
+  return std::nullopt;  // a record edited by hand, or of another version
 }
 
 std::string describe_stall(const StallRecord& r, std::optional<double> for_s) {

@@ -2,7 +2,7 @@
 // What a worker is doing, for ddpctl's watchdog (docs/running.md): the
 // training loop says where it is (set_phase, cheap: a formatted line into one
 // of two buffers); on SIGQUIT the handler writes that line, with how long it
-// has been there, into $DDPCTL_LOG_BASE.state.<pid>.txt, which the job
+// has been there, into $DDPCTL_LOG_BASE.state.<node>.<pid>.txt, which the job
 // agent's stack dump of this node reads. Only async-signal-safe calls in the
 // handler: open, write, close, clock_gettime.
 #include <algorithm>
@@ -82,11 +82,14 @@ inline void on_quit(int) {
   errno = saved;
 }
 
-// Installs the handler; the file is $DDPCTL_LOG_BASE.state.<pid>.txt, else
-// the worker's stderr.
+// Installs the handler; the file is $DDPCTL_LOG_BASE.state.<node>.<pid>.txt
+// (pids repeat across nodes sharing the folder), else the worker's stderr.
 inline void install() {
   const char* base = std::getenv("DDPCTL_LOG_BASE");
-  if (base && *base) std::snprintf(g_path, sizeof g_path, "%s.state.%ld.txt", base, static_cast<long>(::getpid()));
+  const char* node = std::getenv("SLURMD_NODENAME");
+  if (base && *base)
+    std::snprintf(g_path, sizeof g_path, "%s.state.%s.%ld.txt", base, node && *node ? node : "local",
+                  static_cast<long>(::getpid()));
   struct sigaction sa {};
   sa.sa_handler = on_quit;
   sigemptyset(&sa.sa_mask);

@@ -113,7 +113,8 @@ void setup_job(CLI::App& app, Context& ctx) {
       so.cpus = env_int("SLURM_CPUS_ON_NODE", 0);
       so.ticks_per_s = ::sysconf(_SC_CLK_TCK);
       so.page_size = ::sysconf(_SC_PAGESIZE);
-      so.gpu_indices = parse_gpu_list(env("SLURM_JOB_GPUS", env("SLURM_STEP_GPUS")));
+      // The step's own, per node; SLURM_JOB_GPUS is the batch node's, inherited.
+      so.gpu_indices = parse_gpu_list(env("SLURM_STEP_GPUS", env("SLURM_JOB_GPUS")));
       so.mem_limit_bytes = static_cast<long long>(env_int("SLURM_MEM_PER_NODE", 0)) * 1024 * 1024;
       Sampler sampler(so, ctx.runner);
       // Started in the background by the training step's task: it ends with the task.
@@ -131,6 +132,7 @@ void setup_job(CLI::App& app, Context& ctx) {
           if (!out.flush()) throw UserError(Location{path}, "", "cannot append the sample");
           next = now + interval;
           i++;
+          revalidate_folder(o->log_base);  // on NFS: see the watchdog's request file soon
         }
         // The watchdog asks for the ranks' stacks before it cancels or requeues.
         if (::access(request.c_str(), F_OK) == 0 && ::access(stacks.c_str(), F_OK) != 0)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SIGQUIT asks each worker where it is (the job agent does before a stall's
 # cancel): the worker writes its rank, epoch, step and phase with how long it
-# has been there into $DDPCTL_LOG_BASE.state.<pid>.txt and trains on; the
+# has been there into $DDPCTL_LOG_BASE.state.<node>.<pid>.txt and trains on; the
 # launcher ignores it.
 # shellcheck source=tests/trainer/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -14,7 +14,7 @@ workers=$(pgrep -P "$launcher" | sort -n | tr '\n' ' ')
 kill -QUIT "$launcher"
 for w in $workers; do kill -QUIT "$w"; done
 for w in $workers; do
-  f="$T/job_1.state.$w.txt"
+  f="$T/job_1.state.local.$w.txt"
   for _ in $(seq 100); do [ -s "$f" ] && break; sleep 0.1; done
   [ -s "$f" ] || fail "worker $w wrote no state to $f"
   echo "worker $w: $(cat "$f")"

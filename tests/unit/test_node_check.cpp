@@ -297,6 +297,19 @@ TEST_CASE("after the check: go on, requeue without the bad nodes, or fail", "[no
     CHECK(d.bad_nodes == std::vector<std::string>{"g1"});
     CHECK(d.lines.back() == "no node could reach g1: it is g1 that does not accept connections");
   }
+  SECTION("the first node could not listen: it is excluded, not the nodes that could not reach it") {
+    auto unreachable = [](const std::string& n) {
+      return result(n, false, {"node " + n + " cannot reach 10.0.0.1:20001 over ib0 (g1, rank 0's node): connection refused"});
+    };
+    CheckDecision d = decide_after_check(
+        nodes,
+        {result("g1", false, {"node g1 (rank 0's) cannot listen on port 20001: Address already in use: the rendezvous would fail"}),
+         unreachable("g2"), unreachable("g3")},
+        0, 2);
+    CHECK(d.requeue);
+    CHECK(d.bad_nodes == std::vector<std::string>{"g1"});
+    CHECK(d.lines.size() == 1);
+  }
   SECTION("a one-node job on a bad node is requeued without it") {
     CheckDecision d = decide_after_check({"g2"}, {result("g2", false, {bad})}, 0, 1);
     CHECK(d.requeue);
