@@ -147,7 +147,9 @@ ListenResult listen_for_peers(int port, int peers, double deadline_s, const std:
 }
 
 std::optional<std::string> check_gpus(const std::string& node, int expected, CommandRunner& runner, std::string* note) {
-  CommandResult r = runner.run({"nvidia-smi", "--query-gpu=index", "--format=csv,noheader"}, std::chrono::seconds(20));
+  // `nvidia-smi -L` lists each GPU and, under a GPU in MIG mode, its MIG
+  // devices: a job given MIG slices counts those.
+  CommandResult r = runner.run({"nvidia-smi", "-L"}, std::chrono::seconds(20));
   if (r.not_found) {
     if (note) *note = "no nvidia-smi: GPUs not checked";
     return std::nullopt;
@@ -161,11 +163,25 @@ std::optional<std::string> check_gpus(const std::string& node, int expected, Com
     if (what.find(plain_line(first)) == std::string::npos) what += ": " + printable(first, 160);
     return fmt::format("node {}: {}", node, what);
   }
-  int count = 0;
+  int count = 0, migs = 0;
+  bool gpu_open = false;
   std::istringstream in(r.out);
   std::string line;
-  while (std::getline(in, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos) count++;
+  auto close_gpu = [&] {
+    if (gpu_open) count += migs > 0 ? migs : 1;
+    gpu_open = false, migs = 0;
+  };
+  while (std::getline(in, line)) {
+    size_t at = line.find_first_not_of(" \t");
+    if (at == std::string::npos) continue;
+    if (line.compare(at, 4, "GPU ") == 0) {
+      close_gpu();
+      gpu_open = true;
+    } else if (line.compare(at, 4, "MIG ") == 0) {
+      migs++;
+    }
+  }
+  close_gpu();
   // More than the job's: a site without device cgroups (ConstrainDevices)
   // shows every GPU of the node; the job's are among them.
   if (count < expected)

@@ -25,7 +25,14 @@ using test::FakeRunner;
 
 namespace {
 
-const std::vector<std::string> kGpuQuery = {"nvidia-smi", "--query-gpu=index", "--format=csv,noheader"};
+const std::vector<std::string> kGpuQuery = {"nvidia-smi", "-L"};
+// `nvidia-smi -L` of N whole GPUs.
+std::string gpus(int n) {
+  std::string out;
+  for (int i = 0; i < n; i++)
+    out += fmt::format("GPU {}: NVIDIA A100-SXM4-80GB (UUID: GPU-{}aa0b9e4-0000-0000-0000-000000000000)\n", i, i);
+  return out;
+}
 
 // A socket bound to a free port of 127.0.0.1 and not listening: a connect
 // to it is refused at once, and no other test can take the port meanwhile.
@@ -65,13 +72,13 @@ TEST_CASE("check_gpus counts the GPUs nvidia-smi shows against the job's", "[nod
   std::string note;
 
   SECTION("as many as the job was given") {
-    runner.on("nvidia-smi", {}, exits(0, "0\n1\n2\n3\n"));
+    runner.on("nvidia-smi", {}, exits(0, gpus(4)));
     CHECK_FALSE(check_gpus("g1", 4, runner, &note));
     CHECK(note == "4 GPU(s) visible");
     CHECK(runner.calls == std::vector<std::vector<std::string>>{kGpuQuery});
   }
   SECTION("fewer: the node and both counts") {
-    runner.on("nvidia-smi", {}, exits(0, "0\n1\n\n"));
+    runner.on("nvidia-smi", {}, exits(0, gpus(2) + "\n"));
     auto p = check_gpus("g2", 4, runner, &note);
     REQUIRE(p);
     CHECK(*p == "node g2 shows 2 GPU(s), the job was given 4 (gpus_per_node): a GPU is missing or has fallen off "
@@ -79,9 +86,18 @@ TEST_CASE("check_gpus counts the GPUs nvidia-smi shows against the job's", "[nod
     CHECK(note.empty());
   }
   SECTION("more: a node without device cgroups shows all of its GPUs, the job's among them") {
-    runner.on("nvidia-smi", {}, exits(0, "0\n1\n2\n3\n"));
+    runner.on("nvidia-smi", {}, exits(0, gpus(4)));
     CHECK_FALSE(check_gpus("g1", 2, runner, &note));
     CHECK(note == "4 GPU(s) visible");
+  }
+  SECTION("MIG: a GPU in MIG mode counts its MIG devices") {
+    runner.on("nvidia-smi", {},
+              exits(0, "GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-5d5ba0d6)\n"
+                       "  MIG 3g.20gb     Device  0: (UUID: MIG-1a2b)\n"
+                       "  MIG 3g.20gb     Device  1: (UUID: MIG-3c4d)\n"
+                       "GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-6e6ba0d6)\n"));
+    CHECK_FALSE(check_gpus("g1", 3, runner, &note));
+    CHECK(note == "3 GPU(s) visible");
   }
   SECTION("no nvidia-smi: not checked, no problem") {
     runner.on("nvidia-smi", {}, test::not_found());
@@ -149,7 +165,7 @@ TEST_CASE("check_node: free memory from meminfo, and GPUs", "[node_check]") {
   SECTION("GPUs and memory both wrong: every problem") {
     write_file_atomic(proc.path + "/meminfo", meminfo(1024));
     o.expected_gpus = 2;
-    runner.on("nvidia-smi", {}, exits(0, "0\n"));
+    runner.on("nvidia-smi", {}, exits(0, gpus(1)));
     NodeCheckResult r = check_node(o, runner);
     CHECK_FALSE(r.ok);
     REQUIRE(r.problems.size() == 2);
