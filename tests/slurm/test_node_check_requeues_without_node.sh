@@ -21,11 +21,18 @@ YAML
 run submit job.yaml --wait
 expect_code 0
 id=$(submitted_job_id)
+pending_since=""
 deadline=$((SECONDS + 120))
 while :; do
   state=$(on_login squeue -h -j "$id" -o '%T %r' 2>/dev/null || true)
   case "$state" in
-    PENDING*BeginTime*) on_login scontrol update JobId="$id" StartTime=now ;;  # Slurm holds a requeued job back ~2 min
+    # Slurm holds a requeued job back (BeginTime, cred_expire: 2 min); start
+    # it sooner, but not within seconds of the requeue: slurmd revokes the old
+    # run's credential by the second, and a new launch of the same job id on
+    # the same node within that second is refused ("Job credential revoked").
+    PENDING*BeginTime*)
+      pending_since=${pending_since:-$SECONDS}
+      [ $((SECONDS - pending_since)) -lt 3 ] || on_login scontrol update JobId="$id" StartTime=now ;;
   esac
   [ "$(on_login sacct -n -X -P -j "$id" -o State 2>/dev/null || true)" = COMPLETED ] && break
   [ "$SECONDS" -lt "$deadline" ] || fail "job $id did not complete: $state"$'\n'"$(cat "logs/${JOB_NAME}_$id.err")"$'\n'"$(jobs_report)"
