@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "text.hpp"
@@ -115,7 +116,14 @@ std::vector<ProcessUsage> JobProcessReader::read() {
     } else {
       id.start = st->start;
       // Another user's environment cannot be read: not ours.
-      if (auto env = slurp(base + "/environ")) {
+      auto env = slurp(base + "/environ");
+      // Read empty while the process execs (or before its first exec): not
+      // known yet, asked again at the next sample rather than remembered.
+      if (env && env->empty()) continue;
+      // Unreadable though ours (a process between fork and exec): likewise.
+      struct stat owner {};
+      if (!env && ::stat(base.c_str(), &owner) == 0 && owner.st_uid == ::getuid()) continue;
+      if (env) {
         std::map<std::string, std::string> vars;
         size_t begin = 0;
         while (begin < env->size()) {
