@@ -55,16 +55,10 @@ std::string job_id_from_env() {
   return id;
 }
 
-// "30s", "10m", "1h", or plain seconds.
+// "30s", "10m", "1h", or plain seconds: a spec's span (values.hpp).
 double parse_seconds(const std::string& s, const std::string& option) {
   std::string problem;
-  if (auto v = parse_int(s, 1, 100000000, &problem)) return static_cast<double>(*v);
-  if (s.size() > 1) {
-    char unit = s.back();
-    long long mul = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : 0;
-    if (mul)
-      if (auto v = parse_int(s.substr(0, s.size() - 1), 1, 100000000, &problem)) return static_cast<double>(*v * mul);
-  }
+  if (auto v = parse_span(s, &problem)) return static_cast<double>(*v);
   throw UserError(Location{option}, "", fmt::format("{} is not a duration (30s, 10m, 1h)", printable(s)));
 }
 

@@ -170,6 +170,29 @@ wait_for_sacct() {
   done
 }
 
+# wait_for_completed_after_requeue ID LIMIT: waits until job ID completes,
+# through its requeue. Slurm holds a requeued job back (BeginTime,
+# cred_expire: 2 min); it is started sooner, but not within seconds of the
+# requeue: slurmd revokes the old run's credential by the second, and a new
+# launch of the same job id on the same node within that second is refused
+# ("Job credential revoked").
+wait_for_completed_after_requeue() {
+  local id=$1 limit=$2 deadline state pending_since=""
+  deadline=$((SECONDS + limit))
+  while :; do
+    state=$(on_login squeue -h -j "$id" -o '%T %r' 2>/dev/null || true)
+    case "$state" in
+      PENDING*BeginTime*)
+        pending_since=${pending_since:-$SECONDS}
+        [ $((SECONDS - pending_since)) -lt 3 ] || on_login scontrol update JobId="$id" StartTime=now ;;
+    esac
+    [ "$(on_login sacct -n -X -P -j "$id" -o State 2>/dev/null || true)" = COMPLETED ] && return 0
+    [ "$SECONDS" -lt "$deadline" ] ||
+      fail "job $id did not complete: $state"$'\n'"$(cat "logs/${JOB_NAME}_$id.err")"$'\n'"$(jobs_report)"
+    sleep 0.5
+  done
+}
+
 # slurm_command_path NAME: where the login host finds NAME (24.11: the
 # wrapper that runs the chroot's), or nothing.
 # shellcheck disable=SC2016  # expanded by that shell

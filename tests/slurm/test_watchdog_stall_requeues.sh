@@ -19,23 +19,7 @@ YAML
 run submit job.yaml --wait
 expect_code 0
 id=$(submitted_job_id)
-pending_since=""
-deadline=$((SECONDS + 180))
-while :; do
-  state=$(on_login squeue -h -j "$id" -o '%T %r' 2>/dev/null || true)
-  case "$state" in
-    # Slurm holds a requeued job back (BeginTime, cred_expire: 2 min); start
-    # it sooner, but not within seconds of the requeue: slurmd revokes the old
-    # run's credential by the second, and a new launch of the same job id on
-    # the same node within that second is refused ("Job credential revoked").
-    PENDING*BeginTime*)
-      pending_since=${pending_since:-$SECONDS}
-      [ $((SECONDS - pending_since)) -lt 3 ] || on_login scontrol update JobId="$id" StartTime=now ;;
-  esac
-  [ "$(on_login sacct -n -X -P -j "$id" -o State 2>/dev/null || true)" = COMPLETED ] && break
-  [ "$SECONDS" -lt "$deadline" ] || fail "job $id did not complete: $state"$'\n'"$(cat "logs/${JOB_NAME}_$id.err")"$'\n'"$(jobs_report)"
-  sleep 0.5
-done
+wait_for_completed_after_requeue "$id" 180
 err="logs/${JOB_NAME}_$id.err"
 grep -qF "ddpctl: requeueing job $id (restart 1 of 1): by the watchdog: stalled" "$err" ||
   fail "the first attempt was not requeued by the watchdog: $(cat "$err")"
