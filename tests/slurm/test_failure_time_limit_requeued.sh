@@ -4,13 +4,16 @@
 # on and why: "attempt 2 of 3 (requeued at the time limit)".
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
-# The program: stops when the script passes it the signal, as a checkpointing program does.
+# The program: stops when the script passes it the signal, as a checkpointing
+# program does. The signal reaches every process of the step, `sleep` too: a
+# script whose last command is `wait` can end when `sleep` dies, before bash
+# runs the trap (seen under load); in a loop, the trap runs before the next
+# command.
 cat >program.sh <<'SH'
 #!/bin/bash
 trap 'echo "checkpointed; stopping"; exit 75' USR1
 echo "training"
-sleep 600 &
-wait
+while :; do sleep 1; done
 SH
 chmod +x program.sh
 write_spec job.yaml <<YAML
