@@ -1,7 +1,7 @@
 #include "fake_runner.hpp"
 
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,6 @@
 // cancel (cancel.cpp): ask first, record the request, scancel, and confirm
 // each job ended, within a time limit, through a scripted Slurm.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include "cancel.hpp"
 #include "fake_runner.hpp"

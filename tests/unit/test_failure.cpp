@@ -1,7 +1,7 @@
 // Why a job failed, read from the logs real jobs left on the local cluster
 // (tests/unit/data/failure/, renamed job_<id>.*): which rank failed first and
 // how, when srun reports a peer that only saw it go first.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <csignal>
 #include <filesystem>
 #include <fstream>

@@ -1,6 +1,6 @@
 // What Slurm says about jobs, merged from squeue and sacct (jobs.cpp), and
 // when a polling loop may believe a job ended.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include "fake_runner.hpp"
 #include "jobs.hpp"

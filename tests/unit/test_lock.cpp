@@ -1,6 +1,6 @@
 // FileLock (lock.cpp): one holder at a time per file, a waiter says whom it
 // waits for, and different files never wait on each other.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <memory>
 
 #include "fake_runner.hpp"

@@ -5,7 +5,7 @@
 // nodes through scontrol).
 #include <algorithm>
 #include <arpa/inet.h>
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <chrono>
 #include <fmt/format.h>
 #include <future>

@@ -1,6 +1,6 @@
 // Where ddpctl finds what it ships and what it runs (paths.cpp): the trainer
 // a spec names none of, site-wide profiles, programs on PATH.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <algorithm>
 #include <cstdlib>
 #include <optional>

@@ -1,5 +1,5 @@
 // SystemCommandRunner: argv in, exit status and output out, within a time limit.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <csignal>
 #include <fstream>
 #include <sys/wait.h>

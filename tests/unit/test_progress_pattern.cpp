@@ -1,7 +1,7 @@
 // Progress for programs ddpctl did not write: the presets against the lines
 // those programs print, the spec's progress: section, and what status and
 // report make of a log.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <fstream>
 
 #include "files.hpp"

@@ -1,6 +1,6 @@
 // Race groups: reading `sbatch --test-only`, ranking shapes by estimated
 // start, keeping the ranking, and runs made of several specs.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <filesystem>
 
 #include "files.hpp"

@@ -2,7 +2,7 @@
 // submitted when the group is already won, who is cancelled at once, and
 // when a race has failed. The claim itself (mkdir in the script) is
 // exercised on the real cluster in tests/slurm/test_race_*.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <filesystem>
 
 #include "fake_runner.hpp"

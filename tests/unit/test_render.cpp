@@ -1,5 +1,5 @@
 // Rendered scripts: the values a user wrote come back out of bash unchanged.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <sstream>
 
 #include "cluster.hpp"

@@ -1,7 +1,7 @@
 // Scaling reports: metrics files read back (requeues, bad lines), rows from
 // runs and Slurm's times, scaling against the fewest ranks, the formats, and
 // the plan's predictions.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <cmath>
 #include <filesystem>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // Checks against the cluster profile, and each GPU request dialect.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include "cluster.hpp"
 #include "helpers.hpp"

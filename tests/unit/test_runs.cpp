@@ -1,5 +1,5 @@
 // Run directories and the ledger: written atomically, read back whole.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <filesystem>
 
 #include "files.hpp"

@@ -1,5 +1,5 @@
 // shell_quote torture test: what bash reads back must be exactly what went in.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <random>
 
 #include "helpers.hpp"

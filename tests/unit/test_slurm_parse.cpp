@@ -1,7 +1,7 @@
 // What Slurm prints, read back: fixtures are real output of the local
 // clusters (tests/unit/data/capture.sh), 22.05 and 24.11 (with each of its
 // data parsers v0.0.40 to v0.0.42), read into one model.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include "files.hpp"
 #include "helpers.hpp"

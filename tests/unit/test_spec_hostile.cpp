@@ -1,6 +1,6 @@
 // Hostile input: each gets a clear error, or is accepted only where the value
 // is quoted on its way into the script (see test_render_script.cpp).
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include "helpers.hpp"
 #include "spec.hpp"

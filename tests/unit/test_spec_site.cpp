@@ -2,7 +2,7 @@
 // errors, rendered as #SBATCH lines, the `sbatch:` escape hatch checked
 // against ddpctl's own options and the cluster's sbatch, and the user's
 // comment kept behind ddpctl's token.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <filesystem>
 
 #include "cluster.hpp"

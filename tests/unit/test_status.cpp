@@ -1,6 +1,6 @@
 // The status table's rows (status.cpp): jobs from Slurm merged with the
 // trainer's progress file, the race records and attempts that made no job.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <filesystem>
 
 #include "fake_runner.hpp"

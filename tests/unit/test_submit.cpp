@@ -1,7 +1,7 @@
 // The submit workflow's decisions through a scripted Slurm (fake_runner.hpp):
 // the ledger before and after sbatch, settling unclear attempts by token,
 // and never a second job for the same run.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <filesystem>
 
 #include "fake_runner.hpp"

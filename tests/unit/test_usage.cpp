@@ -1,7 +1,7 @@
 // What a running job uses (usage.cpp): the job's processes read from a fake
 // /proc tree written into a temporary folder, samples taken with a scripted
 // nvidia-smi, the samples files and what status and report make of them.
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>

@@ -3,7 +3,7 @@
 // use of files and commands (job_agent.cpp): the step observed from files
 // in a temporary folder, the Watcher acting through a scripted runner.
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
