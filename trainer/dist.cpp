@@ -8,8 +8,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include <torch/csrc/distributed/c10d/reducer.hpp>
-
 #include "compat.hpp"
 
 namespace ddptrain {
@@ -82,6 +80,7 @@ Dist init_dist(const Options& o, const DistEnv& env, bool cuda) {
   so.isServer = env.rank == 0;
   so.waitWorkers = false;  // arrival is counted below, with a message that says who is missing
   so.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+  compat::plain_tcp_store(so);
   try {
     d.store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
   } catch (const std::exception& e) {
@@ -200,10 +199,7 @@ class ReducerSync : public GradSync {
     std::vector<at::Tensor> reversed;
     for (auto i : order) reversed.push_back(params[static_cast<size_t>(i)]);
     auto [buckets, per_bucket_limits] = c10d::compute_bucket_assignment_by_size(reversed, limits, sparse, order);
-    reducer_ = std::make_unique<c10d::Reducer>(params, buckets, per_bucket_limits, d.pg, sparse, kBucketBytes,
-                                               /*find_unused_parameters=*/false,
-                                               /*gradient_as_bucket_view=*/false,
-                                               std::unordered_map<size_t, std::string>{}, kFirstBucketBytes);
+    reducer_ = compat::make_reducer(params, buckets, per_bucket_limits, d.pg, kBucketBytes, kFirstBucketBytes);
     // PyTorch DDP's fp16_compress_hook, built into the Reducer.
     if (fp16) reducer_->register_builtin_comm_hook(c10d::BuiltinCommHookType::FP16_COMPRESS);
   }
@@ -286,8 +282,23 @@ class FlatSync : public GradSync {
 
 }  // namespace
 
+bool allreduces_half(Dist& d) {
+  if (d.nccl) return true;
+  // Gloo checks the type before it sends anything, on every rank alike.
+  std::vector<at::Tensor> probe{torch::zeros({1}, torch::kHalf)};
+  try {
+    wait(d.pg->allreduce(probe));
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 std::unique_ptr<GradSync> make_grad_sync(const std::string& kind, Dist& d, const std::vector<at::Tensor>& params,
                                          const std::string& compress) {
+  if (compress == "fp16" && !allreduces_half(d))
+    throw std::runtime_error("--compress fp16: this LibTorch's Gloo cannot allreduce fp16 (LibTorch " TORCH_VERSION
+                             "); use --compress none on CPU, or NCCL");
   if (compress == "bf16" && kind == "reducer")
     throw std::runtime_error("--compress bf16 needs --sync flat (the Reducer's built-in hook compresses to fp16 only)");
   if (compress == "bf16" && !d.nccl)

@@ -51,10 +51,18 @@ class GradSync {
   virtual std::string name() const = 0;
 };
 
+// True when the process group can allreduce fp16 tensors. Collective (every
+// rank gets the same answer). NCCL can; some Gloo builds cannot (Debian's
+// LibTorch 2.14 says "Invalid scalar type").
+bool allreduces_half(Dist& d);
+
 // "reducer": c10d::Reducer, PyTorch DDP's engine (25 MB buckets, 1 MB first,
 // rebuilt after the first step, allreduce overlapped with backward).
 // "flat": ~25 MB flattened buckets allreduced after backward, optionally
 // compressed to fp16/bf16 on the wire.
+// Compression the process group cannot carry is refused here, before
+// training, not where the Reducer's hook would fail (in Gloo's thread, which
+// ends the process without a word).
 std::unique_ptr<GradSync> make_grad_sync(const std::string& kind, Dist& d, const std::vector<at::Tensor>& params,
                                          const std::string& compress);
 
