@@ -21,12 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
 // The lines of the latest attempt: after the last "ddpctl: job N (...) attempt K" line.
 std::vector<std::string> latest_attempt(std::vector<std::string> lines) {
   for (size_t i = lines.size(); i-- > 0;)

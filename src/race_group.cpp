@@ -238,11 +238,21 @@ RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, Context& 
     return result;
   }
   for (const auto& p : g.parts) create_output_dir(p);
+  // The code every shape runs, frozen now: re-raced shapes and requeued
+  // attempts run these scripts, so the same snapshot.
+  RaceGroup frozen = g;
+  std::vector<SnapshotDecision> snaps;
+  std::string cwd = std::filesystem::current_path().string();
+  for (auto& p : frozen.parts) {
+    snaps.push_back(take_snapshot(p.spec, cwd, req.runs_root, !req.snapshot, ctx.runner));
+    apply_snapshot(p, snaps.back(), cwd);
+  }
   std::vector<RunPart> parts;
-  for (size_t k = 0; k < g.parts.size(); ++k) parts.push_back({&g.parts[k], g.specs[k].text});
+  for (size_t k = 0; k < frozen.parts.size(); ++k) parts.push_back({&frozen.parts[k], frozen.specs[k].text});
   Run run = create_run(req.runs_root, parts, req.sets, g.identity, {});
+  record_snapshot(run.dir, snaps.front());
   init_race(run);
-  for (const auto& s : render_group(g, req.templates_dir, race_dir(run)))
+  for (const auto& s : render_group(frozen, req.templates_dir, race_dir(run)))
     write_file_atomic(run.dir + "/" + s.file_name, s.text, 0755);
 
   std::vector<std::string> order = g.labels();

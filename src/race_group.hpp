@@ -41,6 +41,7 @@ struct RaceRequest {
   std::vector<std::string> specs, sets;
   std::string runs_root, templates_dir;
   bool dry_run = false, preflight = true, again = false;
+  bool snapshot = true;  // false: --no-snapshot
   // "" (submit every shape), "start" (drop shapes that cannot run, submit the
   // rest earliest start first) or "finish" (also drop shapes that cannot
   // finish first; earliest predicted finish first).

@@ -73,6 +73,15 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
   d.set("port_span", std::to_string(spec.master.port_max - spec.master.port_min + 1));
   d.set("output_dir", spec.output_dir);
   d.set("launch_command", shell_join(launch_argv(run, shape)));
+  if (run.snapshot) {
+    mstch::data snap;
+    snap.set("dir", run.snapshot->dir);
+    snap.set("code_dir", run.snapshot->code_dir);
+    snap.set("id", run.snapshot->id);
+    d.set("snapshot", snap);
+  } else {
+    d.set("snapshot", mstch::data::type::bool_false);
+  }
   if (spec.requeue) {
     mstch::data q;
     q.set("signal", spec.requeue->signal);

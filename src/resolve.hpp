@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cluster.hpp"
+#include "snapshot.hpp"
 #include "spec.hpp"
 
 namespace ddpctl {
@@ -40,6 +41,9 @@ struct ResolvedRun {
   EnvList nccl_env;                  // NCCL/Torch variables, profile then spec
   std::string master_interface;      // empty: resolve the first node's hostname
   std::string trainer_program;       // the trainer's program: the spec's, else default_trainer_program()
+  // The code the jobs run (apply_snapshot, at submit); none for `gen`.
+  std::optional<Snapshot> snapshot;
+  std::string snapshot_off;          // why there is none, when submit took none
 };
 
 // Throws UserError listing every problem.

@@ -35,13 +35,6 @@ std::chrono::milliseconds timeout_from_env(const char* name, int default_s) {
   return std::chrono::seconds(default_s);
 }
 
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
 bool contains(const std::string& hay, const char* needle) { return hay.find(needle) != std::string::npos; }
 
 // Transport failures after which a job may or may not exist.

@@ -146,6 +146,7 @@ RunSpec parse_run_spec(const std::string& file, const std::string& text, const s
   read_requeue(top, spec);
   read_progress_section(top, spec);
   read_running_sections(top, spec);
+  read_snapshot_section(top, spec);
   read_site_options(top, spec);
 
   for (const char* key : {"name", "cluster", "output_dir", "launch", "trainer", "command", "modules", "env", "nccl",

@@ -85,6 +85,15 @@ struct WatchdogSettings {
   Location where;
 };
 
+// snapshot: the code the jobs run, frozen at submit (snapshot.hpp).
+struct SnapshotSettings {
+  enum class Mode { Auto, Off, Git, Paths };
+  Mode mode = Mode::Auto;  // Auto: a git work tree's files where there is one, else none
+  std::vector<std::string> paths, exclude;  // Paths: what to copy; both: git pathspecs left out
+  long long max_bytes = 200LL << 20;        // snapshot.max_mb
+  Location where;
+};
+
 // The sbatch options a site's users pass besides the shape (spec_site.hpp),
 // and `sbatch:`, the escape hatch for the rest.
 struct SiteOptions {
@@ -128,6 +137,7 @@ struct RunSpec {
   std::optional<ProgressSpec> progress;
   MonitorSettings monitor;
   WatchdogSettings watchdog;
+  SnapshotSettings snapshot;
   SiteOptions site;
   std::optional<std::string> trainer_data;  // trainer.data as written (a folder, or "synthetic")
   bool trainer_resume = false;

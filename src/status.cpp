@@ -8,6 +8,7 @@
 #include <set>
 
 #include "experiments.hpp"
+#include "snapshot.hpp"
 #include "files.hpp"
 #include "failure.hpp"
 #include "jobs.hpp"
@@ -96,6 +97,12 @@ StatusRow job_row(const JobRef& ref, const Job& job, long long now, Extra& extra
   row.job = ref.job_id.empty() ? "-" : ref.job_id;
   row.shape = ref.attempt ? ref.attempt->shape : "-";
   nlohmann::json j = {{"run", ref.run ? ref.run->id : ""}, {"job_id", ref.job_id}, {"shape", row.shape == "-" ? "" : row.shape}};
+  if (ref.run) {
+    // The code the job runs (snapshot.json), null for runs from before snapshots.
+    std::string code = snapshot_record(ref.run->dir);
+    auto parsed = nlohmann::json::parse(code.empty() ? "null" : code, nullptr, false);
+    j["code"] = parsed.is_discarded() ? nlohmann::json() : parsed;
+  }
   row.state = state_name(job.state);
   row.tone = tone_of(job.state);
   std::string why = explain_reason(job.reason);

@@ -14,6 +14,7 @@
 #include "lock.hpp"
 #include "preflight.hpp"
 #include "render.hpp"
+#include "snapshot.hpp"
 #include "text.hpp"
 
 namespace ddpctl {
@@ -281,7 +282,6 @@ SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, C
                     "ranks the shapes of a race, and this submission has one shape; `ddpctl race --plan` shows "
                     "when shapes would start");
   const ResolvedShape& shape = choose_shape(resolved, req.shape);
-  std::vector<RenderedScript> rendered = render_scripts(resolved, req.templates_dir);
   std::string spec_text = read_file(req.spec);
   std::string identity = run_identity({{req.spec, spec_text}}, req.sets, shape.label);
 
@@ -300,7 +300,16 @@ SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, C
       return result;
     }
   }
-  if (req.preflight) preflight_all(resolved, {&shape}, slurm);
+  // The code the job will run, frozen now (a dry run takes none).
+  ResolvedRun run_as = resolved;
+  SnapshotDecision snap;
+  if (!req.dry_run) {
+    std::string cwd = std::filesystem::current_path().string();
+    snap = take_snapshot(resolved.spec, cwd, req.runs_root, !req.snapshot, ctx.runner);
+    apply_snapshot(run_as, snap, cwd);
+  }
+  std::vector<RenderedScript> rendered = render_scripts(run_as, req.templates_dir);
+  if (req.preflight) preflight_all(run_as, {&shape}, slurm);
   if (req.dry_run) {
     result.kind = SubmitResult::Kind::DryRun;
     result.would_run = fmt::format("sbatch --parsable --comment=ddpctl:<token> --chdir={} <run dir>/{}",
@@ -320,6 +329,7 @@ SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, C
   } else {
     run = create_run(req.runs_root, resolved, spec_text, req.sets, identity, scripts);
   }
+  record_snapshot(run.dir, snap);
   Attempt a = submit_attempt(run, *run.shape(shape.label), slurm);
   if (a.outcome == Outcome::Rejected)
     throw UserError(Location{run.dir + "/" + a.script}, "", "sbatch rejected the job: " + a.reason);

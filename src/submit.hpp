@@ -76,6 +76,7 @@ struct SubmitRequest {
   std::string shape;               // --shape label; empty for a spec of one shape
   std::string runs_root, templates_dir;
   bool dry_run = false, preflight = true, again = false;
+  bool snapshot = true;            // false: --no-snapshot
   std::string rank_by;             // only for races ("start", "finish"): refused here
 };
 struct SubmitResult {

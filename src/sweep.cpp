@@ -1,6 +1,7 @@
 #include "sweep.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fmt/format.h>
 
 #include "files.hpp"
@@ -43,6 +44,10 @@ void run_sweep(const SweepRequest& o, Context& ctx, Output& out) {
     return;
   }
   create_output_dir(resolved);
+  // One snapshot for every run of the sweep.
+  std::string cwd = std::filesystem::current_path().string();
+  SnapshotDecision snap = take_snapshot(resolved.spec, cwd, o.runs_root, !o.snapshot, ctx.runner);
+  apply_snapshot(resolved, snap, cwd);
   std::vector<RenderedScript> scripts = render_scripts(resolved, o.templates_dir);
   Experiment experiment = create_experiment(o.runs_root, experiment_name, o.spec, o.one_at_a_time);
   std::string previous_job;
@@ -67,6 +72,7 @@ void run_sweep(const SweepRequest& o, Context& ctx, Output& out) {
     for (const auto& s : scripts)
       if (s.label == shape->label) files.emplace_back(s.file_name, s.text);
     Run run = create_run(o.runs_root, one, spec_text, o.sets, identity, files);
+    record_snapshot(run.dir, snap);
     experiment.runs.emplace_back(shape->label, run.id);
     save_experiment(experiment);
     std::vector<std::string> extra;

@@ -20,6 +20,7 @@ struct SweepRequest {
   std::string runs_root, templates_dir;
   bool one_at_a_time = false;      // each run after the previous ends (afterany)
   bool dry_run = false, preflight = true, again = false;
+  bool snapshot = true;            // false: --no-snapshot
 };
 
 // Submits each chosen shape as its own run (the identity of `submit --shape

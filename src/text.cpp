@@ -129,6 +129,24 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return parts;
 }
 
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> split_ws(const std::string& s) {
+  std::vector<std::string> words;
+  size_t b = s.find_first_not_of(" \t");
+  while (b != std::string::npos) {
+    size_t e = s.find_first_of(" \t", b);
+    words.push_back(s.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    b = e == std::string::npos ? e : s.find_first_not_of(" \t", e);
+  }
+  return words;
+}
+
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) {

@@ -30,6 +30,10 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 std::string join(const std::vector<std::string>& items, std::string_view sep);
 // "a,b," split at ',' -> {"a", "b", ""}.
 std::vector<std::string> split(const std::string& s, char sep);
+// `s` without leading and trailing spaces, tabs and line ends.
+std::string trim(const std::string& s);
+// The words of `s`, split at runs of spaces and tabs.
+std::vector<std::string> split_ws(const std::string& s);
 
 // "'a', 'b' or 'c'"
 std::string quoted_list(const std::vector<std::string>& items);

@@ -76,6 +76,8 @@ void setup_race(CLI::App& app, Context& ctx) {
   cmd->add_flag("--follow", o->follow, "Follow the winner until it ends (implies --wait)");
   cmd->add_flag("--dry-run", o->req.dry_run, "Validate and preflight only; submit nothing");
   cmd->add_flag("--no-preflight", o->no_preflight, "Skip the checks against sinfo and sacctmgr, and the program lookup");
+  cmd->add_flag("--no-snapshot{false}", o->req.snapshot,
+                "Run the submit folder's files as they are when a job starts, not a copy taken now");
   cmd->add_flag("--again", o->req.again, "Submit even if a job of this same race is still queued or running");
   cmd->callback([o, &ctx] {
     o->req.runs_root = runs_root(o->runs);

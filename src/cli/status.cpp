@@ -1,5 +1,6 @@
 // ddpctl status [RUN|JOBID...]: ddpctl's runs and their jobs, with in-job
 // progress (src/status.hpp assembles the rows).
+#include <algorithm>
 #include <ctime>
 #include <fmt/format.h>
 #include <iostream>
@@ -9,6 +10,7 @@
 
 #include "app.hpp"
 #include "common.hpp"
+#include "snapshot.hpp"
 #include "status.hpp"
 
 namespace ddpctl::cli {
@@ -63,6 +65,15 @@ Frame poll(const StatusOptions& o, Context& ctx) {
   } else {
     f.lines = status_table(report.rows, paint);
     for (const auto& r : report.rows) f.keys.push_back(row_key(r)), f.news.push_back(row_news(r));
+    // Named runs: what code each runs, below the table.
+    if (!o.req.targets.empty()) {
+      std::vector<std::string> seen;
+      for (const auto& r : report.rows) {
+        if (r.run == "-" || std::find(seen.begin(), seen.end(), r.run) != seen.end()) continue;
+        seen.push_back(r.run);
+        f.lines.push_back(fmt::format("{} code: {}", r.run, snapshot_summary(o.req.runs_root + "/" + r.run)));
+      }
+    }
   }
   return f;
 }

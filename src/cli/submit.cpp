@@ -15,13 +15,14 @@ namespace {
 struct SubmitOptions {
   SubmitRequest req;
   std::string runs, templates;
-  bool no_preflight = false, wait = false, follow = false;
+  bool no_preflight = false, wait = false, follow = false, no_snapshot = false;
 };
 
 void run_submit(SubmitOptions& o, Context& ctx) {
   o.req.runs_root = runs_root(o.runs);
   o.req.templates_dir = templates_dir(o.templates);
   o.req.preflight = !o.no_preflight;
+  o.req.snapshot = !o.no_snapshot;
   ResolvedRun resolved = load_and_resolve(o.req.spec, o.req.sets);
   if (submits_as_race(resolved, o.req.shape)) {
     RaceRequest race;
@@ -32,6 +33,7 @@ void run_submit(SubmitOptions& o, Context& ctx) {
     race.dry_run = o.req.dry_run;
     race.preflight = o.req.preflight;
     race.again = o.req.again;
+    race.snapshot = o.req.snapshot;
     race.rank_by = o.req.rank_by;
     return race_command(race, false, o.wait, o.follow, ctx);
   }
@@ -56,6 +58,7 @@ void run_submit(SubmitOptions& o, Context& ctx) {
   const Attempt& a = r.attempt;
   std::cout << fmt::format("submitted job {}{} (shape {}) as run {}\n", a.job_id,
                            a.cluster.empty() ? "" : " on cluster " + a.cluster, a.shape, r.run.id);
+  std::cout << "  code:   " << snapshot_summary(r.run.dir) << '\n';
   std::cout << fmt::format("  status: ddpctl status {}\n  logs:   ddpctl logs {}\n", r.run.id, r.run.id);
   if (o.wait || o.follow) wait_for_job(ctx, r.run, a, o.follow, out);
 }
@@ -74,6 +77,8 @@ void setup_submit(CLI::App& app, Context& ctx) {
   cmd->add_flag("--follow", o->follow, "Show progress until the job ends (implies --wait)");
   cmd->add_flag("--dry-run", o->req.dry_run, "Validate and preflight only; submit nothing");
   cmd->add_flag("--no-preflight", o->no_preflight, "Skip the checks against sinfo and sacctmgr, and the program lookup");
+  cmd->add_flag("--no-snapshot", o->no_snapshot,
+                "Run the submit folder's files as they are when the job starts, not a copy taken now");
   cmd->add_flag("--again", o->req.again, "Submit even if a job of this same spec is still queued or running");
   add_rank_by_options(cmd, o->req.rank_by);
   cmd->callback([o, &ctx] { run_submit(*o, ctx); });

@@ -1,0 +1,324 @@
+#include "snapshot.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "diagnostics.hpp"
+#include "files.hpp"
+#include "resolve.hpp"
+#include "runs.hpp"
+#include "text.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ddpctl {
+
+namespace {
+
+constexpr std::chrono::seconds kGitTimeout{120};
+
+struct Git {
+  CommandRunner& runner;
+  std::vector<std::string> prefix;  // git -C DIR [--git-dir=... --work-tree=...]
+  std::string index;                // GIT_INDEX_FILE, empty for the repository's own
+
+  CommandResult run(std::vector<std::string> args) const {
+    std::vector<std::string> argv;
+    if (!index.empty()) argv = {"env", "GIT_INDEX_FILE=" + index};
+    argv.insert(argv.end(), prefix.begin(), prefix.end());
+    argv.insert(argv.end(), args.begin(), args.end());
+    return runner.run(argv, kGitTimeout);
+  }
+  // Trimmed stdout, or a UserError saying what failed.
+  std::string must(std::vector<std::string> args, const std::string& what) const {
+    CommandResult r = run(std::move(args));
+    if (!r.ok()) throw UserError(fmt::format("snapshot: {}: {}", what, r.describe()));
+    return trim(r.out);
+  }
+};
+
+struct TreeEntry {
+  std::string path;
+  long long size = 0;
+};
+
+// `git ls-tree -r -l -z TREE`: "<mode> <type> <object> <size>\t<path>\0"; a
+// submodule's entry (commit) has "-" as its size and is not copied.
+std::vector<TreeEntry> tree_files(const Git& git, const std::string& tree) {
+  CommandResult r = git.run({"ls-tree", "-r", "-l", "-z", tree});
+  if (!r.ok()) throw UserError("snapshot: listing the snapshot's files failed: " + r.describe());
+  std::vector<TreeEntry> out;
+  size_t start = 0;
+  while (start < r.out.size()) {
+    size_t end = r.out.find('\0', start);
+    if (end == std::string::npos) end = r.out.size();
+    std::string rec = r.out.substr(start, end - start);
+    start = end + 1;
+    size_t tab = rec.find('\t');
+    if (tab == std::string::npos) continue;
+    auto words = split_ws(rec.substr(0, tab));
+    if (words.size() < 4 || words[1] != "blob") continue;
+    out.push_back({rec.substr(tab + 1), std::atoll(words[3].c_str())});
+  }
+  return out;
+}
+
+// Refuses a snapshot over the limit, naming its largest files.
+void check_size(const std::vector<TreeEntry>& files, const RunSpec& spec, long long total) {
+  const auto& s = spec.snapshot;
+  if (total <= s.max_bytes) return;
+  std::vector<TreeEntry> largest = files;
+  std::sort(largest.begin(), largest.end(), [](const TreeEntry& a, const TreeEntry& b) { return a.size > b.size; });
+  if (largest.size() > 5) largest.resize(5);
+  std::string names;
+  for (const auto& f : largest) names += fmt::format("\n  {:>10}  {}", human_bytes(f.size), f.path);
+  throw UserError(s.where, "snapshot",
+                  fmt::format("the snapshot would be {} in {} files, over its limit of {}; the largest:{}\n"
+                              "Leave data out of it (.gitignore, or snapshot.exclude), or raise snapshot.max_mb",
+                              human_bytes(total), files.size(), human_bytes(s.max_bytes), names));
+}
+
+// Writes the tree's files into <store>/<tree> (once: a finished snapshot is
+// a folder renamed into place, so a half-written one is never used).
+bool materialize(const Git& git, const std::string& store, const std::string& tree, const std::string& dest) {
+  if (fs::is_directory(dest)) return true;
+  std::error_code ec;
+  fs::create_directories(store, ec);
+  std::string partial = fmt::format("{}/.{}.{}.partial", store, tree, new_token());
+  fs::create_directories(partial, ec);
+  if (ec) throw UserError(fmt::format("snapshot: cannot create {}: {}", partial, ec.message()));
+  Git in_partial = git;
+  in_partial.prefix.push_back("--work-tree=" + partial);
+  CommandResult r = in_partial.run({"read-tree", tree});
+  if (r.ok()) r = in_partial.run({"checkout-index", "--all", "--force"});
+  if (!r.ok()) {
+    fs::remove_all(partial, ec);
+    throw UserError("snapshot: writing the snapshot's files failed: " + r.describe());
+  }
+  fs::rename(partial, dest, ec);
+  if (ec) {
+    fs::remove_all(partial, ec);
+    if (fs::is_directory(dest)) return true;  // another ddpctl finished the same one first
+    throw UserError(fmt::format("snapshot: cannot move the snapshot into {}", dest));
+  }
+  return false;
+}
+
+SnapshotDecision off(std::string why) { return {std::nullopt, std::move(why)}; }
+
+}  // namespace
+
+std::string human_bytes(long long bytes) {
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  if (bytes < (1LL << 20)) return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / 1024);
+  if (bytes < (1LL << 30)) return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
+  return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1LL << 30));
+}
+
+SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, const std::string& runs_root,
+                               bool no_snapshot, CommandRunner& runner) {
+  using Mode = SnapshotSettings::Mode;
+  const auto& s = spec.snapshot;
+  if (no_snapshot) return off("--no-snapshot");
+  if (s.mode == Mode::Off) return off("snapshot: false");
+  bool explicit_mode = s.mode != Mode::Auto;
+  if (spec.command_shell) {
+    // Its words cannot be told apart reliably: which name code and which data.
+    if (explicit_mode)
+      throw UserError(s.where, "snapshot",
+                      "a snapshot needs command: as a list ([program, arg, ...]) so that ddpctl can tell which "
+                      "words name code; `command:` is a shell line. Write it as a list, or set snapshot: false");
+    return off("command: is a shell line (write it as a list to snapshot the code)");
+  }
+  std::string store = fs::absolute(runs_root).lexically_normal().string() + "/.snapshots";
+  ScratchDir scratch("ddpctl-snapshot");
+  Snapshot snap;
+  Git git{runner, {"git", "-C", cwd}, ""};
+
+  if (s.mode == Mode::Paths) {
+    // A store repository of our own, whose work tree is the submit folder:
+    // git add -f takes exactly the listed paths, ignored or not.
+    std::error_code ec;
+    fs::create_directories(store, ec);
+    std::string repo = store + "/objects.git";
+    if (!fs::exists(repo + "/HEAD")) {
+      CommandResult r = runner.run({"git", "init", "--quiet", "--bare", repo}, kGitTimeout);
+      if (!r.ok() && !fs::exists(repo + "/HEAD"))
+        throw UserError(s.where, "snapshot", "cannot create the snapshot store (git init): " + r.describe());
+    }
+    git.prefix = {"git", "--git-dir=" + repo, "--work-tree=" + cwd, "-C", cwd};
+    git.index = scratch.path() + "/index";
+    std::vector<std::string> add = {"add", "--force", "--"};
+    for (const auto& p : s.paths) {
+      if (!fs::exists(fs::path(cwd) / p))
+        throw UserError(s.where, "snapshot.paths", fmt::format("{} does not exist in {}", p, cwd));
+      add.push_back(p);
+    }
+    for (const auto& e : s.exclude) add.push_back(":(exclude)" + e);
+    CommandResult r = git.run(add);
+    if (!r.ok()) throw UserError(s.where, "snapshot.paths", "git add of the listed paths failed: " + r.describe());
+    snap.mode = "paths";
+    snap.id = git.must({"write-tree"}, "git write-tree");
+    snap.dir = store + "/" + snap.id;
+    snap.code_dir = snap.dir;
+  } else {
+    CommandResult top = git.run({"rev-parse", "--show-toplevel"});
+    if (top.not_found) {
+      if (explicit_mode) throw UserError(s.where, "snapshot", "git is not installed here; snapshot: git needs it");
+      return off("git is not installed here");
+    }
+    if (!top.ok()) {
+      if (explicit_mode)
+        throw UserError(s.where, "snapshot",
+                        fmt::format("{} is not in a git work tree; use snapshot: {{paths: [...]}} there", cwd));
+      return off("not a git work tree (snapshot: {paths: [...]} snapshots one)");
+    }
+    std::string prefix = git.must({"rev-parse", "--show-prefix"}, "git rev-parse --show-prefix");
+    // A scratch index starting from the repository's own (its stat cache
+    // spares hashing unchanged files): add -A takes the work tree as it is,
+    // new files too, and leaves out what .gitignore names.
+    std::string own_index = git.must({"rev-parse", "--git-path", "index"}, "git rev-parse --git-path");
+    if (!own_index.empty() && own_index[0] != '/') own_index = cwd + "/" + own_index;
+    git.index = scratch.path() + "/index";
+    std::error_code ec;
+    if (fs::exists(own_index)) fs::copy_file(own_index, git.index, ec);
+    std::vector<std::string> add = {"add", "--all", "--", ":/"};
+    for (const auto& e : s.exclude) add.push_back(":(top,exclude)" + e);
+    // ddpctl's own outputs are never code: the logs folder and the runs
+    // folder (with the snapshots), where they are inside the tree.
+    for (const auto& out : {spec.output_dir, runs_root}) {
+      fs::path rel = fs::absolute(out).lexically_normal().lexically_relative(fs::path(cwd).lexically_normal());
+      if (!rel.empty() && *rel.begin() != "..") add.push_back(":(exclude)" + rel.string());
+    }
+    CommandResult r = git.run(add);
+    if (!r.ok()) throw UserError(s.where, "snapshot", "git add of the work tree failed: " + r.describe());
+    snap.mode = "git";
+    snap.id = git.must({"write-tree"}, "git write-tree");
+    snap.dir = store + "/" + snap.id;
+    snap.code_dir = prefix.empty() ? snap.dir : snap.dir + "/" + prefix;
+    while (snap.code_dir.size() > 1 && snap.code_dir.back() == '/') snap.code_dir.pop_back();
+    CommandResult head = git.run({"rev-parse", "--verify", "--quiet", "HEAD"});
+    if (head.ok()) {
+      snap.commit = trim(head.out);
+      CommandResult branch = git.run({"symbolic-ref", "--short", "--quiet", "HEAD"});
+      if (branch.ok()) snap.branch = trim(branch.out);
+      std::string head_tree = git.must({"rev-parse", "HEAD^{tree}"}, "git rev-parse HEAD^{tree}");
+      snap.dirty = head_tree != snap.id;
+      if (snap.dirty) snap.diff = git.must({"diff", "--binary", "HEAD", snap.id}, "git diff");
+      // The trailing newline was trimmed; a patch needs it.
+      if (!snap.diff.empty()) snap.diff += "\n";
+    } else {
+      snap.dirty = true;  // no commit yet: nothing says what these files are
+    }
+  }
+  auto files = tree_files(git, snap.id);
+  for (const auto& f : files) snap.bytes += f.size;
+  snap.files = static_cast<long long>(files.size());
+  if (files.empty()) {
+    if (explicit_mode) throw UserError(s.where, "snapshot", "the snapshot would hold no files");
+    return off("the git work tree has no files to snapshot");
+  }
+  check_size(files, spec, snap.bytes);
+  snap.reused = materialize(git, store, snap.id, snap.dir);
+  return {snap, ""};
+}
+
+std::vector<std::string> snapshot_argv(const std::vector<std::string>& argv, const Snapshot& snap,
+                                       const std::string& cwd, const Location& where) {
+  std::vector<std::string> out;
+  out.reserve(argv.size());
+  for (const auto& word : argv) {
+    fs::path rel(word);
+    if (word.empty() || word[0] == '-' || rel.is_absolute() || word == "." || word == ".." ||
+        word.find("..") != std::string::npos) {
+      out.push_back(word);
+      continue;
+    }
+    fs::path in_snap = fs::path(snap.code_dir) / rel;
+    std::error_code ec;
+    if (!fs::exists(in_snap, ec)) {
+      out.push_back(word);  // not code: data, outputs, a program on PATH
+      continue;
+    }
+    if (fs::is_directory(in_snap, ec)) {
+      // A folder of code must hold nothing the snapshot left out.
+      fs::path here = fs::path(cwd) / rel;
+      for (auto it = fs::recursive_directory_iterator(here, fs::directory_options::skip_permission_denied, ec);
+           !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->is_directory(ec)) continue;
+        fs::path inside = fs::path(snap.code_dir) / fs::relative(it->path(), cwd, ec);
+        if (!fs::exists(inside))
+          throw UserError(where, "command",
+                          fmt::format("{} is a folder of code in the snapshot, but it also holds files the snapshot "
+                                      "leaves out (e.g. {}, ignored by git): the program could mean either copy. "
+                                      "Name the code and the data apart, write the path absolute to use the "
+                                      "submit folder's, or set snapshot: false",
+                                      word, fs::relative(it->path(), cwd, ec).string()));
+      }
+    }
+    out.push_back(in_snap.lexically_normal().string());
+  }
+  return out;
+}
+
+void apply_snapshot(ResolvedRun& run, const SnapshotDecision& decision, const std::string& cwd) {
+  run.snapshot = decision.snapshot;
+  run.snapshot_off = decision.off_reason;
+  if (run.snapshot && !run.spec.uses_trainer && !run.spec.command_argv.empty())
+    run.spec.command_argv =
+        snapshot_argv(run.spec.command_argv, *run.snapshot, cwd, run.spec.where_of("command"));
+}
+
+void record_snapshot(const std::string& run_dir, const SnapshotDecision& decision) {
+  nlohmann::json j;
+  if (!decision.snapshot) {
+    j["off"] = decision.off_reason;
+  } else {
+    const Snapshot& s = *decision.snapshot;
+    j = {{"mode", s.mode}, {"id", s.id}, {"dir", s.dir}, {"code_dir", s.code_dir}, {"files", s.files},
+         {"bytes", s.bytes}, {"reused", s.reused}};
+    if (s.mode == "git") {
+      j["commit"] = s.commit.empty() ? nlohmann::json() : nlohmann::json(s.commit);
+      j["branch"] = s.branch.empty() ? nlohmann::json() : nlohmann::json(s.branch);
+      j["dirty"] = s.dirty;
+      if (!s.diff.empty()) {
+        write_file_atomic(run_dir + "/snapshot.diff", s.diff);
+        j["diff"] = run_dir + "/snapshot.diff";
+      }
+    }
+  }
+  write_file_atomic(run_dir + "/snapshot.json", j.dump(2) + "\n");
+}
+
+std::string snapshot_record(const std::string& run_dir) {
+  std::error_code ec;
+  if (!fs::exists(run_dir + "/snapshot.json", ec)) return "";
+  return read_file(run_dir + "/snapshot.json");
+}
+
+std::string snapshot_summary(const std::string& run_dir) {
+  std::string text = snapshot_record(run_dir);
+  if (text.empty()) return "runs in place (no snapshot recorded)";
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return "snapshot.json is unreadable";
+  if (j.contains("off")) return "runs in place: " + j.value("off", std::string());
+  std::string id = j.value("id", std::string()).substr(0, 12);
+  std::string where;
+  if (j.value("mode", std::string()) == "git") {
+    std::string commit = j["commit"].is_string() ? j["commit"].get<std::string>().substr(0, 12) : "";
+    std::string branch = j["branch"].is_string() ? j["branch"].get<std::string>() : "";
+    where = commit.empty() ? " (no commit yet)"
+                           : fmt::format(" (commit {}{}{})", commit, branch.empty() ? "" : " on " + branch,
+                                         j.value("dirty", false) ? ", with uncommitted changes" : "");
+  } else {
+    where = " (snapshot.paths)";
+  }
+  return fmt::format("snapshot {}{}: {} files, {}", id, where, j.value("files", 0LL),
+                     human_bytes(j.value("bytes", 0LL)));
+}
+
+}  // namespace ddpctl

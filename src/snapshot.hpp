@@ -1,0 +1,78 @@
+#pragma once
+// The code a run's jobs run, frozen at submit (docs/runs.md "Snapshot"): the
+// files of the submit folder's git work tree as they are on disk — tracked
+// files with their uncommitted changes and new files git does not ignore,
+// never ignored ones (data, checkpoints) — or the spec's `snapshot.paths`,
+// copied once into a content-addressed store under the runs folder
+// (<runs>/.snapshots/<git tree id>/), so that every run of one state of the
+// code shares one copy. The store's address is the git tree of those files,
+// computed by git itself with a scratch index (for `paths`, in a store
+// repository of its own under .snapshots/). Jobs keep the submit folder as
+// their working directory; only the program and the command's arguments
+// that name code in the snapshot are taken from the snapshot.
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "process.hpp"
+#include "spec.hpp"
+
+namespace ddpctl {
+
+struct Snapshot {
+  std::string id;         // the git tree id of the snapshot's files
+  std::string dir;        // absolute: <runs>/.snapshots/<id>
+  std::string code_dir;   // where the submit folder is inside it (dir, or dir/<subfolder of the repo>)
+  std::string mode;       // "git" or "paths"
+  long long bytes = 0;
+  long long files = 0;
+  bool reused = false;    // the store already had it
+  // Provenance of a git snapshot (empty outside a git tree).
+  std::string commit, branch;  // HEAD; branch empty when detached
+  bool dirty = false;          // the files differ from HEAD's
+  std::string diff;            // `git diff HEAD <snapshot>` when dirty
+};
+
+// Why no snapshot was taken, when none was: "snapshot: false", "--no-snapshot",
+// "not a git work tree", "command: is a shell line", ...
+struct SnapshotDecision {
+  std::optional<Snapshot> snapshot;
+  std::string off_reason;
+};
+
+// Takes (or finds) the snapshot of `cwd` per `settings` in `runs_root`.
+// `no_snapshot` is --no-snapshot. Throws UserError naming the spec's field
+// for an explicit snapshot that cannot be taken, and for one over
+// settings.max_bytes (with its largest files).
+SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, const std::string& runs_root,
+                               bool no_snapshot, CommandRunner& runner);
+
+// The command's words as the job runs them with `snap`: a relative word that
+// names a file or folder of the snapshot's code becomes its path in the
+// snapshot; everything else is left to resolve against the submit folder.
+// Throws UserError (at `where`) for a word naming a folder that holds both
+// code in the snapshot and files it left out (ignored by git): which of the
+// two the program means cannot be told.
+std::vector<std::string> snapshot_argv(const std::vector<std::string>& argv, const Snapshot& snap,
+                                       const std::string& cwd, const Location& where);
+
+struct ResolvedRun;
+// Makes `run` run `decision`'s snapshot: kept in run.snapshot (the script
+// exports it), and the command's words as snapshot_argv makes them.
+void apply_snapshot(ResolvedRun& run, const SnapshotDecision& decision, const std::string& cwd);
+
+// Writes snapshot.json (and snapshot.diff for a dirty work tree) into a run's
+// folder: the snapshot and its provenance, or why there is none.
+void record_snapshot(const std::string& run_dir, const SnapshotDecision& decision);
+// snapshot.json of a run as JSON text; empty when the run has none (older runs).
+std::string snapshot_record(const std::string& run_dir);
+
+// One line on a run's code: "snapshot 1a2b3c4d5e6f (commit 89abcdef on main,
+// uncommitted changes): 12 files, 3.1 MiB", or "runs in place: <why>".
+std::string snapshot_summary(const std::string& run_dir);
+
+// "3.1 MiB", for messages.
+std::string human_bytes(long long bytes);
+
+}  // namespace ddpctl
