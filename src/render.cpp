@@ -98,6 +98,14 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
     m.set("node_check", flag(spec.monitor.node_check));
     m.set("check_timeout", std::to_string(spec.monitor.check_timeout_s));
     m.set("restarts", std::to_string(spec.requeue ? spec.requeue->max_restarts : 0));
+    // What the job's environment record keeps (job_environment.hpp): every variable this script sets.
+    std::vector<std::string> names;
+    for (const auto* list : {&run.env, &run.nccl_env})
+      for (const auto& [name, value] : *list) names.push_back(name);
+    for (const char* n : {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "NNODES", "NPROC_PER_NODE", "LOCAL_WORLD_SIZE"})
+      names.push_back(n);
+    if (run.snapshot) names.insert(names.end(), {"DDPCTL_SNAPSHOT", "PYTHONPATH"});
+    m.set("env_names", join(names, " "));
     if (spec.watchdog.enabled) {
       mstch::data w;
       w.set("stall_after", std::to_string(spec.watchdog.stall_after_s) + "s");

@@ -10,6 +10,7 @@
 
 #include "diagnostics.hpp"
 #include "files.hpp"
+#include "snapshot.hpp"
 #include "usage.hpp"
 #include "text.hpp"
 
@@ -137,6 +138,7 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
                           long long now) {
   ReportRow r;
   r.run_id = run.id;
+  r.code = code_label(run.dir);
   const RunShape* shape = attempt ? run.shape(attempt->shape) : (run.shapes.empty() ? nullptr : &run.shapes.front());
   if (shape) {
     r.label = shape->label;
@@ -213,17 +215,71 @@ void add_usage(ReportRow& row, const std::string& log_base) {
 }
 
 void compute_scaling(std::vector<ReportRow>& rows) {
-  const ReportRow* base = nullptr;
-  for (const auto& r : rows)
-    if (r.img_per_s && *r.img_per_s > 0 && (!base || r.world() < base->world())) base = &r;
-  if (!base) return;
-  double base_thr = *base->img_per_s;
-  int base_world = base->world();
-  for (auto& r : rows) {
-    if (!r.img_per_s) continue;
-    r.speedup = *r.img_per_s / base_thr;
-    r.efficiency = *r.speedup / (static_cast<double>(r.world()) / base_world);
+  // Within the rows that ran the same code: a speedup across two programs
+  // would measure the change, not the scaling.
+  std::set<std::string> codes;
+  for (const auto& r : rows) codes.insert(r.code);
+  for (const auto& code : codes) {
+    const ReportRow* base = nullptr;
+    for (const auto& r : rows)
+      if (r.code == code && r.img_per_s && *r.img_per_s > 0 && (!base || r.world() < base->world())) base = &r;
+    if (!base) continue;
+    double base_thr = *base->img_per_s;
+    int base_world = base->world();
+    for (auto& r : rows) {
+      if (r.code != code || !r.img_per_s) continue;
+      r.speedup = *r.img_per_s / base_thr;
+      r.efficiency = *r.speedup / (static_cast<double>(r.world()) / base_world);
+    }
   }
+}
+
+std::string mixed_code_note(const std::vector<ReportRow>& rows) {
+  std::vector<std::string> codes;
+  for (const auto& r : rows)
+    if (std::find(codes.begin(), codes.end(), r.code) == codes.end()) codes.push_back(r.code);
+  if (codes.size() < 2) return "";
+  std::vector<std::string> groups;
+  for (const auto& c : codes) {
+    std::vector<std::string> labels;
+    for (const auto& r : rows)
+      if (r.code == c) labels.push_back(r.label);
+    groups.push_back(fmt::format("{} ({})", c.empty() ? "unrecorded" : c, join(labels, ", ")));
+  }
+  return "these rows ran different code: " + join(groups, "; ") +
+         "; speedup and efficiency are computed within each (`ddpctl diff RUN_A RUN_B` shows what changed)";
+}
+
+std::string mixed_environment_note(const std::vector<ReportRow>& rows) {
+  // Every field any row has, in first-seen order, with its value per row ("" where absent).
+  std::vector<std::string> keys;
+  std::vector<const ReportRow*> recorded;
+  for (const auto& r : rows) {
+    if (!r.environment) continue;
+    recorded.push_back(&r);
+    for (const auto& [k, v] : comparable_fields(*r.environment))
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  }
+  if (recorded.size() < 2) return "";
+  std::vector<std::string> differing;
+  for (const auto& k : keys) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> values;  // value -> its rows
+    for (const ReportRow* r : recorded) {
+      std::string v;
+      for (const auto& [name, value] : comparable_fields(*r->environment))
+        if (name == k) v = value;
+      auto it = std::find_if(values.begin(), values.end(), [&](const auto& p) { return p.first == v; });
+      if (it == values.end()) values.push_back({v, {}}), it = values.end() - 1;
+      it->second.push_back(r->label);
+    }
+    if (values.size() < 2) continue;
+    std::vector<std::string> parts;
+    for (const auto& [v, labels] : values)
+      parts.push_back(fmt::format("{} ({})", v.empty() ? "none" : plain_line(v, 60), join(labels, ", ")));
+    differing.push_back(k + " " + join(parts, " vs "));
+  }
+  if (differing.empty()) return "";
+  return "these rows ran in different environments: " + join(differing, "; ");
 }
 
 std::vector<Prediction> predict(const std::vector<ReportRow>& measured, const std::vector<PlanShape>& shapes,
@@ -271,14 +327,14 @@ std::vector<Prediction> predict(const std::vector<ReportRow>& measured, const st
 
 std::string report_table(const std::vector<ReportRow>& rows) {
   std::vector<std::vector<std::string>> cells = {
-      {"SHAPE", "RUN", "JOB", "STATE", "RANKS", "GPUS", "EPOCH", "TRAIN LOSS/ACC", "VAL LOSS/ACC", "IMG/S", "SPEEDUP",
+      {"SHAPE", "RUN", "CODE", "JOB", "STATE", "RANKS", "GPUS", "EPOCH", "TRAIN LOSS/ACC", "VAL LOSS/ACC", "IMG/S", "SPEEDUP",
        "EFF", "WALL", "GPU-H", "NODE-H", "MEM0 PEAK/AVG/MODE", "MEM MAX", "RDZV", "1ST STEP", "GPU UTIL",
        "GPU MEM PEAK/AVG/MODE", "CPU", "PEAK RSS"}};
   for (const auto& r : rows) {
     auto loss_acc = [](const std::optional<double>& l, const std::optional<double>& a) {
       return l || a ? fmt::format("{}/{}", num(l, 3), a ? fmt::format("{:.2f}%", *a) : "-") : "-";
     };
-    cells.push_back({r.label, r.run_id, r.job_id.empty() ? "-" : r.job_id, r.state ? state_name(*r.state) : "-",
+    cells.push_back({r.label, r.run_id, r.code.empty() ? "-" : r.code, r.job_id.empty() ? "-" : r.job_id, r.state ? state_name(*r.state) : "-",
                      std::to_string(r.world()), std::to_string(r.gpus),
                      r.epochs ? fmt::format("{}/{}", r.epochs_done, r.epochs) : "-", loss_acc(r.train_loss, r.train_acc),
                      loss_acc(r.val_loss, r.val_acc), num(r.img_per_s, 1), r.speedup ? fmt::format("{:.2f}x", *r.speedup) : "-",
@@ -290,6 +346,8 @@ std::string report_table(const std::vector<ReportRow>& rows) {
   std::string out;
   for (const auto& line : format_columns(cells)) out += line + "\n";
   std::vector<std::string> notes;
+  if (auto c = mixed_code_note(rows); !c.empty()) notes.push_back("warning: " + c);
+  if (auto e = mixed_environment_note(rows); !e.empty()) notes.push_back("warning: " + e);
   if (auto m = mem_note(rows); !m.empty()) notes.push_back(m);
   notes.push_back("throughput: mean over epochs after the first; speedup and efficiency vs the fewest ranks");
   if (std::any_of(rows.begin(), rows.end(), [](const ReportRow& r) { return r.rss_peak_bytes.has_value(); }))
@@ -318,18 +376,20 @@ std::string report_markdown(const std::vector<ReportRow>& rows) {
                        num(r.val_loss, 3), r.val_acc ? fmt::format("{:.2f}%", *r.val_acc) : "-",
                        usage_percent(r.gpu_util_mean), gpu_memory(r), usage_percent(r.cpu_pct_mean),
                        r.rss_peak_bytes ? format_bytes(*r.rss_peak_bytes) : "-");
+  if (auto c = mixed_code_note(rows); !c.empty()) out += "\n**Warning:** " + c + "\n";
+  if (auto e = mixed_environment_note(rows); !e.empty()) out += "\n**Warning:** " + e + "\n";
   return out;
 }
 
 std::string report_csv(const std::vector<ReportRow>& rows) {
   std::string out =
-      "run,shape,job,state,nodes,ranks_per_node,gpus_per_node,ranks,gpus,epochs_done,epochs,train_loss,train_acc,"
+      "run,shape,code,job,state,nodes,ranks_per_node,gpus_per_node,ranks,gpus,epochs_done,epochs,train_loss,train_acc,"
       "val_loss,val_acc,img_per_s,speedup,efficiency,wall_s,wall_source,gpu_hours,node_hours,mem0_peak_mib,"
       "mem0_avg_mib,mem0_mode_mib,mem_max_mib,mem_kind,rendezvous_s,first_step_s,gpu_util_pct,gpu_mem_peak_mib,"
       "gpu_mem_avg_mib,gpu_mem_mode_mib,cpu_pct,rss_peak_bytes,metrics,problem,failure\n";
   auto v = [](const std::optional<double>& x) { return x ? fmt::format("{}", *x) : std::string(); };
   for (const auto& r : rows) {
-    std::vector<std::string> c = {r.run_id, r.label, r.job_id, state_text(r), std::to_string(r.nodes),
+    std::vector<std::string> c = {r.run_id, r.label, r.code, r.job_id, state_text(r), std::to_string(r.nodes),
                                   std::to_string(r.ranks_per_node), std::to_string(r.gpus_per_node),
                                   std::to_string(r.world()), std::to_string(r.gpus), std::to_string(r.epochs_done),
                                   std::to_string(r.epochs), v(r.train_loss), v(r.train_acc), v(r.val_loss), v(r.val_acc),
@@ -348,7 +408,8 @@ std::string report_csv(const std::vector<ReportRow>& rows) {
 std::string report_json(const std::vector<ReportRow>& rows) {
   json out = json::array();
   for (const auto& r : rows)
-    out.push_back({{"run", r.run_id},           {"shape", r.label},
+    out.push_back({{"run", r.run_id},           {"shape", r.label}, {"code", r.code.empty() ? json() : json(r.code)},
+                   {"environment", r.environment ? environment_json(*r.environment) : json()},
                    {"job", r.job_id},           {"state", state_text(r)},
                    {"nodes", r.nodes},          {"ranks_per_node", r.ranks_per_node},
                    {"gpus_per_node", r.gpus_per_node}, {"ranks", r.world()},

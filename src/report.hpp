@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "context.hpp"
+#include "job_environment.hpp"
 #include "jobs.hpp"
 #include "output.hpp"
 #include "runs.hpp"
@@ -58,6 +59,8 @@ struct ReportRow {
   std::optional<double> gpu_util_mean, gpu_mem_peak_mib, gpu_mem_mean_mib, gpu_mem_mode_mib, cpu_pct_mean;
   std::optional<long long> rss_peak_bytes;
   std::string usage_base;  // <output_dir>/<job name>_<job id>: where the samples are
+  std::string code;        // the code it ran (snapshot.hpp's code_label); "" without a record
+  std::optional<JobEnvironment> environment;  // what its latest attempt ran with, where recorded
 };
 
 // Fills a row from a run, its job (as Slurm sees it; may be null) and the
@@ -69,6 +72,13 @@ void add_usage(ReportRow& row, const std::string& log_base);
 // Speedup and efficiency against the row with the fewest ranks (the first of
 // those) that has a throughput.
 void compute_scaling(std::vector<ReportRow>& rows);
+// A warning when the rows ran different code (commits, snapshots, in
+// place), naming each and its rows; empty when they all ran the same.
+std::string mixed_code_note(const std::vector<ReportRow>& rows);
+// A warning when the rows' recorded environments differ (torch, CUDA, NCCL,
+// modules, the spec's variables...), naming each value and its rows; empty
+// when they agree or fewer than two rows have a record.
+std::string mixed_environment_note(const std::vector<ReportRow>& rows);
 
 // `ddpctl plan`: time and cost of shapes predicted from measured rows.
 struct PlanShape {

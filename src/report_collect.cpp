@@ -62,7 +62,10 @@ std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, c
       if (const RunShape* shape = runs[i].shape(a->shape))
         if (auto f = explain_failure(*shape, *job, slurm)) rows.back().failure = describe_failure(*f);
     if (a)
-      if (const RunShape* shape = runs[i].shape(a->shape)) add_usage(rows.back(), log_base(*shape, a->job_id));
+      if (const RunShape* shape = runs[i].shape(a->shape)) {
+        add_usage(rows.back(), log_base(*shape, a->job_id));
+        rows.back().environment = read_environment(log_base(*shape, a->job_id));
+      }
     any_usage = any_usage || rows.back().rss_peak_bytes.has_value();
   }
   // Without metrics, the usage columns alone still say something of any program.

@@ -16,6 +16,7 @@
 #include "files.hpp"
 #include "text.hpp"
 #include "values.hpp"
+#include "version.hpp"
 
 namespace ddpctl {
 
@@ -252,6 +253,7 @@ Run create_run(const std::string& root, const std::vector<RunPart>& parts, const
                {"created_at", run.created_at},
                {"cwd", run.cwd},
                {"output_dir", run.output_dir},
+               {"ddpctl", ddpctl_version()},
                {"shapes", shapes}};
   write_file_atomic(run.dir + "/run.json", meta.dump(2) + "\n");
   save_ledger(run);
@@ -345,6 +347,7 @@ Run load_run(const std::string& dir) {
   run.overrides = meta.value("overrides", std::vector<std::string>{});
   run.created_at = meta.value("created_at", "");
   run.cwd = meta.value("cwd", "");
+  run.ddpctl_version = meta.value("ddpctl", "");
   run.output_dir = meta.value("output_dir", "");
   for (const auto& s : meta.value("shapes", json::array())) {
     RunShape rs;

@@ -58,6 +58,7 @@ struct Run {
   std::string dir;  // absolute
   std::string id;   // the directory's name
   std::string name, cluster, spec_file, spec_hash, created_at, cwd, output_dir;
+  std::string ddpctl_version;  // the ddpctl that submitted it ("" before runs recorded it)
   std::vector<std::string> overrides;
   std::vector<RunShape> shapes;
   std::vector<Attempt> attempts;

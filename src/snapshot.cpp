@@ -321,4 +321,15 @@ std::string snapshot_summary(const std::string& run_dir) {
                      human_bytes(j.value("bytes", 0LL)));
 }
 
+std::string code_label(const std::string& run_dir) {
+  std::string text = snapshot_record(run_dir);
+  if (text.empty()) return "";
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return "";
+  if (j.contains("off")) return "in place";
+  if (j.value("mode", std::string()) == "git" && j["commit"].is_string())
+    return j["commit"].get<std::string>().substr(0, 12) + (j.value("dirty", false) ? "+" : "");
+  return "snapshot:" + j.value("id", std::string()).substr(0, 12);
+}
+
 }  // namespace ddpctl

@@ -72,6 +72,11 @@ std::string snapshot_record(const std::string& run_dir);
 // uncommitted changes): 12 files, 3.1 MiB", or "runs in place: <why>".
 std::string snapshot_summary(const std::string& run_dir);
 
+// A run's code in a word, for tables: the commit's first 12 characters ("+"
+// after it with uncommitted changes), "snapshot:<id 12>" for snapshot.paths,
+// "in place", or "" for a run from before snapshots.
+std::string code_label(const std::string& run_dir);
+
 // "3.1 MiB", for messages.
 std::string human_bytes(long long bytes);
 

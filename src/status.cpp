@@ -11,6 +11,7 @@
 #include "snapshot.hpp"
 #include "files.hpp"
 #include "failure.hpp"
+#include "job_environment.hpp"
 #include "jobs.hpp"
 #include "progress_pattern.hpp"
 #include "race.hpp"
@@ -102,6 +103,7 @@ StatusRow job_row(const JobRef& ref, const Job& job, long long now, Extra& extra
     std::string code = snapshot_record(ref.run->dir);
     auto parsed = nlohmann::json::parse(code.empty() ? "null" : code, nullptr, false);
     j["code"] = parsed.is_discarded() ? nlohmann::json() : parsed;
+    j["ddpctl"] = ref.run->ddpctl_version.empty() ? nlohmann::json() : nlohmann::json(ref.run->ddpctl_version);
   }
   row.state = state_name(job.state);
   row.tone = tone_of(job.state);
@@ -148,6 +150,9 @@ StatusRow job_row(const JobRef& ref, const Job& job, long long now, Extra& extra
       j["attempt"] = {{"number", rq->attempt}, {"of", rq->of ? nlohmann::json(*rq->of) : nlohmann::json()},
                       {"why", rq->why}};
     }
+  // What the attempt runs with, from its first node (job_environment.hpp).
+  if (shape && job.state != JobState::Pending)
+    if (auto e = read_environment(log_base(*shape, job.id), job.restarts)) j["environment"] = environment_json(*e);
   long long elapsed = 0;
   if (job.start_time && *job.start_time <= now) {
     bool ended = is_terminal(job.state) && job.end_time && *job.end_time >= *job.start_time;

@@ -164,7 +164,7 @@ std::vector<std::string> complete(const CLI::App& app, std::vector<std::string> 
   }
   const std::string s = sub->get_name();
   if (s == "gen" || s == "submit" || s == "race" || s == "sweep" || s == "plan") return {":files:yaml"};
-  if (s == "status" || s == "cancel" || s == "logs" || s == "report") return with_prefix(run_names(runs_folder(words)), cur);
+  if (s == "status" || s == "cancel" || s == "logs" || s == "report" || s == "diff") return with_prefix(run_names(runs_folder(words)), cur);
   if (s == "completion") return with_prefix({"bash", "zsh"}, cur);
   return {};
 }

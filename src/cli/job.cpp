@@ -4,6 +4,7 @@
 // Slurm's environment for the job, node and attempt.
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "app.hpp"
 #include "files.hpp"
 #include "job_agent.hpp"
+#include "job_environment.hpp"
 #include "node_check.hpp"
 #include "progress_pattern.hpp"
 #include "text.hpp"
@@ -284,6 +286,35 @@ void setup_job(CLI::App& app, Context& ctx) {
       std::string node = this_node();
       std::string text = dump_stacks(ctx.runner, o->proc, job_id_from_env(), node, o->budget, o->log_base);
       write_file_atomic(stacks_path(o->log_base, env_int("SLURM_RESTART_COUNT", 0), node), text);
+    });
+  }
+
+  // environment: on the batch node as an attempt starts, in the background:
+  // what it runs with (job_environment.hpp).
+  {
+    struct O {
+      std::string log_base, nodes, env;
+      std::vector<std::string> argv;
+    };
+    auto o = std::make_shared<O>();
+    CLI::App* c = job->add_subcommand("environment", "Record what this attempt runs with: program, versions, modules, environment");
+    c->add_option("--log-base", o->log_base, "<output_dir>/<job name>_<job id>")->required();
+    c->add_option("--nodes", o->nodes, "The job's nodes, space-separated, in order")->required();
+    c->add_option("--env", o->env, "The variables ddpctl set, space-separated");
+    c->add_option("command", o->argv, "The launch command, after --")->required();
+    c->callback([o, &ctx] {
+      EnvironmentOptions eo;
+      eo.argv = o->argv;
+      eo.nodes = split_ws(o->nodes);
+      eo.env_names = split_ws(o->env);
+      std::error_code ec;
+      eo.cwd = std::filesystem::current_path(ec).string();
+      eo.getenv = [](const std::string& name) -> std::optional<std::string> {
+        const char* v = std::getenv(name.c_str());
+        return v ? std::optional<std::string>(v) : std::nullopt;
+      };
+      JobEnvironment e = collect_environment(eo, ctx.runner);
+      write_file_atomic(environment_path(o->log_base, e.attempt), environment_json(e).dump(2) + "\n");
     });
   }
 

@@ -10,6 +10,7 @@
 
 #include "app.hpp"
 #include "common.hpp"
+#include "job_environment.hpp"
 #include "snapshot.hpp"
 #include "status.hpp"
 
@@ -72,7 +73,13 @@ Frame poll(const StatusOptions& o, Context& ctx) {
         if (r.run == "-" || std::find(seen.begin(), seen.end(), r.run) != seen.end()) continue;
         seen.push_back(r.run);
         f.lines.push_back(fmt::format("{} code: {}", r.run, snapshot_summary(o.req.runs_root + "/" + r.run)));
+        if (auto v = r.json.find("ddpctl"); v != r.json.end() && v->is_string())
+          f.lines.push_back(fmt::format("{} submitted by ddpctl {}", r.run, v->get<std::string>()));
       }
+      // ... and what each job's latest attempt ran with.
+      for (const auto& r : report.rows)
+        if (auto it = r.json.find("environment"); it != r.json.end())
+          if (auto e = parse_environment(it->dump())) f.lines.push_back(fmt::format("job {} ran: {}", r.job, environment_line(*e)));
     }
   }
   return f;

@@ -25,3 +25,5 @@ run() {
 expect_code() { [ "$code" -eq "$1" ] || fail "exit code $code, expected $1; stderr: $(cat "$T/err")"; }
 expect_err() { grep -qF -- "$1" "$T/err" || fail "stderr lacks: $1"$'\n'"stderr was:"$'\n'"$(cat "$T/err")"; }
 expect_out() { grep -qF -- "$1" "$T/out" || fail "stdout lacks: $1"$'\n'"stdout was:"$'\n'"$(cat "$T/out")"; }
+# expect_out_re ERE: a line of stdout matches the extended regular expression.
+expect_out_re() { grep -qE -- "$1" "$T/out" || fail "stdout has no line matching: $1"$'\n'"stdout was:"$'\n'"$(cat "$T/out")"; }
