@@ -1,6 +1,7 @@
 #include "job_environment.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
