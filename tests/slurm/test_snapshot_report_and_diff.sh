@@ -6,7 +6,9 @@
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 mkdir repo && cd repo
 git init -q . && git config user.email t@example.org && git config user.name test
-printf '#!/bin/bash\necho "lr 0.1"\n' >program.sh
+# One metrics line, so that report has a row to show whether or not the job
+# lived long enough for a usage sample.
+printf '#!/bin/bash\necho "lr 0.1"\necho '"'"'{"epoch": 1, "epochs": 1, "img_per_s": 100}'"'"' >>"$DDPCTL_METRICS_FILE"\n' >program.sh
 chmod +x program.sh
 write_spec job.yaml <<YAML
 partition: cpu

@@ -4,7 +4,8 @@
 # committed, the job is signalled as at its time limit and requeues itself:
 # attempt 2 prints the first version. A race submitted held, with the program
 # changed and committed before its release: every shape's script runs the
-# snapshot, and the winner prints the first version.
+# snapshot, and the winner prints the first version; requeued, the group
+# races again and generation 2's winner runs the same snapshot.
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 mkdir repo && cd repo
@@ -59,6 +60,7 @@ partition: cpu
 gpus_per_node: 0
 procs_per_node: 1
 hold: true
+requeue: {signal: USR1, grace: 60, max_restarts: 1}
 command: [./program.sh]
 alternatives:
   - {partition: a100-80gb, label: a100}
@@ -81,6 +83,34 @@ on_login scontrol release $ids
 deadline=$((SECONDS + 60))
 until grep -qs "program version 1" logs/"$JOB_NAME"-race*.restart0.0.out; do
   [ "$SECONDS" -lt "$deadline" ] || fail "no shape of the race ran the snapshot: $(cat logs/"$JOB_NAME"-race* 2>&1)"
+  sleep 0.3
+done
+if grep -qs "program version 2" logs/*.out; then fail "a job ran the changed program: $(grep -l "version 2" logs/*.out)"; fi
+
+# The winner requeued by an admin: status re-races the group, and the shape
+# that wins generation 2 runs the same snapshot, not the changed program.
+w1=$(cut -d' ' -f1 "$run_dir/race/claim/winner")
+on_login scontrol requeue "$w1"
+deadline=$((SECONDS + 90))
+until [ -d "$run_dir/race/gen.2" ]; do
+  run status "$(basename "$run_dir")"  # re-races once Slurm shows the winner requeued
+  [ "$SECONDS" -lt "$deadline" ] || fail "status did not re-race after scontrol requeue of $w1: $(cat "$T/out" "$T/err")$(jobs_report)"
+  sleep 0.5
+done
+# The spec holds its jobs (hold: true), the re-raced ones too: release them.
+deadline=$((SECONDS + 120))
+until [ -s "$run_dir/race/claim.2/winner" ]; do
+  ids=$(own_live_jobs | tr '\n' ' ')
+  # shellcheck disable=SC2086  # one id per word
+  [ -z "$ids" ] || on_login scontrol release $ids >/dev/null 2>&1 || true
+  [ "$SECONDS" -lt "$deadline" ] || fail "no job won generation 2: $(jobs_report)"
+  sleep 0.5
+done
+w2=$(cut -d' ' -f1 "$run_dir/race/claim.2/winner")
+# A new job's first attempt, or the requeued winner's second.
+if [ "$w2" = "$w1" ]; then attempt=1; else attempt=0; fi
+until grep -qs "program version 1" logs/"$JOB_NAME"-race*"_$w2.restart$attempt.0.out"; do
+  [ "$SECONDS" -lt "$deadline" ] || fail "generation 2's winner $w2 did not run the snapshot: $(cat logs/"$JOB_NAME"-race*"_$w2"* 2>&1)"
   sleep 0.3
 done
 if grep -qs "program version 2" logs/*.out; then fail "a job ran the changed program: $(grep -l "version 2" logs/*.out)"; fi
