@@ -8,7 +8,11 @@ mkdir repo && cd repo
 git init -q . && git config user.email t@example.org && git config user.name test
 # One metrics line, so that report has a row to show whether or not the job
 # lived long enough for a usage sample.
-printf '#!/bin/bash\necho "lr 0.1"\necho '"'"'{"epoch": 1, "epochs": 1, "img_per_s": 100}'"'"' >>"$DDPCTL_METRICS_FILE"\n' >program.sh
+cat >program.sh <<'SH'
+#!/bin/bash
+echo "lr 0.1"
+echo '{"epoch": 1, "epochs": 1, "img_per_s": 100}' >>"$DDPCTL_METRICS_FILE"
+SH
 chmod +x program.sh
 write_spec job.yaml <<YAML
 partition: cpu
