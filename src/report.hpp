@@ -70,7 +70,8 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
 // The usage columns from the job's samples (every attempt's); none without samples.
 void add_usage(ReportRow& row, const std::string& log_base);
 // Speedup and efficiency against the row with the fewest ranks (the first of
-// those) that has a throughput.
+// those) that has a throughput, within each group of rows that ran the same
+// code (`code`): across two programs they would measure the change.
 void compute_scaling(std::vector<ReportRow>& rows);
 // A warning when the rows ran different code (commits, snapshots, in
 // place), naming each and its rows; empty when they all ran the same.
