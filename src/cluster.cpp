@@ -140,6 +140,7 @@ ClusterProfile parse_cluster_profile(const std::string& file, const std::string&
       else p.env.emplace_back(name, value);
     }
   }
+  read_container_section(top, p.container, true);
   top.finish();
 
   for (const auto& t : p.gpu_types) {

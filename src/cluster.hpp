@@ -50,6 +50,7 @@ struct ClusterProfile {
   NcclSettings nccl;
   std::vector<std::string> modules;
   EnvList env;
+  ContainerSettings container;  // the site's default runtime, mounts and options
 
   const GpuType* find_gpu_type(const std::string& name) const;
   const Partition* find_partition(const std::string& name) const;

@@ -1,5 +1,7 @@
 #include "failure.hpp"
 
+#include "container.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <csignal>
@@ -318,6 +320,8 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
     }
     std::optional<int> local_rank = read_torchrun_root_cause(lines, t);
     t.line = meaningful_line(lines, local_rank ? fmt::format("[default{}]:", *local_rank) : "");
+    // The container runtime could not start the program (docs/containers.md).
+    if (auto c = find_container_failure(lines)) t.what = c->what, t.line = c->line;
     if (!first) first = t;
     bool consequence = failed_as_consequence(lines, t.line) || (t.exit.signal == SIGTERM && !t.exit.code);
     if (!consequence) {
@@ -333,7 +337,7 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
     std::string slurm_line = f.line, slurm_what = f.what;
     f = genuine ? *genuine : *first;
     if (!slurm_line.empty()) f.line = slurm_line;  // Slurm's OOM line says more than the program's last words
-    f.what = slurm_what;
+    if (!slurm_what.empty()) f.what = slurm_what;
   } else {
     if (f.line.empty()) {
       // No task failed: the batch script itself (ddpctl's checks, a setup line).
@@ -344,6 +348,9 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
     }
     f.log = base + ".err";
   }
+  // Pyxis and enroot say why a container did not start in srun's lines.
+  if (f.what.empty())
+    if (auto c = find_container_failure(batch)) f.what = c->what, f.line = c->line;
   // The job's end state in words, where the logs said nothing more precise.
   if (f.what.empty()) {
     switch (job.state) {

@@ -101,8 +101,11 @@ std::string script_of(const std::vector<std::string>& argv, bool interpreter, co
 
 std::string first_line(const std::string& s) { return trim(s.substr(0, s.find('\n'))); }
 
-void probe_python(const std::string& python, JobEnvironment& e, const EnvironmentOptions& o, CommandRunner& runner) {
-  CommandResult r = runner.run({python, "-c", kPythonProbe}, o.python_timeout);
+void probe_python(const std::vector<std::string>& prefix, const std::string& python, JobEnvironment& e,
+                  const EnvironmentOptions& o, CommandRunner& runner) {
+  std::vector<std::string> argv = prefix;
+  argv.insert(argv.end(), {python, "-c", kPythonProbe});
+  CommandResult r = runner.run(argv, o.python_timeout);
   if (!r.ok()) {
     e.notes.push_back(fmt::format("{} could not report its versions: {}", python, r.describe()));
     return;
@@ -151,7 +154,41 @@ JobEnvironment collect_environment(const EnvironmentOptions& o, CommandRunner& r
                                 .count()) /
         1000.0;
   e.nodes = o.nodes;
-  if (!o.argv.empty()) {
+  e.container = o.container;
+  e.image = o.image;
+  // In a container, the program and its Python are the image's: looked up
+  // and asked through the runtime's own words.
+  size_t skip = std::min(o.container_words, o.argv.size());
+  std::vector<std::string> prefix(o.argv.begin(), o.argv.begin() + static_cast<std::ptrdiff_t>(skip));
+  std::vector<std::string> argv(o.argv.begin() + static_cast<std::ptrdiff_t>(skip), o.argv.end());
+  if (!o.container.empty() && prefix.empty()) {
+    if (!argv.empty()) e.program = argv[0];
+    e.notes.push_back(fmt::format("the program runs in a {} container ({}), which this recorder cannot enter: its "
+                                  "Python and torch are not recorded",
+                                  o.container, o.image));
+  } else if (!prefix.empty() && !argv.empty()) {
+    bool shell_line = argv.size() == 3 && argv[0] == "bash" && argv[1] == "-c";
+    e.program = shell_line ? argv[2] : argv[0];
+    if (!shell_line) {
+      std::vector<std::string> lookup = prefix;
+      lookup.insert(lookup.end(), {"sh", "-c", "command -v \"$1\"", "sh", argv[0]});
+      CommandResult r = runner.run(lookup, o.python_timeout);
+      e.program_path = r.ok() ? first_line(r.out) : "";
+      if (e.program_path.empty())
+        e.notes.push_back(fmt::format("{} is not found in the {} image {}{}", printable(argv[0]), o.container, o.image,
+                                      r.ok() ? "" : ": " + r.describe()));
+      std::string python;
+      if (is_python_name(argv[0])) {
+        python = e.program_path.empty() ? argv[0] : e.program_path;
+        e.script = script_of(argv, true, o.cwd);
+      } else if (!e.program_path.empty()) {
+        // The submit folder is bound at its own path: a script there is read here.
+        python = python_of_script(e.program_path);
+        if (!python.empty()) e.script = script_of(argv, false, o.cwd);
+      }
+      if (!python.empty() && !e.program_path.empty()) probe_python(prefix, python, e, o, runner);
+    }
+  } else if (!o.argv.empty()) {
     // `bash -c LINE`: the line is the program; its words are not resolved.
     bool shell_line = o.argv.size() == 3 && o.argv[0] == "bash" && o.argv[1] == "-c";
     e.program = shell_line ? o.argv[2] : o.argv[0];
@@ -169,7 +206,7 @@ JobEnvironment collect_environment(const EnvironmentOptions& o, CommandRunner& r
           if (e.script.empty()) e.script = e.program_path;
         }
       }
-      if (!python.empty()) probe_python(python, e, o, runner);
+      if (!python.empty()) probe_python({}, python, e, o, runner);
     }
   }
   probe_gpus(e, runner);
@@ -190,7 +227,8 @@ nlohmann::json environment_json(const JobEnvironment& e) {
           {"script", opt(e.script)}, {"python", opt(e.python)},   {"torch", opt(e.torch)},
           {"torch_cuda", opt(e.torch_cuda)}, {"nccl", opt(e.nccl)}, {"gpu", opt(e.gpu)},
           {"driver", opt(e.driver)}, {"cuda_driver", opt(e.cuda_driver)}, {"modules", e.modules},
-          {"env", env},              {"notes", e.notes}};
+          {"env", env},              {"notes", e.notes},
+          {"container", e.container.empty() ? nlohmann::json() : nlohmann::json{{"runtime", e.container}, {"image", e.image}}}};
 }
 
 std::optional<JobEnvironment> parse_environment(const std::string& text) {
@@ -224,6 +262,10 @@ std::optional<JobEnvironment> parse_environment(const std::string& text) {
   e.cuda_driver = str("cuda_driver");
   e.modules = strings("modules");
   e.notes = strings("notes");
+  if (auto it = j.find("container"); it != j.end() && it->is_object()) {
+    e.container = it->value("runtime", "");
+    e.image = it->value("image", "");
+  }
   if (auto it = j.find("env"); it != j.end() && it->is_object())
     for (const auto& [k, v] : it->items())
       if (v.is_string()) e.env.emplace_back(k, v.get<std::string>());
@@ -267,6 +309,7 @@ std::vector<std::pair<std::string, std::string>> comparable_fields(const JobEnvi
   add("driver", e.driver);
   add("driver CUDA", e.cuda_driver);
   add("modules", join(e.modules, " "));
+  if (!e.container.empty()) add("container", e.container + " " + e.image);
   for (const auto& [k, v] : e.env)
     if (!differs_by_design(k)) out.emplace_back(k, v);
   return out;
@@ -290,6 +333,7 @@ std::string environment_line(const JobEnvironment& e) {
   std::string program = e.program_path.empty() ? printable(e.program, 80) : e.program_path;
   if (!e.script.empty() && e.script != e.program_path) program += " " + e.script;
   std::string line = fmt::format("{} on {} (attempt {})", program, join(e.nodes, " "), e.attempt + 1);
+  if (!e.container.empty()) line += fmt::format(" in {} {}", e.container, e.image);
   if (std::string s = environment_summary(e); !s.empty()) line += "; " + s;
   std::vector<std::string> set;
   for (const auto& [k, v] : e.env)

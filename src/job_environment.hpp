@@ -31,6 +31,7 @@ struct JobEnvironment {
   std::vector<std::string> modules;             // LOADEDMODULES (Lmod and Environment Modules)
   std::vector<std::pair<std::string, std::string>> env;  // what ddpctl set, as the job saw it
   std::vector<std::string> notes;                // what could not be read, and why
+  std::string container, image;                  // the runtime and image the program ran in ("": none)
 };
 
 struct EnvironmentOptions {
@@ -41,6 +42,12 @@ struct EnvironmentOptions {
   // The job's environment (a test passes its own).
   std::function<std::optional<std::string>(const std::string&)> getenv;
   std::chrono::milliseconds python_timeout{30000};
+  // The program runs in a container (docs/containers.md): its runtime and
+  // image, and how many of argv's first words start it (apptainer exec ...
+  // IMAGE); the probes run through those words. 0 with a runtime (Pyxis):
+  // the container cannot be entered from here, so Python is not probed.
+  std::string container, image;
+  size_t container_words = 0;
 };
 
 // Collects the record. Commands (the program's Python, nvidia-smi) run

@@ -81,13 +81,32 @@ Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmC
   return diags;
 }
 
+namespace {
+
+// Modules, setup lines and env: PATH change what the nodes find; then only
+// the job can tell (its log says "command not found").
+bool path_changes(const ResolvedRun& run) {
+  return !run.modules.empty() || !run.spec.setup.empty() ||
+         std::any_of(run.env.begin(), run.env.end(), [](const auto& kv) { return kv.first == "PATH"; });
+}
+
+int max_nodes(const ResolvedRun& run) {
+  int n = 1;
+  for (const auto& s : run.shapes) n = std::max(n, s.nodes);
+  return n;
+}
+
+}  // namespace
+
 void check_program(const ResolvedRun& run, Diagnostics& diags) {
   const RunSpec& spec = run.spec;
-  // Modules, setup lines and env: PATH change what the nodes find; then only
-  // the job can tell (its log says "command not found").
-  bool path_changes = !run.modules.empty() || !spec.setup.empty() ||
-                      std::any_of(run.env.begin(), run.env.end(), [](const auto& kv) { return kv.first == "PATH"; });
-  if (path_changes) return;
+  if (run.container) {
+    // The program is the image's; the image and the runtime are checked instead.
+    std::vector<std::string> warnings;
+    check_container(*run.container, max_nodes(run), path_changes(run), diags, warnings);
+    return;
+  }
+  if (path_changes(run)) return;
   std::string program, field;
   if (spec.uses_trainer) {
     program = run.trainer_program;
@@ -182,9 +201,29 @@ void check_sbatch_options(const ResolvedRun& run, SlurmClient& slurm, Diagnostic
   }
 }
 
+void check_pyxis(const ResolvedRun& run, SlurmClient& slurm, Diagnostics& diags) {
+  if (!run.container || run.container->runtime != ContainerRuntime::Pyxis) return;
+  // Pyxis adds its options to srun's own; its --help lists them.
+  CommandResult help = slurm.raw({"srun", "--help"});
+  if (help.ok() && help.out.find("--container-image") != std::string::npos) return;
+  diags.error(run.container->runtime_where, "container.runtime",
+              help.ok() ? "this cluster's srun has no --container-image: Pyxis is not installed here (srun --help); "
+                          "ask the site which container runtime it has (apptainer, podman, charliecloud)"
+                        : "cannot ask this cluster's srun whether it has Pyxis (srun --help: " + help.describe() + ")");
+}
+
+std::vector<std::string> container_warnings(const ResolvedRun& run) {
+  std::vector<std::string> warnings;
+  if (!run.container) return warnings;
+  Diagnostics ignored;
+  check_container(*run.container, max_nodes(run), path_changes(run), ignored, warnings);
+  return warnings;
+}
+
 void preflight_all(const ResolvedRun& run, const std::vector<const ResolvedShape*>& shapes, SlurmClient& slurm) {
   Diagnostics all;
   check_program(run, all);
+  check_pyxis(run, slurm, all);
   check_trainer_data(run, all);
   check_sbatch_options(run, slurm, all);
   for (const ResolvedShape* s : shapes) {

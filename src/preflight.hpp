@@ -17,6 +17,13 @@ Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmC
 // unless modules, setup lines or env: PATH may change what the nodes find.
 void check_program(const ResolvedRun& run, Diagnostics& diags);
 
+// With a container (container.hpp), the runtime and the image instead:
+// check_container's problems. Pyxis: the cluster's srun must list
+// --container-image. container_warnings: what is allowed but costly (a
+// registry image on several nodes).
+void check_pyxis(const ResolvedRun& run, SlurmClient& slurm, Diagnostics& diags);
+std::vector<std::string> container_warnings(const ResolvedRun& run);
+
 // trainer.data must be a folder here (the nodes see the same path), as
 // ddp-train checks at start; "synthetic" needs none.
 void check_trainer_data(const ResolvedRun& run, Diagnostics& diags);

@@ -134,6 +134,7 @@ std::vector<RankedShape> rank_group(const RaceGroup& g, const RaceRequest& req, 
     if (preflight_on) {
       Diagnostics d;
       check_program(g.parts[e.part], d);
+      check_pyxis(g.parts[e.part], slurm, d);
       Diagnostics shape_checks = preflight(g.parts[e.part], s, slurm);
       for (const auto& item : shape_checks.items()) d.add(item);
       if (!d.empty()) {
@@ -225,7 +226,10 @@ RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, Context& 
   // the user named it. With ranking, it is dropped with its reason instead.
   if (req.preflight && req.rank_by.empty()) {
     Diagnostics all;
-    for (const auto& p : g.parts) check_program(p, all);
+    for (const auto& p : g.parts) {
+      check_program(p, all);
+      check_pyxis(p, slurm, all);
+    }
     for (const auto& e : g.entries) {
       Diagnostics shape = preflight(g.parts[e.part], g.shape(e), slurm);  // a named value: items() refers into it
       for (const auto& d : shape.items()) all.add(d);

@@ -73,6 +73,29 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
   d.set("port_span", std::to_string(spec.master.port_max - spec.master.port_min + 1));
   d.set("output_dir", spec.output_dir);
   d.set("launch_command", shell_join(launch_argv(run, shape)));
+  // Every variable this script sets for the program.
+  std::vector<std::string> names;
+  for (const auto* list : {&run.env, &run.nccl_env})
+    for (const auto& [name, value] : *list) names.push_back(name);
+  for (const char* n : {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "NNODES", "NPROC_PER_NODE", "LOCAL_WORLD_SIZE"})
+    names.push_back(n);
+  if (run.snapshot) names.insert(names.end(), {"DDPCTL_SNAPSHOT", "PYTHONPATH"});
+  if (run.container) {
+    const ResolvedContainer& c = *run.container;
+    ContainerScript cs = container_script(c, spec, shape.gpus_per_node, run.snapshot ? run.snapshot->dir : "", names);
+    mstch::data k;
+    k.set("runtime", std::string(runtime_name(c.runtime)));
+    k.set("image", c.image);
+    k.set("words", cs.words);
+    k.set("mkdirs", optional_string(cs.mkdirs));
+    k.set("task_lines", cs.task_lines);
+    k.set("step_env", cs.step_env.empty() ? "" : cs.step_env + " ");
+    k.set("wraps", flag(cs.wraps));
+    k.set("pyxis", flag(!cs.wraps));
+    d.set("container", k);
+  } else {
+    d.set("container", mstch::data::type::bool_false);
+  }
   if (run.snapshot) {
     mstch::data snap;
     snap.set("dir", run.snapshot->dir);
@@ -99,12 +122,6 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
     m.set("check_timeout", std::to_string(spec.monitor.check_timeout_s));
     m.set("restarts", std::to_string(spec.requeue ? spec.requeue->max_restarts : 0));
     // What the job's environment record keeps (job_environment.hpp): every variable this script sets.
-    std::vector<std::string> names;
-    for (const auto* list : {&run.env, &run.nccl_env})
-      for (const auto& [name, value] : *list) names.push_back(name);
-    for (const char* n : {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "NNODES", "NPROC_PER_NODE", "LOCAL_WORLD_SIZE"})
-      names.push_back(n);
-    if (run.snapshot) names.insert(names.end(), {"DDPCTL_SNAPSHOT", "PYTHONPATH"});
     m.set("env_names", join(names, " "));
     if (spec.watchdog.enabled) {
       mstch::data w;

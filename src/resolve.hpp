@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cluster.hpp"
+#include "container.hpp"
 #include "snapshot.hpp"
 #include "spec.hpp"
 
@@ -44,6 +45,7 @@ struct ResolvedRun {
   // The code the jobs run (apply_snapshot, at submit); none for `gen`.
   std::optional<Snapshot> snapshot;
   std::string snapshot_off;          // why there is none, when submit took none
+  std::optional<ResolvedContainer> container;  // what the program runs in (container.hpp); none: the node itself
 };
 
 // Throws UserError listing every problem.

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "container_spec.hpp"
 #include "diagnostics.hpp"
 #include "yaml_reader.hpp"
 
@@ -138,6 +139,7 @@ struct RunSpec {
   MonitorSettings monitor;
   WatchdogSettings watchdog;
   SnapshotSettings snapshot;
+  ContainerSettings container;  // merged with the profile's in container.hpp
   SiteOptions site;
   std::optional<std::string> trainer_data;  // trainer.data as written (a folder, or "synthetic")
   bool trainer_resume = false;

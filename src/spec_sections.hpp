@@ -17,6 +17,8 @@ void read_requeue(MapReader& top, RunSpec& spec);
 void read_progress_section(MapReader& top, RunSpec& spec);
 void read_running_sections(MapReader& top, RunSpec& spec);  // monitor, watchdog
 void read_snapshot_section(MapReader& top, RunSpec& spec);  // spec_snapshot.cpp
+// container: in a run spec, or (profile) in a cluster profile; spec_container.cpp.
+void read_container_section(MapReader& top, ContainerSettings& c, bool profile);
 
 // trainer.global_batch on `shape`: a multiple of its world size x batch_size
 // within ddp-train's accumulation limits, or ddp-train would refuse it at

@@ -310,6 +310,7 @@ SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, C
   }
   std::vector<RenderedScript> rendered = render_scripts(run_as, req.templates_dir);
   if (req.preflight) preflight_all(run_as, {&shape}, slurm);
+  for (const auto& w : container_warnings(run_as)) out.warning(w);
   if (req.dry_run) {
     result.kind = SubmitResult::Kind::DryRun;
     result.would_run = fmt::format("sbatch --parsable --comment=ddpctl:<token> --chdir={} <run dir>/{}",

@@ -163,7 +163,7 @@ std::vector<std::string> complete(const CLI::App& app, std::vector<std::string> 
     return with_prefix(names, cur);
   }
   const std::string s = sub->get_name();
-  if (s == "gen" || s == "submit" || s == "race" || s == "sweep" || s == "plan") return {":files:yaml"};
+  if (s == "gen" || s == "submit" || s == "race" || s == "sweep" || s == "plan" || s == "import") return {":files:yaml"};
   if (s == "status" || s == "cancel" || s == "logs" || s == "report" || s == "diff") return with_prefix(run_names(runs_folder(words)), cur);
   if (s == "completion") return with_prefix({"bash", "zsh"}, cur);
   return {};

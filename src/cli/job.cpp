@@ -293,7 +293,8 @@ void setup_job(CLI::App& app, Context& ctx) {
   // what it runs with (job_environment.hpp).
   {
     struct O {
-      std::string log_base, nodes, env;
+      std::string log_base, nodes, env, container, image;
+      size_t container_words = 0;
       std::vector<std::string> argv;
     };
     auto o = std::make_shared<O>();
@@ -301,10 +302,16 @@ void setup_job(CLI::App& app, Context& ctx) {
     c->add_option("--log-base", o->log_base, "<output_dir>/<job name>_<job id>")->required();
     c->add_option("--nodes", o->nodes, "The job's nodes, space-separated, in order")->required();
     c->add_option("--env", o->env, "The variables ddpctl set, space-separated");
+    c->add_option("--container", o->container, "The container runtime the program runs in");
+    c->add_option("--container-image", o->image, "Its image");
+    c->add_option("--container-words", o->container_words, "How many of the command's first words start the container");
     c->add_option("command", o->argv, "The launch command, after --")->required();
     c->callback([o, &ctx] {
       EnvironmentOptions eo;
       eo.argv = o->argv;
+      eo.container = o->container;
+      eo.image = o->image;
+      eo.container_words = o->container_words;
       eo.nodes = split_ws(o->nodes);
       eo.env_names = split_ws(o->env);
       std::error_code ec;

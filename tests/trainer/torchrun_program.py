@@ -8,9 +8,13 @@ and knows nothing of ddpctl.
                    connection, as DDP ranks do when a peer dies
   --pause-file F   rank 0 stops after half of the first epoch until F exists
                    (the test reads `ddpctl status` at a known point)
+  --show-env A,B   each rank prints these variables, as it sees them
+  --until-usr1     train until SIGUSR1, then checkpoint and stop with 75, as
+                   a program does that ddpctl requeues at its time limit
 """
 import argparse
 import os
+import signal
 import sys
 import time
 
@@ -26,10 +30,25 @@ def main():
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--fail-rank", type=int, default=-1)
     p.add_argument("--pause-file", default="")
+    p.add_argument("--show-env", default="")
+    p.add_argument("--until-usr1", action="store_true")
     args = p.parse_args()
+    stop = []
+    if args.until_usr1:
+        signal.signal(signal.SIGUSR1, lambda *_: stop.append(1))
 
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
+    if args.show_env:
+        shown = " ".join(f"{n}={os.environ.get(n, '<unset>')}" for n in args.show_env.split(","))
+        print(f"rank {rank} of {world} sees {shown}", flush=True)
+    if args.until_usr1:
+        if rank == 0:
+            print("training until SIGUSR1", flush=True)
+        while not stop:
+            time.sleep(0.2)
+        print(f"rank {rank}: checkpointed; stopping", flush=True)
+        return 75
     if args.fail_rank >= 0:
         for i in range(1000):
             dist.barrier()

@@ -1,0 +1,60 @@
+// A container runtime's own errors in a job's logs, in words: Apptainer and
+// Singularity ("FATAL: ..."), Podman ("Error: ..."), Charliecloud
+// ("ch-run[N]: error: ..."), Pyxis and enroot (in srun's and slurmstepd's
+// lines), and the job script's own check that the runtime is on the node.
+#include <regex>
+
+#include "container.hpp"
+#include "text.hpp"
+
+namespace ddpctl {
+
+namespace {
+
+bool has(const std::string& line, const char* word) { return line.find(word) != std::string::npos; }
+
+// What a runtime's error line means, from its words.
+std::string meaning(const std::string& l) {
+  if (has(l, "is not on the PATH of")) return "could not start its container: the runtime is not installed on the node";
+  if (has(l, "unrecognized option") && has(l, "--container-"))
+    return "could not start its container: this cluster's srun has no Pyxis (--container-image)";
+  if (has(l, "mount source") || has(l, "can't bind") || has(l, "enroot-mount") || has(l, "statfs") ||
+      (has(l, "bind") && (has(l, "no such file") || has(l, "No such file") || has(l, "doesn't exist"))))
+    return "could not start its container: a path to bind into it does not exist on the node";
+  if (has(l, "executable file not found") || has(l, "can't execve") || has(l, "not found in $PATH"))
+    return "could not start its program in the container: the image has no such program";
+  if (has(l, "mount propagation") || has(l, "user namespace") || has(l, "setuid"))
+    return "could not start its container: the runtime cannot create it on this node (mounts, namespaces)";
+  if (has(l, "could not open image") || has(l, "can't stat image") || has(l, "image not known") ||
+      has(l, "manifest unknown") || has(l, "failed to import") || has(l, "importing docker image") ||
+      has(l, "reading manifest") || (has(l, "image") && (has(l, "no such file") || has(l, "No such file") ||
+                                                          has(l, "not found") || has(l, "does not exist"))))
+    return "could not start its container: the image could not be found or imported";
+  return "could not start its container";
+}
+
+}  // namespace
+
+std::optional<ContainerFailure> find_container_failure(const std::vector<std::string>& lines) {
+  static const std::regex runtime_error(
+      R"(^(FATAL: .*|ERROR +: .*|ch-run\[\d+\]: error: .*|Error: .*|.*pyxis: .*(?:error|fail|couldn't).*|.*\[ERROR\] .*|.*enroot-\S+: .*|ddpctl: container: .*|srun: unrecognized option '--container-.*)$)",
+      std::regex::ECMAScript);
+  std::optional<ContainerFailure> found;
+  static const std::regex colour("\x1b\\[[0-9;]*m");
+  for (const auto& raw : lines) {
+    std::string l = trim(std::regex_replace(raw, colour, ""));
+    std::smatch m;
+    if (!std::regex_match(l, m, runtime_error)) continue;
+    // Podman's "Error:" only where it is about containers, not a program's own.
+    if (l.rfind("Error: ", 0) == 0 && !has(l, "image") && !has(l, "container") && !has(l, "statfs") &&
+        !has(l, "crun") && !has(l, "runc") && !has(l, "OCI"))
+      continue;
+    ContainerFailure f{meaning(l), l};
+    // The most specific line wins: a later generic line ("container start
+    // failed") says less than the reason before it.
+    if (!found || (found->what == "could not start its container" && f.what != found->what)) found = f;
+  }
+  return found;
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,223 @@
+// container: reading, resolving against the profile, the job script's words
+// per runtime, the checks before the queue, and runtimes' errors in words.
+#include <filesystem>
+#include <fstream>
+
+#include "catch.hpp"
+
+#include "cluster.hpp"
+#include "container.hpp"
+#include "helpers.hpp"
+#include "resolve.hpp"
+
+using namespace ddpctl;
+using ddpctl::test::user_error_of;
+
+namespace {
+
+ClusterProfile local_profile(const std::string& extra = "") {
+  std::string text = ddpctl::test::run_bash("cat \"$1\"", {ddpctl::test::source_dir() + "/configs/clusters/local.yaml"});
+  return parse_cluster_profile("site.yaml", text + extra);
+}
+
+ResolvedRun resolve(const std::string& yaml, const std::string& profile_extra = "", const std::vector<std::string>& sets = {}) {
+  std::string text = "name: r\ncluster: local\npartition: cpu\nnodes: 2\ngpus_per_node: 0\nprocs_per_node: 2\ncommand: [python3, t.py]\n" + yaml;
+  return resolve_run(parse_run_spec("/specs/a.yaml", text, sets), local_profile(profile_extra));
+}
+
+std::string words_of(const ResolvedRun& run, int gpus = 0) {
+  return container_script(*run.container, run.spec, gpus, "", {"MASTER_ADDR", "NCCL_SOCKET_IFNAME"}).words;
+}
+
+}  // namespace
+
+TEST_CASE("container: the runtime from the spec or the profile, the image in its runtime's form") {
+  ResolvedRun run = resolve("container: {runtime: apptainer, image: /img/torch.sif}\n");
+  REQUIRE(run.container);
+  CHECK(run.container->runtime == ContainerRuntime::Apptainer);
+  CHECK(run.container->image == "/img/torch.sif");
+  CHECK(run.container->image_is_path);
+
+  // The profile names the site's runtime; the spec only its image.
+  run = resolve("container: {image: 'docker://nvcr.io/nvidia/pytorch:25.01-py3'}\n", "container: {runtime: pyxis}\n");
+  CHECK(run.container->runtime == ContainerRuntime::Pyxis);
+  CHECK(run.container->image == "nvcr.io#nvidia/pytorch:25.01-py3");
+  run = resolve("container: {image: 'nvcr.io#nvidia/pytorch:25.01-py3'}\n", "container: {runtime: apptainer}\n");
+  CHECK(run.container->image == "docker://nvcr.io/nvidia/pytorch:25.01-py3");
+  run = resolve("container: {image: 'ubuntu:24.04', runtime: pyxis}\n");
+  CHECK(run.container->image == "ubuntu:24.04");
+
+  // A relative image path is the spec's folder's.
+  run = resolve("container: {runtime: charliecloud, image: images/torch}\n");
+  CHECK(run.container->image == "/specs/images/torch");
+
+  // No image anywhere: no container.
+  CHECK_FALSE(resolve("", "container: {runtime: apptainer, mounts: [/scratch]}\n").container);
+  // The profile's default image, which `container: false` turns off.
+  CHECK(resolve("", "container: {runtime: apptainer, image: /site/default.sif}\n").container);
+  CHECK_FALSE(resolve("container: false\n", "container: {runtime: apptainer, image: /site/default.sif}\n").container);
+}
+
+TEST_CASE("container: one image per runtime, the profile picks the runtime") {
+  std::string spec = "container:\n  image: {apptainer: /i/x.sif, pyxis: /i/x.sqsh}\n";
+  CHECK(resolve(spec, "container: {runtime: apptainer}\n").container->image == "/i/x.sif");
+  CHECK(resolve(spec, "container: {runtime: pyxis}\n").container->image == "/i/x.sqsh");
+  CHECK(resolve(spec, "container: {runtime: apptainer}\n", {"container.runtime=pyxis"}).container->image == "/i/x.sqsh");
+  std::string err = user_error_of([&] { resolve(spec, "container: {runtime: podman}\n"); });
+  CHECK(err.find("container.image: names images for apptainer, pyxis but not for podman, the runtime of cluster local") !=
+        std::string::npos);
+}
+
+TEST_CASE("container: bad sections are refused at their line") {
+  std::string err = user_error_of([] { resolve("container: {runtime: docker, image: /x.sif}\n"); });
+  INFO(err);
+  CHECK(err.find("/specs/a.yaml:8:22: container.runtime: 'docker' is not a runtime ddpctl knows") != std::string::npos);
+  err = user_error_of([] { resolve("container: {image: /x.sif}\n"); });
+  CHECK(err.find("container.runtime: no runtime: set container.runtime here or in the cluster profile local") !=
+        std::string::npos);
+  err = user_error_of([] { resolve("container: {runtime: apptainer}\n"); });
+  CHECK(err.find("container.image: no image") != std::string::npos);
+  err = user_error_of([] { resolve("container: {runtime: charliecloud, image: 'docker://x/y:1'}\n"); });
+  CHECK(err.find("Charliecloud runs an image folder or SquashFS file") != std::string::npos);
+  err = user_error_of([] { resolve("container: {runtime: podman, image: /x.sif}\n"); });
+  CHECK(err.find("podman load -i FILE") != std::string::npos);
+  err = user_error_of([] { resolve("container: {runtime: apptainer, image: /x.sif, mounts: ['/a:b']}\n"); });
+  INFO(err);
+  CHECK(err.find("container.mounts[0]: '/a:b' needs an absolute target path inside the container") != std::string::npos);
+  err = user_error_of([] { resolve("container: {runtime: apptainer, image: /x.sif, env: {RANK: '1'}}\n"); });
+  CHECK(err.find("container.env: RANK") != std::string::npos);
+  err = user_error_of([] { resolve("container: {runtime: apptainer, image: /x.sif, wokrdir: /w}\n"); });
+  CHECK(err.find("wokrdir") != std::string::npos);
+  CHECK(err.find("did you mean 'workdir'") != std::string::npos);
+  err = user_error_of([] { resolve("container: true\n"); });
+  CHECK(err.find("container: true says nothing") != std::string::npos);
+}
+
+TEST_CASE("container: the job script's words per runtime") {
+  ResolvedRun run = resolve(
+      "output_dir: /out/logs\ncontainer: {runtime: apptainer, image: /i/x.sif, mounts: ['/data:/data:ro', cache], "
+      "env: {OMP_NUM_THREADS: '4'}, options: [--cleanenv]}\n");
+  ContainerScript s = container_script(*run.container, run.spec, 4, "/runs/.snapshots/abc", {"MASTER_ADDR"});
+  CHECK(s.wraps);
+  CHECK(s.words ==
+        "apptainer --nocolor exec --nv --bind \"$PWD\" --bind /out/logs --bind /runs/.snapshots/abc --bind /data:/data:ro "
+        "--bind \"$PWD\"/cache --env=OMP_NUM_THREADS=4 --pwd \"$PWD\" --cleanenv /i/x.sif");
+  CHECK(s.mkdirs == "/out/logs");
+  // --cleanenv would drop ddpctl's variables: they go as APPTAINERENV_.
+  CHECK(s.task_lines.find("SLURM_*|DDPCTL_*|RANK|LOCAL_RANK|NODE_RANK|CUDA_VISIBLE_DEVICES|MASTER_ADDR) export "
+                          "\"APPTAINERENV_$n=${!n}\"") != std::string::npos);
+  CHECK(s.task_lines.find("is not on the PATH of") != std::string::npos);
+  CHECK(s.task_lines.find('\'') == std::string::npos);  // it goes inside bash -c '...'
+  // No GPUs: no --nv.
+  CHECK(words_of(resolve("container: {runtime: apptainer, image: /i/x.sif}\n")) ==
+        "apptainer --nocolor exec --bind \"$PWD\" --pwd \"$PWD\" /i/x.sif");
+
+  s = container_script(*resolve("container: {runtime: pyxis, image: 'docker://nvcr.io/nvidia/pytorch:25.01-py3', "
+                                "mounts: ['/data:/data:ro'], workdir: /workspace, env: {A: 'b c'}}\n")
+                            .container,
+                       run.spec, 4, "", {"MASTER_ADDR", "PYTHONPATH"});
+  CHECK_FALSE(s.wraps);
+  CHECK(s.words ==
+        "--container-image='nvcr.io#nvidia/pytorch:25.01-py3' --container-name=ddpctl_\"$SLURM_JOB_ID\" "
+        "--container-mounts=\"$PWD\":\"$PWD\",/out/logs:/out/logs,/data:/data:ro --container-workdir=/workspace "
+        "--no-container-mount-home --container-env=MASTER_ADDR,PYTHONPATH");
+  CHECK(s.step_env == "A='b c'");
+  CHECK(s.task_lines.empty());
+
+  CHECK(words_of(resolve("container: {runtime: podman, image: 'docker://docker.io/pytorch/pytorch:2.5'}\n"), 2) ==
+        "podman run --rm --network=host --ipc=host --userns=keep-id --device=nvidia.com/gpu=all "
+        "--volume=\"$PWD\":\"$PWD\" --env='SLURM_*' --env='DDPCTL_*' --env=RANK --env=LOCAL_RANK --env=NODE_RANK "
+        "--env=CUDA_VISIBLE_DEVICES --env=MASTER_ADDR --env=NCCL_SOCKET_IFNAME --workdir=\"$PWD\" "
+        "docker://docker.io/pytorch/pytorch:2.5");
+  CHECK(words_of(resolve("container: {runtime: charliecloud, image: /i/torch, mounts: [/scratch], env: {X: '1'}}\n")) ==
+        "ch-run --bind=\"$PWD\" --bind=/scratch --set-env=X=1 --cd=\"$PWD\" /i/torch --");
+  CHECK(words_of(resolve("container: {runtime: singularity, image: /i/x.sif}\n"), 1).rfind("singularity --nocolor exec --nv", 0) == 0);
+}
+
+TEST_CASE("container: checks before the queue") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "ddpctl-test-container";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "x.sif") << "sif";
+  std::vector<std::string> warnings;
+  Diagnostics d;
+  ResolvedRun run = resolve("container: {runtime: apptainer, image: " + (dir / "missing.sif").string() + "}\n", "",
+                            {});
+  check_container(*run.container, 2, false, d, warnings);
+  REQUIRE(d.size() >= 1);
+  std::string all;
+  for (const auto& i : d.items()) all += i.str() + "\n";
+  CHECK(all.find("/specs/a.yaml:8:") != std::string::npos);
+  CHECK(all.find("container.image: " + (dir / "missing.sif").string() + " does not exist") != std::string::npos);
+
+  // The runtime named by the profile by its path; an image that is there.
+  Diagnostics d2;
+  run = resolve("container: {runtime: apptainer, image: " + (dir / "x.sif").string() + ", mounts: [/no/such/dir]}\n",
+                "container: {program: /bin/true}\n");
+  check_container(*run.container, 1, false, d2, warnings);
+  REQUIRE(d2.size() == 1);
+  CHECK(d2.items()[0].str().find("container.mounts: /no/such/dir: the source /no/such/dir does not exist here") !=
+        std::string::npos);
+
+  // A runtime that is not here; the profile's path is the nodes' (not checked), and modules may bring it.
+  Diagnostics d3;
+  run = resolve("container: {runtime: apptainer, image: " + (dir / "x.sif").string() + ", program: /no/such/apptainer}\n");
+  check_container(*run.container, 1, false, d3, warnings);
+  REQUIRE(d3.size() == 1);
+  CHECK(d3.items()[0].str().find("/no/such/apptainer (the apptainer runtime) is not here") != std::string::npos);
+  Diagnostics d5;
+  check_container(*run.container, 1, true, d5, warnings);
+  CHECK(d5.empty());
+  run = resolve("container: {runtime: apptainer, image: " + (dir / "x.sif").string() + "}\n",
+                "container: {program: /no/such/apptainer}\n");
+  check_container(*run.container, 1, false, d5, warnings);
+  CHECK(d5.empty());
+
+  // A registry image on several nodes: allowed, with the cost said.
+  Diagnostics d4;
+  warnings.clear();
+  run = resolve("container: {runtime: pyxis, image: 'docker://nvcr.io/nvidia/pytorch:25.01-py3'}\n");
+  check_container(*run.container, 2, false, d4, warnings);
+  CHECK(d4.empty());
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("each of the 2 nodes imports it when the job starts") != std::string::npos);
+  CHECK(warnings[0].find("ddpctl container import SPEC") != std::string::npos);
+  CHECK(import_command(*run.container, "/shared/x.sqsh") ==
+        std::vector<std::string>{"enroot", "import", "--output", "/shared/x.sqsh", "docker://nvcr.io#nvidia/pytorch:25.01-py3"});
+  CHECK(default_import_path(*run.container, "/shared") == "/shared/nvcr.io+nvidia+pytorch+25.01-py3.sqsh");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("container: runtimes' errors in words") {
+  auto what = [](std::vector<std::string> lines) {
+    auto f = find_container_failure(lines);
+    return f ? f->what : std::string("none");
+  };
+  CHECK(what({"FATAL:   could not open image /x/torch.sif: failed to retrieve path for /x/torch.sif: lstat "
+              "/x/torch.sif: no such file or directory"}) ==
+        "could not start its container: the image could not be found or imported");
+  CHECK(what({"FATAL:   container creation failed: mount hook function failure: mount /data->/data error: while "
+              "mounting /data: mount source /data doesn't exist"}) ==
+        "could not start its container: a path to bind into it does not exist on the node");
+  CHECK(what({"FATAL:   \"python9\": executable file not found in $PATH"}) ==
+        "could not start its program in the container: the image has no such program");
+  CHECK(what({"ddpctl: container: apptainer (container.runtime apptainer) is not on the PATH of n1"}) ==
+        "could not start its container: the runtime is not installed on the node");
+  CHECK(what({"ch-run[812]: error: can't stat image: /i/torch: No such file or directory (ch_core.c:437 2)"}) ==
+        "could not start its container: the image could not be found or imported");
+  CHECK(what({"slurmstepd: error: pyxis: child 1234 failed with error code: 1",
+              "slurmstepd: error: pyxis: failed to import docker image",
+              "slurmstepd: error: pyxis: printing enroot log file:",
+              "slurmstepd: error: pyxis:     [ERROR] URL https://nvcr.io/proxy_auth returned error code: 401 Unauthorized"}) ==
+        "could not start its container: the image could not be found or imported");
+  CHECK(what({"srun: unrecognized option '--container-image=x'"}) ==
+        "could not start its container: this cluster's srun has no Pyxis (--container-image)");
+  CHECK(what({"Error: docker://nope:1: image not known"}) ==
+        "could not start its container: the image could not be found or imported");
+  CHECK(what({"\x1b[91mERROR  : Failed to set mount propagation: Invalid argument", "\x1b[0m"}) ==
+        "could not start its container: the runtime cannot create it on this node (mounts, namespaces)");
+  // A program's own errors are not the runtime's.
+  CHECK(what({"Traceback (most recent call last):", "ValueError: Error: bad batch"}) == "none");
+  CHECK(what({"Error: the loss is NaN"}) == "none");
+}
