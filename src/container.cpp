@@ -288,8 +288,9 @@ ContainerScript container_script(const ResolvedContainer& c, const RunSpec& spec
       for (const auto& m : mounts) w.push_back("--bind=" + mount_text(m, false));
       for (const auto& [name, value] : c.env) w.push_back("--set-env=" + shell_quote(name + "=" + value));
       w.push_back("--cd=" + workdir);
+      out.task_lines = program_check;
       // ch-run refuses to start without $USER, which a batch job may lack.
-      out.task_lines = program_check + "[ -n \"${USER:-}\" ] || export USER=\"$(id -un)\"\n";
+      out.batch_lines = "[ -n \"${USER:-}\" ] || { USER=$(id -un); export USER; }  # ch-run needs it\n";
       break;
     }
     case ContainerRuntime::Pyxis: {

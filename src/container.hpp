@@ -48,6 +48,7 @@ struct ContainerScript {
   std::string words;        // the bash array's contents: `apptainer exec --nv ... IMAGE`, or Pyxis's srun options
   std::string mkdirs;       // folders made before the step (bind sources the program writes), shell words; may be empty
   std::string task_lines;   // lines of the step's task before `exec` (runtime check, environment forwarding)
+  std::string batch_lines;  // lines the batch shell runs before the array (raw; may be empty)
   std::string step_env;     // Pyxis: NAME=value words before the step's srun (container.env)
   bool wraps = true;        // the words go before the command (else, Pyxis: into srun)
 };

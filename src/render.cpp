@@ -89,6 +89,7 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
     k.set("words", cs.words);
     k.set("mkdirs", optional_string(cs.mkdirs));
     k.set("task_lines", cs.task_lines);
+    k.set("batch_lines", cs.batch_lines);
     k.set("step_env", cs.step_env.empty() ? "" : cs.step_env + " ");
     k.set("wraps", flag(cs.wraps));
     k.set("pyxis", flag(!cs.wraps));

@@ -79,7 +79,7 @@ id=$(submitted_job_id)
 deadline=$((SECONDS + 120))
 while :; do
   run status "$JOB_NAME"
-  grep -q "rank 1 (task 1) on g2 exited with exit code 1: ValueError: bad batch on rank 1 of 2" "$T/out" && break
+  grep -q "rank 1 on g2 exited with exit code 1: ValueError: bad batch on rank 1 of 2" "$T/out" && break
   [ "$SECONDS" -lt "$deadline" ] || fail "status did not name rank 1's exception in job $id: $(cat "$T/out" "$T/err")"
   sleep 0.5
 done
