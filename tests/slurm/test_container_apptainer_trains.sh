@@ -51,7 +51,8 @@ image_torch=$(on_login srun -p cpu -N1 -n1 apptainer exec --no-privs "$sif" pyth
 run status "$JOB_NAME"
 expect_code 0
 expect_out COMPLETED
-expect_out_re "in apptainer $sif; python 3\.[0-9.]+, torch ${image_torch//./\.}"
+expect_out "in apptainer $sif; python 3."
+expect_out ", torch $image_torch"
 run status "$JOB_NAME" --json
 expect_out '"runtime": "apptainer"'
 expect_out "\"image\": \"$sif\""
