@@ -236,6 +236,8 @@ RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, Context& 
     }
     all.throw_if_any();
   }
+  for (const auto& p : g.parts)
+    for (const auto& w : container_warnings(p)) out.warning(w);
   if (req.dry_run) {
     result.kind = RaceSubmission::Kind::DryRun;
     if (!req.rank_by.empty()) result.ranking = plan_race(g, req, slurm, result.ranking_note);
