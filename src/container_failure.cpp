@@ -25,6 +25,8 @@ std::string meaning(const std::string& l) {
     return "could not start its program in the container: the image has no such program";
   if (has(l, "mount propagation") || has(l, "user namespace") || has(l, "setuid"))
     return "could not start its container: the runtime cannot create it on this node (mounts, namespaces)";
+  if (has(l, "failed to create container filesystem") || has(l, "unsquashfs"))
+    return "could not start its container: the image could not be unpacked on the node";
   if (has(l, "could not open image") || has(l, "can't stat image") || has(l, "image not known") ||
       has(l, "manifest unknown") || has(l, "failed to import") || has(l, "importing docker image") ||
       has(l, "reading manifest") || (has(l, "image") && (has(l, "no such file") || has(l, "No such file") ||
@@ -41,8 +43,10 @@ std::optional<ContainerFailure> find_container_failure(const std::vector<std::st
       std::regex::ECMAScript);
   std::optional<ContainerFailure> found;
   static const std::regex colour("\x1b\\[[0-9;]*m");
+  // slurmstepd's "[2026-11-25T17:15:43.346] error: " before Pyxis's words.
+  static const std::regex stamp(R"(^\[[0-9T:.-]+\] (error: )?)");
   for (const auto& raw : lines) {
-    std::string l = trim(std::regex_replace(raw, colour, ""));
+    std::string l = trim(std::regex_replace(std::regex_replace(raw, colour, ""), stamp, ""));
     std::smatch m;
     if (!std::regex_match(l, m, runtime_error)) continue;
     // Podman's "Error:" only where it is about containers, not a program's own.
@@ -50,9 +54,14 @@ std::optional<ContainerFailure> find_container_failure(const std::vector<std::st
         !has(l, "crun") && !has(l, "runc") && !has(l, "OCI"))
       continue;
     ContainerFailure f{meaning(l), l};
-    // The most specific line wins: a later generic line ("container start
-    // failed") says less than the reason before it.
-    if (!found || (found->what == "could not start its container" && f.what != found->what)) found = f;
+    // The most specific line wins: a generic line ("pyxis: child 7 failed")
+    // says less than the reason after or before it, and among generic
+    // lines the runtime's own error ("[ERROR] ...") says most.
+    bool generic = f.what == "could not start its container";
+    bool found_generic = found && found->what == "could not start its container";
+    if (!found || (found_generic && !generic) ||
+        (found_generic && generic && has(l, "ERROR") && !has(found->line, "ERROR")))
+      found = f;
   }
   return found;
 }

@@ -211,6 +211,20 @@ TEST_CASE("container: runtimes' errors in words") {
               "slurmstepd: error: pyxis: printing enroot log file:",
               "slurmstepd: error: pyxis:     [ERROR] URL https://nvcr.io/proxy_auth returned error code: 401 Unauthorized"}) ==
         "could not start its container: the image could not be found or imported");
+  // As Pyxis reported it for real on the local 26.05 cluster (tasks' logs).
+  auto pyxis = find_container_failure({"[2026-11-25T17:15:43.346] error: pyxis: child 31025 failed with error code: 1",
+                                       "[2026-11-25T17:15:43.346] error: pyxis: couldn't join user namespace: Invalid argument",
+                                       "[2026-11-25T17:15:43.347] error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1"});
+  REQUIRE(pyxis);
+  CHECK(pyxis->what == "could not start its container: the runtime cannot create it on this node (mounts, namespaces)");
+  CHECK(pyxis->line == "pyxis: couldn't join user namespace: Invalid argument");
+  CHECK(what({"[2026-11-25T17:14:17.320] [4.1] error: pyxis: child 31542 failed with error code: 1",
+              "[2026-11-25T17:14:17.320] error: pyxis: failed to create container filesystem for image: /i/torch.sqsh"}) ==
+        "could not start its container: the image could not be unpacked on the node");
+  pyxis = find_container_failure({"[2026-11-25T17:13:03.785] error: pyxis: child 31025 failed with error code: 1",
+                                  "[2026-11-25T17:13:03.786] error: pyxis:     [ERROR] Command not found: column"});
+  REQUIRE(pyxis);
+  CHECK(pyxis->line == "pyxis:     [ERROR] Command not found: column");
   CHECK(what({"srun: unrecognized option '--container-image=x'"}) ==
         "could not start its container: this cluster's srun has no Pyxis (--container-image)");
   CHECK(what({"Error: docker://nope:1: image not known"}) ==
