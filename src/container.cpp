@@ -119,27 +119,36 @@ std::optional<ResolvedContainer> resolve_container(const RunSpec& spec, const Cl
   ResolvedContainer c;
   c.runtime = *runtime;
   c.runtime_where = where("container.runtime");
-  // The image: this runtime's own where the spec names one per runtime, the
-  // spec's, then the profile's.
-  std::string field = "container.image";
-  if (auto it = s.images.find(c.runtime); it != s.images.end()) c.image_written = it->second;
-  else if (!s.image.empty()) c.image_written = s.image;
-  else if (auto it2 = site.images.find(c.runtime); spec_image && s.images.size() && it2 == site.images.end()) {
+  // The image: this runtime's own where one is named per runtime, the
+  // spec's before the profile's. A spec that names images per runtime but not
+  // this one's falls back only to the profile's image for this runtime.
+  auto own = [&](const ContainerSettings& x) -> const std::string* {
+    auto it = x.images.find(c.runtime);
+    return it == x.images.end() ? nullptr : &it->second;
+  };
+  if (const std::string* i = own(s)) {
+    c.image_written = *i;
+  } else if (!s.image.empty()) {
+    c.image_written = s.image;
+  } else if (const std::string* j = own(site)) {
+    c.image_written = *j;
+  } else if (!s.images.empty()) {
     std::vector<std::string> named;
     for (const auto& [r, img] : s.images) named.push_back(runtime_name(r));
     diags.error(where("container.image"), "container.image",
                 fmt::format("names images for {} but not for {}, the runtime of {}", join(named, ", "),
                             runtime_name(c.runtime), s.runtime ? "this spec" : "cluster " + profile.name));
     return std::nullopt;
-  } else if (it2 != site.images.end()) c.image_written = it2->second;
-  else c.image_written = site.image;
+  } else {
+    c.image_written = site.image;
+  }
   if (c.image_written.empty()) {
     diags.error(where("container.image"), "container.image",
                 fmt::format("no image for runtime {}", runtime_name(c.runtime)));
     return std::nullopt;
   }
   c.where = where("container.image");
-  c.field = field;
+  c.field = "container.image";
   const std::string& img = c.image_written;
   auto bad = [&](const std::string& why) {
     diags.error(c.where, c.field, fmt::format("{}: {}", printable(img), why));
