@@ -428,41 +428,4 @@ std::string SlurmClient::version(std::string* error) {
   return v;
 }
 
-std::string explain_reason(const std::string& reason) {
-  static const std::map<std::string, std::string> words = {
-      {"Resources", "waiting for free nodes"},
-      {"Priority", "other jobs are ahead in the queue"},
-      {"Dependency", "waiting for another job to finish"},
-      {"DependencyNeverSatisfied", "its dependency can never be met"},
-      {"BeginTime", "not allowed to start yet (--begin)"},
-      {"JobHeldUser", "held by you (scontrol release to start)"},
-      {"JobHeldAdmin", "held by an administrator"},
-      {"ReqNodeNotAvail", "a requested node is down, drained or reserved"},
-      {"PartitionDown", "the partition is down"},
-      {"PartitionInactive", "the partition is inactive"},
-      {"PartitionTimeLimit", "the time limit exceeds the partition's"},
-      {"PartitionNodeLimit", "more nodes than the partition allows"},
-      {"QOSMaxJobsPerUserLimit", "you have the most jobs your QOS allows"},
-      {"QOSMaxGRESPerUser", "you use the most GPUs your QOS allows"},
-      {"AssocGrpGRES", "your account's GPU limit is reached"},
-      {"AssocGrpCpuLimit", "your account's CPU limit is reached"},
-      {"AssocMaxJobsLimit", "your account's job limit is reached"},
-      {"InvalidAccount", "the account is not valid"},
-      {"InvalidQOS", "the QOS is not valid"},
-      {"Reservation", "waiting for its reservation"},
-      {"NodeDown", "a node it needs is down"},
-      {"BadConstraints", "no node has the requested features"},
-      {"Licenses", "waiting for licenses"},
-      {"launch failed requeued held", "its launch failed; requeued and held"},
-      {"JobArrayTaskLimit", "array task limit reached"},
-      {"Prolog", "the prolog is running"},
-      {"NonZeroExitCode", "exited with a non-zero status"},
-      {"TimeLimit", "reached its time limit"},
-      {"OutOfMemory", "ran out of memory"},
-  };
-  if (reason.empty() || reason == "None" || reason == "(null)") return "";
-  auto it = words.find(reason);
-  return it == words.end() ? reason : it->second;
-}
-
 }  // namespace ddpctl

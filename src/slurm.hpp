@@ -225,7 +225,4 @@ class SlurmClient {
   std::chrono::milliseconds submit_timeout_;
 };
 
-// Slurm's reason codes in plain words ("Resources" -> "waiting for free nodes").
-std::string explain_reason(const std::string& reason);
-
 }  // namespace ddpctl

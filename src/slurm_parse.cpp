@@ -359,7 +359,7 @@ std::vector<Job> parse_squeue_json(const std::string& text) {
   // A busy cluster's queue is tens of MiB; keep only the fields read below
   // (a job has ~100), which cuts the parse's memory and time severalfold.
   static const std::set<std::string> kept = {
-      "job_id", "name", "comment", "job_state", "state_reason", "partition", "account", "nodes",
+      "job_id", "name", "comment", "job_state", "state_reason", "state_description", "partition", "account", "nodes",
       "current_working_directory", "submit_time", "start_time", "end_time", "time_limit", "node_count",
       "tres_alloc_str", "tres_req_str", "restart_cnt", "exit_code"};
   bool in_jobs = false;
@@ -394,6 +394,12 @@ std::vector<Job> parse_squeue_json(const std::string& text) {
       set_state(job, r.strings(j, "job_state", at));
     else
       set_state(job, r.str(j, "job_state", at));
+    // As squeue's %r: the description when Slurm set one, which says more
+    // ("ReqNodeNotAvail, Reserved for maintenance", where state_reason may
+    // still say "Reservation"); reasons.hpp reads the detail.
+    if (job.state == JobState::Pending && j.contains("state_description") && j["state_description"].is_string() &&
+        !j["state_description"].get<std::string>().empty())
+      job.reason = j["state_description"].get<std::string>();
     job.partition = r.str(j, "partition", at);
     job.account = r.str(j, "account", at);
     job.nodes = r.str(j, "nodes", at);

@@ -15,6 +15,7 @@
 #include "jobs.hpp"
 #include "progress_pattern.hpp"
 #include "race.hpp"
+#include "reasons.hpp"
 #include "submit.hpp"
 #include "text.hpp"
 #include "usage.hpp"

@@ -152,11 +152,6 @@ TEST_CASE("a state ddpctl does not know reads as UNKNOWN with Slurm's word in th
   CHECK(jobs[0].reason == "Slurm reports state SOMETHING_NEW");
 }
 
-TEST_CASE("pending reasons in plain words") {
-  CHECK(explain_reason("Resources") == "waiting for free nodes");
-  CHECK(explain_reason("None").empty());
-  CHECK(explain_reason("SomethingNew") == "SomethingNew");
-}
 
 namespace {
 
