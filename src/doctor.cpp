@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "limits_read.hpp"
 #include "slurm_parse.hpp"
 #include "text.hpp"
 #include "values.hpp"
@@ -34,7 +35,8 @@ std::string yaml_key(const std::string& s) {
 }
 
 std::string draft_profile(const std::string& version, const std::string& now_iso, const std::string& cluster_name,
-                          const std::map<std::string, PartitionFacts>& parts, const std::set<std::string>& all_types) {
+                          const std::map<std::string, PartitionFacts>& parts, const std::set<std::string>& all_types,
+                          const std::vector<std::string>& limits) {
   std::ostringstream y;
   y << fmt::format("# Cluster profile drafted by `ddpctl doctor` from Slurm {} on {}.\n", version, now_iso);
   y << "# Check it: node sizes are the smallest node of each partition, and the\n"
@@ -65,6 +67,11 @@ std::string draft_profile(const std::string& version, const std::string& now_iso
     if (f.min_mem > 0) y << ", mem_per_node: " << f.min_mem << "M";
     if (!f.max_time.empty()) y << ", max_time: \"" << f.max_time << "\"";
     y << "}\n";
+  }
+  if (!limits.empty()) {
+    y << "# The limits and reservations that applied to you when this was drafted\n"
+         "# (ddpctl submit reads them live before each submission):\n";
+    for (const auto& l : limits) y << "#   " << l << "\n";
   }
   return y.str();
 }
@@ -168,7 +175,41 @@ SiteReport diagnose_site(SlurmClient& slurm, const std::string& name, const std:
                       f.features.empty() ? "" : ", features " + join({f.features.begin(), f.features.end()}, ",")));
   auto accounts = slurm.user_accounts();
   check("accounts", accounts.has_value(), accounts ? join(*accounts, ", ") : "sacctmgr cannot list them");
-  report.profile_yaml = draft_profile(version, now_iso, cluster_name, parts, all_types);
+
+  // The limits a submission is checked against (limits.hpp).
+  SiteLimits site = read_site_limits(slurm);
+  long long now = static_cast<long long>(std::time(nullptr));
+  std::vector<std::string> seen;
+  std::set<std::string> usable;
+  for (const auto& a : site.assocs) {
+    if (a.user.empty()) continue;
+    std::string what = fmt::format("association {}{}", a.account, a.partition.empty() ? "" : " (" + a.partition + ")");
+    std::string detail = fmt::format("QOS {}{}; {}", a.qos.empty() ? "-" : join(a.qos, ","),
+                                     a.default_qos.empty() ? "" : " (default " + a.default_qos + ")", describe_limits(a));
+    check(what, true, detail);
+    seen.push_back(what + ": " + detail);
+    for (const auto& q : a.qos) usable.insert(q);
+  }
+  for (const auto& a : site.assocs)
+    if (a.user.empty() && describe_limits(a) != "no limits") {
+      check("account " + a.account, true, describe_limits(a));
+      seen.push_back("account " + a.account + ": " + describe_limits(a));
+    }
+  for (const auto& [qname, q] : site.qos)
+    if (usable.empty() || usable.count(qname)) {
+      check("QOS " + qname, true, describe_limits(q));
+      if (describe_limits(q) != "no limits") seen.push_back("QOS " + qname + ": " + describe_limits(q));
+    }
+  bool any_reservation = false;
+  for (const auto& r : site.reservations)
+    if (r.end > now) {
+      any_reservation = true;
+      check("reservation " + r.name, true, describe_reservation(r, now));
+      seen.push_back("reservation " + describe_reservation(r, now));
+    }
+  if (!any_reservation && site.accounting) check("reservations", true, "none ahead");
+  for (const auto& u : site.unread) check("limits", false, "cannot read " + u);
+  report.profile_yaml = draft_profile(version, now_iso, cluster_name, parts, all_types, seen);
   return report;
 }
 

@@ -1,10 +1,12 @@
 #include "preflight.hpp"
 
 #include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <set>
 #include <fmt/format.h>
 
+#include "limits_read.hpp"
 #include "paths.hpp"
 #include "spec_site.hpp"
 #include "text.hpp"
@@ -17,7 +19,45 @@ bool has(const std::vector<std::string>& v, const std::string& s) { return std::
 
 }  // namespace
 
-Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmClient& slurm) {
+namespace {
+
+// The nodes in the shape's partition with its GPUs (type, feature) and CPUs.
+std::vector<std::string> fitting_nodes(const ResolvedShape& shape, const NodeQuery& q, const std::string& partition) {
+  std::vector<std::string> out;
+  int cpus_needed = shape.tasks_per_node * shape.cpus_per_task.value_or(1);
+  for (const auto& node : q.nodes) {
+    if (!partition.empty() && !has(node.partitions, partition)) continue;
+    int gpus = shape.gpu_gres.empty()
+                   ? node.total_gpus()
+                   : (node.gpus_by_type.count(shape.gpu_gres) ? node.gpus_by_type.at(shape.gpu_gres) : 0);
+    if (!shape.gpu_feature.empty() && !has(node.features, shape.gpu_feature)) gpus = 0;
+    if (gpus >= shape.gpus_per_node && node.cpus >= cpus_needed) out.push_back(node.name);
+  }
+  return out;
+}
+
+}  // namespace
+
+JobAsk job_ask(const ResolvedShape& shape, const NodeQuery& nodes, const SiteLimits& limits) {
+  JobAsk j;
+  j.nodes = shape.nodes;
+  j.gpus_per_node = shape.gpus_per_node;
+  j.cpus_per_node = shape.tasks_per_node * shape.cpus_per_task.value_or(1);
+  j.mem_per_node_mib = shape.asked.mem_mib.value_or(0);
+  j.time_s = shape.time_s;
+  j.partition = shape.partition;
+  if (j.partition.empty())
+    for (const auto& [name, p] : limits.partitions)
+      if (p.is_default) j.partition = name;
+  j.account = shape.asked.account;
+  j.qos = shape.asked.qos;
+  j.reservation = shape.asked.reservation;
+  j.fitting = fitting_nodes(shape, nodes, j.partition);
+  return j;
+}
+
+Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmClient& slurm, const SiteLimits* limits,
+                      Feasibility* feasibility) {
   Diagnostics diags;
   const Shape& asked = shape.asked;
   auto where = [&](const char* field) { return asked.where_of(field, Location{run.spec.file}); };
@@ -73,12 +113,39 @@ Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmC
   }
 
   if (!asked.account.empty()) {
-    if (auto accounts = slurm.user_accounts(); accounts && !has(*accounts, asked.account))
+    if (auto accounts = slurm.user_accounts(); accounts && !has(*accounts, asked.account)) {
       diags.error(where("account"), asked.field("account"),
                   fmt::format("account {} is not one you can charge on this cluster{}; yours: {}", asked.account,
                               did_you_mean(asked.account, *accounts), join(*accounts, ", ")));
+      return diags;  // its limits would only repeat it
+    }
+  }
+  if (limits && diags.empty()) {
+    Feasibility f = check_limits(job_ask(shape, q, *limits), *limits, std::time(nullptr));
+    for (const auto& p : f.never) {
+      // The spec's field when the shape has one by that name, else the shape's own line.
+      std::string field = p.field == "cpus_per_task" || p.field == "gpus_per_node" || p.field == "nodes" ||
+                                  p.field == "time" || p.field == "account" || p.field == "qos" || p.field == "mem"
+                              ? p.field
+                              : "nodes";
+      diags.error(where(field.c_str()), asked.field(field),
+                  p.message + "; Slurm would queue it and it would never start (--no-preflight submits anyway)");
+    }
+    if (feasibility) *feasibility = f;
   }
   return diags;
+}
+
+std::vector<std::string> limit_warnings(const std::vector<ShapeLimits>& shapes, const SiteLimits& limits) {
+  std::vector<std::string> out;
+  bool several = shapes.size() > 1;
+  for (const auto& s : shapes) {
+    std::string who = several ? "shape " + s.label + ": " : "";
+    for (const auto& n : s.feasibility.not_now) out.push_back(who + "cannot start now: " + n);
+    if (!s.feasibility.later.empty()) out.push_back(who + s.feasibility.later);
+  }
+  for (const auto& u : limits.unread) out.push_back("limits not checked: cannot read " + u);
+  return out;
 }
 
 namespace {
@@ -220,17 +287,24 @@ std::vector<std::string> container_warnings(const ResolvedRun& run) {
   return warnings;
 }
 
-void preflight_all(const ResolvedRun& run, const std::vector<const ResolvedShape*>& shapes, SlurmClient& slurm) {
+std::vector<ShapeLimits> preflight_all(const ResolvedRun& run, const std::vector<const ResolvedShape*>& shapes,
+                                       SlurmClient& slurm, SiteLimits* limits_out) {
   Diagnostics all;
   check_program(run, all);
   check_pyxis(run, slurm, all);
   check_trainer_data(run, all);
   check_sbatch_options(run, slurm, all);
+  SiteLimits limits = read_site_limits(slurm);
+  std::vector<ShapeLimits> verdicts;
   for (const ResolvedShape* s : shapes) {
-    Diagnostics one = preflight(run, *s, slurm);  // a named value: items() refers into it
+    ShapeLimits v{s->label, {}};
+    Diagnostics one = preflight(run, *s, slurm, &limits, &v.feasibility);  // a named value: items() refers into it
     for (const auto& d : one.items()) all.add(d);
+    verdicts.push_back(v);
   }
   all.throw_if_any();
+  if (limits_out) *limits_out = limits;
+  return verdicts;
 }
 
 }  // namespace ddpctl

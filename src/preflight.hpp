@@ -3,14 +3,34 @@
 // anything is queued: the partition exists, enough nodes have the GPU type,
 // GPU count and CPUs, and the account is one of the user's.
 #include "diagnostics.hpp"
+#include "limits.hpp"
 #include "resolve.hpp"
 #include "slurm.hpp"
 
 namespace ddpctl {
 
 // Problems name the spec's file, line and field (the shape's own where
-// `alternatives:` or `sweep:` set it).
-Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmClient& slurm);
+// `alternatives:` or `sweep:` set it). With the site's limits
+// (limits_read.hpp), also what they say of the shape (limits.hpp): a limit
+// it breaks is an error here ("it would pend forever"); what holds it now or
+// a reservation in its way is left in `feasibility` for the caller to say.
+Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmClient& slurm,
+                      const SiteLimits* limits = nullptr, Feasibility* feasibility = nullptr);
+
+// What the limits check asks about a shape: its size, time, partition (the
+// site's default when the spec names none), account, QOS, and the nodes that
+// have its GPUs and CPUs.
+JobAsk job_ask(const ResolvedShape& shape, const NodeQuery& nodes, const SiteLimits& limits);
+
+// One shape's verdict, for the caller to print (limit_warnings) and act on
+// (--fit-time, a race's ranking).
+struct ShapeLimits {
+  std::string label;
+  Feasibility feasibility;
+};
+// The words of a NotNow or Later verdict ("shape 1x2: ..."), and of the
+// limits that could not be read.
+std::vector<std::string> limit_warnings(const std::vector<ShapeLimits>& shapes, const SiteLimits& limits);
 
 // The program the job runs (trainer.program, or the first word of a list
 // `command:`) must be an executable here (on PATH, or at the path given),
@@ -32,6 +52,9 @@ void check_trainer_data(const ResolvedRun& run, Diagnostics& diags);
 void check_sbatch_options(const ResolvedRun& run, SlurmClient& slurm, Diagnostics& diags);
 
 // The program's and every shape's problems at once; throws UserError if any.
-void preflight_all(const ResolvedRun& run, const std::vector<const ResolvedShape*>& shapes, SlurmClient& slurm);
+// Reads the site's limits once (into `limits` when given) and returns each
+// shape's verdict.
+std::vector<ShapeLimits> preflight_all(const ResolvedRun& run, const std::vector<const ResolvedShape*>& shapes,
+                                       SlurmClient& slurm, SiteLimits* limits = nullptr);
 
 }  // namespace ddpctl

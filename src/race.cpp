@@ -107,6 +107,7 @@ std::vector<RankedShape> read_ranking(const fs::path& path) {
       r.estimate.reason = j.value("reason", "");
       r.dropped = j.value("dropped", false);
       r.why_dropped = j.value("why_dropped", "");
+      r.note = j.value("note", "");
       if (j.contains("run_time_s") && j["run_time_s"].is_number()) r.run_time_s = j["run_time_s"].get<double>();
       r.run_time_from = j.value("run_time_from", "");
       if (j.contains("finish") && j["finish"].is_number()) r.finish = j["finish"].get<long long>();
@@ -199,6 +200,7 @@ std::vector<std::string> format_ranking(const std::vector<RankedShape>& ranking,
       why = r.estimate.reason;
     } else {
       row = {std::to_string(++rank), r.label, when(r.estimate.start)};
+      why = r.note;
     }
     if (timed) {
       row.push_back(r.run_time_s ? fmt::format("{} ({})", format_duration(std::llround(*r.run_time_s)),
@@ -269,6 +271,7 @@ void record_ranking(const Run& run, const std::vector<RankedShape>& ranking) {
                    {"reason", r.estimate.reason},
                    {"dropped", r.dropped},
                    {"why_dropped", r.why_dropped},
+                   {"note", r.note},
                    {"run_time_s", r.run_time_s ? nlohmann::json(*r.run_time_s) : nlohmann::json()},
                    {"run_time_from", r.run_time_from},
                    {"finish", r.finish ? nlohmann::json(*r.finish) : nlohmann::json()}});

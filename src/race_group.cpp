@@ -11,6 +11,7 @@
 #include "failure.hpp"
 #include "files.hpp"
 #include "jobs.hpp"
+#include "limits_read.hpp"
 #include "preflight.hpp"
 #include "render.hpp"
 #include "report.hpp"
@@ -127,15 +128,18 @@ std::vector<RankedShape> rank_group(const RaceGroup& g, const RaceRequest& req, 
                                     SlurmClient& slurm, std::string& note) {
   bool preflight_on = req.preflight;
   std::vector<RankedShape> shapes;
+  std::optional<SiteLimits> limits;
+  if (preflight_on) limits = read_site_limits(slurm);
   for (const auto& e : g.entries) {
     const ResolvedShape& s = g.shape(e);
     RankedShape r;
     r.label = s.label;
+    Feasibility f;
     if (preflight_on) {
       Diagnostics d;
       check_program(g.parts[e.part], d);
       check_pyxis(g.parts[e.part], slurm, d);
-      Diagnostics shape_checks = preflight(g.parts[e.part], s, slurm);
+      Diagnostics shape_checks = preflight(g.parts[e.part], s, slurm, &*limits, &f);
       for (const auto& item : shape_checks.items()) d.add(item);
       if (!d.empty()) {
         r.dropped = true;
@@ -149,6 +153,13 @@ std::vector<RankedShape> rank_group(const RaceGroup& g, const RaceRequest& req, 
       r.dropped = true;
       r.why_dropped = "Slurm says: " + r.estimate.reason;
     }
+    // A reservation in the way: the earliest start is its end, whatever
+    // --test-only says; usage that holds it now is named beside it.
+    if (f.earliest_start && r.estimate.kind == StartEstimate::Kind::Starts)
+      r.estimate.start = std::max(r.estimate.start, *f.earliest_start);
+    std::vector<std::string> notes = f.not_now;
+    if (!f.later.empty()) notes.push_back(f.later);
+    r.note = join(notes, "; ");
     shapes.push_back(r);
   }
   if (req.rank_by == "start") return rank_shapes(shapes);
@@ -224,17 +235,34 @@ RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, Context& 
   }
   // Without ranking, a shape that fails the preflight stops the whole race:
   // the user named it. With ranking, it is dropped with its reason instead.
+  // A shape the site's limits never let start is dropped with its reason
+  // (it would only pend), unless every shape is.
+  std::vector<std::string> never_starts;
   if (req.preflight && req.rank_by.empty()) {
     Diagnostics all;
     for (const auto& p : g.parts) {
       check_program(p, all);
       check_pyxis(p, slurm, all);
     }
+    SiteLimits limits = read_site_limits(slurm);
+    std::vector<ShapeLimits> verdicts;
+    std::vector<std::string> why_never;
     for (const auto& e : g.entries) {
-      Diagnostics shape = preflight(g.parts[e.part], g.shape(e), slurm);  // a named value: items() refers into it
+      Feasibility f;
+      Diagnostics shape = preflight(g.parts[e.part], g.shape(e), slurm, &limits, &f);  // a named value: items() refers into it
+      if (f.kind == Feasibility::Kind::Never && shape.size() == f.never.size()) {
+        never_starts.push_back(g.shape(e).label);
+        why_never.push_back(fmt::format("shape {}: {}", g.shape(e).label, joined(shape)));
+        continue;
+      }
       for (const auto& d : shape.items()) all.add(d);
+      verdicts.push_back({g.shape(e).label, f});
     }
     all.throw_if_any();
+    if (never_starts.size() == g.entries.size())
+      throw UserError("no shape of the race can ever start here: " + join(why_never, "; "));
+    for (const auto& w : why_never) out.warning("dropped from the race, it would never start: " + w);
+    for (const auto& w : limit_warnings(verdicts, limits)) out.warning(w);
   }
   for (const auto& p : g.parts)
     for (const auto& w : container_warnings(p)) out.warning(w);
@@ -261,7 +289,9 @@ RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, Context& 
   for (const auto& s : render_group(frozen, req.templates_dir, race_dir(run)))
     write_file_atomic(run.dir + "/" + s.file_name, s.text, 0755);
 
-  std::vector<std::string> order = g.labels();
+  std::vector<std::string> order;
+  for (const auto& label : g.labels())
+    if (std::find(never_starts.begin(), never_starts.end(), label) == never_starts.end()) order.push_back(label);
   if (!req.rank_by.empty()) {
     result.ranking = rank_group(g, req, run.dir, slurm, result.ranking_note);
     record_ranking(run, result.ranking);

@@ -262,4 +262,10 @@ std::vector<std::string> launch_argv(const ResolvedRun& run, const ResolvedShape
   return argv;
 }
 
+void set_time_limit(ResolvedShape& shape, long long seconds) {
+  shape.time_s = seconds;
+  for (auto& d : shape.directives)
+    if (d.rfind("--time=", 0) == 0) d = "--time=" + format_slurm_time(seconds);
+}
+
 }  // namespace ddpctl

@@ -55,6 +55,9 @@ ResolvedRun resolve_run(RunSpec spec, ClusterProfile profile);
 // that could not be written into a script safely is refused first.
 ResolvedRun load_and_resolve(const std::string& spec_path, const std::vector<std::string>& overrides);
 
+// A new time limit for a resolved shape (its --time line too): --fit-time.
+void set_time_limit(ResolvedShape& shape, long long seconds);
+
 // The argv that each srun task runs (before the per-task rank prelude).
 std::vector<std::string> launch_argv(const ResolvedRun& run, const ResolvedShape& shape);
 

@@ -13,6 +13,8 @@
 #include "progress_pattern.hpp"
 #include "lock.hpp"
 #include "preflight.hpp"
+#include "reasons.hpp"
+#include "values.hpp"
 #include "render.hpp"
 #include "snapshot.hpp"
 #include "text.hpp"
@@ -300,16 +302,38 @@ SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, C
       return result;
     }
   }
+  if (req.fit_time && !req.preflight)
+    throw UserError(Location{"--fit-time"}, "", "needs the preflight (it reads the reservations); drop --no-preflight");
   // The code the job will run, frozen now (a dry run takes none).
   ResolvedRun run_as = resolved;
+  ResolvedRun recorded = resolved;  // with --fit-time's time limit, if it set one
   SnapshotDecision snap;
   if (!req.dry_run) {
     std::string cwd = std::filesystem::current_path().string();
     snap = take_snapshot(resolved.spec, cwd, req.runs_root, !req.snapshot, ctx.runner);
     apply_snapshot(run_as, snap, cwd);
   }
+  if (req.preflight) {
+    SiteLimits limits;
+    std::vector<ShapeLimits> verdicts = preflight_all(run_as, {&shape}, slurm, &limits);
+    const Feasibility& f = verdicts.front().feasibility;
+    if (req.fit_time && f.fit_time_s) {
+      for (ResolvedRun* r : {&run_as, &recorded})
+        for (auto& s : r->shapes)
+          if (s.label == shape.label) set_time_limit(s, *f.fit_time_s);
+      result.fitted_time_s = f.fit_time_s;
+      out.note(fmt::format("--fit-time: time limit {} instead of {}, so that it ends before reservation {} begins",
+                           format_slurm_time(*f.fit_time_s), format_slurm_time(shape.time_s), f.reservation));
+      for (const auto& n : f.not_now) out.warning("cannot start now: " + n);
+    } else {
+      for (const auto& w : limit_warnings(verdicts, limits)) out.warning(w);
+      if (req.fit_time)
+        out.note(f.later.empty() ? "--fit-time: no reservation is in the way; the time limit stays " +
+                                       format_slurm_time(shape.time_s)
+                                 : "--fit-time: no shorter time limit starts it now; submitted as it is");
+    }
+  }
   std::vector<RenderedScript> rendered = render_scripts(run_as, req.templates_dir);
-  if (req.preflight) preflight_all(run_as, {&shape}, slurm);
   for (const auto& w : container_warnings(run_as)) out.warning(w);
   if (req.dry_run) {
     result.kind = SubmitResult::Kind::DryRun;
@@ -328,7 +352,7 @@ SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, C
     run = *earlier.retry;
     for (const auto& [file, text] : scripts) write_file_atomic(run.dir + "/" + file, text, 0755);
   } else {
-    run = create_run(req.runs_root, resolved, spec_text, req.sets, identity, scripts);
+    run = create_run(req.runs_root, recorded, spec_text, req.sets, identity, scripts);
   }
   record_snapshot(run.dir, snap);
   Attempt a = submit_attempt(run, *run.shape(shape.label), slurm);

@@ -78,6 +78,9 @@ struct SubmitRequest {
   bool dry_run = false, preflight = true, again = false;
   bool snapshot = true;            // false: --no-snapshot
   std::string rank_by;             // only for races ("start", "finish"): refused here
+  // --fit-time: when a reservation holds every node that fits before the time
+  // limit would end, the longest time limit that starts the job now.
+  bool fit_time = false;
 };
 struct SubmitResult {
   enum class Kind { Submitted, AlreadySubmitted, DryRun };
@@ -87,6 +90,7 @@ struct SubmitResult {
   Attempt attempt;   // Submitted
   ActiveJob active;  // AlreadySubmitted: the job still queued or running
   std::string would_run;  // DryRun: the sbatch command line that would run
+  std::optional<long long> fitted_time_s;  // --fit-time set this time limit
 };
 // validate (done by resolving) -> [the run identity's lock] earlier runs ->
 // preflight -> run directory -> intent -> sbatch -> outcome [lock released].

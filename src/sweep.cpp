@@ -33,7 +33,11 @@ void run_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   std::string experiment_name = o.name.empty() ? resolved.spec.name : o.name;
   if (!is_run_name(experiment_name))
     throw UserError(Location{"--name"}, "", "an experiment name is letters, digits, '.', '_' or '-' (at most 64)");
-  if (o.preflight) preflight_all(resolved, chosen, slurm);
+  if (o.preflight) {
+    SiteLimits limits;
+    std::vector<ShapeLimits> verdicts = preflight_all(resolved, chosen, slurm, &limits);
+    for (const auto& w : limit_warnings(verdicts, limits)) out.warning(w);
+  }
   if (o.dry_run) {
     std::vector<std::string> picked;
     for (const ResolvedShape* s : chosen) picked.push_back(s->label);

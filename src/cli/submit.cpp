@@ -25,6 +25,9 @@ void run_submit(SubmitOptions& o, Context& ctx) {
   o.req.snapshot = !o.no_snapshot;
   ResolvedRun resolved = load_and_resolve(o.req.spec, o.req.sets);
   if (submits_as_race(resolved, o.req.shape)) {
+    if (o.req.fit_time)
+      throw UserError(Location{"--fit-time"}, "",
+                      "fits one shape's time limit; this spec submits a race (pick one shape with --shape)");
     RaceRequest race;
     race.specs = {o.req.spec};
     race.sets = o.req.sets;
@@ -79,6 +82,9 @@ void setup_submit(CLI::App& app, Context& ctx) {
   cmd->add_flag("--no-preflight", o->no_preflight, "Skip the checks against sinfo and sacctmgr, and the program lookup");
   cmd->add_flag("--no-snapshot", o->no_snapshot,
                 "Run the submit folder's files as they are when the job starts, not a copy taken now");
+  cmd->add_flag("--fit-time", o->req.fit_time,
+                "When a reservation (e.g. maintenance) holds the nodes before the time limit would end, submit "
+                "with the longest time limit that starts now");
   cmd->add_flag("--again", o->req.again, "Submit even if a job of this same spec is still queued or running");
   add_rank_by_options(cmd, o->req.rank_by);
   cmd->callback([o, &ctx] { run_submit(*o, ctx); });

@@ -210,6 +210,11 @@ FakeSlurm::FakeSlurm(const std::string& version) {
   runner.on("sinfo", {"--json"}, exits(0, read_file(data + "sinfo.json")));
   if (arrays) runner.on("scontrol", {"show", "nodes", "--json"}, exits(0, read_file(data + "scontrol-nodes.json")));
   runner.on("sacctmgr", {}, exits(0, "lusu\nother\n"));
+  // The limits preflight reads (limits_read.hpp): the local cluster's
+  // partitions, no reservations, no usage.
+  runner.on("scontrol", {"-o", "show", "partition"}, exits(0, read_file(data + "scontrol-partition.txt")));
+  runner.on("env", {"scontrol", "-o", "show", "reservation"}, exits(0, "No reservations in the system\n"));
+  runner.on("scontrol", {"show", "assoc_mgr"}, exits(0, ""));
 }
 
 FakeSlurm::FakeJob& FakeSlurm::add(const std::string& id, const std::string& comment, const std::string& state,

@@ -226,3 +226,30 @@ TEST_CASE("race_again: a group without requeue: is never re-raced") {
   std::vector<Run> runs = {run};
   CHECK(race_again_where_requeued(runs, f.slurm.ctx, f.out).empty());
 }
+
+TEST_CASE("a shape the site's limits never let start is dropped from the race with the limit named") {
+  Fixture f;
+  // The a100-80gb partition takes one node per job: the 2x1 shape would pend for ever.
+  auto partitions = [&](const std::string& a100_max_nodes) {
+    f.slurm.runner.on("scontrol", {"show", "partition"},
+                      test::exits(0, "PartitionName=a100-80gb AllowAccounts=ALL AllowQos=ALL Default=NO QoS=N/A "
+                                     "MaxNodes=" + a100_max_nodes + " MaxTime=02:00:00 Nodes=a[1-2]\n"
+                                     "PartitionName=cpu AllowAccounts=ALL AllowQos=ALL Default=YES QoS=N/A "
+                                     "MaxNodes=UNLIMITED MaxTime=02:00:00 Nodes=g[1-4]\n"));
+  };
+  SECTION("one shape left: it is submitted, the other named") {
+    partitions("1");
+    RaceSubmission r = f.submit();
+    CHECK(r.submitted == std::vector<std::string>{"job 100 (shape 1x1)"});
+    REQUIRE(f.out.warnings.size() == 1);
+    CHECK_THAT(f.out.warnings[0], Catch::Contains("dropped from the race, it would never start: shape 2x1:") &&
+                                      Catch::Contains("2 nodes asked; partition a100-80gb allows 1 node per job (MaxNodes)"));
+  }
+  SECTION("no shape left: refused, nothing submitted") {
+    f.slurm.runner.on("scontrol", {"show", "partition"},
+                      test::exits(0, "PartitionName=a100-80gb MaxNodes=1 MaxTime=00:01:00 Nodes=a[1-2]\n"
+                                     "PartitionName=cpu Default=YES MaxTime=00:01:00 Nodes=g[1-4]\n"));
+    CHECK_THAT(test::user_error_of([&] { f.submit(); }), Catch::Contains("no shape of the race can ever start here"));
+    CHECK(f.slurm.runner.count("sbatch") == 0);
+  }
+}

@@ -2,6 +2,8 @@
 // the ledger before and after sbatch, settling unclear attempts by token,
 // and never a second job for the same run.
 #include "catch.hpp"
+#include <ctime>
+#include <fmt/format.h>
 #include <filesystem>
 
 #include "fake_runner.hpp"
@@ -264,4 +266,51 @@ TEST_CASE("the intent records which ddpctl submits it") {
   CHECK(a.pid == getpid());
   CHECK(a.host == host_name());
   CHECK(load_run(f.runs().at(0).dir).attempts.at(0).pid == getpid());
+}
+
+TEST_CASE("a maintenance reservation on every fitting node: a warning with the time that starts now; --fit-time takes it") {
+  Fixture f;
+  long long now = static_cast<long long>(std::time(nullptr));
+  // The cpu partition's nodes (g1-g4) are reserved from 165 s ahead; the
+  // spec asks for 5 minutes: 2 minutes end before it with time to spare.
+  // (A rule of its own: the same words would queue behind FakeSlurm's "none".)
+  f.slurm.runner.on("env", {"show", "reservation"},
+                    test::exits(0, fmt::format("ReservationName=maint StartTime={} EndTime={} Duration=01:00:00 "
+                                         "Nodes=g[1-4] NodeCnt=4 Flags=MAINT,SPEC_NODES Users=root State=INACTIVE\n",
+                                         now + 165, now + 165 + 3600)));
+  SECTION("submitted as it is, with the reason and the offer") {
+    SubmitResult r = f.submit();
+    REQUIRE(r.kind == SubmitResult::Kind::Submitted);
+    REQUIRE(f.out.warnings.size() == 1);
+    CHECK_THAT(f.out.warnings[0], Catch::Contains("reservation maint (maintenance)") &&
+                                      Catch::Contains("before its 5m time limit would end") &&
+                                      Catch::Contains("--time 2m or less starts now"));
+    CHECK_FALSE(r.fitted_time_s);
+    CHECK_THAT(read_file(r.run.dir + "/" + r.attempt.script), Catch::Contains("#SBATCH --time=00:05:00"));
+  }
+  SECTION("--fit-time: the script and the record hold the shorter limit") {
+    f.req.fit_time = true;
+    SubmitResult r = f.submit();
+    REQUIRE(r.kind == SubmitResult::Kind::Submitted);
+    CHECK(r.fitted_time_s == 120);
+    CHECK(f.out.warnings.empty());
+    REQUIRE(f.out.notes.size() == 1);
+    CHECK(f.out.notes[0] == "--fit-time: time limit 00:02:00 instead of 00:05:00, so that it ends before reservation "
+                            "maint begins");
+    CHECK_THAT(read_file(r.run.dir + "/" + r.attempt.script), Catch::Contains("#SBATCH --time=00:02:00"));
+  }
+  SECTION("--fit-time needs the preflight") {
+    f.req.fit_time = true;
+    f.req.preflight = false;
+    CHECK_THAT(test::user_error_of([&] { f.submit(); }), Catch::Contains("needs the preflight"));
+  }
+}
+
+TEST_CASE("--fit-time with nothing in the way keeps the time limit and says so") {
+  Fixture f;
+  f.req.fit_time = true;
+  SubmitResult r = f.submit();
+  CHECK_FALSE(r.fitted_time_s);
+  REQUIRE(f.out.notes.size() == 1);
+  CHECK(f.out.notes[0] == "--fit-time: no reservation is in the way; the time limit stays 00:05:00");
 }
