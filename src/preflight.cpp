@@ -136,7 +136,7 @@ Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmC
   return diags;
 }
 
-std::vector<std::string> limit_warnings(const std::vector<ShapeLimits>& shapes, const SiteLimits& limits) {
+std::vector<std::string> limit_warnings(const std::vector<ShapeLimits>& shapes) {
   std::vector<std::string> out;
   bool several = shapes.size() > 1;
   for (const auto& s : shapes) {
@@ -144,6 +144,11 @@ std::vector<std::string> limit_warnings(const std::vector<ShapeLimits>& shapes, 
     for (const auto& n : s.feasibility.not_now) out.push_back(who + "cannot start now: " + n);
     if (!s.feasibility.later.empty()) out.push_back(who + s.feasibility.later);
   }
+  return out;
+}
+
+std::vector<std::string> unread_limits(const SiteLimits& limits) {
+  std::vector<std::string> out;
   for (const auto& u : limits.unread) out.push_back("limits not checked: cannot read " + u);
   return out;
 }

@@ -28,9 +28,11 @@ struct ShapeLimits {
   std::string label;
   Feasibility feasibility;
 };
-// The words of a NotNow or Later verdict ("shape 1x2: ..."), and of the
-// limits that could not be read.
-std::vector<std::string> limit_warnings(const std::vector<ShapeLimits>& shapes, const SiteLimits& limits);
+// The words of a NotNow or Later verdict ("shape 1x2: ..."): warnings.
+std::vector<std::string> limit_warnings(const std::vector<ShapeLimits>& shapes);
+// The limits that could not be read (accounting off, ...): notes, since a
+// site without accounting would hear them on every submission.
+std::vector<std::string> unread_limits(const SiteLimits& limits);
 
 // The program the job runs (trainer.program, or the first word of a list
 // `command:`) must be an executable here (on PATH, or at the path given),

@@ -262,7 +262,8 @@ RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, Context& 
     if (never_starts.size() == g.entries.size())
       throw UserError("no shape of the race can ever start here: " + join(why_never, "; "));
     for (const auto& w : why_never) out.warning("dropped from the race, it would never start: " + w);
-    for (const auto& w : limit_warnings(verdicts, limits)) out.warning(w);
+    for (const auto& w : limit_warnings(verdicts)) out.warning(w);
+    for (const auto& n : unread_limits(limits)) out.note(n);
   }
   for (const auto& p : g.parts)
     for (const auto& w : container_warnings(p)) out.warning(w);

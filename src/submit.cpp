@@ -317,6 +317,7 @@ SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, C
     SiteLimits limits;
     std::vector<ShapeLimits> verdicts = preflight_all(run_as, {&shape}, slurm, &limits);
     const Feasibility& f = verdicts.front().feasibility;
+    for (const auto& n : unread_limits(limits)) out.note(n);
     if (req.fit_time && f.fit_time_s) {
       for (ResolvedRun* r : {&run_as, &recorded})
         for (auto& s : r->shapes)
@@ -326,7 +327,7 @@ SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, C
                            format_slurm_time(*f.fit_time_s), format_slurm_time(shape.time_s), f.reservation));
       for (const auto& n : f.not_now) out.warning("cannot start now: " + n);
     } else {
-      for (const auto& w : limit_warnings(verdicts, limits)) out.warning(w);
+      for (const auto& w : limit_warnings(verdicts)) out.warning(w);
       if (req.fit_time)
         out.note(f.later.empty() ? "--fit-time: no reservation is in the way; the time limit stays " +
                                        format_slurm_time(shape.time_s)

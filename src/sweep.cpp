@@ -36,7 +36,8 @@ void run_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   if (o.preflight) {
     SiteLimits limits;
     std::vector<ShapeLimits> verdicts = preflight_all(resolved, chosen, slurm, &limits);
-    for (const auto& w : limit_warnings(verdicts, limits)) out.warning(w);
+    for (const auto& w : limit_warnings(verdicts)) out.warning(w);
+    for (const auto& n : unread_limits(limits)) out.note(n);
   }
   if (o.dry_run) {
     std::vector<std::string> picked;

@@ -306,7 +306,7 @@ TEST_CASE("a maintenance reservation on every fitting node: a warning with the t
   }
 }
 
-TEST_CASE("--fit-time with nothing in the way keeps the time limit and says so") {
+TEST_CASE("submit --fit-time with nothing in the way keeps the time limit and says so") {
   Fixture f;
   f.req.fit_time = true;
   SubmitResult r = f.submit();
