@@ -184,10 +184,10 @@ SiteReport diagnose_site(SlurmClient& slurm, const std::string& name, const std:
   for (const auto& a : site.assocs) {
     if (a.user.empty()) continue;
     std::string what = fmt::format("association {}{}", a.account, a.partition.empty() ? "" : " (" + a.partition + ")");
-    std::string detail = fmt::format("QOS {}{}; {}", a.qos.empty() ? "-" : join(a.qos, ","),
-                                     a.default_qos.empty() ? "" : " (default " + a.default_qos + ")", describe_limits(a));
-    check(what, true, detail);
-    seen.push_back(what + ": " + detail);
+    std::string text = fmt::format("QOS {}{}; {}", a.qos.empty() ? "-" : join(a.qos, ","),
+                                   a.default_qos.empty() ? "" : " (default " + a.default_qos + ")", describe_limits(a));
+    check(what, true, text);
+    seen.push_back(what + ": " + text);
     for (const auto& q : a.qos) usable.insert(q);
   }
   for (const auto& a : site.assocs)
