@@ -11,8 +11,10 @@
 #include <pwd.h>
 #include <regex>
 #include <sstream>
+#include <unistd.h>
 
 #include "files.hpp"
+#include "slurm.hpp"
 #include "text.hpp"
 #include "usage.hpp"
 #include "watchdog.hpp"
@@ -145,7 +147,13 @@ std::optional<int> read_torchrun_root_cause(const std::vector<std::string>& line
 
 std::string user_name(const std::string& uid) {
   if (uid.empty() || !std::all_of(uid.begin(), uid.end(), ::isdigit)) return uid;
+#ifdef DDPCTL_STATIC
+  // No name services in a static binary (slurm.hpp's current_user): the
+  // uid, or this user's own name.
+  if (static_cast<uid_t>(std::stoul(uid)) == getuid()) return current_user();
+#else
   if (const passwd* pw = getpwuid(static_cast<uid_t>(std::stoul(uid)))) return pw->pw_name;
+#endif
   return "uid " + uid;
 }
 

@@ -1,6 +1,7 @@
 #include "files.hpp"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -97,7 +98,14 @@ void write_file_atomic(const std::string& path, const std::string& content, mode
 }
 
 ScratchDir::ScratchDir(const std::string& prefix) {
-  std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  std::error_code ec;
+  std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+  if (ec) {
+    const char* env = std::getenv("TMPDIR");
+    throw UserError(Location{env && *env ? env : "/tmp"}, "",
+                    "no folder for temporary files (" + ec.message() + "); create it, or set TMPDIR to one");
+  }
+  std::string pattern = (tmp / (prefix + "-XXXXXX")).string();
   if (mkdtemp(pattern.data()) == nullptr)
     throw UserError(Location{pattern}, "", std::string("cannot create a scratch folder: ") + std::strerror(errno));
   path_ = pattern;

@@ -2,7 +2,6 @@
 
 #include <ctime>
 #include <fmt/format.h>
-#include <pwd.h>
 #include <set>
 #include <sstream>
 #include <unistd.h>
@@ -249,8 +248,7 @@ Usage parse_assoc_mgr(const std::string& text, const std::string& uid) {
 SiteLimits read_site_limits(SlurmClient& slurm) {
   SiteLimits site;
   uid_t uid = getuid();
-  const passwd* pw = getpwuid(uid);
-  site.user = pw ? pw->pw_name : "";
+  site.user = current_user();
   auto unread = [&](const std::string& what, const CommandResult& r) {
     site.unread.push_back(fmt::format("{} ({})", what, r.describe()));
   };

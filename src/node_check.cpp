@@ -1,5 +1,7 @@
 #include "node_check.hpp"
 
+#include "process.hpp"
+
 #include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
@@ -57,6 +59,15 @@ std::optional<sockaddr_in> ipv4(const std::string& addr, int port) {
   sa.sin_family = AF_INET;
   sa.sin_port = htons(static_cast<uint16_t>(port));
   if (::inet_pton(AF_INET, addr.c_str(), &sa.sin_addr) == 1) return sa;
+#ifdef DDPCTL_STATIC
+  // A static glibc cannot load the node's name services (NSS): the node's
+  // own getent resolves the name as every program there would.
+  SystemCommandRunner runner;
+  CommandResult r = runner.run({"getent", "ahostsv4", addr}, std::chrono::seconds(10));
+  std::string first = r.ok() ? r.out.substr(0, r.out.find_first_of(" \t\n")) : "";
+  if (!first.empty() && ::inet_pton(AF_INET, first.c_str(), &sa.sin_addr) == 1) return sa;
+  return std::nullopt;
+#else
   addrinfo hints{}, *res = nullptr;
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
@@ -64,6 +75,7 @@ std::optional<sockaddr_in> ipv4(const std::string& addr, int port) {
   sa.sin_addr = reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr;
   ::freeaddrinfo(res);
   return sa;
+#endif
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "files.hpp"
@@ -104,9 +105,11 @@ long long parse_utc_iso(const std::string& s) {
 
 std::string new_token() {
   unsigned char bytes[6];
-  std::ifstream urandom("/dev/urandom", std::ios::binary);
-  if (!urandom.read(reinterpret_cast<char*>(bytes), sizeof bytes))
-    throw std::runtime_error("cannot read /dev/urandom for a submission token");
+  // The kernel's own (getrandom): no /dev needed, as in a bare chroot or a
+  // container without /dev/urandom.
+  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes))
+    throw std::runtime_error(std::string("cannot draw a submission token from the kernel (getrandom: ") +
+                             std::strerror(errno) + ")");
   std::string hex;
   for (unsigned char b : bytes) hex += fmt::format("{:02x}", b);
   return hex;

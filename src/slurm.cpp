@@ -44,13 +44,18 @@ bool is_transport_error(const std::string& err) {
          contains(err, "Communication connection failure") || contains(err, "Slurm backup controller in standby");
 }
 
+}  // namespace
+
 std::string current_user() {
+#ifdef DDPCTL_STATIC
+  // A static glibc cannot ask the site's name services (LDAP, SSSD) who
+  // this uid is: the login's $USER, then the local files' answer.
+  if (const char* u = std::getenv("USER"); u && *u) return u;
+#endif
   if (const passwd* pw = getpwuid(getuid())) return pw->pw_name;
   if (const char* u = std::getenv("USER")) return u;
   return "";
 }
-
-}  // namespace
 
 SbatchResult parse_sbatch_result(const CommandResult& r) {
   SbatchResult s;

@@ -147,6 +147,10 @@ struct NodeQuery {
   std::vector<NodeInfo> nodes;
 };
 
+// The user ddpctl runs as (Slurm's user names): the passwd entry of the uid,
+// else $USER.
+std::string current_user();
+
 // Slurm answered, with an error (e.g. --json's "errors" when the controller is down).
 struct SlurmAnswerError : std::runtime_error {
   using std::runtime_error::runtime_error;
