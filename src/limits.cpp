@@ -393,6 +393,11 @@ Feasibility check_limits(const JobAsk& job, const SiteLimits& site, long long no
   std::vector<const AssocLimits*> levels = c.chain();
   const QosLimits* q = nullptr;
   if (auto it = site.qos.find(c.f.qos); it != site.qos.end()) q = &it->second;
+  if (!site.limits_enforced) {
+    // Not enforced: only what Slurm checks anyway (partitions, reservations).
+    levels.clear();
+    q = nullptr;
+  }
   if (!levels.empty() && !levels.front()->user.empty() && !c.f.qos.empty() && !levels.front()->qos.empty() &&
       !has(levels.front()->qos, c.f.qos))
     c.never("qos", fmt::format("QOS {} is not one your association with account {} may use; yours: {}", c.f.qos,
@@ -402,7 +407,8 @@ Feasibility check_limits(const JobAsk& job, const SiteLimits& site, long long no
   if (part != site.partitions.end()) {
     c.partition_never(part->second);
     // A partition's own QOS applies on top of the job's.
-    if (auto pq = site.qos.find(part->second.qos); !part->second.qos.empty() && pq != site.qos.end() && pq->second.name != c.f.qos)
+    if (auto pq = site.qos.find(part->second.qos);
+        site.limits_enforced && !part->second.qos.empty() && pq != site.qos.end() && pq->second.name != c.f.qos)
       c.qos_never(pq->second);
   }
   c.assoc_never(levels);

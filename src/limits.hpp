@@ -80,6 +80,11 @@ struct SiteLimits {
   // those checks are skipped, never guessed.
   std::vector<std::string> unread;
   bool accounting = false;  // sacctmgr answered
+  // Slurm holds jobs to QOS and association limits only with
+  // AccountingStorageEnforce=limits (or safe): without it they are not
+  // checked, and `enforce` says what the site has.
+  bool limits_enforced = true;
+  std::string enforce;
 };
 
 // What a shape asks Slurm for, resolved: `fitting` names the nodes that have

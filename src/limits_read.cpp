@@ -292,6 +292,14 @@ SiteLimits read_site_limits(SlurmClient& slurm) {
     unread("QOS and association limits: sacctmgr", qos);
   }
 
+  // What Slurm enforces: QOS and association limits only with "limits"
+  // (or "safe", which implies it). A config that cannot be read: assume so.
+  auto config = slurm.config();
+  if (auto it = config.find("AccountingStorageEnforce"); it != config.end()) {
+    site.enforce = it->second;
+    site.limits_enforced =
+        site.enforce.find("limits") != std::string::npos || site.enforce.find("safe") != std::string::npos;
+  }
   CommandResult parts = slurm.raw({"scontrol", "-o", "show", "partition"});
   if (parts.ok()) site.partitions = parse_partitions(parts.out);
   else unread("partition limits: scontrol show partition", parts);

@@ -149,6 +149,9 @@ std::vector<std::string> limit_warnings(const std::vector<ShapeLimits>& shapes) 
 
 std::vector<std::string> unread_limits(const SiteLimits& limits) {
   std::vector<std::string> out;
+  if (limits.accounting && !limits.limits_enforced)
+    out.push_back("QOS and association limits not checked: this Slurm does not enforce them "
+                  "(AccountingStorageEnforce=" + limits.enforce + ")");
   for (const auto& u : limits.unread) out.push_back("limits not checked: cannot read " + u);
   return out;
 }

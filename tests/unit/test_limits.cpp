@@ -289,3 +289,15 @@ TEST_CASE("every Slurm version's own answers (capture-limits.sh) give the same v
     CHECK(later.fit_time_s == 59 * 60);
   }
 }
+
+TEST_CASE("limits Slurm does not enforce (no AccountingStorageEnforce=limits) are not held against a shape") {
+  SiteLimits s = site();
+  s.limits_enforced = false;
+  s.enforce = "associations";
+  // The QOS's 2 GPUs per job and the account's 3 in all: not enforced here.
+  CHECK(check_limits(ask(1, 4, 3600), s, kNow).kind == Feasibility::Kind::Ok);
+  // The partition's MaxTime is Slurm's own, enforced always.
+  Feasibility f = check_limits(ask(1, 1, 3 * 3600, "lusu"), s, kNow);
+  REQUIRE(f.kind == Feasibility::Kind::Never);
+  CHECK(f.never[0].message == "time limit 3h asked; partition a100-80gb allows 2h (MaxTime)");
+}
