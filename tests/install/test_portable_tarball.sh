@@ -24,7 +24,8 @@ done
 if grep -q "bin/ddp-train" <<<"$listing"; then fail "the tarball holds ddp-train (it needs LibTorch)"; fi
 mkdir -p share
 tar -C share -xzf "$tarball"
-file "share/$top/bin/ddpctl" | grep -q "statically linked" || fail "not static: $(file "share/$top/bin/ddpctl")"
+kind=$(file "share/$top/bin/ddpctl")
+[[ "$kind" == *"statically linked"* ]] || fail "not static: $kind"
 
 # What a user runs first, from the unpacked folder; each line's output is
 # checked below.
@@ -46,7 +47,8 @@ SH
 # 1. An empty root: the unpacked folder and a static shell, nothing else.
 mkdir -p empty.upper/bin
 cp "$(command -v busybox)" empty.upper/bin/sh
-file empty.upper/bin/sh | grep -q "statically linked" || fail "busybox is not static: $(file empty.upper/bin/sh)"
+kind=$(file empty.upper/bin/sh)
+[[ "$kind" == *"statically linked"* ]] || fail "busybox is not static: $kind"
 in_root "" empty "/bin/sh /share/first-steps.sh" >empty.out 2>&1 || true
 check_first_steps() {
   local out=$1
