@@ -60,6 +60,19 @@ std::string usage_code(const std::string& scope, const std::string& tres, bool p
   return scope + "Grp" + r + (gres ? "" : "Limit");
 }
 
+// The user's association with `account`: the one for `partition` if the
+// site has one, else the one for every partition.
+const AssocLimits* user_assoc(const SiteLimits& site, const std::string& account, const std::string& partition) {
+  if (site.user.empty()) return nullptr;
+  const AssocLimits* mine = nullptr;
+  for (const auto& a : site.assocs)
+    if (a.account == account && a.user == site.user) {
+      if (!a.partition.empty() && a.partition == partition) return &a;
+      if (a.partition.empty()) mine = &a;
+    }
+  return mine;
+}
+
 struct Checker {
   const JobAsk& job;
   const SiteLimits& site;
@@ -70,13 +83,7 @@ struct Checker {
   // its accounts up to root.
   std::vector<const AssocLimits*> chain() const {
     std::vector<const AssocLimits*> out;
-    const AssocLimits* mine = nullptr;
-    for (const auto& a : site.assocs)
-      if (a.account == f.account && a.user == site.user && !site.user.empty()) {
-        if (a.partition == job.partition && !a.partition.empty()) mine = &a;
-        else if (a.partition.empty() && !mine) mine = &a;
-      }
-    if (mine) out.push_back(mine);
+    if (const AssocLimits* mine = user_assoc(site, f.account, job.partition)) out.push_back(mine);
     std::string account = f.account;
     std::set<std::string> seen;
     while (!account.empty() && seen.insert(account).second) {
@@ -373,13 +380,7 @@ std::string job_account(const JobAsk& job, const SiteLimits& site) {
 
 std::string job_qos(const JobAsk& job, const SiteLimits& site) {
   if (!job.qos.empty()) return job.qos;
-  std::string account = job_account(job, site);
-  const AssocLimits* mine = nullptr;
-  for (const auto& a : site.assocs)
-    if (a.account == account && a.user == site.user) {
-      if (!a.partition.empty() && a.partition == job.partition) mine = &a;
-      else if (a.partition.empty() && !mine) mine = &a;
-    }
+  const AssocLimits* mine = user_assoc(site, job_account(job, site), job.partition);
   if (mine && !mine->default_qos.empty()) return mine->default_qos;
   // Slurm's default when none is set: the association's only QOS, else "normal".
   if (mine && mine->qos.size() == 1) return mine->qos.front();

@@ -17,22 +17,26 @@ namespace {
 
 bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
-}  // namespace
+// The GPUs of `node` the shape can use: of its GRES type, on a node with its
+// feature; and the CPUs it needs per node.
+int usable_gpus(const NodeInfo& node, const ResolvedShape& shape) {
+  if (!shape.gpu_feature.empty() && !has(node.features, shape.gpu_feature)) return 0;
+  if (shape.gpu_gres.empty()) return node.total_gpus();
+  auto it = node.gpus_by_type.find(shape.gpu_gres);
+  return it == node.gpus_by_type.end() ? 0 : it->second;
+}
 
-namespace {
+int cpus_per_node(const ResolvedShape& shape) { return shape.tasks_per_node * shape.cpus_per_task.value_or(1); }
+
+bool fits(const NodeInfo& node, const ResolvedShape& shape) {
+  return usable_gpus(node, shape) >= shape.gpus_per_node && node.cpus >= cpus_per_node(shape);
+}
 
 // The nodes in the shape's partition with its GPUs (type, feature) and CPUs.
 std::vector<std::string> fitting_nodes(const ResolvedShape& shape, const NodeQuery& q, const std::string& partition) {
   std::vector<std::string> out;
-  int cpus_needed = shape.tasks_per_node * shape.cpus_per_task.value_or(1);
-  for (const auto& node : q.nodes) {
-    if (!partition.empty() && !has(node.partitions, partition)) continue;
-    int gpus = shape.gpu_gres.empty()
-                   ? node.total_gpus()
-                   : (node.gpus_by_type.count(shape.gpu_gres) ? node.gpus_by_type.at(shape.gpu_gres) : 0);
-    if (!shape.gpu_feature.empty() && !has(node.features, shape.gpu_feature)) gpus = 0;
-    if (gpus >= shape.gpus_per_node && node.cpus >= cpus_needed) out.push_back(node.name);
-  }
+  for (const auto& node : q.nodes)
+    if ((partition.empty() || has(node.partitions, partition)) && fits(node, shape)) out.push_back(node.name);
   return out;
 }
 
@@ -42,7 +46,7 @@ JobAsk job_ask(const ResolvedShape& shape, const NodeQuery& nodes, const SiteLim
   JobAsk j;
   j.nodes = shape.nodes;
   j.gpus_per_node = shape.gpus_per_node;
-  j.cpus_per_node = shape.tasks_per_node * shape.cpus_per_task.value_or(1);
+  j.cpus_per_node = cpus_per_node(shape);
   j.mem_per_node_mib = shape.asked.mem_mib.value_or(0);
   j.time_s = shape.time_s;
   j.partition = shape.partition;
@@ -87,15 +91,12 @@ Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmC
 
   const std::string& gres_type = shape.gpu_gres;
   const std::string& feature = shape.gpu_feature;
-  int cpus_needed = shape.tasks_per_node * shape.cpus_per_task.value_or(1);
+  int cpus_needed = cpus_per_node(shape);
   int fitting = 0, most_gpus = 0, most_cpus = 0;
   for (const NodeInfo* node : candidates) {
-    int gpus = gres_type.empty() ? node->total_gpus()
-                                 : (node->gpus_by_type.count(gres_type) ? node->gpus_by_type.at(gres_type) : 0);
-    if (!feature.empty() && !has(node->features, feature)) gpus = 0;
-    most_gpus = std::max(most_gpus, gpus);
+    most_gpus = std::max(most_gpus, usable_gpus(*node, shape));
     most_cpus = std::max(most_cpus, node->cpus);
-    if (gpus >= shape.gpus_per_node && node->cpus >= cpus_needed) ++fitting;
+    if (fits(*node, shape)) ++fitting;
   }
   std::string kind = gres_type.empty() ? (feature.empty() ? "" : feature + " ") : gres_type + " ";
   if (shape.gpus_per_node > 0 && most_gpus < shape.gpus_per_node) {
