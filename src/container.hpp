@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "cluster.hpp"
+#include "cluster_profile.hpp"
 #include "diagnostics.hpp"
-#include "spec.hpp"
+#include "run_spec.hpp"
 
 namespace ddpctl {
 

@@ -25,126 +25,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The lines of the latest attempt: after the last "ddpctl: job N (...) attempt K" line.
-std::vector<std::string> latest_attempt(std::vector<std::string> lines) {
-  for (size_t i = lines.size(); i-- > 0;)
-    if (lines[i].rfind("ddpctl: job ", 0) == 0 && lines[i].find(" attempt ") != std::string::npos)
-      return std::vector<std::string>(lines.begin() + static_cast<long>(i) + 1, lines.end());
-  return lines;
-}
-
-// "Killed" -> 9, "Segmentation fault" -> 11: srun's words for a task's signal.
-std::optional<int> signal_named(const std::string& words) {
-  for (int s = 1; s < 32; ++s)
-    if (const char* name = strsignal(s); name && words == name) return s;
-  return std::nullopt;
-}
-
-// "[default0]:ValueError: boom" (torchrun --tee) -> "ValueError: boom".
-std::string strip_tee_prefix(const std::string& line) {
-  static const std::regex prefix(R"(^\[[A-Za-z_]*\d+\]:)");
-  return std::regex_replace(line, prefix, "", std::regex_constants::format_first_only);
-}
-
-bool is_noise(const std::string& line) {
-  return line.find("slurmstepd") != std::string::npos || line.rfind("srun: ", 0) == 0 ||
-         line.find("*** STEP ") != std::string::npos || line.find("*** JOB ") != std::string::npos;
-}
-
-// A line that reports another rank's failure rather than its own: the
-// peers of a rank that died see its sockets close, or are stopped.
-bool is_consequence(const std::string& line) {
-  static const std::vector<std::string> words = {
-      "Connection closed by peer", "Connection reset by peer", "Broken pipe", "Socket Timeout",
-      "NCCL communicator was aborted", "death signal", "SignalException"};
-  for (const auto& w : words)
-    if (line.find(w) != std::string::npos) return true;
-  return false;
-}
-
-// Each Python traceback's exception line, in order ("ValueError: boom");
-// torchrun's own (the agent reporting its workers) left out.
-std::vector<std::string> python_exceptions(const std::vector<std::string>& lines) {
-  static const std::regex exception(R"(^([A-Za-z_][\w.]*)(Error|Exception|Exit|Interrupt|Fault|Failure|Warning)\b.*)");
-  static const std::regex plain_exception(R"(^[A-Za-z_][\w.]*: .+)");
-  const std::string header = "Traceback (most recent call last):";
-  std::vector<std::string> out;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i] != header) continue;
-    size_t end = i + 1;
-    while (end < lines.size() && lines[end] != header) ++end;
-    std::string found;
-    for (size_t j = end; j-- > i + 1 && found.empty();)
-      if (std::regex_match(lines[j], exception)) found = lines[j];
-    for (size_t j = i + 1; j < end && found.empty(); ++j)
-      if (std::regex_match(lines[j], plain_exception) && lines[j].find("File \"") == std::string::npos) found = lines[j];
-    if (!found.empty() && found.find("torch.distributed.elastic.") == std::string::npos) out.push_back(found);
-  }
-  return out;
-}
-
-// The line of a task's log that says what went wrong. With `tag` (torchrun's
-// "[default1]:" for the local rank that failed first), that rank's lines
-// where the log tells ranks apart.
-std::string meaningful_line(const std::vector<std::string>& raw, const std::string& tag = "") {
-  std::vector<std::string> lines;
-  bool tagged = !tag.empty() && std::any_of(raw.begin(), raw.end(), [&](const std::string& l) { return l.rfind(tag, 0) == 0; });
-  for (const auto& l : raw) {
-    if (tagged && l.rfind("[", 0) == 0 && l.rfind(tag, 0) != 0 && l != strip_tee_prefix(l)) continue;  // another rank's
-    std::string s = trim(strip_tee_prefix(l));
-    if (!s.empty() && !is_noise(s)) lines.push_back(s);
-  }
-  // ddp-train's own error line, and its launcher's report of a worker.
-  for (size_t i = lines.size(); i-- > 0;)
-    if (lines[i].rfind("ddp-train: error:", 0) == 0) return lines[i];
-  // A Python traceback's exception: the first that is not a peer's
-  // "Connection closed" (torchrun's summary, printed after it, is skipped).
-  std::vector<std::string> exceptions = python_exceptions(lines);
-  for (const auto& e : exceptions)
-    if (!is_consequence(e)) return e;
-  if (!exceptions.empty()) return exceptions.front();
-  for (size_t i = lines.size(); i-- > 0;)
-    if (lines[i].find("command not found") != std::string::npos ||
-        lines[i].find("No such file or directory") != std::string::npos ||
-        lines[i].find("Permission denied") != std::string::npos)
-      return lines[i];
-  return lines.empty() ? "" : lines.back();
-}
-
-// Whether a task's log shows it failed only because another rank did.
-bool failed_as_consequence(const std::vector<std::string>& lines, const std::string& meaningful) {
-  if (is_consequence(meaningful)) return true;
-  // The bundled trainer's launcher reporting a worker that exited after a peer's error.
-  if (meaningful.find("exited with status") == std::string::npos) return false;
-  return std::any_of(lines.begin(), lines.end(), [](const std::string& l) { return is_consequence(l); }) &&
-         std::none_of(lines.begin(), lines.end(), [](const std::string& l) {
-           return l.find("was killed by signal") != std::string::npos;
-         });
-}
-
-// torchrun's "Root Cause (first observed failure)" block: the rank and host.
-std::optional<int> read_torchrun_root_cause(const std::vector<std::string>& lines, Failure& f) {
-  std::optional<int> local_rank;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i].find("Root Cause (first observed failure)") == std::string::npos) continue;
-    static const std::regex local(R"(\(local_rank:\s*(\d+)\))");
-    static const std::regex rank(R"(^\s*rank\s*:\s*(\d+))"), host(R"(^\s*host\s*:\s*(\S+))"),
-        code(R"(^\s*exitcode\s*:\s*(-?\d+))");
-    for (size_t j = i + 1; j < lines.size() && j < i + 12; ++j) {
-      std::smatch m;
-      if (std::regex_search(lines[j], m, rank)) f.rank = std::stoi(m[1]);
-      if (std::regex_search(lines[j], m, local)) local_rank = std::stoi(m[1]);
-      if (std::regex_search(lines[j], m, host)) f.node = m[1];
-      if (std::regex_search(lines[j], m, code)) {
-        int c = std::stoi(m[1]);
-        f.exit = c < 0 ? ExitStatus{std::nullopt, -c} : ExitStatus{c, std::nullopt};
-      }
-    }
-    break;
-  }
-  return local_rank;
-}
-
 std::string user_name(const std::string& uid) {
   if (uid.empty() || !std::all_of(uid.begin(), uid.end(), ::isdigit)) return uid;
 #ifdef DDPCTL_STATIC
@@ -158,63 +38,6 @@ std::string user_name(const std::string& uid) {
 }
 
 }  // namespace
-
-std::string log_base(const RunShape& shape, const std::string& job_id) {
-  return fmt::format("{}/{}_{}", shape.output_dir, shape.job_name, job_id);
-}
-
-int latest_restart(const std::string& base) {
-  int latest = -1;
-  for (int k = 0; k < 1000; ++k) {
-    std::error_code ec;
-    if (!fs::exists(fmt::format("{}.restart{}.0.out", base, k), ec)) {
-      if (k > latest + 1) break;  // allow no gaps beyond one
-      continue;
-    }
-    latest = k;
-  }
-  return latest;
-}
-
-std::vector<std::string> expand_hostlist(const std::string& list) {
-  std::vector<std::string> out;
-  std::string item;
-  int depth = 0;
-  std::vector<std::string> items;
-  for (char c : list) {
-    if (c == '[') ++depth;
-    if (c == ']') --depth;
-    if (c == ',' && depth == 0) {
-      items.push_back(item);
-      item.clear();
-    } else {
-      item += c;
-    }
-  }
-  if (!item.empty()) items.push_back(item);
-  for (const auto& it : items) {
-    auto open = it.find('['), close = it.find(']');
-    if (open == std::string::npos || close == std::string::npos || close < open) {
-      out.push_back(it);
-      continue;
-    }
-    std::string prefix = it.substr(0, open), suffix = it.substr(close + 1);
-    std::stringstream ranges(it.substr(open + 1, close - open - 1));
-    for (std::string range; std::getline(ranges, range, ',');) {
-      auto dash = range.find('-');
-      std::string lo = range.substr(0, dash), hi = dash == std::string::npos ? lo : range.substr(dash + 1);
-      if (lo.empty() || hi.empty() || !std::all_of(lo.begin(), lo.end(), ::isdigit) ||
-          !std::all_of(hi.begin(), hi.end(), ::isdigit) || lo.size() > 9 || hi.size() > 9)
-        continue;
-      for (long n = std::stol(lo); n <= std::stol(hi) && out.size() < 100000; ++n) {
-        std::string num = std::to_string(n);
-        if (num.size() < lo.size()) num = std::string(lo.size() - num.size(), '0') + num;  // g[01-04]
-        out.push_back(prefix + num + suffix);
-      }
-    }
-  }
-  return out;
-}
 
 std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int restart,
                                     const std::vector<NodeInfo>& node_states) {
@@ -326,7 +149,11 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
       if (m[4].matched) t.exit = ExitStatus{std::stoi(m[4]), std::nullopt};
       break;
     }
-    std::optional<int> local_rank = read_torchrun_root_cause(lines, t);
+    TorchrunRootCause cause = read_torchrun_root_cause(lines);
+    if (cause.rank) t.rank = cause.rank;
+    if (!cause.node.empty()) t.node = cause.node;
+    if (cause.exit) t.exit = *cause.exit;
+    std::optional<int> local_rank = cause.local_rank;
     t.line = meaningful_line(lines, local_rank ? fmt::format("[default{}]:", *local_rank) : "");
     // The container runtime could not start the program (docs/containers.md).
     if (auto c = find_container_failure(lines)) t.what = c->what, t.line = c->line;

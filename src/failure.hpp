@@ -10,8 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "runs.hpp"
+#include "run_record.hpp"
 #include "slurm.hpp"
+#include "task_logs.hpp"
 
 namespace ddpctl {
 
@@ -39,9 +40,6 @@ std::optional<Failure> explain_failure(const RunShape& shape, const Job& job, Sl
 // "rank 2 (task 1) on g2 exited with exit code 1: ValueError: boom"
 std::string describe_failure(const Failure& f);
 
-// The highest restart number with a step log of task 0, or -1 (none yet).
-int latest_restart(const std::string& log_base);
-
 // "attempt 2 of 3 (requeued at the time limit)": why the job runs again.
 struct Requeue {
   int attempt = 1;                 // 1-based
@@ -57,10 +55,5 @@ std::optional<Requeue> find_requeue(const RunShape& shape, const Job& job,
 // The failure as --json shows it: {rank, node, task, exit, signal, what, line, log}.
 nlohmann::json failure_json(const Failure& f);
 
-// "g[1-3],a1" -> g1 g2 g3 a1.
-std::vector<std::string> expand_hostlist(const std::string& list);
-
-// The batch log of a job: <output_dir>/<job name>_<job id>.
-std::string log_base(const RunShape& shape, const std::string& job_id);
 
 }  // namespace ddpctl

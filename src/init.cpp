@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <sstream>
 
+#include "cluster.hpp"
 #include "files.hpp"
 #include "paths.hpp"
 #include "resolve.hpp"

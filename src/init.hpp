@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster.hpp"
+#include "cluster_profile.hpp"
 
 namespace ddpctl {
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "files.hpp"
+#include "jobs.hpp"
 #include "node_check.hpp"
 #include "shell.hpp"
 #include "progress_pattern.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "process.hpp"
-#include "spec.hpp"
+#include "run_spec.hpp"
 #include "watchdog.hpp"
 
 namespace ddpctl {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "clock.hpp"
+#include "progress.hpp"
 #include "slurm.hpp"
 
 namespace ddpctl {
@@ -33,19 +34,8 @@ class EndWatcher {
   double since_ = 0;
 };
 
-// The trainer's progress file: JSON written atomically by rank 0 at
-// $DDPCTL_PROGRESS_FILE (the sbatch script sets it to progress_path()).
-struct Progress {
-  int epoch = 0, epochs = 0;
-  long long step = 0, steps = 0;
-  bool percent = false;   // step/steps is the share of the epoch done, not steps (no step count printed)
-  double samples_per_s = 0;
-  double it_per_s = 0;   // iterations (steps) per second, when only those are known
-  std::optional<double> loss;
-  double eta_s = -1;
-  long long updated = 0;  // Unix seconds
-  std::string source;     // "progress file", or the log a pattern was applied to
-};
+// The trainer's progress file (progress.hpp), at $DDPCTL_PROGRESS_FILE (the
+// sbatch script sets it to progress_path()).
 std::string progress_path(const std::string& output_dir, const std::string& job_name, const std::string& job_id);
 std::optional<Progress> read_progress(const std::string& path);
 // "epoch 2/10 [#####-----] 120/500 1520 img/s ETA 5m40s"

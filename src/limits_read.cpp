@@ -6,7 +6,6 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "failure.hpp"  // expand_hostlist
 #include "text.hpp"
 #include "values.hpp"
 

@@ -16,7 +16,6 @@
 #include <thread>
 #include <unistd.h>
 
-#include "failure.hpp"
 #include "files.hpp"
 #include "text.hpp"
 

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <regex>
 
-#include "failure.hpp"
+#include "task_logs.hpp"
 #include "files.hpp"
 #include "text.hpp"
 

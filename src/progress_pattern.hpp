@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "jobs.hpp"
-#include "report.hpp"
-#include "runs.hpp"
-#include "spec.hpp"
+#include "job.hpp"
+#include "progress.hpp"
+#include "run_record.hpp"
+#include "run_spec.hpp"
 
 namespace ddpctl {
 

@@ -12,26 +12,13 @@
 #include "job_environment.hpp"
 #include "jobs.hpp"
 #include "output.hpp"
+#include "progress.hpp"
 #include "runs.hpp"
 #include "usage.hpp"
 
 namespace ddpctl {
 
-// One epoch line of a metrics file (absent keys stay nullopt/empty).
-struct EpochMetrics {
-  int epoch = 0, epochs = 0, world_size = 0;
-  std::optional<double> train_loss, val_loss, train_acc, val_acc, img_per_s, epoch_s;
-  std::vector<double> peak_mem_mib;
-  std::optional<double> mem0_peak, mem0_avg, mem0_mode;
-  std::string mem_kind, model, device;
-  std::optional<double> rendezvous_s, first_step_s;
-  long long time = 0;
-};
-
-struct MetricsFile {
-  std::vector<EpochMetrics> epochs;  // one per epoch number, the latest line of each (requeues append)
-  std::vector<std::string> warnings;  // "FILE:LINE: ..." for lines that could not be read
-};
+// A metrics file (progress.hpp has its lines), warnings for lines it cannot read.
 MetricsFile read_metrics(const std::string& path);
 
 struct ReportRow {

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "cluster.hpp"
 #include "paths.hpp"
 #include "spec_sections.hpp"
+#include "spec.hpp"
 #include "spec_site.hpp"
 #include "text.hpp"
 #include "values.hpp"
@@ -266,6 +268,14 @@ void set_time_limit(ResolvedShape& shape, long long seconds) {
   shape.time_s = seconds;
   for (auto& d : shape.directives)
     if (d.rfind("--time=", 0) == 0) d = "--time=" + format_slurm_time(seconds);
+}
+
+void apply_snapshot(ResolvedRun& run, const SnapshotDecision& decision, const std::string& cwd) {
+  run.snapshot = decision.snapshot;
+  run.snapshot_off = decision.off_reason;
+  if (run.snapshot && !run.spec.uses_trainer && !run.spec.command_argv.empty())
+    run.spec.command_argv =
+        snapshot_argv(run.spec.command_argv, *run.snapshot, cwd, run.spec.where_of("command"));
 }
 
 }  // namespace ddpctl

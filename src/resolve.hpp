@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "cluster.hpp"
+#include "cluster_profile.hpp"
 #include "container.hpp"
 #include "snapshot.hpp"
-#include "spec.hpp"
+#include "run_spec.hpp"
 
 namespace ddpctl {
 
@@ -54,6 +54,10 @@ ResolvedRun resolve_run(RunSpec spec, ClusterProfile profile);
 // Loads the spec, finds and loads its profile, and resolves them. A path
 // that could not be written into a script safely is refused first.
 ResolvedRun load_and_resolve(const std::string& spec_path, const std::vector<std::string>& overrides);
+
+// Makes `run` run `decision`'s snapshot: kept in run.snapshot (the script
+// exports it), and the command's words as snapshot_argv makes them.
+void apply_snapshot(ResolvedRun& run, const SnapshotDecision& decision, const std::string& cwd);
 
 // A new time limit for a resolved shape (its --time line too): --fit-time.
 void set_time_limit(ResolvedShape& shape, long long seconds);

@@ -26,41 +26,6 @@ using nlohmann::json;
 
 namespace {
 
-json to_json(const Attempt& a) {
-  return json{{"token", a.token},
-              {"shape", a.shape},
-              {"script", a.script},
-              {"argv", a.argv},
-              {"intent_at", a.intent_at},
-              {"outcome", outcome_name(a.outcome)},
-              {"job_id", a.job_id},
-              {"cluster", a.cluster},
-              {"reason", a.reason},
-              {"decided_at", a.decided_at},
-              {"cancel_requested_at", a.cancel_requested_at},
-              {"pid", a.pid},
-              {"host", a.host}};
-}
-
-Attempt attempt_from_json(const json& j) {
-  Attempt a;
-  a.token = j.value("token", "");
-  a.shape = j.value("shape", "");
-  a.script = j.value("script", "");
-  a.argv = j.value("argv", std::vector<std::string>{});
-  a.intent_at = j.value("intent_at", "");
-  // A word this version never wrote is kept unsettled rather than guessed.
-  a.outcome = parse_outcome(j.value("outcome", "intent")).value_or(Outcome::Intent);
-  a.job_id = j.value("job_id", "");
-  a.cluster = j.value("cluster", "");
-  a.reason = j.value("reason", "");
-  a.decided_at = j.value("decided_at", "");
-  a.cancel_requested_at = j.value("cancel_requested_at", "");
-  a.pid = j.value("pid", 0);
-  a.host = j.value("host", "");
-  return a;
-}
-
 std::string absolute(const std::string& p) {
   std::error_code ec;
   fs::path abs = fs::absolute(p, ec);
@@ -68,18 +33,6 @@ std::string absolute(const std::string& p) {
 }
 
 }  // namespace
-
-const RunShape* Run::shape(const std::string& label) const {
-  for (const auto& s : shapes)
-    if (s.label == label) return &s;
-  return nullptr;
-}
-
-const Attempt* Run::latest_job() const {
-  for (auto it = attempts.rbegin(); it != attempts.rend(); ++it)
-    if (!it->job_id.empty()) return &*it;
-  return nullptr;
-}
 
 std::string runs_root(const std::string& flag) {
   if (!flag.empty()) return flag;
@@ -101,49 +54,6 @@ long long parse_utc_iso(const std::string& s) {
   const char* end = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
   if (!end || *end) return 0;
   return static_cast<long long>(timegm(&tm));
-}
-
-std::string new_token() {
-  unsigned char bytes[6];
-  // The kernel's own (getrandom): no /dev needed, as in a bare chroot or a
-  // container without /dev/urandom.
-  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes))
-    throw std::runtime_error(std::string("cannot draw a submission token from the kernel (getrandom: ") +
-                             std::strerror(errno) + ")");
-  std::string hex;
-  for (unsigned char b : bytes) hex += fmt::format("{:02x}", b);
-  return hex;
-}
-
-std::string job_comment(const std::string& token, const std::string& user_comment) {
-  return user_comment.empty() ? "ddpctl:" + token : "ddpctl:" + token + " " + user_comment;
-}
-
-bool comment_has_token(const std::string& comment, const std::string& token) {
-  const std::string mine = job_comment(token);
-  return comment.compare(0, mine.size(), mine) == 0 && (comment.size() == mine.size() || comment[mine.size()] == ' ');
-}
-
-const char* outcome_name(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::Intent:
-      return "intent";
-    case Outcome::Submitted:
-      return "submitted";
-    case Outcome::Rejected:
-      return "rejected";
-    case Outcome::Unconfirmed:
-      return "unconfirmed";
-    case Outcome::Absent:
-      return "absent";
-  }
-  return "intent";
-}
-
-std::optional<Outcome> parse_outcome(const std::string& name) {
-  for (Outcome o : {Outcome::Intent, Outcome::Submitted, Outcome::Rejected, Outcome::Unconfirmed, Outcome::Absent})
-    if (name == outcome_name(o)) return o;
-  return std::nullopt;
 }
 
 std::string run_identity(const std::vector<SpecSource>& specs, const std::vector<std::string>& overrides,
@@ -263,71 +173,6 @@ Run create_run(const std::string& root, const std::vector<RunPart>& parts, const
   return run;
 }
 
-namespace {
-
-void write_ledger(const std::string& dir, const std::string& id, const std::vector<Attempt>& list) {
-  json attempts = json::array();
-  for (const auto& a : list) attempts.push_back(to_json(a));
-  json ledger = {{"format", 1}, {"run", id}, {"attempts", attempts}};
-  write_file_atomic(dir + "/ledger.json", ledger.dump(2) + "\n");
-}
-
-std::vector<Attempt> read_ledger(const std::string& dir) {
-  std::vector<Attempt> out;
-  json ledger;
-  try {
-    ledger = json::parse(read_file(dir + "/ledger.json"));
-  } catch (const json::exception& e) {
-    throw UserError(Location{dir + "/ledger.json"}, "", std::string("damaged ledger: ") + e.what());
-  }
-  for (const auto& a : ledger.value("attempts", json::array())) out.push_back(attempt_from_json(a));
-  return out;
-}
-
-// flock on <run dir>/ledger.lock for one read-modify-write (held briefly).
-class LedgerLock {
- public:
-  explicit LedgerLock(const std::string& dir) {
-    fd_ = ::open((dir + "/ledger.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw UserError(Location{dir + "/ledger.lock"}, "", std::string("cannot open: ") + std::strerror(errno));
-    while (::flock(fd_, LOCK_EX) != 0)
-      if (errno != EINTR) {
-        int e = errno;
-        ::close(fd_);
-        throw UserError(Location{dir + "/ledger.lock"}, "", std::string("cannot lock: ") + std::strerror(e));
-      }
-  }
-  ~LedgerLock() { ::close(fd_); }
-  LedgerLock(const LedgerLock&) = delete;
-  LedgerLock& operator=(const LedgerLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
-
-}  // namespace
-
-void save_ledger(const Run& run) {
-  LedgerLock lock(run.dir);
-  write_ledger(run.dir, run.id, run.attempts);
-}
-
-void update_ledger(Run& run, const std::function<void(std::vector<Attempt>&)>& change) {
-  LedgerLock lock(run.dir);
-  std::vector<Attempt> attempts = read_ledger(run.dir);
-  change(attempts);
-  write_ledger(run.dir, run.id, attempts);
-  run.attempts = attempts;
-}
-
-Attempt& attempt_by_token(std::vector<Attempt>& attempts, const std::string& token) {
-  for (auto& a : attempts)
-    if (a.token == token) return a;
-  attempts.emplace_back();
-  attempts.back().token = token;
-  return attempts.back();
-}
-
 std::string identity_lock_path(const std::string& root, const std::string& identity) {
   return (fs::path(root) / ".locks" / (identity + ".lock")).string();
 }
@@ -378,7 +223,7 @@ Run load_run(const std::string& dir) {
     }
     run.shapes.push_back(rs);
   }
-  for (const auto& a : ledger.value("attempts", json::array())) run.attempts.push_back(attempt_from_json(a));
+  run.attempts = ledger_attempts(ledger);
   return run;
 }
 
@@ -398,12 +243,6 @@ std::vector<Run> list_runs(const std::string& root) {
     return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
   });
   return runs;
-}
-
-const Attempt* job_attempt(const Run& run, const std::string& job_id) {
-  for (const auto& a : run.attempts)
-    if (!job_id.empty() && a.job_id == job_id) return &a;
-  return nullptr;
 }
 
 Run find_run(const std::string& root, const std::string& query) {

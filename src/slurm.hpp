@@ -9,115 +9,19 @@
 #include <string>
 #include <vector>
 
+#include "job.hpp"
 #include "process.hpp"
 
 namespace ddpctl {
-
-struct SbatchResult {
-  enum class Kind { Submitted, Rejected, Unconfirmed };
-  Kind kind = Kind::Unconfirmed;
-  std::string job_id;   // when Submitted
-  std::string cluster;  // from `jobid;cluster`, if sbatch printed one
-  std::string reason;   // why Rejected or Unconfirmed
-};
 
 // Judges sbatch --parsable by its exit status and stdout, never by stderr
 // being empty: sbatch retries on EAGAIN and says so on stderr.
 SbatchResult parse_sbatch_result(const CommandResult& r);
 
-// What `sbatch --test-only` says about a script: exit 0 and, on stderr,
-// "Job N to start at TIME using P processors on nodes LIST in partition P";
-// a job that can never run exits 1 with Slurm's reason ("Requested node
-// configuration is not available"). A controller that did not answer is
-// Unknown, never Impossible.
-struct StartEstimate {
-  enum class Kind { Starts, Impossible, Unknown };
-  Kind kind = Kind::Unknown;
-  long long start = 0;  // Unix seconds (Starts)
-  std::string nodes, partition;
-  int processors = 0;
-  std::string reason;  // Impossible: Slurm's words; Unknown: what went wrong
-};
-// Reads the answer of `env SLURM_TIME_FORMAT=%s sbatch --test-only ...`;
+// Reads the answer of `env SLURM_TIME_FORMAT=%s sbatch --test-only ...`
+// (job.hpp says what it answers);
 // the start time may also be ISO 8601 local time (YYYY-MM-DDTHH:MM:SS).
 StartEstimate parse_test_only(const CommandResult& r);
-
-// A job's state as Slurm names it (squeue's job_state, sacct's State without
-// "by UID"); Unknown when Slurm could not say, or said something ddpctl does
-// not know. Names appear only where text is read or written (state_name,
-// parse_job_state).
-enum class JobState {
-  Unknown,
-  Pending,
-  Configuring,
-  Running,
-  Completing,
-  Suspended,
-  Stopped,
-  Signaling,
-  StageOut,
-  Resizing,
-  Requeued,
-  RequeueHold,
-  RequeueFed,
-  ResvDelHold,
-  SpecialExit,
-  Completed,
-  Failed,
-  Cancelled,
-  Timeout,
-  NodeFail,
-  Preempted,
-  OutOfMemory,
-  BootFail,
-  Deadline,
-  Revoked,
-};
-// "PENDING", "NODE_FAIL", ...; "UNKNOWN" for Unknown.
-const char* state_name(JobState state);
-// "RUNNING" -> Running, "CANCELLED by 0" -> Cancelled; nullopt for a name
-// ddpctl does not know.
-std::optional<JobState> parse_job_state(const std::string& name);
-// The job has ended and will not run again unless requeued.
-bool is_terminal(JobState state);
-
-// How a job's processes ended, as Slurm recorded it.
-struct ExitStatus {
-  std::optional<int> code;    // the exit code, when it exited
-  std::optional<int> signal;  // the signal that ended it, when one did
-  bool operator==(const ExitStatus& o) const { return code == o.code && signal == o.signal; }
-};
-// A raw wait status, as squeue --json of 22.05 and 23.02 gives it (768: exit
-// code 3; 9: killed by signal 9).
-ExitStatus exit_from_wait_status(long long status);
-// sacct's ExitCode, "code:signal" ("3:0", "0:9").
-ExitStatus exit_from_sacct(const std::string& text);
-// "exit code 3", "killed by signal 9 (SIGKILL)"; empty for success or when
-// nothing is known. The one formatter for every source.
-std::string describe_exit(const ExitStatus& exit);
-
-struct Job {
-  std::string id;
-  std::string name;
-  std::string comment;
-  // As Slurm's own state string names it: a flag such as COMPLETING,
-  // CONFIGURING or REQUEUED wins over the base state (PENDING, RUNNING...).
-  JobState state = JobState::Unknown;
-  std::vector<std::string> flags;  // every state flag Slurm reported (REQUEUED, COMPLETING, ...)
-  std::string reason;     // pending/failure reason code, e.g. Resources
-  std::string partition;
-  std::string account;
-  std::string nodes;      // node list, e.g. "a[1-2]"
-  std::string cwd;
-  std::optional<long long> submit_time, start_time, end_time;  // Unix seconds; start may be an estimate
-  std::optional<long long> time_limit_s;                       // none: unknown or unlimited
-  int node_count = 0;
-  int gpus = 0;
-  int restarts = 0;
-  ExitStatus exit;
-  std::string cancelled_by;  // sacct's "CANCELLED by UID": the uid
-  std::string source;     // "squeue" or "sacct"
-};
 
 struct JobQuery {
   bool answered = false;  // false: Slurm could not be asked; `error` says why
@@ -126,17 +30,6 @@ struct JobQuery {
   // The format string path has no exit codes: an ended job's comes from sacct.
   bool has_exit_codes = true;
   std::vector<Job> jobs;
-};
-
-struct NodeInfo {
-  std::string name;
-  std::vector<std::string> partitions;
-  std::vector<std::string> features;
-  std::map<std::string, int> gpus_by_type;  // "" for untyped GPUs
-  int cpus = 0;
-  long long memory_mib = 0;
-  std::string state;
-  int total_gpus() const;
 };
 
 struct NodeQuery {
@@ -150,11 +43,6 @@ struct NodeQuery {
 // The user ddpctl runs as (Slurm's user names): the passwd entry of the uid,
 // else $USER.
 std::string current_user();
-
-// Slurm answered, with an error (e.g. --json's "errors" when the controller is down).
-struct SlurmAnswerError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 class SlurmClient {
  public:

@@ -17,12 +17,18 @@
 // ("errors" with exit 0, e.g. the controller is down) are SlurmAnswerError.
 #include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "slurm.hpp"
+#include "job.hpp"
 
 namespace ddpctl {
+
+// Slurm answered, with an error (e.g. --json's "errors" when the controller is down).
+struct SlurmAnswerError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // A --json document that does not have the shape its data parser writes.
 struct SlurmFormatError : std::runtime_error {

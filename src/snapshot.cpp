@@ -9,8 +9,7 @@
 
 #include "diagnostics.hpp"
 #include "files.hpp"
-#include "resolve.hpp"
-#include "runs.hpp"
+#include "ledger.hpp"
 #include "text.hpp"
 
 namespace fs = std::filesystem;
@@ -265,13 +264,6 @@ std::vector<std::string> snapshot_argv(const std::vector<std::string>& argv, con
   return out;
 }
 
-void apply_snapshot(ResolvedRun& run, const SnapshotDecision& decision, const std::string& cwd) {
-  run.snapshot = decision.snapshot;
-  run.snapshot_off = decision.off_reason;
-  if (run.snapshot && !run.spec.uses_trainer && !run.spec.command_argv.empty())
-    run.spec.command_argv =
-        snapshot_argv(run.spec.command_argv, *run.snapshot, cwd, run.spec.where_of("command"));
-}
 
 void record_snapshot(const std::string& run_dir, const SnapshotDecision& decision) {
   nlohmann::json j;

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "process.hpp"
-#include "spec.hpp"
+#include "run_spec.hpp"
 
 namespace ddpctl {
 
@@ -57,10 +57,6 @@ SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, cons
 std::vector<std::string> snapshot_argv(const std::vector<std::string>& argv, const Snapshot& snap,
                                        const std::string& cwd, const Location& where);
 
-struct ResolvedRun;
-// Makes `run` run `decision`'s snapshot: kept in run.snapshot (the script
-// exports it), and the command's words as snapshot_argv makes them.
-void apply_snapshot(ResolvedRun& run, const SnapshotDecision& decision, const std::string& cwd);
 
 // Writes snapshot.json (and snapshot.diff for a dirty work tree) into a run's
 // folder: the snapshot and its provenance, or why there is none.

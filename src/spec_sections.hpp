@@ -3,7 +3,7 @@
 #include <optional>
 #include <string>
 
-#include "spec.hpp"
+#include "run_spec.hpp"
 #include "yaml_reader.hpp"
 
 namespace ddpctl {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "spec.hpp"
+#include "run_spec.hpp"
 #include "yaml_reader.hpp"
 
 namespace ddpctl {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <sstream>
 
 namespace ddpctl {
 
@@ -217,6 +218,46 @@ std::vector<std::string> format_columns(const std::vector<std::vector<std::strin
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out.push_back(line);
+  }
+  return out;
+}
+
+std::vector<std::string> expand_hostlist(const std::string& list) {
+  std::vector<std::string> out;
+  std::string item;
+  int depth = 0;
+  std::vector<std::string> items;
+  for (char c : list) {
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      items.push_back(item);
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  if (!item.empty()) items.push_back(item);
+  for (const auto& it : items) {
+    auto open = it.find('['), close = it.find(']');
+    if (open == std::string::npos || close == std::string::npos || close < open) {
+      out.push_back(it);
+      continue;
+    }
+    std::string prefix = it.substr(0, open), suffix = it.substr(close + 1);
+    std::stringstream ranges(it.substr(open + 1, close - open - 1));
+    for (std::string range; std::getline(ranges, range, ',');) {
+      auto dash = range.find('-');
+      std::string lo = range.substr(0, dash), hi = dash == std::string::npos ? lo : range.substr(dash + 1);
+      if (lo.empty() || hi.empty() || !std::all_of(lo.begin(), lo.end(), ::isdigit) ||
+          !std::all_of(hi.begin(), hi.end(), ::isdigit) || lo.size() > 9 || hi.size() > 9)
+        continue;
+      for (long n = std::stol(lo); n <= std::stol(hi) && out.size() < 100000; ++n) {
+        std::string num = std::to_string(n);
+        if (num.size() < lo.size()) num = std::string(lo.size() - num.size(), '0') + num;  // g[01-04]
+        out.push_back(prefix + num + suffix);
+      }
+    }
   }
   return out;
 }

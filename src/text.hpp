@@ -50,4 +50,7 @@ std::string plain_line(std::string_view s, size_t max_len = 300);
 // and trailing blanks are cut.
 std::vector<std::string> format_columns(const std::vector<std::vector<std::string>>& rows);
 
+// "g[1-3],a1" -> g1 g2 g3 a1.
+std::vector<std::string> expand_hostlist(const std::string& list);
+
 }  // namespace ddpctl

@@ -9,6 +9,7 @@
 #include "container.hpp"
 #include "helpers.hpp"
 #include "resolve.hpp"
+#include "spec.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::user_error_of;

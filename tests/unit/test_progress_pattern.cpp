@@ -6,6 +6,7 @@
 
 #include "files.hpp"
 #include "helpers.hpp"
+#include "jobs.hpp"
 #include "progress_pattern.hpp"
 #include "spec.hpp"
 

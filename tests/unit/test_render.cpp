@@ -6,6 +6,7 @@
 #include "helpers.hpp"
 #include "render.hpp"
 #include "resolve.hpp"
+#include "spec.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::run_bash;

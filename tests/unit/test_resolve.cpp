@@ -4,6 +4,7 @@
 #include "cluster.hpp"
 #include "helpers.hpp"
 #include "resolve.hpp"
+#include "spec.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::user_error_of;

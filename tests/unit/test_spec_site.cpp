@@ -12,6 +12,7 @@
 #include "preflight.hpp"
 #include "resolve.hpp"
 #include "runs.hpp"
+#include "spec.hpp"
 #include "spec_site.hpp"
 
 using namespace ddpctl;

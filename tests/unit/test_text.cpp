@@ -48,3 +48,13 @@ TEST_CASE("printable escapes what a terminal would act on") {
   CHECK(printable("bad\xff") == "'bad\\xff'");
   CHECK(printable(std::string(100, 'x'), 10) == "'xxxxxxxxxx...'");
 }
+
+TEST_CASE("hostlists expand as Slurm writes them") {
+  CHECK(expand_hostlist("g[1-3],a1") == std::vector<std::string>{"g1", "g2", "g3", "a1"});
+  CHECK(expand_hostlist("g[01-03]") == std::vector<std::string>{"g01", "g02", "g03"});
+  CHECK(expand_hostlist("n[1,4-5]x") == std::vector<std::string>{"n1x", "n4x", "n5x"});
+  CHECK(expand_hostlist("login") == std::vector<std::string>{"login"});
+  CHECK(expand_hostlist("").empty());
+  CHECK(expand_hostlist("g[5-3]").empty());
+  CHECK(expand_hostlist("g[1-99999999999]").size() <= 100000);  // a hostile range is bounded
+}

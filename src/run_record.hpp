@@ -1,0 +1,71 @@
+#pragma once
+// A run as recorded: its shapes (run.json) and every sbatch attempt (the
+// ledger, ledger.hpp). Plain types; runs.hpp stores and finds them. Model
+// layer (docs/architecture.md).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "run_spec.hpp"
+
+namespace ddpctl {
+
+// What became of one sbatch attempt, as the ledger records it.
+enum class Outcome {
+  Intent,       // recorded before sbatch; sbatch may be running, or ddpctl died before the outcome
+  Submitted,    // a job was made (job_id)
+  Rejected,     // sbatch refused it; no job
+  Unconfirmed,  // sbatch's answer was ambiguous: a job may or may not exist
+  Absent,       // an intent or unconfirmed attempt that Slurm was later shown not to have
+};
+// "intent", "submitted", ... as in ledger.json.
+const char* outcome_name(Outcome outcome);
+// The ledger's word for an outcome; nullopt for a word ddpctl never wrote.
+std::optional<Outcome> parse_outcome(const std::string& name);
+
+struct Attempt {
+  std::string token;   // unique; the job's --comment is "ddpctl:<token>"
+  std::string shape;   // shape label
+  std::string script;  // file name inside the run directory
+  std::vector<std::string> argv;
+  std::string intent_at;  // UTC, ISO 8601
+  Outcome outcome = Outcome::Intent;
+  std::string job_id, cluster, reason, decided_at;
+  std::string cancel_requested_at;
+  int pid = 0;       // the ddpctl that ran sbatch, and its host: while it
+  std::string host;  // lives, its attempt is in flight, never absent
+
+  bool settled() const {
+    return outcome == Outcome::Submitted || outcome == Outcome::Rejected || outcome == Outcome::Absent;
+  }
+};
+
+struct RunShape {
+  std::string label, job_name, script, partition;
+  std::string spec_file, output_dir;  // absolute; a race of several specs has one per shape
+  int nodes = 1, gpus_per_node = 0, ranks_per_node = 1;
+  bool per_gpu = false;
+  long long time_s = 0;
+  int max_restarts = 0;  // requeue.max_restarts (0: no requeue, or a record from before it was kept)
+  std::optional<ProgressSpec> progress;  // the spec's progress: section
+  std::string comment;  // the spec's comment:, after ddpctl's token in the job's --comment
+};
+
+struct Run {
+  std::string dir;  // absolute
+  std::string id;   // the directory's name
+  std::string name, cluster, spec_file, spec_hash, created_at, cwd, output_dir;
+  std::string ddpctl_version;  // the ddpctl that submitted it ("" before runs recorded it)
+  std::vector<std::string> overrides;
+  std::vector<RunShape> shapes;
+  std::vector<Attempt> attempts;
+
+  const RunShape* shape(const std::string& label) const;
+  // The latest attempt that made a job, if any.
+  const Attempt* latest_job() const;
+};
+
+// The attempt of `run` that made job `job_id`, or null.
+const Attempt* job_attempt(const Run& run, const std::string& job_id);
+
+}  // namespace ddpctl
