@@ -3,10 +3,12 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <kainjow/mustache.hpp>
+#include <map>
 
 #include "files.hpp"
 #include "paths.hpp"
 #include "shell.hpp"
+#include "templates.hpp"
 #include "text.hpp"
 
 namespace ddpctl {
@@ -165,6 +167,32 @@ std::string collapse_blank_lines(const std::string& text) {
   return out;
 }
 
+// A part as {{> name}} inserts it: without its last newline, so that the line
+// of the tag ends the part's last line and a tag on a line of its own stands
+// for exactly the part's lines.
+std::string part_text(const std::string& text) {
+  if (!text.empty() && text.back() == '\n') return text.substr(0, text.size() - 1);
+  return text;
+}
+
+// kainjow looks partials up in the data, where a missing one renders as
+// nothing; ddpctl's parts come from this table instead, and a name that is not
+// in it (load_templates checked every tag it could see) is an error.
+class PartsContext : public mstch::context<std::string> {
+ public:
+  PartsContext(const mstch::data* data, const std::map<std::string, mstch::data>& parts, const std::string& path)
+      : mstch::context<std::string>(data), parts_(parts), path_(path) {}
+  const mstch::data* get_partial(const std::string& name) const override {
+    auto it = parts_.find(name);
+    if (it != parts_.end()) return &it->second;
+    throw UserError(Location{path_}, "", "includes an unknown template part " + printable(name));
+  }
+
+ private:
+  const std::map<std::string, mstch::data>& parts_;
+  const std::string& path_;
+};
+
 }  // namespace
 
 std::vector<RenderedScript> select_shape(std::vector<RenderedScript> scripts, const std::string& label) {
@@ -194,24 +222,25 @@ std::vector<std::string> write_scripts(const std::vector<RenderedScript>& script
   return paths;
 }
 
-std::string load_template(const std::string& templates_dir, const std::string& name) {
-  std::string path = (std::filesystem::path(templates_dir) / name).string();
-  if (!std::filesystem::is_regular_file(path))
-    throw UserError(Location{path}, "", "template not found (--templates names a folder holding " + name + ")");
-  return read_file(path);
-}
-
 std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const std::string& templates_dir,
                                            const std::string& race_dir) {
-  const std::string name = "sbatch.sh.mustache";
-  std::string path = (std::filesystem::path(templates_dir) / name).string();
-  mstch::mustache tmpl{load_template(templates_dir, name)};
+  return render_scripts(run, load_templates(templates_dir, data_dir() + "/templates"), race_dir);
+}
+
+std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const TemplateSet& templates,
+                                           const std::string& race_dir) {
+  const std::string& path = templates.main.path;
+  mstch::mustache tmpl{templates.main.text};
   if (!tmpl.is_valid()) throw UserError(Location{path}, "", "invalid template: " + tmpl.error_message());
   tmpl.set_custom_escape([](const std::string& s) { return shell_quote(s); });
+  std::map<std::string, mstch::data> parts;
+  for (const auto& [name, part] : templates.parts) parts.emplace(name, mstch::data{part_text(part.text)});
 
   std::vector<RenderedScript> out;
   for (const ResolvedShape& shape : run.shapes) {
-    std::string text = tmpl.render(shape_data(run, shape, race_dir));
+    mstch::data data = shape_data(run, shape, race_dir);
+    PartsContext ctx(&data, parts, path);
+    std::string text = tmpl.render(ctx);
     if (!tmpl.is_valid()) throw UserError(Location{path}, "", "template failed to render: " + tmpl.error_message());
     out.push_back({shape.label, shape.script_name, collapse_blank_lines(text)});
   }

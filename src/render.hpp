@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "resolve.hpp"
+#include "templates.hpp"
 
 namespace ddpctl {
 
@@ -16,10 +17,15 @@ struct RenderedScript {
   std::string text;
 };
 
-// Renders one script per shape with `templates_dir`/sbatch.sh.mustache. With
-// `race_dir` (a race group: `submit` of a spec with alternatives), each script
-// first claims the group there; the first shape to start wins (docs/race.md).
+// Renders one script per shape with sbatch.sh.mustache and the parts it
+// includes, each taken from `templates_dir` when it holds it, else from the
+// bundled templates (templates.hpp). With `race_dir` (a race group: `submit`
+// of a spec with alternatives), each script first claims the group there; the
+// first shape to start wins (docs/race.md).
 std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const std::string& templates_dir,
+                                           const std::string& race_dir = "");
+// ... with templates already loaded (load_templates).
+std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const TemplateSet& templates,
                                            const std::string& race_dir = "");
 
 // Only the script of the shape labelled `label` (all of them when empty); a
@@ -29,8 +35,5 @@ std::vector<RenderedScript> select_shape(std::vector<RenderedScript> scripts, co
 // Writes each script into `dir` (created if missing), atomically and
 // executable; returns the paths written.
 std::vector<std::string> write_scripts(const std::vector<RenderedScript>& scripts, const std::string& dir);
-
-// The template text, from `templates_dir`, with a clear error if it is missing.
-std::string load_template(const std::string& templates_dir, const std::string& name);
 
 }  // namespace ddpctl

@@ -19,7 +19,8 @@ void setup_gen(CLI::App& app, Context&) {
   cmd->add_option("spec", o->spec, "Run spec (YAML)")->required();
   cmd->add_option("-o,--output", o->out_dir, "Folder for the scripts (created if missing)")->capture_default_str();
   cmd->add_option("--set", o->sets, "Override a spec field: KEY=VALUE with a dotted KEY, e.g. trainer.epochs=3");
-  cmd->add_option("--templates", o->templates, "Folder with sbatch.sh.mustache (default: $DDPCTL_TEMPLATES or the bundled one)");
+  cmd->add_option("--templates", o->templates,
+                  "Folder with template parts to use instead of the bundled ones (default: $DDPCTL_TEMPLATES)");
   cmd->add_option("--shape", o->shape, "Render only the shape with this label (e.g. 4x1)");
   cmd->add_flag("--stdout", o->to_stdout, "Print the script(s) instead of writing files");
   cmd->callback([o] {

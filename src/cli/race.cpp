@@ -67,7 +67,7 @@ void setup_race(CLI::App& app, Context& ctx) {
   cmd->add_option("specs", o->req.specs, "Run specs (YAML); every shape of each joins the race")->required();
   cmd->add_option("--set", o->req.sets, "Override a field in every spec: KEY=VALUE with a dotted KEY");
   cmd->add_option("--runs", o->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
-  cmd->add_option("--templates", o->templates, "Folder with sbatch.sh.mustache");
+  cmd->add_option("--templates", o->templates, "Folder with template parts to use instead of the bundled ones");
   cmd->add_flag("--plan", o->plan,
                 "Print the shapes ranked by predicted finish (estimated start + run time from earlier runs; "
                 "--rank-by start: by start only); submit nothing");

@@ -75,7 +75,7 @@ void setup_submit(CLI::App& app, Context& ctx) {
   cmd->add_option("--set", o->req.sets, "Override a spec field: KEY=VALUE with a dotted KEY");
   cmd->add_option("--shape", o->req.shape, "Submit the shape with this label (specs with alternatives)");
   cmd->add_option("--runs", o->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
-  cmd->add_option("--templates", o->templates, "Folder with sbatch.sh.mustache");
+  cmd->add_option("--templates", o->templates, "Folder with template parts to use instead of the bundled ones");
   cmd->add_flag("--wait", o->wait, "Show progress until the job starts");
   cmd->add_flag("--follow", o->follow, "Show progress until the job ends (implies --wait)");
   cmd->add_flag("--dry-run", o->req.dry_run, "Validate and preflight only; submit nothing");

@@ -21,7 +21,7 @@ void setup_sweep(CLI::App& app, Context& ctx) {
   cmd->add_option("--name", o->req.name, "Experiment name (default: the spec's name)");
   cmd->add_option("--only", o->req.only, "Only these shapes (labels)")->delimiter(',');
   cmd->add_option("--runs", o->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
-  cmd->add_option("--templates", o->templates, "Folder with sbatch.sh.mustache");
+  cmd->add_option("--templates", o->templates, "Folder with template parts to use instead of the bundled ones");
   cmd->add_flag("--one-at-a-time", o->req.one_at_a_time,
                 "Each run waits for the previous one to end (Slurm dependency afterany), so runs do not compete");
   cmd->add_flag("--dry-run", o->req.dry_run, "Validate and preflight only; submit nothing");

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# --templates replaces the bundled template; {{x}} is shell-quoted, {{{x}}} raw.
+# --templates DIR with only sbatch.sh.mustache (no parts) replaces the whole
+# bundled template; {{x}} is shell-quoted, {{{x}}} raw.
 # shellcheck source=tests/cli/lib.sh
 . "$(dirname "$0")/lib.sh"
 mkdir tpl
@@ -13,5 +14,5 @@ expect_out "# local-cpu"
 expect_out "echo '/data/ünï'"
 run gen "$DDPCTL_SOURCE/configs/local-cpu.yaml" --stdout --templates nowhere
 expect_code 1
-expect_err "nowhere/sbatch.sh.mustache: template not found"
+expect_err "nowhere: templates folder not found"
 echo ok

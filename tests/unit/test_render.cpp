@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "cluster.hpp"
+#include "files.hpp"
 #include "helpers.hpp"
 #include "render.hpp"
 #include "resolve.hpp"
@@ -122,7 +123,11 @@ TEST_CASE("the port comes from the job id inside port_range") {
 TEST_CASE("a missing or broken template is a clear error") {
   ResolvedRun run = resolve("partition: gpu\ngpus_per_node: 1\ntrainer: {}\n");
   std::string err = ddpctl::test::user_error_of([&] { render_scripts(run, "/nonexistent"); });
-  CHECK(err.find("/nonexistent/sbatch.sh.mustache: template not found") != std::string::npos);
+  CHECK(err.find("/nonexistent: templates folder not found") != std::string::npos);
+  ddpctl::test::TempDir dir;
+  write_file_atomic(dir.path + "/sbatch.sh.mustache", "#!/bin/bash\n{{#requeue}}\n");
+  err = ddpctl::test::user_error_of([&] { render_scripts(run, dir.path); });
+  CHECK(err.find(dir.path + "/sbatch.sh.mustache: invalid template: Unclosed section") != std::string::npos);
 }
 
 TEST_CASE("a race group's scripts claim the group first; plain scripts have no claim") {
