@@ -15,6 +15,11 @@
 // A field of a shape its generation never writes is a SlurmFormatError that
 // names the Slurm release, the data parser and the field. Slurm's own errors
 // ("errors" with exit 0, e.g. the controller is down) are SlurmAnswerError.
+//
+// One file per thing read: slurm_json.cpp (meta, and Reader: how each
+// generation writes a field), slurm_parse_jobs.cpp (squeue, sacct),
+// slurm_parse_nodes.cpp (sinfo, scontrol show nodes, GRES/TRES) and
+// slurm_parse_replies.cpp (sbatch's replies).
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -22,6 +27,7 @@
 #include <vector>
 
 #include "job.hpp"
+#include "process.hpp"
 
 namespace ddpctl {
 
@@ -55,6 +61,15 @@ std::vector<NodeInfo> parse_scontrol_nodes_json(const std::string& text);
 // Whether `sinfo --json` of this Slurm lists nodes itself (22.05), or node
 // groups, so that per-node detail needs `scontrol show nodes --json`.
 bool sinfo_lists_nodes(const JsonSource& source);
+
+// Judges sbatch --parsable by its exit status and stdout, never by stderr
+// being empty: sbatch retries on EAGAIN and says so on stderr.
+SbatchResult parse_sbatch_result(const CommandResult& r);
+
+// Reads the answer of `env SLURM_TIME_FORMAT=%s sbatch --test-only ...`
+// (job.hpp says what it answers);
+// the start time may also be ISO 8601 local time (YYYY-MM-DDTHH:MM:SS).
+StartEstimate parse_test_only(const CommandResult& r);
 
 std::map<std::string, int> parse_gres(const std::string& gres);  // "gpu:a100:4(S:0),gpu:2" -> {a100:4, "":2}
 int gpus_in_tres(const std::string& tres);                          // "cpu=2,gres/gpu=4" -> 4

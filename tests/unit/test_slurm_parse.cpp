@@ -5,7 +5,6 @@
 
 #include "files.hpp"
 #include "helpers.hpp"
-#include "slurm.hpp"
 #include "slurm_parse.hpp"
 #include "spec_site.hpp"
 #include <nlohmann/json.hpp>
