@@ -41,7 +41,7 @@ std::string race_winner(const LogsRequest& o, const Run& run, Context& ctx, Outp
   RaceState race = read_race(run);
   if (!race.is_race || !o.shape.empty()) return "";
   bool told = false;
-  while (!race.winner) {
+  while (!race.winner()) {
     if (!o.follow)
       throw UserError(Location{run.dir}, "",
                       fmt::format("race run {} has no winner yet; `ddpctl logs -f` waits for one, --shape picks a "
@@ -52,7 +52,7 @@ std::string race_winner(const LogsRequest& o, const Run& run, Context& ctx, Outp
     ctx.clock.sleep(ctx.poll_s / 2);
     race = read_race(run);
   }
-  return race.winner->job_id;
+  return race.winner()->job_id;
 }
 
 }  // namespace
@@ -172,9 +172,9 @@ void show_logs(const LogsRequest& o, Context& ctx, Output& out) {
     }
     if (raced) {
       RaceState race = read_race(run);
-      if (race.generations.size() > generation && race.winner && race.winner->job_id != l.job_id) {
+      if (race.generations.size() > generation && race.winner() && race.winner()->job_id != l.job_id) {
         out.line(fmt::format("==> race {}: generation {} won by shape {} (job {}); following it <==", run.id,
-                             race.generations.size(), race.winner->label, race.winner->job_id));
+                             race.generations.size(), race.winner()->label, race.winner()->job_id));
         return show_logs(o, ctx, out);
       }
     }

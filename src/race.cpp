@@ -218,14 +218,14 @@ std::vector<std::string> format_ranking(const std::vector<RankedShape>& ranking,
 }
 
 RaceOutcome race_outcome(const RaceState& race, const JobStates& states) {
-  if (race.winner) return RaceOutcome::Won;
-  bool all_ended = !race.job_of_label.empty();
-  for (const auto& [label, id] : race.job_of_label) {
+  if (race.winner()) return RaceOutcome::Won;
+  bool all_ended = !race.job_of_label().empty();
+  for (const auto& [label, id] : race.job_of_label()) {
     auto it = states.jobs.find(id);
     all_ended = all_ended && it != states.jobs.end() && is_terminal(it->second.state);
   }
   // A job that claimed may still be writing the winner file: claimed is not failed.
-  return all_ended && !race.claimed ? RaceOutcome::Failed : RaceOutcome::Racing;
+  return all_ended && !race.claimed() ? RaceOutcome::Failed : RaceOutcome::Racing;
 }
 
 std::string race_dir(const Run& run) { return run.dir + "/race"; }
@@ -244,10 +244,6 @@ RaceState read_race(const Run& run) {
   s.is_race = true;
   for (int n = 1; n == 1 || fs::is_directory(dir / fmt::format("gen.{}", n), ec); ++n)
     s.generations.push_back(read_generation(run, n));
-  const RaceGeneration& now = s.generations.back();
-  s.claimed = now.claimed;
-  s.winner = now.winner;
-  s.job_of_label = now.job_of_label;
   s.ranking = read_ranking(dir / "ranking.json");
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     std::string name = entry.path().filename().string();

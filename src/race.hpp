@@ -68,13 +68,19 @@ struct RaceGeneration {
 struct RaceState {
   bool is_race = false;
   std::vector<RaceGeneration> generations;  // [0] is generation 1; the last is the current one
-  // The current generation's claim, winner and jobs:
-  std::optional<RaceEvent> winner;
-  bool claimed = false;
-  std::map<std::string, std::string> job_of_label;
+  // The current generation's winner, claim and jobs (none before a race is read).
+  const std::optional<RaceEvent>& winner() const { return current().winner; }
+  bool claimed() const { return current().claimed; }
+  const std::map<std::string, std::string>& job_of_label() const { return current().job_of_label; }
   std::vector<RaceEvent> cancelled;                 // by the winner: cancelled.<id>
   std::vector<RaceEvent> stood_down;                // losers that started: stood-down.<id>
   std::vector<RankedShape> ranking;                 // ranking.json, when ranked by estimate
+
+ private:
+  const RaceGeneration& current() const {
+    static const RaceGeneration none;
+    return generations.empty() ? none : generations.back();
+  }
 };
 
 // What became of a group: Won once a claim names its winner; Failed when

@@ -68,11 +68,11 @@ RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, O
   }
   int current = static_cast<int>(race.generations.size());
   result.generation = current;
-  if (!race.winner) {
+  if (!race.winner()) {
     result.why_not = fmt::format("generation {} has no winner yet", current);
     return result;
   }
-  const RaceEvent winner = *race.winner;
+  const RaceEvent winner = *race.winner();
   const RunShape* shape = run.shape(winner.label);
   int max_generations = 1 + (shape ? shape->max_restarts : 0);
   std::string reason;
@@ -131,18 +131,18 @@ std::vector<RaceAgain> race_again_where_requeued(std::vector<Run>& runs, Context
   std::vector<std::string> ids;
   for (auto& run : runs) {
     RaceState race = read_race(run);
-    if (!race.is_race || !race.winner) continue;
-    const RunShape* shape = run.shape(race.winner->label);
+    if (!race.is_race || !race.winner()) continue;
+    const RunShape* shape = run.shape(race.winner()->label);
     if (!shape || race.generations.size() >= static_cast<size_t>(1 + shape->max_restarts)) continue;
     candidates.push_back(&run);
-    ids.push_back(race.winner->job_id);
+    ids.push_back(race.winner()->job_id);
   }
   std::vector<RaceAgain> done;
   if (candidates.empty()) return done;
   JobStates states = lookup_jobs(ctx.slurm, ids);
   for (size_t i = 0; i < candidates.size(); ++i) {
     RaceState race = read_race(*candidates[i]);
-    if (!race.winner || race.winner->job_id != ids[i] || !requeued(states.jobs.at(ids[i])))
+    if (!race.winner() || race.winner()->job_id != ids[i] || !requeued(states.jobs.at(ids[i])))
       continue;
     RaceAgain r = race_again(*candidates[i], "", ctx, out);
     if (r.opened) done.push_back(r);

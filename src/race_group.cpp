@@ -316,9 +316,9 @@ std::vector<std::string> submit_race_shapes(Run& run, const std::vector<std::str
   for (const auto& label : order) {
     const RunShape& shape = *run.shape(label);
     RaceState before = read_race(run);
-    if (before.generations.size() != static_cast<size_t>(generation) || before.claimed) {
+    if (before.generations.size() != static_cast<size_t>(generation) || before.claimed()) {
       out.line(fmt::format("shape {}: not submitted; the group was already won{}", shape.label,
-                           before.winner ? " by job " + before.winner->job_id : ""));
+                           before.winner() ? " by job " + before.winner()->job_id : ""));
       continue;
     }
     Attempt a = submit_attempt(run, shape, slurm);
@@ -337,7 +337,7 @@ std::vector<std::string> submit_race_shapes(Run& run, const std::vector<std::str
     submitted.push_back(fmt::format("job {} (shape {})", a.job_id, shape.label));
     RaceState after = read_race(run);
     if (after.generations.size() != static_cast<size_t>(generation) ||
-        (after.claimed && (!after.winner || after.winner->job_id != a.job_id))) {
+        (after.claimed() && (!after.winner() || after.winner()->job_id != a.job_id))) {
       slurm.cancel({a.job_id});
       out.line(fmt::format("shape {}: job {} cancelled at once; the group was already won", shape.label, a.job_id));
     }
@@ -350,21 +350,21 @@ void wait_for_race(Context& ctx, const Run& given, bool follow, Output& out) {
   long long submitted = parse_utc_iso(run.created_at);
   for (;;) {
     RaceState race = read_race(run);
-    if (race.winner) {
+    if (race.winner()) {
       size_t generation = race.generations.size();
       if (generation > 1)
         out.line(fmt::format("race: generation {} won by shape {} (job {}) {:.1f} s after the re-race",
-                             generation, race.winner->label, race.winner->job_id,
-                             race.winner->at - race.generations.back().opened_at));
+                             generation, race.winner()->label, race.winner()->job_id,
+                             race.winner()->at - race.generations.back().opened_at));
       else
-        out.line(fmt::format("race: won by shape {} (job {}) {:.1f} s after submission", race.winner->label,
-                             race.winner->job_id, race.winner->at - static_cast<double>(submitted)));
-      for (const auto& [label, id] : race.job_of_label)
-        if (id != race.winner->job_id) out.line(fmt::format("race: shape {} (job {}) stands down", label, id));
+        out.line(fmt::format("race: won by shape {} (job {}) {:.1f} s after submission", race.winner()->label,
+                             race.winner()->job_id, race.winner()->at - static_cast<double>(submitted)));
+      for (const auto& [label, id] : race.job_of_label())
+        if (id != race.winner()->job_id) out.line(fmt::format("race: shape {} (job {}) stands down", label, id));
       if (!follow) return;
       const Attempt* winner = nullptr;
       for (const auto& a : run.attempts)
-        if (a.job_id == race.winner->job_id) winner = &a;
+        if (a.job_id == race.winner()->job_id) winner = &a;
       if (!winner) return;
       try {
         return wait_for_job(ctx, run, *winner, true, out);
@@ -373,19 +373,19 @@ void wait_for_race(Context& ctx, const Run& given, bool follow, Output& out) {
         run = load_run(run.dir);
         RaceState now = read_race(run);
         if (now.generations.size() == generation) throw;
-        out.line(fmt::format("race: job {} was requeued; generation {}: {}", race.winner->job_id,
+        out.line(fmt::format("race: job {} was requeued; generation {}: {}", race.winner()->job_id,
                              now.generations.size(), now.generations.back().why));
         continue;
       }
     }
     std::vector<std::string> ids;
-    for (const auto& [label, id] : race.job_of_label) ids.push_back(id);
+    for (const auto& [label, id] : race.job_of_label()) ids.push_back(id);
     JobStates states = lookup_jobs(ctx.slurm, ids);
     // A job can end right after claiming; read the claim once more before giving up.
     if (race_outcome(race, states) == RaceOutcome::Failed && race_outcome(read_race(run), states) == RaceOutcome::Failed) {
       // How each shape's job ended: they failed before their training began.
       std::vector<std::string> ends;
-      for (const auto& [label, id] : race.job_of_label) {
+      for (const auto& [label, id] : race.job_of_label()) {
         const Job& job = states.jobs.at(id);
         std::string how = describe_exit(job.exit);
         if (const RunShape* shape = run.shape(label))

@@ -29,9 +29,9 @@ std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, c
   std::vector<std::string> ids;
   for (const auto& run : runs) {
     const Attempt* chosen = run.latest_job();
-    if (auto race = read_race(run); race.winner)
+    if (auto race = read_race(run); race.winner())
       for (const auto& a : run.attempts)
-        if (a.job_id == race.winner->job_id) chosen = &a;
+        if (a.job_id == race.winner()->job_id) chosen = &a;
     attempts.push_back(chosen);
     if (chosen) ids.push_back(chosen->job_id);
   }

@@ -184,7 +184,7 @@ StatusRow race_row(const Run& run, const RaceState& race, const JobStates& state
   row.shape = "race";
   nlohmann::json j = {{"run", run.id}, {"race", true}};
   nlohmann::json jobs = nlohmann::json::object();
-  for (const auto& [label, id] : race.job_of_label) jobs[label] = id;
+  for (const auto& [label, id] : race.job_of_label()) jobs[label] = id;
   j["jobs"] = jobs;
   nlohmann::json gens = nlohmann::json::array();
   for (const auto& g : race.generations) {
@@ -202,12 +202,12 @@ StatusRow race_row(const Run& run, const RaceState& race, const JobStates& state
     case RaceOutcome::Won: {
       double since = n > 1 && race.generations.back().opened_at > 0 ? race.generations.back().opened_at
                                                                     : static_cast<double>(parse_utc_iso(run.created_at));
-      double after = race.winner->at - since;
+      double after = race.winner()->at - since;
       row.state = "WON";
       row.tone = Tone::Good;
-      row.info = fmt::format("{}won by shape {} (job {}) {:.0f} s after {}", generation, race.winner->label,
-                             race.winner->job_id, after, n > 1 ? "the re-race" : "submission");
-      j["winner"] = {{"job_id", race.winner->job_id}, {"shape", race.winner->label}, {"after_s", after}};
+      row.info = fmt::format("{}won by shape {} (job {}) {:.0f} s after {}", generation, race.winner()->label,
+                             race.winner()->job_id, after, n > 1 ? "the re-race" : "submission");
+      j["winner"] = {{"job_id", race.winner()->job_id}, {"shape", race.winner()->label}, {"after_s", after}};
       break;
     }
     case RaceOutcome::Failed:
@@ -219,7 +219,7 @@ StatusRow race_row(const Run& run, const RaceState& race, const JobStates& state
       row.state = "RACING";
       row.tone = Tone::Waiting;
       std::vector<std::string> labels;
-      for (const auto& [label, id] : race.job_of_label) labels.push_back(label);
+      for (const auto& [label, id] : race.job_of_label()) labels.push_back(label);
       row.info = fmt::format("{}racing: shapes {}", generation, join(labels, ", "));
       break;
     }
@@ -249,7 +249,7 @@ void mark_race_job(StatusRow& row, const RaceState& race) {
   const std::string& id = row.job;
   size_t n = race.generations.size();
   std::string note;
-  if (race.winner && race.winner->job_id == id) {
+  if (race.winner() && race.winner()->job_id == id) {
     note = n > 1 ? fmt::format("race winner of generation {}", n) : "race winner";
   } else {
     // The newest generation it was submitted into, and how it lost that one.

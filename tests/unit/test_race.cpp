@@ -233,8 +233,8 @@ TEST_CASE("a re-raced group: generations, their claims and jobs, and the current
   CHECK(race.generations[0].winner->attempt == 0);
   CHECK(race.generations[1].why == "job 11 (shape 1x4), the winner of generation 1, requeued");
   CHECK(race.generations[1].opened_at == Approx(2000.25));
-  CHECK(race.winner->job_id == "13");
-  CHECK(race.job_of_label == std::map<std::string, std::string>{{"1x4", "11"}, {"4x1", "13"}});
+  CHECK(race.winner()->job_id == "13");
+  CHECK(race.job_of_label() == std::map<std::string, std::string>{{"1x4", "11"}, {"4x1", "13"}});
   CHECK(generation_won_by(race, "11")->number == 1);
   CHECK(generation_won_by(race, "12") == nullptr);
 }

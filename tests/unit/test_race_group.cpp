@@ -49,8 +49,8 @@ TEST_CASE("a race submits every shape and records each job id for the winner to 
   REQUIRE(r.kind == RaceSubmission::Kind::Submitted);
   CHECK(r.submitted == std::vector<std::string>{"job 100 (shape 1x1)", "job 101 (shape 2x1)"});
   RaceState race = read_race(r.run);
-  CHECK(race.job_of_label == std::map<std::string, std::string>{{"1x1", "100"}, {"2x1", "101"}});
-  CHECK_FALSE(race.claimed);
+  CHECK(race.job_of_label() == std::map<std::string, std::string>{{"1x1", "100"}, {"2x1", "101"}});
+  CHECK_FALSE(race.claimed());
   SECTION("submitting the same race again makes no second group") {
     RaceSubmission again = f.submit();
     CHECK(again.kind == RaceSubmission::Kind::AlreadySubmitted);
@@ -95,7 +95,8 @@ TEST_CASE("a shape sbatch rejects is reported and the race goes on; none submitt
 TEST_CASE("the race outcome: won, racing while a claim is being written, failed when all ended unclaimed") {
   RaceState race;
   race.is_race = true;
-  race.job_of_label = {{"a", "1"}, {"b", "2"}};
+  race.generations.emplace_back();
+  race.generations.back().job_of_label = {{"a", "1"}, {"b", "2"}};
   JobStates states;
   Job ended;
   ended.state = JobState::Failed;
@@ -106,9 +107,9 @@ TEST_CASE("the race outcome: won, racing while a claim is being written, failed 
   CHECK(race_outcome(race, states) == RaceOutcome::Racing);
   states.jobs["2"] = ended;
   CHECK(race_outcome(race, states) == RaceOutcome::Failed);
-  race.claimed = true;  // the winner file is not written yet
+  race.generations.back().claimed = true;  // the winner file is not written yet
   CHECK(race_outcome(race, states) == RaceOutcome::Racing);
-  race.winner = RaceEvent{"1", "a", 5};
+  race.generations.back().winner = RaceEvent{"1", "a", 5};
   CHECK(race_outcome(race, states) == RaceOutcome::Won);
   CHECK(race_outcome(RaceState{}, JobStates{}) == RaceOutcome::Racing);  // no job recorded yet
 }
@@ -184,9 +185,9 @@ TEST_CASE("race_again: only a requeued winner opens the next generation, once, b
   CHECK(again.submitted == std::vector<std::string>{"job 102 (shape 2x1)"});
   RaceState race = read_race(run);
   REQUIRE(race.generations.size() == 2);
-  CHECK(race.job_of_label == std::map<std::string, std::string>{{"1x1", "100"}, {"2x1", "102"}});
+  CHECK(race.job_of_label() == std::map<std::string, std::string>{{"1x1", "100"}, {"2x1", "102"}});
   CHECK(race.generations[1].why == again.why);
-  CHECK_FALSE(race.claimed);
+  CHECK_FALSE(race.claimed());
 
   // Asked again (status on another login node): nothing more is submitted.
   CHECK(race_again(run, "", f.slurm.ctx, f.out).why_not == "generation 2 has no winner yet");
