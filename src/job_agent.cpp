@@ -18,6 +18,7 @@
 #include "shell.hpp"
 #include "progress_pattern.hpp"
 #include "text.hpp"
+#include "sampler.hpp"
 #include "usage.hpp"
 
 namespace ddpctl {

@@ -10,7 +10,7 @@ namespace ddpctl {
 
 std::optional<std::string> check_output_dir(const std::string& s);
 
-void read_launch(MapReader& top, RunSpec& spec);       // launch, trainer, command
+void read_launch(MapReader& top, RunSpec& spec);       // launch, trainer, command (spec_launch.cpp)
 void read_environment(MapReader& top, RunSpec& spec);  // modules, env, nccl, setup
 void read_master(MapReader& top, RunSpec& spec);
 void read_requeue(MapReader& top, RunSpec& spec);
@@ -22,7 +22,8 @@ void read_container_section(MapReader& top, ContainerSettings& c, bool profile);
 
 // trainer.global_batch on `shape`: a multiple of its world size x batch_size
 // within ddp-train's accumulation limits, or ddp-train would refuse it at
-// start, after the queue wait. The error names the shape's label.
+// start, after the queue wait. The error names the shape's label
+// (spec_launch.cpp).
 void check_global_batch(const RunSpec& spec, const Shape& shape, Diagnostics& diags);
 
 // Reads an `nccl:` section (shared with cluster profiles).

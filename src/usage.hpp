@@ -1,21 +1,13 @@
 #pragma once
 // What a running job uses, per node: the job agent (`ddpctl job sample`, one
-// per node) reads the job's processes from /proc and, where the node has
-// nvidia-smi, its GPUs, every few seconds, and appends one JSON line per
-// sample to <output_dir>/<job name>_<job id>.usage.<node>.jsonl. status,
-// report and the watchdog read those files (docs/running.md).
-//
-// The job's processes are found by their environment (SLURM_JOB_ID), not by
-// the job's cgroup: that works under every proctrack plugin and on nodes
-// without cgroup v2, and it tells the ranks apart (RANK, else SLURM_PROCID).
-// RSS is summed over processes: pages two processes share are counted twice.
+// per node; sampler.hpp takes the samples) appends one JSON line per sample
+// to <output_dir>/<job name>_<job id>.usage.<node>.jsonl every few seconds.
+// status, report and the watchdog read those files (docs/running.md).
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "process.hpp"
 
 namespace ddpctl {
 
@@ -28,27 +20,6 @@ struct ProcessUsage {
   char state = '?';         // R, S, D (waiting on I/O), Z, T, ...
   double cpu_s = 0;         // user + system time
   long long rss_bytes = 0;
-};
-
-// The processes of one job on this node, read from `proc_root` (/proc, or a
-// test's fake). Environments are read once per process (cached by pid and
-// start time). Processes marked DDPCTL_AGENT_PROCESS=1 (the agent) are left out.
-class JobProcessReader {
- public:
-  // `node`: where SLURMD_NODENAME is in a process's environment, only this
-  // node's (nodes that share one kernel, as the local test cluster's do).
-  JobProcessReader(std::string proc_root, std::string job_id, long ticks_per_s, long page_size, std::string node = "");
-  std::vector<ProcessUsage> read();
-
- private:
-  struct Identity {
-    unsigned long long start = 0;
-    bool ours = false, training = false;
-    std::optional<int> rank, task;
-  };
-  std::string root_, job_id_, node_;
-  long ticks_, page_;
-  std::map<int, Identity> known_;
 };
 
 struct RankUsage {
@@ -85,35 +56,6 @@ struct UsageSample {
 nlohmann::json usage_sample_json(const UsageSample& s);
 // nullopt for a line that is not a sample (a torn last line while it is written).
 std::optional<UsageSample> parse_usage_sample(const std::string& line);
-
-// `nvidia-smi --query-gpu=index,utilization.gpu,memory.used,memory.total
-// --format=csv,noheader,nounits`; nullopt with `problem` when it is not that.
-std::optional<std::vector<GpuUsage>> parse_nvidia_smi(const std::string& text, std::string* problem);
-const std::vector<std::string>& nvidia_smi_query();
-
-// Takes samples: the processes' CPU time since the last sample, RSS, GPUs.
-class Sampler {
- public:
-  struct Options {
-    std::string proc_root = "/proc";
-    std::string node, job_id;
-    int attempt = 0, cpus = 0;
-    long ticks_per_s = 100, page_size = 4096;
-    std::vector<int> gpu_indices;  // the job's GPUs (SLURM_JOB_GPUS); empty: every GPU shown
-    long long mem_limit_bytes = 0;
-  };
-  Sampler(Options o, CommandRunner& runner);
-  UsageSample take(double now);
-
- private:
-  Options o_;
-  CommandRunner& runner_;
-  JobProcessReader reader_;
-  std::map<int, double> last_cpu_;  // pid -> CPU seconds at the last sample
-  double last_t_ = 0;
-  bool first_ = true, query_gpus_ = true;
-  std::string gpu_note_;
-};
 
 // The samples file of one node, and every node's of a job.
 std::string usage_path(const std::string& log_base, const std::string& node);

@@ -20,6 +20,7 @@
 #include "node_check.hpp"
 #include "progress_pattern.hpp"
 #include "text.hpp"
+#include "sampler.hpp"
 #include "usage.hpp"
 #include "values.hpp"
 

@@ -1,0 +1,70 @@
+#pragma once
+// Taking a usage sample on a node (the job agent's `ddpctl job sample`): the
+// job's processes from /proc, its GPUs from nvidia-smi. usage.hpp has the
+// sample and its file.
+//
+// The job's processes are found by their environment (SLURM_JOB_ID), not by
+// the job's cgroup: that works under every proctrack plugin and on nodes
+// without cgroup v2, and it tells the ranks apart (RANK, else SLURM_PROCID).
+// RSS is summed over processes: pages two processes share are counted twice.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "process.hpp"
+#include "usage.hpp"
+
+namespace ddpctl {
+
+// The processes of one job on this node, read from `proc_root` (/proc, or a
+// test's fake). Environments are read once per process (cached by pid and
+// start time). Processes marked DDPCTL_AGENT_PROCESS=1 (the agent) are left out.
+class JobProcessReader {
+ public:
+  // `node`: where SLURMD_NODENAME is in a process's environment, only this
+  // node's (nodes that share one kernel, as the local test cluster's do).
+  JobProcessReader(std::string proc_root, std::string job_id, long ticks_per_s, long page_size, std::string node = "");
+  std::vector<ProcessUsage> read();
+
+ private:
+  struct Identity {
+    unsigned long long start = 0;
+    bool ours = false, training = false;
+    std::optional<int> rank, task;
+  };
+  std::string root_, job_id_, node_;
+  long ticks_, page_;
+  std::map<int, Identity> known_;
+};
+
+// `nvidia-smi --query-gpu=index,utilization.gpu,memory.used,memory.total
+// --format=csv,noheader,nounits`; nullopt with `problem` when it is not that.
+std::optional<std::vector<GpuUsage>> parse_nvidia_smi(const std::string& text, std::string* problem);
+const std::vector<std::string>& nvidia_smi_query();
+
+// Takes samples: the processes' CPU time since the last sample, RSS, GPUs.
+class Sampler {
+ public:
+  struct Options {
+    std::string proc_root = "/proc";
+    std::string node, job_id;
+    int attempt = 0, cpus = 0;
+    long ticks_per_s = 100, page_size = 4096;
+    std::vector<int> gpu_indices;  // the job's GPUs (SLURM_JOB_GPUS); empty: every GPU shown
+    long long mem_limit_bytes = 0;
+  };
+  Sampler(Options o, CommandRunner& runner);
+  UsageSample take(double now);
+
+ private:
+  Options o_;
+  CommandRunner& runner_;
+  JobProcessReader reader_;
+  std::map<int, double> last_cpu_;  // pid -> CPU seconds at the last sample
+  double last_t_ = 0;
+  bool first_ = true, query_gpus_ = true;
+  std::string gpu_note_;
+};
+
+}  // namespace ddpctl
