@@ -1,12 +1,15 @@
-// What Slurm says about jobs, merged from squeue and sacct (jobs.cpp), and
-// when a polling loop may believe a job ended.
+// What Slurm says about jobs, merged from squeue and sacct (jobs.cpp), when a
+// polling loop may believe a job ended, and the trainer's progress file.
 #include "catch.hpp"
 
 #include "fake_runner.hpp"
+#include "files.hpp"
+#include "helpers.hpp"
 #include "jobs.hpp"
 
 using namespace ddpctl;
 using test::FakeSlurm;
+using test::TempDir;
 
 TEST_CASE("squeue answers first; jobs it forgot come from sacct; jobs neither knows are UNKNOWN") {
   FakeSlurm s;
@@ -154,4 +157,28 @@ TEST_CASE("within one refresh, squeue is asked once: later lookups of the same j
   }
   lookup_jobs(s.slurm, {"1"});  // the next refresh asks again
   CHECK(s.runner.count("squeue") == 3);
+}
+
+TEST_CASE("progress lines: epoch, bar, throughput, ETA") {
+  Progress p;
+  p.epoch = 2;
+  p.epochs = 10;
+  p.step = 250;
+  p.steps = 500;
+  p.samples_per_s = 1520.4;
+  p.eta_s = 340;
+  CHECK(format_progress(p) == "epoch 2/10 [#####-----] 250/500 1520 img/s ETA 5m40s");
+  CHECK(format_duration(3725) == "1h02m");
+  CHECK(format_duration(12) == "12s");
+}
+
+TEST_CASE("progress files are read, and a missing one is no progress") {
+  TempDir t;
+  std::string path = t.path + "/p.json";
+  CHECK_FALSE(read_progress(path));
+  write_file_atomic(path, R"({"epoch":1,"epochs":3,"step":5,"steps":10,"samples_per_s":99.5,"eta_s":12})");
+  auto p = read_progress(path);
+  REQUIRE(p);
+  CHECK(p->steps == 10);
+  CHECK(progress_path("/o", "job", "12") == "/o/job_12.progress.json");
 }
