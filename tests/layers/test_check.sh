@@ -37,4 +37,16 @@ tree stale
 sed -i 's/^low: a$/low: a gone/' "$work/stale/docs/architecture.md"
 if out=$("$check" "$work/stale" 2>&1); then fail "a placed unit without a file passed: $out"; fi
 grep -q "places 'gone', which has no file in src/" <<<"$out" || fail "the stale unit is not named: $out"
+tree trainer
+printf '#include "../trainer/train.hpp"\n' >>"$work/trainer/src/b.hpp"
+if out=$("$check" "$work/trainer" 2>&1); then fail "an include of the trainer's code passed: $out"; fi
+grep -q "src/b.hpp includes \"../trainer/train.hpp\", whose unit 'trainer train.hpp' has no layer" <<<"$out" ||
+  fail "the trainer include is not named: $out"
+
+# A file of src/cli/ including a core header is checked like any other.
+tree cli
+printf '#pragma once\n#include "cli/common.hpp"\n' >"$work/cli/src/a.hpp"
+if out=$("$check" "$work/cli" 2>&1); then fail "a core header including src/cli/ passed: $out"; fi
+grep -q 'src/a.hpp (a, layer low) includes "cli/common.hpp" (cli, layer high): an upward include' <<<"$out" ||
+  fail "the include of src/cli/ is not named: $out"
 echo ok
