@@ -273,7 +273,7 @@ void write_pages(const CLI::App& app, const std::string& dir) {
           ".TP\n\\fBDDPCTL_CLUSTERS\\fR, \\fBDDPCTL_SITE_CLUSTERS\\fR\ncolon-separated folders of cluster profiles, "
           "searched before ~/.config/ddpctl/clusters (the first) and after it (the site's)\n"
           ".TP\n\\fBDDPCTL_TRAINER\\fR\nthe trainer a spec that names none runs\n"
-          ".TP\n\\fBDDPCTL_TEMPLATES\\fR\na folder with sbatch.sh.mustache\n"
+          ".TP\n\\fBDDPCTL_TEMPLATES\\fR\na folder of template files (sbatch.sh.mustache or any of its parts), each used instead of the bundled one\n"
           ".TP\n\\fBDDPCTL_POLL_INTERVAL\\fR, \\fBDDPCTL_SLURM_TIMEOUT\\fR, \\fBDDPCTL_SBATCH_TIMEOUT\\fR\n"
           "seconds between polls, and the time limits of Slurm's commands\n"
           ".TP\n\\fBNO_COLOR\\fR\nno colour on a terminal\n";
