@@ -55,5 +55,4 @@ std::optional<Requeue> find_requeue(const RunShape& shape, const Job& job,
 // The failure as --json shows it: {rank, node, task, exit, signal, what, line, log}.
 nlohmann::json failure_json(const Failure& f);
 
-
 }  // namespace ddpctl

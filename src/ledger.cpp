@@ -88,15 +88,13 @@ void write_ledger(const std::string& dir, const std::string& id, const std::vect
 }
 
 std::vector<Attempt> read_ledger(const std::string& dir) {
-  std::vector<Attempt> out;
   json ledger;
   try {
     ledger = json::parse(read_file(dir + "/ledger.json"));
   } catch (const json::exception& e) {
     throw UserError(Location{dir + "/ledger.json"}, "", std::string("damaged ledger: ") + e.what());
   }
-  for (const auto& a : ledger.value("attempts", json::array())) out.push_back(attempt_from_json(a));
-  return out;
+  return ledger_attempts(ledger);
 }
 
 // flock on <run dir>/ledger.lock for one read-modify-write (held briefly).

@@ -264,7 +264,6 @@ std::vector<std::string> snapshot_argv(const std::vector<std::string>& argv, con
   return out;
 }
 
-
 void record_snapshot(const std::string& run_dir, const SnapshotDecision& decision) {
   nlohmann::json j;
   if (!decision.snapshot) {

@@ -57,7 +57,6 @@ SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, cons
 std::vector<std::string> snapshot_argv(const std::vector<std::string>& argv, const Snapshot& snap,
                                        const std::string& cwd, const Location& where);
 
-
 // Writes snapshot.json (and snapshot.diff for a dirty work tree) into a run's
 // folder: the snapshot and its provenance, or why there is none.
 void record_snapshot(const std::string& run_dir, const SnapshotDecision& decision);

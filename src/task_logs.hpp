@@ -18,7 +18,6 @@ std::string log_base(const RunShape& shape, const std::string& job_id);
 // The highest restart number with a step log of task 0, or -1 (none yet).
 int latest_restart(const std::string& log_base);
 
-
 // The lines of the latest attempt: after the last "ddpctl: job N (...) attempt K" line.
 std::vector<std::string> latest_attempt(std::vector<std::string> lines);
 // "Killed" -> 9, "Segmentation fault" -> 11: srun's words for a task's signal.
