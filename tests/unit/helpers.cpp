@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runs.hpp"
+
 namespace ddpctl::test {
 
 std::string run_bash(const std::string& script, const std::vector<std::string>& args) {
@@ -47,6 +49,11 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(path, ec);
+}
+
+Run make_local_cpu_run(const std::string& root) {
+  ResolvedRun resolved = load_and_resolve(source_dir() + "/configs/local-cpu.yaml", {});
+  return create_run(root, resolved, "name: local-cpu\n", {"nodes=2"}, "hash1", {{"local-cpu.sbatch", "#!/bin/bash\n"}});
 }
 
 }  // namespace ddpctl::test

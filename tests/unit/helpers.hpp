@@ -34,3 +34,12 @@ struct TempDir {
 };
 
 }  // namespace ddpctl::test
+
+namespace ddpctl {
+struct Run;
+namespace test {
+// A run of configs/local-cpu.yaml created under `root` (its ledger empty):
+// what the run store's and the ledger's tests start from.
+Run make_local_cpu_run(const std::string& root);
+}  // namespace test
+}  // namespace ddpctl

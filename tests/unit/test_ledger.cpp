@@ -13,16 +13,11 @@ namespace fs = std::filesystem;
 
 namespace {
 using test::TempDir;
-
-Run make_run(const std::string& root) {
-  ResolvedRun resolved = load_and_resolve(test::source_dir() + "/configs/local-cpu.yaml", {});
-  return create_run(root, resolved, "name: local-cpu\n", {"nodes=2"}, "hash1", {{"local-cpu.sbatch", "#!/bin/bash\n"}});
-}
 }  // namespace
 
 TEST_CASE("ledger records survive a reload exactly") {
   TempDir t;
-  Run run = make_run(t.path);
+  Run run = test::make_local_cpu_run(t.path);
   Attempt a;
   a.token = new_token();
   a.shape = "2x2";
@@ -58,7 +53,7 @@ TEST_CASE("ledger outcomes read back, and an unknown word is kept unsettled") {
 
 TEST_CASE("ledger updates are read-modify-write: writers holding stale copies lose nothing") {
   TempDir t;
-  Run created = make_run(t.path);
+  Run created = test::make_local_cpu_run(t.path);
   Run a = load_run(created.dir), b = load_run(created.dir);  // two ddpctls, each with its own copy
   Attempt x;
   x.token = "xxxxxxxxxxxx";

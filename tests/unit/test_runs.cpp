@@ -11,16 +11,11 @@ namespace fs = std::filesystem;
 
 namespace {
 using test::TempDir;
-
-Run make_run(const std::string& root) {
-  ResolvedRun resolved = load_and_resolve(test::source_dir() + "/configs/local-cpu.yaml", {});
-  return create_run(root, resolved, "name: local-cpu\n", {"nodes=2"}, "hash1", {{"local-cpu.sbatch", "#!/bin/bash\n"}});
-}
 }  // namespace
 
 TEST_CASE("a new run directory holds the spec, the scripts, run.json and an empty ledger") {
   TempDir t;
-  Run run = make_run(t.path);
+  Run run = test::make_local_cpu_run(t.path);
   CHECK(run.id.rfind("local-cpu-", 0) == 0);
   for (const char* f : {"spec.yaml", "local-cpu.sbatch", "run.json", "ledger.json"})
     CHECK(fs::exists(fs::path(run.dir) / f));
@@ -57,8 +52,8 @@ TEST_CASE("the run identity of earlier versions' records is kept") {
 
 TEST_CASE("runs are found by id, by name (latest), and by unique prefix") {
   TempDir t;
-  Run first = make_run(t.path);
-  Run second = make_run(t.path);
+  Run first = test::make_local_cpu_run(t.path);
+  Run second = test::make_local_cpu_run(t.path);
   CHECK(find_run(t.path, first.id).id == first.id);
   CHECK(find_run(t.path, "local-cpu").id == list_runs(t.path).back().id);
   CHECK(find_run(t.path, second.dir).id == second.id);
