@@ -3,7 +3,7 @@
 # (debootstrap minbase, through an overlay): ddpctl needs nothing but libc —
 # dpkg -i alone installs it, with no download — and works as installed
 # (profiles, init, gen, man page); ddp-train pulls LibTorch through apt and
-# runs. What each costs is printed (README "Installing" quotes it).
+# runs. What each costs is printed (docs/install.md "At a glance" quotes it).
 # shellcheck source=tests/install/lib.sh
 source "$DDPCTL_SOURCE/tests/install/lib.sh"
 (cd "$DDPCTL_BUILD" && cpack -G DEB -B "$T/pkg") >cpack.log 2>&1 || fail "cpack failed: $(cat cpack.log)"
