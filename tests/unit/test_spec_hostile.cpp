@@ -160,3 +160,12 @@ TEST_CASE("a value over Linux's 128 KiB limit for one argument is refused with t
   err = error_for(kBase + "env: {BIG: " + std::string(131068, 'x') + "}\n");
   CHECK(err.find("env.BIG: BIG=... is 131072 bytes with its name") != std::string::npos);
 }
+
+TEST_CASE("a watchdog span gen accepts is one the job's agent accepts") {
+  // 2778h was accepted here and rendered as --stall-after 10000800s, which
+  // the agent refused in the job ('10000800s' is not a duration): no watchdog.
+  std::string err = error_for(kBase + "watchdog: {stall_after: 2778h}\n");
+  CHECK_THAT(err, Catch::Contains("h.yaml:6:25: watchdog.stall_after: '2778h' is longer than 10000000s (115 days)"));
+  RunSpec s = parse_run_spec("h.yaml", kBase + "watchdog: {stall_after: 2777h}\n");
+  CHECK(s.watchdog.stall_after_s == 2777 * 3600);
+}
