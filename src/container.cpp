@@ -86,6 +86,36 @@ Mount parse_mount(const std::string& m) {
   return out;
 }
 
+// The folders ddpctl binds itself (the submit folder, and output_dir,
+// trainer.data and trainer.checkpoint_dir where they are outside it) go into
+// the runtimes' bind lists, which have no quoting: Apptainer's --bind and
+// Pyxis's --container-mounts split at ',' and ':' ("/x/d,/root:/mnt" would
+// bind the host's /root), Podman's --volume and ch-run's --bind at ':'.
+// Refused at the field's line.
+void check_bound_folders(const ResolvedContainer& c, const RunSpec& spec, const Location& container_at,
+                         Diagnostics& diags) {
+  bool commas = c.runtime == ContainerRuntime::Apptainer || c.runtime == ContainerRuntime::Singularity ||
+                c.runtime == ContainerRuntime::Pyxis;
+  const char* separators = commas ? ",:" : ":";
+  auto problem = [&](const std::string& path) -> std::optional<std::string> {
+    if (path.find_first_of(separators) == std::string::npos) return std::nullopt;
+    return fmt::format("{} is bound into the container, and {} splits its list of binds at {} (there is no quoting); "
+                       "use a folder whose path has no {}",
+                       printable(path, 200), runtime_name(c.runtime), commas ? "',' and ':'" : "':'",
+                       commas ? "',' or ':'" : "':'");
+  };
+  if (auto p = problem(fs::current_path().string()))
+    diags.error(container_at, "container", "the submit folder " + *p + " to submit from");
+  auto check = [&](const std::string& field, const std::string& path) {
+    if (path.empty() || outside_submit_folder(path).empty()) return;
+    if (auto p = problem(path)) diags.error(spec.where_of(field), field, *p);
+  };
+  check("output_dir", spec.output_dir);
+  if (spec.trainer_data && *spec.trainer_data != "synthetic") check("trainer.data", *spec.trainer_data);
+  for (const auto& a : spec.trainer_args)
+    if (a.rfind("--checkpoint-dir=", 0) == 0) check("trainer.checkpoint_dir", a.substr(17));
+}
+
 }  // namespace
 
 std::optional<ResolvedContainer> resolve_container(const RunSpec& spec, const ClusterProfile& profile,
@@ -215,6 +245,7 @@ std::optional<ResolvedContainer> resolve_container(const RunSpec& spec, const Cl
   }
   c.options = site.options;
   c.options.insert(c.options.end(), s.options.begin(), s.options.end());
+  check_bound_folders(c, spec, where("container"), diags);
   return c;
 }
 
@@ -271,11 +302,17 @@ ContainerScript container_script(const ResolvedContainer& c, const RunSpec& spec
       w = {shell_quote(c.program), "--nocolor", "exec"};
       if (gpus_per_node > 0) w.push_back("--nv");
       for (const auto& m : mounts) w.insert(w.end(), {"--bind", mount_text(m, false)});
-      for (const auto& [name, value] : c.env) w.push_back("--env=" + shell_quote(name + "=" + value));
       w.insert(w.end(), {"--pwd", workdir});
       // --cleanenv (an option a site may set) drops the host's variables:
       // APPTAINERENV_NAME reaches the container whatever the options.
       std::string prefix = c.runtime == ContainerRuntime::Apptainer ? "APPTAINERENV_" : "SINGULARITYENV_";
+      // container.env the same way, not as --env=NAME=VALUE: Apptainer reads
+      // --env as a comma-separated list, so "a,B=x" would set B too and
+      // "--a=1,--b=2" would be cut at the comma.
+      if (!c.env.empty()) {
+        out.batch_lines = "# container.env, inside the container only (" + prefix + "NAME is NAME there)\n";
+        for (const auto& [name, value] : c.env) out.batch_lines += "export " + prefix + name + "=" + shell_quote(value) + "\n";
+      }
       std::string cases = join(forward, "|");
       out.task_lines = program_check + "for n in $(compgen -e); do case $n in " + cases + ") export \"" + prefix +
                        "$n=${!n}\" ;; esac; done\n";

@@ -2,9 +2,9 @@
 // Singularity ("FATAL: ..."), Podman ("Error: ..."), Charliecloud
 // ("ch-run[N]: error: ..."), Pyxis and enroot (in srun's and slurmstepd's
 // lines), and the job script's own check that the runtime is on the node.
-#include <regex>
 
 #include "container.hpp"
+#include "regex.hpp"
 #include "text.hpp"
 
 namespace ddpctl {
@@ -38,17 +38,16 @@ std::string meaning(const std::string& l) {
 }  // namespace
 
 std::optional<ContainerFailure> find_container_failure(const std::vector<std::string>& lines) {
-  static const std::regex runtime_error(
-      R"(^(FATAL: .*|ERROR +: .*|ch-run\[\d+\]: error: .*|Error: .*|.*pyxis: .*(?:error|fail|couldn't).*|.*\[ERROR\] .*|.*enroot-\S+: .*|ddpctl: container: .*|srun: unrecognized option '--container-.*)$)",
-      std::regex::ECMAScript);
+  static const Regex runtime_error(
+      R"(^(FATAL: .*|ERROR +: .*|ch-run\[\d+\]: error: .*|Error: .*|.*pyxis: .*(?:error|fail|couldn't).*|.*\[ERROR\] .*|.*enroot-\S+: .*|ddpctl: container: .*|srun: unrecognized option '--container-.*)$)");
   std::optional<ContainerFailure> found;
-  static const std::regex colour("\x1b\\[[0-9;]*m");
+  static const Regex colour("\x1b\\[[0-9;]*m");
   // slurmstepd's "[2026-11-25T17:15:43.346] error: " before Pyxis's words.
-  static const std::regex stamp(R"(^\[[0-9T:.-]+\] (error: )?)");
+  static const Regex stamp(R"(^\[[0-9T:.-]+\] (error: )?)");
   for (const auto& raw : lines) {
-    std::string l = trim(std::regex_replace(std::regex_replace(raw, colour, ""), stamp, ""));
-    std::smatch m;
-    if (!std::regex_match(l, m, runtime_error)) continue;
+    std::string l = trim(stamp.replace_first(colour.replace_all(raw, ""), ""));
+    RegexMatch m;
+    if (!runtime_error.full_match(l, &m)) continue;
     // Podman's "Error:" only where it is about containers, not a program's own.
     if (l.rfind("Error: ", 0) == 0 && !has(l, "image") && !has(l, "container") && !has(l, "statfs") &&
         !has(l, "crun") && !has(l, "runc") && !has(l, "OCI"))

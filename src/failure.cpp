@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <pwd.h>
-#include <regex>
 #include <sstream>
 #include <unistd.h>
 
 #include "files.hpp"
+#include "regex.hpp"
 #include "slurm.hpp"
 #include "text.hpp"
 #include "usage.hpp"
@@ -56,11 +56,11 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
   if (std::any_of(batch.begin(), batch.end(), [](const std::string& l) {
         return l.find("ddpctl: error: the node check failed") != std::string::npos;
       })) {
-    static const std::regex problem(R"(^ddpctl: node check: (node (\S+) .*))");
+    static const Regex problem(R"(^ddpctl: node check: (node (\S+) .*))");
     for (const auto& l : batch) {
-      std::smatch m;
-      if (!std::regex_search(l, m, problem)) continue;
-      if (f.line.empty()) f.line = m[1], f.node = m[2];
+      RegexMatch m;
+      if (!problem.search(l, &m)) continue;
+      if (f.line.empty()) f.line = m.str(1), f.node = m.str(2);
     }
     f.what = f.node.empty() ? "failed the node check before training"
                             : "failed the node check on " + f.node + " before training";
@@ -69,10 +69,10 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
   }
 
   // Slurm's own words about the job, in the batch log.
-  static const std::regex node_failure(R"(^srun: error: Node failure on (\S+))");
+  static const Regex node_failure(R"(^srun: error: Node failure on (\S+))");
   std::string lost_node;
   for (const auto& l : batch) {
-    std::smatch m;
+    RegexMatch m;
     // "slurmstepd: error: *** JOB 7 ON g1 CANCELLED AT ... DUE TO TIME LIMIT ***": from the stars on.
     auto stars = [&] { return trim(l.substr(std::min(l.size(), l.find("***")))); };
     if (l.find("DUE TO TIME LIMIT") != std::string::npos) {
@@ -87,7 +87,7 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
     } else if (l.find("oom_kill event") != std::string::npos || l.find("Exceeded job memory limit") != std::string::npos) {
       f.what = "ran out of memory", f.line = trim(l);
     }
-    if (std::regex_search(l, m, node_failure) && lost_node.empty()) lost_node = m[1];
+    if (node_failure.search(l, &m) && lost_node.empty()) lost_node = m.str(1);
   }
   // A lost node: the tasks elsewhere were only stopped because of it.
   if (lost_node.empty() && job.state == JobState::NodeFail)
@@ -110,22 +110,22 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
     return f;
   }
   // The tasks srun saw fail, in order: "srun: error: g2: task 1: Exited with exit code 2".
-  static const std::regex srun_error(R"(^srun: error: (\S+): tasks? (\d+)(?:-\d+)?: (.+)$)");
+  static const Regex srun_error(R"(^srun: error: (\S+): tasks? (\d{1,9})(?:-\d+)?: (.+)$)");
   std::vector<Failure> tasks;
   for (const auto& l : batch) {
-    std::smatch m;
-    if (!std::regex_match(l, m, srun_error)) continue;
-    std::string how = m[3];
+    RegexMatch m;
+    if (!srun_error.full_match(l, &m)) continue;
+    std::string how = m.str(3);
     if (how.find("Unable to") != std::string::npos || how.find("not responding") != std::string::npos) continue;
-    int task = std::stoi(m[2]);
+    int task = std::stoi(m.str(2));
     if (std::any_of(tasks.begin(), tasks.end(), [&](const Failure& t) { return *t.task == task; })) continue;
     Failure t = f;
-    t.node = m[1];
+    t.node = m.str(1);
     t.task = task;
-    static const std::regex exited(R"(Exited with exit code (\d+))");
-    std::smatch e;
-    if (std::regex_search(how, e, exited))
-      t.exit = ExitStatus{std::stoi(e[1]), std::nullopt};
+    static const Regex exited(R"(Exited with exit code (\d{1,9})\b)");
+    RegexMatch e;
+    if (exited.search(how, &e))
+      t.exit = ExitStatus{std::stoi(e.str(1)), std::nullopt};
     else if (auto sig = signal_named(trim(how)))
       t.exit = ExitStatus{std::nullopt, *sig};
     tasks.push_back(t);
@@ -140,13 +140,13 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
     t.log = path;
     if (shape.per_gpu || shape.ranks_per_node == 1) t.rank = *t.task;
     // The bundled trainer's launcher names the worker: "rank 3 (local rank 1, pid 77) was killed by ...".
-    static const std::regex launcher(R"(ddp-train: error: rank (\d+) \(local rank \d+, pid \d+\) (was killed by signal (\d+)|exited with status (\d+)))");
+    static const Regex launcher(R"(ddp-train: error: rank (\d{1,9}) \(local rank \d+, pid \d+\) (was killed by signal (\d{1,9})\b|exited with status (\d{1,9})\b))");
     for (const auto& l : lines) {
-      std::smatch m;
-      if (!std::regex_search(l, m, launcher)) continue;
-      t.rank = std::stoi(m[1]);
-      if (m[3].matched) t.exit = ExitStatus{std::nullopt, std::stoi(m[3])};
-      if (m[4].matched) t.exit = ExitStatus{std::stoi(m[4]), std::nullopt};
+      RegexMatch m;
+      if (!launcher.search(l, &m)) continue;
+      t.rank = std::stoi(m.str(1));
+      if (m.matched(3)) t.exit = ExitStatus{std::nullopt, std::stoi(m.str(3))};
+      if (m.matched(4)) t.exit = ExitStatus{std::stoi(m.str(4)), std::nullopt};
       break;
     }
     TorchrunRootCause cause = read_torchrun_root_cause(lines);
@@ -301,10 +301,10 @@ std::optional<Requeue> find_requeue(const RunShape& shape, const Job& job,
       case JobState::NodeFail: {
         // The node that failed, as srun saw it in the earlier attempts' lines.
         std::string node;
-        static const std::regex node_failure(R"(^srun: error: Node failure on (\S+))");
+        static const Regex node_failure(R"(^srun: error: Node failure on (\S+))");
         for (const auto& l : tail_lines(base + ".err")) {
-          std::smatch m;
-          if (std::regex_search(l, m, node_failure)) node = m[1];
+          RegexMatch m;
+          if (node_failure.search(l, &m)) node = m.str(1);
         }
         r.why = "after NODE_FAIL" + (!node.empty() ? " of " + node : last.nodes.empty() ? std::string() : " on " + last.nodes);
         break;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <regex>
 
 #include "task_logs.hpp"
 #include "files.hpp"
@@ -15,11 +14,11 @@ namespace {
 
 const char* kNumber = R"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)";
 
-std::optional<double> number(const std::smatch& m, const CompiledPattern& c, const char* name) {
+std::optional<double> number(const RegexMatch& m, const CompiledPattern& c, const char* name) {
   auto it = c.groups.find(name);
-  if (it == c.groups.end() || !m[it->second].matched) return std::nullopt;
+  if (it == c.groups.end() || !m.matched(it->second)) return std::nullopt;
   try {
-    double v = std::stod(m[it->second].str());
+    double v = std::stod(m.str(it->second));
     if (std::isfinite(v)) return v;
   } catch (const std::exception&) {
   }
@@ -56,62 +55,72 @@ std::optional<ProgressSpec> progress_preset(const std::string& name) {
 }
 
 std::optional<CompiledPattern> compile_progress_pattern(const std::string& pattern, std::string* problem) {
-  CompiledPattern c;
-  int group = 0;
+  // RE2 of Debian 12 (2022) knows only (?P<name>...): (?<name>...), as
+  // PCRE, JavaScript, Java and the presets write it, is read as the same.
+  std::string regex;
+  std::vector<std::string> named;
   bool in_class = false;
   for (size_t i = 0; i < pattern.size(); ++i) {
     char ch = pattern[i];
     if (ch == '\\') {
-      c.regex += ch;
-      if (i + 1 < pattern.size()) c.regex += pattern[++i];
+      regex += ch;
+      if (i + 1 < pattern.size()) regex += pattern[++i];
       continue;
     }
     if (in_class) {
       if (ch == ']') in_class = false;
-      c.regex += ch;
+      regex += ch;
       continue;
     }
     if (ch == '[') {
+      // A ']' first in a class ([]x], [^]x]) is one of its characters.
       in_class = true;
-      c.regex += ch;
+      regex += ch;
+      if (i + 1 < pattern.size() && pattern[i + 1] == '^') regex += pattern[++i];
+      if (i + 1 < pattern.size() && pattern[i + 1] == ']') regex += pattern[++i];
       continue;
     }
-    if (ch != '(') {
-      c.regex += ch;
-      continue;
-    }
-    // "(?<name>" or "(?P<name>": a numbered group, remembered by name.
     size_t name_at = pattern.compare(i, 3, "(?<") == 0 ? i + 3 : pattern.compare(i, 4, "(?P<") == 0 ? i + 4 : 0;
-    if (name_at && pattern.compare(i, 4, "(?<=") != 0 && pattern.compare(i, 4, "(?<!") != 0) {
-      size_t end = pattern.find('>', name_at);
-      if (end == std::string::npos) {
-        *problem = "a named group is not closed with '>'";
-        return std::nullopt;
-      }
-      std::string name = pattern.substr(name_at, end - name_at);
-      const auto& known = progress_group_names();
-      if (std::find(known.begin(), known.end(), name) == known.end()) {
-        *problem = fmt::format("names a group {}{}; the groups ddpctl reads are {}", printable(name),
-                               did_you_mean(name, known), join(known, ", "));
-        return std::nullopt;
-      }
-      if (c.groups.count(name)) {
-        *problem = "names the group " + name + " twice";
-        return std::nullopt;
-      }
-      c.groups[name] = ++group;
-      c.regex += '(';
-      i = end;
+    if (ch != '(' || !name_at || pattern.compare(i, 4, "(?<=") == 0 || pattern.compare(i, 4, "(?<!") == 0) {
+      regex += ch;
       continue;
     }
-    if (pattern.compare(i, 2, "(?") != 0) ++group;  // a plain capturing group
-    c.regex += ch;
+    size_t end = pattern.find('>', name_at);
+    if (end == std::string::npos) {
+      *problem = "a named group is not closed with '>'";
+      return std::nullopt;
+    }
+    std::string name = pattern.substr(name_at, end - name_at);
+    const auto& known = progress_group_names();
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      *problem = fmt::format("names a group {}{}; the groups ddpctl reads are {}", printable(name),
+                             did_you_mean(name, known), join(known, ", "));
+      return std::nullopt;
+    }
+    if (std::find(named.begin(), named.end(), name) != named.end()) {
+      *problem = "names the group " + name + " twice";
+      return std::nullopt;
+    }
+    named.push_back(name);
+    regex += "(?P<" + name + ">";
+    i = end;
   }
-  try {
-    std::regex check(c.regex);
-  } catch (const std::regex_error& e) {
-    *problem = std::string("is not a regular expression ddpctl can use (ECMAScript syntax): ") + e.what();
+  std::string engine;
+  auto re = Regex::compile(regex, &engine);
+  if (!re) {
+    *problem = "is not a regular expression ddpctl can use (RE2 syntax: no backreferences or lookaround): " +
+               plain_line(engine, 200);
     return std::nullopt;
+  }
+  CompiledPattern c{*re, {}};
+  // The engine's own reading of the groups has the last word.
+  for (const auto& [name, number] : c.regex.named_groups()) {
+    const auto& known = progress_group_names();
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      *problem = fmt::format("names a group {}; the groups ddpctl reads are {}", printable(name), join(known, ", "));
+      return std::nullopt;
+    }
+    c.groups[name] = number;
   }
   if (!c.groups.count("epoch") && !c.groups.count("step")) {
     *problem = "has neither an epoch nor a step group, so progress cannot be read from it";
@@ -125,11 +134,10 @@ PatternReading read_with_pattern(const ProgressSpec& spec, const std::vector<std
   std::string problem;
   auto compiled = compile_progress_pattern(spec.pattern, &problem);
   if (!compiled) return r;
-  std::regex re(compiled->regex);
   r.epochs = spec.epochs;
   for (const auto& line : lines) {
-    std::smatch m;
-    if (!std::regex_search(line, m, re)) continue;
+    RegexMatch m;
+    if (!compiled->regex.search(line, &m)) continue;
     r.matched = true;
     if (auto v = number(m, *compiled, "epoch")) r.epoch = *v + (1 - spec.epoch_base);
     if (auto v = number(m, *compiled, "epochs")) r.epochs = static_cast<int>(*v);

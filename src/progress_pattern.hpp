@@ -12,6 +12,7 @@
 
 #include "job.hpp"
 #include "progress.hpp"
+#include "regex.hpp"
 #include "run_record.hpp"
 #include "run_spec.hpp"
 
@@ -23,10 +24,12 @@ namespace ddpctl {
 std::optional<ProgressSpec> progress_preset(const std::string& name);
 std::vector<std::string> progress_preset_names();
 
-// A pattern compiled: the named groups turned into numbered ones (std::regex
-// has no names). nullopt with `problem` set for a bad pattern.
+// A pattern compiled (RE2: linear time, no recursion, whatever the log's
+// lines or the pattern), its named groups by number. Both (?<name>...) and
+// (?P<name>...) name a group. nullopt with `problem` set for a bad pattern,
+// in the engine's own words.
 struct CompiledPattern {
-  std::string regex;
+  Regex regex;
   std::map<std::string, int> groups;  // name -> group number
 };
 std::optional<CompiledPattern> compile_progress_pattern(const std::string& pattern, std::string* problem);

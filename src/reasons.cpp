@@ -1,8 +1,8 @@
 #include "reasons.hpp"
 
 #include <map>
-#include <regex>
 
+#include "regex.hpp"
 #include "text.hpp"
 
 namespace ddpctl {
@@ -24,15 +24,15 @@ std::string resource_words(const std::string& r) {
 
 // (Assoc|QOS)(Grp|Max|Min)<Resource>[Per(Job|Node|User|Account)][Minutes|RunMinutes][Limit].
 std::optional<ReasonWords> limit_words(const std::string& code) {
-  static const std::regex grammar(
+  static const Regex grammar(
       "^(Assoc|QOS)(Grp|Max|Min)(Cpu|CPU|GRES|Mem|Memory|Node|Jobs|Job|SubmitJobs?|SubmitJob|Wall|WallDuration|Billing|"
       "Energy|License|BB|Unknown)(Per(Job|Node|User|Account))?(Minutes|RunMinutes)?(PerJob)?(Limit|NotSatisfied)?$");
-  std::smatch m;
-  if (!std::regex_match(code, m, grammar)) return std::nullopt;
-  std::string scope = m[1] == "QOS" ? "your QOS" : "your account (association)";
-  std::string kind = m[2], res = resource_words(m[3]);
-  std::string per = m[5].matched ? m[5].str() : m[7].matched ? "Job" : "";
-  std::string minutes = m[6];
+  RegexMatch m;
+  if (!grammar.full_match(code, &m)) return std::nullopt;
+  std::string scope = m.str(1) == "QOS" ? "your QOS" : "your account (association)";
+  std::string kind = m.str(2), res = resource_words(m.str(3));
+  std::string per = m.matched(5) ? m.str(5) : m.matched(7) ? "Job" : "";
+  std::string minutes = m.str(6);
   ReasonWords w;
   if (kind == "Min") {
     w.words = scope + " needs a job to ask for more " + res + " than this one does";
@@ -58,7 +58,7 @@ std::optional<ReasonWords> limit_words(const std::string& code) {
     return w;
   }
   if (kind == "Grp") {
-    if (m[3] == "Wall") {
+    if (m.str(3) == "Wall") {
       w.words = scope + " has used up its wall-time budget";
       w.todo = "ask the site, or use another account";
       w.never = true;
@@ -69,13 +69,13 @@ std::optional<ReasonWords> limit_words(const std::string& code) {
     return w;
   }
   // Max
-  if (per == "User" || per == "Account" || m[3] == "Jobs" || m[3] == "Job" || m[3].str().rfind("Submit", 0) == 0) {
+  if (per == "User" || per == "Account" || m.str(3) == "Jobs" || m.str(3) == "Job" || m.str(3).rfind("Submit", 0) == 0) {
     std::string who = per == "Account" ? "your account" : "you";
     w.words = who + " already hold" + (per == "Account" ? "s" : "") + " the most " + res + " " + scope + " allows";
     w.todo = "it starts when " + std::string(per == "Account" ? "the account's" : "your") + " other jobs end";
     return w;
   }
-  if (m[3] == "Wall" || m[3] == "WallDuration") {
+  if (m.str(3) == "Wall" || m.str(3) == "WallDuration") {
     w.words = "its time limit is longer than " + scope + " allows per job";
     w.todo = "it will never start: cancel it and ask for less time (`ddpctl submit` checks this first)";
     w.never = true;

@@ -129,6 +129,7 @@ void read_trainer(MapReader& top, RunSpec& spec) {
   }
   if (r.has("global_batch")) spec.where["trainer.global_batch"] = r.where("global_batch");
   if (r.has("data")) spec.where["trainer.data"] = r.where("data");
+  if (r.has("checkpoint_dir")) spec.where["trainer.checkpoint_dir"] = r.where("checkpoint_dir");
   // What ddp-train would refuse at start, after the queue wait.
   if (spec.trainer_resume && !r.has("checkpoint_dir"))
     r.error("resume", "resume: true needs checkpoint_dir (the folder to resume from); ddp-train would refuse it at "

@@ -1,9 +1,11 @@
 #include "spec_site.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
 #include <map>
 
+#include "sbatch_options.hpp"
 #include "text.hpp"
 #include "values.hpp"
 
@@ -98,7 +100,8 @@ const std::map<std::string, std::string>& refused_options() {
     auto computed = [&m](std::initializer_list<const char*> names, const std::string& why) {
       for (const char* n : names) m[n] = "ddpctl computes it " + why;
     };
-    computed({"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "cpus-per-gpu"},
+    computed({"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "cpus-per-gpu", "ntasks-per-gpu",
+              "ntasks-per-tres", "tres-per-task"},
              "from the shape (nodes:, gpus_per_node:, procs_per_node:, cpus_per_gpu:, cpus_per_task:)");
     computed({"gres", "gpus", "gpus-per-node", "gpus-per-task", "gpus-per-socket"},
              "from gpus_per_node: and gpu_type: in the cluster's GPU dialect");
@@ -127,9 +130,70 @@ const std::map<std::string, std::string>& refused_options() {
     field("mail-user", "mail_user");
     field("hint", "hint");
     field("comment", "comment");
+    // The same things under other names, and options that keep sbatch from
+    // submitting the job or from returning.
+    for (const char* n : {"mem-per-cpu", "mem-per-gpu"})
+      m[n] = "it restates the memory under another name: the spec has a field for it: mem: (sbatch takes one of "
+             "--mem, --mem-per-cpu and --mem-per-gpu)";
+    m["nodefile"] = "it names nodes beside nodelist:, the spec's field for them (a Slurm host list such as g[1-4])";
+    for (const char* n : {"help", "usage", "version", "autocomplete"})
+      m[n] = "sbatch prints it and exits 0 without submitting a job, and ddpctl would wait for a job that never came";
+    m["wait"] = "sbatch would not return until the job ends, long past the time ddpctl waits for its answer (status "
+                "--watch follows a job)";
+    for (const char* n : {"export", "export-file"})
+      m[n] = "it sets the ranks' environment: NONE or a list of names cuts the variables the job script sets "
+             "(MASTER_ADDR, WORLD_SIZE, NCCL_*), NAME=value sets what env: refuses; set variables with env: (or "
+             "container.env)";
+    for (const char* n : {"clusters", "cluster"})
+      m[n] = "status, logs and cancel ask this cluster's Slurm about the job, and one sent to another cluster would "
+             "never be found; use a cluster profile for that cluster";
     return m;
   }();
   return refused;
+}
+
+// An `sbatch:` name as each version's sbatch reads it (getopt_long takes a
+// prefix of a long option as the option: `job` is --job-name): the full name
+// to write, or why it cannot be used. A name no version knows is left to
+// preflight, which asks the cluster's own sbatch (plugins add options).
+struct OptionName {
+  std::string name, problem;
+};
+OptionName resolve_option_name(const std::string& name) {
+  std::vector<std::string> full;  // what it is to the versions that know it
+  std::string ambiguous;          // the first version that finds it ambiguous, in words
+  bool exact = false;
+  for (const auto& set : sbatch_option_sets()) {
+    SbatchName n = resolve_sbatch_name(name, set.names);
+    if (n.kind == SbatchNameKind::Exact || n.kind == SbatchNameKind::Prefix) {
+      std::string option = sbatch_canonical_option(n.option);
+      if (auto why = sbatch_option_refusal(option)) {
+        std::string is;
+        if (option != name)
+          is = n.kind == SbatchNameKind::Prefix
+                   ? fmt::format("{} is --{} to sbatch {} (it takes the beginning of an option's name as the "
+                                 "option): ", name, option, set.version)
+                   : fmt::format("{} is sbatch's other name for --{}: ", name, option);
+        return {"", fmt::format("{}--{} cannot be set through sbatch: because {}", is, option, *why)};
+      }
+      exact = exact || n.kind == SbatchNameKind::Exact;
+      if (std::find(full.begin(), full.end(), n.option) == full.end()) full.push_back(n.option);
+    } else if (n.kind == SbatchNameKind::Ambiguous && ambiguous.empty()) {
+      std::vector<std::string> options;
+      for (const auto& c : n.candidates) options.push_back("--" + c);
+      ambiguous = fmt::format("sbatch {} reads it as any of {}", set.version, join(options, ", "));
+    }
+  }
+  if (exact) return {name, ""};
+  if (!ambiguous.empty())
+    return {"", fmt::format("{} is ambiguous: {} and refuses the script; write the option's full name", name,
+                            ambiguous)};
+  if (full.size() > 1)
+    return {"", fmt::format("{} begins {} in different Slurm versions; write the option's full name", name,
+                            join(full, " and "))};
+  // The full name goes into the script: a prefix that is one option today
+  // may be ambiguous to a later sbatch.
+  return {full.empty() ? name : full.front(), ""};
 }
 
 void read_sbatch_map(MapReader& top, RunSpec& spec) {
@@ -149,10 +213,12 @@ void read_sbatch_map(MapReader& top, RunSpec& spec) {
       r.error(raw, "must be sbatch's long option name, e.g. gpu-bind (single-letter options: use the long name)");
       continue;
     }
-    if (auto why = sbatch_option_refusal(name)) {
-      r.error(raw, fmt::format("--{} cannot be set through sbatch: because {}", name, *why));
+    auto option = resolve_option_name(name);
+    if (!option.problem.empty()) {
+      r.error(raw, option.problem);
       continue;
     }
+    name = option.name;
     if (!value.IsScalar()) {
       r.error(raw, fmt::format("expected a value (true for a flag), got {}", describe_node(value)));
       continue;
@@ -210,7 +276,8 @@ void read_site_options(MapReader& top, RunSpec& spec) {
   if (auto v = top.string("hint", check_hint)) o.hint = *v;
   if (auto v = top.string("comment", check_comment)) o.comment = *v;
   if (top.has("sbatch")) read_sbatch_map(top, spec);
-  if (!o.mail_type.empty() && o.mail_user.empty())
+  // A mail_user that was refused has its own error; this one is for one not written.
+  if (!o.mail_type.empty() && !top.has("mail_user"))
     top.error("mail_type", "mail_type is set but mail_user is not: Slurm would mail the submitting user's local "
                            "account, which most sites do not forward; set mail_user");
 }

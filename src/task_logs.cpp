@@ -6,8 +6,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
-#include <regex>
 
+#include "regex.hpp"
 #include "text.hpp"
 
 namespace ddpctl {
@@ -18,8 +18,8 @@ namespace {
 
 // "[default0]:ValueError: boom" (torchrun --tee) -> "ValueError: boom".
 std::string strip_tee_prefix(const std::string& line) {
-  static const std::regex prefix(R"(^\[[A-Za-z_]*\d+\]:)");
-  return std::regex_replace(line, prefix, "", std::regex_constants::format_first_only);
+  static const Regex prefix(R"(^\[[A-Za-z_]*\d+\]:)");
+  return prefix.replace_first(line, "");
 }
 
 // A line that reports another rank's failure rather than its own: the
@@ -36,8 +36,8 @@ bool is_consequence(const std::string& line) {
 // Each Python traceback's exception line, in order ("ValueError: boom");
 // torchrun's own (the agent reporting its workers) left out.
 std::vector<std::string> python_exceptions(const std::vector<std::string>& lines) {
-  static const std::regex exception(R"(^([A-Za-z_][\w.]*)(Error|Exception|Exit|Interrupt|Fault|Failure|Warning)\b.*)");
-  static const std::regex plain_exception(R"(^[A-Za-z_][\w.]*: .+)");
+  static const Regex exception(R"(^([A-Za-z_][\w.]*)(Error|Exception|Exit|Interrupt|Fault|Failure|Warning)\b.*)");
+  static const Regex plain_exception(R"(^[A-Za-z_][\w.]*: .+)");
   const std::string header = "Traceback (most recent call last):";
   std::vector<std::string> out;
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -46,9 +46,9 @@ std::vector<std::string> python_exceptions(const std::vector<std::string>& lines
     while (end < lines.size() && lines[end] != header) ++end;
     std::string found;
     for (size_t j = end; j-- > i + 1 && found.empty();)
-      if (std::regex_match(lines[j], exception)) found = lines[j];
+      if (exception.full_match(lines[j])) found = lines[j];
     for (size_t j = i + 1; j < end && found.empty(); ++j)
-      if (std::regex_match(lines[j], plain_exception) && lines[j].find("File \"") == std::string::npos) found = lines[j];
+      if (plain_exception.full_match(lines[j]) && lines[j].find("File \"") == std::string::npos) found = lines[j];
     if (!found.empty() && found.find("torch.distributed.elastic.") == std::string::npos) out.push_back(found);
   }
   return out;
@@ -120,16 +120,16 @@ TorchrunRootCause read_torchrun_root_cause(const std::vector<std::string>& lines
   TorchrunRootCause cause;
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].find("Root Cause (first observed failure)") == std::string::npos) continue;
-    static const std::regex local(R"(\(local_rank:\s*(\d+)\))");
-    static const std::regex rank(R"(^\s*rank\s*:\s*(\d+))"), host(R"(^\s*host\s*:\s*(\S+))"),
-        code(R"(^\s*exitcode\s*:\s*(-?\d+))");
+    static const Regex local(R"(\(local_rank:\s*(\d{1,9})\))");
+    static const Regex rank(R"(^\s*rank\s*:\s*(\d{1,9})\b)"), host(R"(^\s*host\s*:\s*(\S+))"),
+        code(R"(^\s*exitcode\s*:\s*(-?\d{1,9})\b)");
     for (size_t j = i + 1; j < lines.size() && j < i + 12; ++j) {
-      std::smatch m;
-      if (std::regex_search(lines[j], m, rank)) cause.rank = std::stoi(m[1]);
-      if (std::regex_search(lines[j], m, local)) cause.local_rank = std::stoi(m[1]);
-      if (std::regex_search(lines[j], m, host)) cause.node = m[1];
-      if (std::regex_search(lines[j], m, code)) {
-        int c = std::stoi(m[1]);
+      RegexMatch m;
+      if (rank.search(lines[j], &m)) cause.rank = std::stoi(m.str(1));
+      if (local.search(lines[j], &m)) cause.local_rank = std::stoi(m.str(1));
+      if (host.search(lines[j], &m)) cause.node = m.str(1);
+      if (code.search(lines[j], &m)) {
+        int c = std::stoi(m.str(1));
         cause.exit = c < 0 ? ExitStatus{std::nullopt, -c} : ExitStatus{c, std::nullopt};
       }
     }

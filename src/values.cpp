@@ -202,9 +202,15 @@ std::optional<long long> parse_span(std::string_view s, std::string* problem) {
     digits = s.substr(0, s.size() - 1);
   }
   std::string ignored;
-  auto v = parse_int(digits, 1, 10000000, &ignored);
+  auto v = parse_int(digits, 1, kMaxSpanSeconds, &ignored);
   if (!v) {
     if (problem) *problem = "must be a span of time such as 30s, 10m or 2h";
+    return std::nullopt;
+  }
+  if (*v > kMaxSpanSeconds / unit) {
+    if (problem)
+      *problem = fmt::format("is longer than {}s ({} days), the longest span ddpctl and its job agent take",
+                             kMaxSpanSeconds, kMaxSpanSeconds / 86400);
     return std::nullopt;
   }
   return *v * unit;

@@ -20,7 +20,11 @@ bool is_decimal_number(std::string_view s);
 // Slurm's time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S. Returns seconds.
 // "infinite"/"UNLIMITED" are refused: a training job needs a real limit.
 std::optional<long long> parse_slurm_time(std::string_view s, std::string* problem);
-// A span of time as a spec writes it: "30s", "10m", "2h", or seconds ("45").
+// A span of time as a spec writes it: "30s", "10m", "2h", or seconds ("45"),
+// at most kMaxSpanSeconds whatever the unit. The job's agent reads the
+// spans the script hands it (--stall-after 10000800s) with the same parser,
+// so what gen accepts the job accepts.
+constexpr long long kMaxSpanSeconds = 10'000'000;  // 115 days
 std::optional<long long> parse_span(std::string_view s, std::string* problem);
 
 // Seconds as Slurm's D-HH:MM:SS (days only when non-zero).

@@ -25,6 +25,63 @@ bool is_prefix_path(const std::string& prefix, const std::string& path) {
   return path.size() == prefix.size() || path[prefix.size()] == '.' || path[prefix.size()] == '[';
 }
 
+// yaml-cpp reads a key of more than 1,024 characters (YAML's limit on an
+// implicit key) as no key at all, and says only "end of map flow not found"
+// or "illegal map value": after such an error, the first key that long,
+// where it starts, and the field it is in ("" at the top).
+struct LongKey {
+  size_t at = 0, length = 0;
+  std::string field;
+};
+constexpr size_t kMaxYamlKey = 1024;
+
+std::string key_name_before_colon(const std::string& line, size_t colon) {
+  size_t start = line.find_last_of("{,", colon);
+  start = start == std::string::npos ? 0 : start + 1;
+  std::string key = trim(line.substr(start, colon - start));
+  if (key.rfind("- ", 0) == 0) key = trim(key.substr(2));
+  return key;
+}
+
+std::optional<LongKey> find_long_key(const std::string& text) {
+  size_t line_start = 0, stretch = 0;  // where the line and the would-be key begin
+  for (size_t colon = 0; colon < text.size(); ++colon) {
+    char c = text[colon];
+    if (c == '\n') line_start = stretch = colon + 1;
+    if (c == '{' || c == ',' || c == '[') stretch = colon + 1;
+    if (c != ':') continue;
+    char next = colon + 1 < text.size() ? text[colon + 1] : '\n';
+    if (next != ' ' && next != '\n' && next != '\r' && next != ',' && next != '}') continue;
+    size_t start = stretch;
+    stretch = colon + 1;  // the value's stretch begins
+    while (start < colon && text[start] == ' ') ++start;
+    if (text.compare(start, 2, "- ") == 0) start = text.find_first_not_of(' ', start + 2);
+    if (colon - start <= kMaxYamlKey) continue;
+    LongKey k{start, colon - start, ""};
+    // The field it is in: "NAME: {" before it on its line, else the nearest
+    // line above that is indented less and ends in "NAME:".
+    std::string line = text.substr(line_start, start - line_start);
+    size_t brace = line.rfind('{');
+    if (brace != std::string::npos) {
+      size_t key_colon = line.rfind(':', brace);
+      if (key_colon != std::string::npos) k.field = key_name_before_colon(line, key_colon);
+      return k;
+    }
+    size_t indent = std::min(line.find_first_not_of(' '), line.size());
+    if (indent == 0) return k;
+    std::vector<std::string> above = split(text.substr(0, line_start), '\n');
+    for (auto it = above.rbegin(); it != above.rend(); ++it) {
+      size_t ind = it->find_first_not_of(' ');
+      if (ind == std::string::npos || (*it)[ind] == '#' || ind >= indent) continue;
+      std::string t = trim(*it);
+      if (!t.empty() && t.back() == ':') k.field = key_name_before_colon(t, t.size() - 1);
+      break;
+    }
+    return k;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Location YamlDocument::locate(const std::string& field_path, const YAML::Node& node) const {
@@ -66,6 +123,14 @@ YamlDocument parse_yaml_document(const std::string& file, const std::string& raw
         std::string line = text.substr(line_start, text.find('\n', line_start) - line_start);
         if (line.find('\t') != std::string::npos) hint = " (this line contains a tab; YAML indents with spaces only)";
       }
+    }
+    if (auto key = find_long_key(text)) {
+      Location at = position_of(file, text, key->at);
+      throw UserError(at, key->field,
+                      fmt::format("a key of {} characters ({}): YAML reads keys of at most {} characters (the "
+                                  "parser's limit on a key without '?'), so this one is not read as a key",
+                                  key->length, printable(std::string_view(text).substr(key->at, key->length), 30),
+                                  kMaxYamlKey));
     }
     throw UserError(where, "", fmt::format("YAML syntax error: {}{}", msg, hint));
   }

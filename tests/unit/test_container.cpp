@@ -102,7 +102,8 @@ TEST_CASE("container: the job script's words per runtime") {
   CHECK(s.wraps);
   CHECK(s.words ==
         "apptainer --nocolor exec --nv --bind \"$PWD\" --bind /out/logs --bind /runs/.snapshots/abc --bind /data:/data:ro "
-        "--bind \"$PWD\"/cache --env=OMP_NUM_THREADS=4 --pwd \"$PWD\" --cleanenv /i/x.sif");
+        "--bind \"$PWD\"/cache --pwd \"$PWD\" --cleanenv /i/x.sif");
+  CHECK(s.batch_lines.find("export APPTAINERENV_OMP_NUM_THREADS=4\n") != std::string::npos);
   CHECK(s.mkdirs == "/out/logs");
   // --cleanenv would drop ddpctl's variables: they go as APPTAINERENV_.
   CHECK(s.task_lines.find("SLURM_*|DDPCTL_*|RANK|LOCAL_RANK|NODE_RANK|CUDA_VISIBLE_DEVICES|MASTER_ADDR) export "
@@ -235,4 +236,51 @@ TEST_CASE("container: runtimes' errors in words") {
   // A program's own errors are not the runtime's.
   CHECK(what({"Traceback (most recent call last):", "ValueError: Error: bad batch"}) == "none");
   CHECK(what({"Error: the loss is NaN"}) == "none");
+}
+
+TEST_CASE("container: folders ddpctl binds itself may not hold the runtime's list separators") {
+  // Apptainer's --bind and Pyxis's --container-mounts split at ',' and ':'
+  // without quoting: this trainer.data bound the host's /root at /mnt.
+  std::string err = user_error_of([] {
+    resolve_run(parse_run_spec("/specs/a.yaml",
+                               "name: r\ncluster: local\npartition: cpu\ngpus_per_node: 0\nprocs_per_node: 2\n"
+                               "trainer: {data: '/x/d,/root:/mnt', checkpoint_dir: '/ck:pt'}\n"
+                               "output_dir: '/o,ut'\n"
+                               "container: {runtime: apptainer, image: /i/x.sif}\n"),
+                local_profile());
+  });
+  INFO(err);
+  CHECK_THAT(err, Catch::Contains("/specs/a.yaml:6:17: trainer.data: '/x/d,/root:/mnt' is bound into the container, "
+                                  "and apptainer splits its list of binds at ',' and ':' (there is no quoting); use a "
+                                  "folder whose path has no ',' or ':'"));
+  CHECK_THAT(err, Catch::Contains("/specs/a.yaml:6:52: trainer.checkpoint_dir: '/ck:pt' is bound"));
+  CHECK_THAT(err, Catch::Contains("/specs/a.yaml:7:13: output_dir: '/o,ut' is bound"));
+  // Podman and Charliecloud split at ':' only.
+  err = user_error_of([] { resolve("output_dir: '/o,ut'\ncontainer: {runtime: podman, image: 'docker://x/y:1'}\n"); });
+  CHECK(err.empty());
+  err = user_error_of([] { resolve("output_dir: '/o:ut'\ncontainer: {runtime: pyxis, image: 'docker://x/y:1'}\n"); });
+  CHECK_THAT(err, Catch::Contains("output_dir: '/o:ut' is bound into the container, and pyxis splits"));
+  // Inside the submit folder nothing is bound on its own: no list to split.
+  CHECK(user_error_of([] { resolve("output_dir: 'logs,x'\ncontainer: {runtime: apptainer, image: /i/x.sif}\n"); }).empty());
+}
+
+TEST_CASE("container: container.env reaches Apptainer whole, commas and '=' included") {
+  // --env=NAME=VALUE is a comma-separated list to Apptainer: CX set
+  // DDPCTL_PROGRAM, a name container.env refuses, and XLA_FLAGS was cut.
+  ResolvedRun run = resolve(
+      "container: {runtime: apptainer, image: /i/x.sif, env: {CX: 'a,DDPCTL_PROGRAM=/x/evil', XLA_FLAGS: '--a=1,--b=2', "
+      "Q: \"it's\"}}\n");
+  ContainerScript s = container_script(*run.container, run.spec, 0, "", {});
+  CHECK(s.words.find("--env") == std::string::npos);
+  CHECK(s.batch_lines ==
+        "# container.env, inside the container only (APPTAINERENV_NAME is NAME there)\n"
+        "export APPTAINERENV_CX=a,DDPCTL_PROGRAM=/x/evil\n"
+        "export APPTAINERENV_XLA_FLAGS=--a=1,--b=2\n"
+        "export APPTAINERENV_Q='it'\\''s'\n");
+  // What bash makes of those lines is what the container gets.
+  std::string out = test::run_bash(s.batch_lines + "printf '%s|' \"$APPTAINERENV_CX\" \"$APPTAINERENV_XLA_FLAGS\" \"$APPTAINERENV_Q\"");
+  CHECK(out == "a,DDPCTL_PROGRAM=/x/evil|--a=1,--b=2|it's|");
+  s = container_script(*resolve("container: {runtime: singularity, image: /i/x.sif, env: {A: '1'}}\n").container,
+                       run.spec, 0, "", {});
+  CHECK_THAT(s.batch_lines, Catch::Contains("export SINGULARITYENV_A=1\n"));
 }

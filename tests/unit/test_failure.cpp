@@ -163,3 +163,32 @@ TEST_CASE("requeues say which attempt and why") {
   CHECK_FALSE(find_requeue(shape, job));
 }
 
+
+TEST_CASE("long lines and huge numbers in the logs crash nothing (std::regex recursed per character)") {
+  // Each line is one the explanation reads whole: srun's error line, a
+  // Python exception, a container runtime's FATAL, the launcher's line,
+  // torchrun's root cause. At 300,000 characters each overflowed the stack.
+  test::TempDir dir;
+  std::string long_words(300000, 'x');
+  write(dir.path + "/job_6.err",
+        "ddpctl: job 6 (x) attempt 1 on g[1-2]\n"
+        "srun: error: g2: task 1: Exited with exit code 1 " + long_words + "\n"
+        "srun: error: g1: task 99999999999: Exited with exit code 1\n");
+  write(dir.path + "/job_6.restart0.1.out",
+        "Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\n"
+        "ValueError: " + long_words + "\n"
+        "FATAL: " + long_words + "\n"
+        "ddp-train: error: rank 3 (local rank 1, pid 7) exited with status 99999999999\n"
+        "Root Cause (first observed failure):\n  rank      : 99999999999\n  exitcode  : 12345678901234\n");
+  auto f = find_failure(shape_in(dir.path, 2, 1), ended("6", JobState::Failed, {1, {}}), -1);
+  REQUIRE(f);
+  CHECK(f->task == 1);
+  CHECK(f->node == "g2");
+  CHECK(f->line.rfind("FATAL: xxx", 0) == 0);  // the container runtime's line says most
+  CHECK(f->exit == ExitStatus{1, std::nullopt});  // the out-of-range numbers were not read
+  // srun's lost node, named by a word as long as the line.
+  write(dir.path + "/job_6.err", "srun: error: Node failure on g" + long_words + "\n");
+  f = find_failure(shape_in(dir.path, 2, 1), ended("6", JobState::NodeFail), -1);
+  REQUIRE(f);
+  CHECK(f->node.size() == 300001);
+}

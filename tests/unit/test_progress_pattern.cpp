@@ -176,3 +176,65 @@ TEST_CASE("status and report read the rank-0 log of the latest attempt, report e
   shape.progress.reset();
   CHECK_FALSE(pattern_progress(shape, job, 1060));
 }
+
+TEST_CASE("one long line in rank 0's log: status, report and the watchdog read on (std::regex crashed on it)") {
+  // A line that starts like the seed preset's and goes on with a tensor dump:
+  // std::regex's `.*?` recursed per character (45,000 passed, 55,000
+  // overflowed the stack: SIGSEGV in status, report and `job watch`).
+  std::string dump(55000, '0');
+  for (size_t i = 1; i < dump.size(); i += 2) dump[i] = ',';
+  std::string line = "Epoch [2/3] LR: 0.1 | tensor([" + dump + "]) | Loss (train, val): 1.5, 1.6 | Throughput: 99.5 img/s";
+  auto r = read("seed", {line});
+  REQUIRE(r.matched);
+  CHECK(r.epoch == 2);
+  CHECK(r.samples_per_s == Approx(99.5));
+  // Longer still, and not matching: read through to the end.
+  CHECK_FALSE(read("seed", {"Epoch [2/3] " + std::string(400000, 'x')}).matched);
+  CHECK_FALSE(read("huggingface", {"{'loss': 1.0, " + std::string(400000, 'x')}).matched);
+  CHECK(read("lightning", {"Epoch 0: " + std::string(400000, 'x') + "| 5/10 [00:01<00:01, 4.0it/s]"}).step == 5);
+
+  // From the log file, as status reads it.
+  test::TempDir dir;
+  RunShape shape;
+  shape.job_name = "job";
+  shape.output_dir = dir.path;
+  shape.progress = progress_preset("seed");
+  std::ofstream(dir.path + "/job_8.restart0.0.out") << line << "\n";
+  Job job;
+  job.id = "8";
+  job.start_time = 1000;
+  auto p = pattern_progress(shape, job, 1060);
+  REQUIRE(p);
+  CHECK(p->epoch == 2);
+}
+
+TEST_CASE("a backtracking pattern over a short line ends (std::regex ran for minutes)") {
+  ProgressSpec spec;
+  spec.pattern = R"(Epoch (?<epoch>\d+) (a+)+$)";
+  std::string problem;
+  REQUIRE(compile_progress_pattern(spec.pattern, &problem));
+  auto r = read_with_pattern(spec, {"Epoch 3 " + std::string(40, 'a') + "!"});  // 49 characters
+  CHECK_FALSE(r.matched);
+  CHECK(read_with_pattern(spec, {"Epoch 3 " + std::string(40, 'a')}).epoch == 3);
+}
+
+TEST_CASE("huge or deeply nested patterns are compiled or refused at the spec's line, never crash gen") {
+  std::string problem;
+  std::string huge = "Epoch (?<epoch>\\d+) " + std::string(90000, 'x');
+  if (auto c = compile_progress_pattern(huge, &problem)) CHECK(c->groups.at("epoch") == 1);
+  else CHECK_THAT(problem, Catch::Contains("is not a regular expression ddpctl can use"));
+  std::string deep = "Epoch (?<epoch>\\d+)" + std::string(20000, '(') + "x" + std::string(20000, ')');
+  if (auto c = compile_progress_pattern(deep, &problem)) CHECK(c->groups.at("epoch") == 1);
+  else CHECK_THAT(problem, Catch::Contains("is not a regular expression ddpctl can use"));
+  // Through the spec, as gen reads it: accepted, or an error at its line.
+  for (const auto& pattern : {huge, deep}) {
+    std::string err = error_for("progress: {pattern: '" + pattern + "'}\n");
+    CHECK((err.empty() || err.rfind("p.yaml:6:21: progress.pattern:", 0) == 0));
+  }
+  // What RE2 cannot do is refused with its own words and the field.
+  CHECK_THAT(error_for("progress: {pattern: '(?<epoch>\\d+)(?=x)'}\n"),
+             Catch::Contains("p.yaml:6:21: progress.pattern: '(?<epoch>\\d+)(?=x)' is not a regular expression ddpctl "
+                             "can use (RE2 syntax: no backreferences or lookaround): invalid perl operator: (?="));
+  CHECK_THAT(error_for("progress: {pattern: '(?<epoch>\\d+) (x)\\1'}\n"),
+             Catch::Contains("invalid escape sequence: \\1"));
+}

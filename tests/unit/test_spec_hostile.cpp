@@ -160,3 +160,28 @@ TEST_CASE("a value over Linux's 128 KiB limit for one argument is refused with t
   err = error_for(kBase + "env: {BIG: " + std::string(131068, 'x') + "}\n");
   CHECK(err.find("env.BIG: BIG=... is 131072 bytes with its name") != std::string::npos);
 }
+
+TEST_CASE("a key over YAML's 1,024-character limit is named, with its field and the limit") {
+  // yaml-cpp said only "end of map flow not found" (flow) or "illegal map value" (block).
+  std::string key(10000, 'k');
+  std::string err = error_for(kBase + "sbatch: {" + key + ": 1}\n");
+  CHECK_THAT(err, Catch::StartsWith("h.yaml:6:10: sbatch: a key of 10000 characters ('kkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...'): "
+                                    "YAML reads keys of at most 1024 characters"));
+  err = error_for(kBase + "sbatch:\n  gpu-bind: closest\n  " + key + ": 1\n");
+  CHECK_THAT(err, Catch::StartsWith("h.yaml:8:3: sbatch: a key of 10000 characters"));
+  err = error_for(kBase + key + ": 1\n");
+  CHECK_THAT(err, Catch::StartsWith("h.yaml:6:1: a key of 10000 characters"));
+  // 1,024 is still a key (an unknown one here).
+  CHECK_THAT(error_for(kBase + "sbatch: {" + std::string(1024, 'k') + ": 1}\n"), !Catch::Contains("a key of"));
+  // Other syntax errors are yaml-cpp's, as before.
+  CHECK_THAT(error_for(kBase + "env: {A: [1}\n"), Catch::Contains("YAML syntax error"));
+}
+
+TEST_CASE("a watchdog span gen accepts is one the job's agent accepts") {
+  // 2778h was accepted here and rendered as --stall-after 10000800s, which
+  // the agent refused in the job ('10000800s' is not a duration): no watchdog.
+  std::string err = error_for(kBase + "watchdog: {stall_after: 2778h}\n");
+  CHECK_THAT(err, Catch::Contains("h.yaml:6:25: watchdog.stall_after: '2778h' is longer than 10000000s (115 days)"));
+  RunSpec s = parse_run_spec("h.yaml", kBase + "watchdog: {stall_after: 2777h}\n");
+  CHECK(s.watchdog.stall_after_s == 2777 * 3600);
+}

@@ -70,3 +70,22 @@ TEST_CASE("numbers, names and booleans") {
   CHECK(parse_bool("off", &p) == false);
   CHECK_FALSE(parse_bool("1", &p));
 }
+
+TEST_CASE("spans: one limit whatever the unit, and the seconds form of any span reads back") {
+  std::string problem;
+  CHECK(parse_span("30s", &problem) == 30);
+  CHECK(parse_span("10m", &problem) == 600);
+  CHECK(parse_span("2777h", &problem) == 9997200);
+  CHECK_FALSE(parse_span("2778h", &problem));
+  CHECK(problem == "is longer than 10000000s (115 days), the longest span ddpctl and its job agent take");
+  CHECK_FALSE(parse_span("166667m", &problem));
+  CHECK(parse_span(std::to_string(kMaxSpanSeconds) + "s", &problem) == kMaxSpanSeconds);
+  // The script hands the agent "<seconds>s" (render.cpp): every span that
+  // parses, parses again in that form.
+  for (const char* s : {"1s", "45", "90m", "2777h", "166666m", "10000000s"}) {
+    INFO(s);
+    auto v = parse_span(s, &problem);
+    REQUIRE(v);
+    CHECK(parse_span(std::to_string(*v) + "s", &problem) == v);
+  }
+}
