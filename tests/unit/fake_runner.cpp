@@ -210,6 +210,10 @@ FakeSlurm::FakeSlurm(const std::string& version) {
   runner.on("sinfo", {"--json"}, exits(0, read_file(data + "sinfo.json")));
   if (arrays) runner.on("scontrol", {"show", "nodes", "--json"}, exits(0, read_file(data + "scontrol-nodes.json")));
   runner.on("sacctmgr", {}, exits(0, "lusu\nother\n"));
+  // No QOS or association limits (the limits preflight reads them; a line it
+  // cannot read would be a note).
+  runner.on("sacctmgr", {"show", "qos"}, exits(0, ""));
+  runner.on("sacctmgr", {"show", "assoc", "format=Account,User,Partition"}, exits(0, ""));
   // The limits preflight reads (limits_read.hpp): the local cluster's
   // partitions, no reservations, no usage.
   runner.on("scontrol", {"-o", "show", "partition"}, exits(0, read_file(data + "scontrol-partition.txt")));
