@@ -64,7 +64,7 @@ std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, c
     if (a)
       if (const RunShape* shape = runs[i].shape(a->shape)) {
         add_usage(rows.back(), log_base(*shape, a->job_id));
-        rows.back().environment = read_environment(log_base(*shape, a->job_id));
+        rows.back().environment = read_latest_environment(log_base(*shape, a->job_id));
       }
     any_usage = any_usage || rows.back().rss_peak_bytes.has_value();
   }
