@@ -12,6 +12,10 @@ double SystemClock::monotonic() {
 
 long long SystemClock::now() { return static_cast<long long>(std::time(nullptr)); }
 
+double SystemClock::wall() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 double PollBackoff::after_poll(bool changed) {
   if (changed) {
     next_ = base_;

@@ -9,6 +9,9 @@ class Clock {
   virtual ~Clock() = default;
   virtual double monotonic() = 0;  // seconds since some fixed point; for intervals
   virtual long long now() = 0;     // Unix seconds; for what Slurm and the records say
+  // Unix seconds with their fraction: for comparing with files' times (the
+  // job agent's samples and stall records).
+  virtual double wall() { return static_cast<double>(now()); }
   virtual void sleep(double seconds) = 0;
 };
 
@@ -33,6 +36,7 @@ class SystemClock : public Clock {
  public:
   double monotonic() override;
   long long now() override;
+  double wall() override;
   void sleep(double seconds) override;
 };
 

@@ -1,9 +1,11 @@
 #pragma once
 // What the workflows need from the outside world, made once by the CLI
 // (src/cli/app.cpp) and passed down: the one CommandRunner, the SlurmClient
-// over it, the clock that polling loops wait on, and how often they poll.
-// Unit tests build one over a FakeRunner and a fake clock.
+// over it, the clock that polling loops wait on, the process environment
+// (variables, PATH), and how often they poll. Unit tests build one over a
+// FakeRunner, a fake clock and a map of variables.
 #include "clock.hpp"
+#include "environment.hpp"
 #include "process.hpp"
 #include "slurm.hpp"
 
@@ -13,6 +15,7 @@ struct Context {
   CommandRunner& runner;  // for programs other than Slurm's (gnuplot)
   SlurmClient& slurm;
   Clock& clock;
+  Environment& env;
   double poll_s = 2.0;  // seconds between polls in --wait, --watch and -f loops
 };
 

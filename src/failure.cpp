@@ -230,9 +230,11 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
       if (f.node.empty()) f.node = peak->node;
     }
   }
-  // The job agent's watchdog cancelled it (docs/running.md): the stall says why.
+  // The job agent's watchdog cancelled it (docs/running.md): the stall says
+  // why. "cancelling": the act ran, the record after it was not written.
   if (job.state == JobState::Cancelled)
-    if (auto r = read_stall_record(base); r && r->taken == "cancelled" && r->attempt == restart) {
+    if (auto r = read_stall_record(base);
+        r && (r->taken == "cancelled" || r->taken == "cancelling") && r->attempt == restart) {
       f.what = "was cancelled by the watchdog";
       f.line = describe_stall(*r);
       f.log = stall_record_path(base);

@@ -1,25 +1,29 @@
 #include "job_agent.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <fmt/format.h>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <iostream>
 #include <dirent.h>
 #include <sys/stat.h>
-#include <thread>
+#include <unistd.h>
 
+#include "diagnostics.hpp"
 #include "files.hpp"
 #include "jobs.hpp"
-#include "node_check.hpp"
 #include "shell.hpp"
 #include "progress_pattern.hpp"
 #include "text.hpp"
 #include "sampler.hpp"
 #include "usage.hpp"
+#include "values.hpp"
 
 namespace ddpctl {
 
@@ -84,8 +88,8 @@ Observation StepObserver::observe(double now) {
   return ob;
 }
 
-Watcher::Watcher(WatchOptions o, CommandRunner& runner, double started_at)
-    : o_(std::move(o)), runner_(runner), observer_(o_), watch_(o_.stall_after_s, started_at) {
+Watcher::Watcher(WatchOptions o, CommandRunner& runner, Clock& clock, double started_at)
+    : o_(std::move(o)), runner_(runner), clock_(clock), observer_(o_), watch_(o_.stall_after_s, started_at) {
   record_.attempt = o_.attempt;
   record_.stall_after_s = o_.stall_after_s;
   record_.action = stall_action_name(o_.action);
@@ -99,14 +103,27 @@ std::string stacks_request_path(const std::string& log_base, int attempt) {
   return fmt::format("{}.restart{}.stacks-request", log_base, attempt);
 }
 
+void Watcher::save() {
+  try {
+    write_file_atomic(stall_record_path(o_.log_base), stall_record_json(record_).dump() + "\n");
+  } catch (const std::exception& e) {
+    std::cerr << "ddpctl: watchdog: error: the stall record could not be written (" << e.what()
+              << "); the watchdog goes on\n";
+  }
+}
+
 bool Watcher::tick(double now) {
   StallVerdict v = watch_.observe(observer_.observe(now));
+  if (tries_ > 0) {  // an act that failed: again, while the job is still stalled
+    if (!v.stalled) tries_ = 0;
+    else return !take_action();
+  }
   if (!v.stalled) {
     if (stalled_) {
       stalled_ = false;
       record_.stalled = false;
       record_.resumed_at = now;
-      write_file_atomic(stall_record_path(o_.log_base), stall_record_json(record_).dump() + "\n");
+      save();
       std::cerr << fmt::format("ddpctl: watchdog: progress again after {}\n",
                                format_duration(std::llround(now - record_.since)));
     }
@@ -114,15 +131,14 @@ bool Watcher::tick(double now) {
   }
   if (stalled_) {  // still stalled (warn): keep the duration current
     record_.for_s = v.for_s;
-    write_file_atomic(stall_record_path(o_.log_base), stall_record_json(record_).dump() + "\n");
+    save();
     return true;
   }
   stalled_ = true;
-  act(v, now);
-  return o_.action == StallAction::Warn;
+  return act(v, now);
 }
 
-void Watcher::act(const StallVerdict& v, double now) {
+bool Watcher::act(const StallVerdict& v, double now) {
   record_.stalled = true;
   record_.since = v.since;
   record_.detected_at = now;
@@ -132,30 +148,38 @@ void Watcher::act(const StallVerdict& v, double now) {
   record_.detail = v.detail;
   record_.stopped = v.stopped;
   record_.resumed_at.reset();
-  StallAction action = o_.action;
-  bool requeue = action == StallAction::Requeue && o_.attempt < o_.max_restarts;
-  if (action == StallAction::Requeue && !requeue) action = StallAction::Cancel;
-  if (action == StallAction::Warn) {
+  record_.result.clear();
+  if (o_.action == StallAction::Warn) {
     record_.taken = "warned";
-    write_file_atomic(stall_record_path(o_.log_base), stall_record_json(record_).dump() + "\n");
+    save();
     std::cerr << "ddpctl: watchdog: warning: " << describe_stall(record_) << " (watchdog.action: warn: it runs on)\n";
+    return true;
+  }
+  requeue_ = o_.action == StallAction::Requeue && o_.attempt < o_.max_restarts;
+  // Before the act: what it is about to do (a record a crash leaves behind).
+  record_.taken = requeue_ ? "requeuing" : "cancelling";
+  save();
+  gather_stacks(now);
+  return !take_action();
+}
+
+// What every rank was doing, before they are killed: each node's sampler
+// dumps its node's ranks when the request file appears.
+void Watcher::gather_stacks(double now) {
+  try {
+    write_file_atomic(stacks_request_path(o_.log_base, o_.attempt), fmt::format("{}\n", now));
+  } catch (const std::exception& e) {
+    std::cerr << "ddpctl: watchdog: error: cannot ask for the stacks (" << e.what() << ")\n";
     return;
   }
-  // What every rank was doing, before they are killed: each node's sampler
-  // dumps its node's ranks when the request file appears.
-  record_.taken = requeue ? "requeuing" : "cancelling";
-  write_file_atomic(stall_record_path(o_.log_base), stall_record_json(record_).dump() + "\n");
-  // The samplers (one per node, inside the training step) dump the stacks
-  // of their node's ranks when this file appears.
-  write_file_atomic(stacks_request_path(o_.log_base, o_.attempt), fmt::format("{}\n", now));
   auto all_written = [&] {
     revalidate_folder(o_.log_base);
     for (const auto& n : o_.nodes)
       if (file_stat(stacks_path(o_.log_base, o_.attempt, n)).size <= 0) return false;
     return true;
   };
-  for (double waited = 0; waited < o_.stacks_wait_s && !all_written(); waited += 0.25)
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  double until = clock_.monotonic() + o_.stacks_wait_s;
+  while (clock_.monotonic() < until && !all_written()) clock_.sleep(0.25);
   for (const auto& n : o_.nodes) {
     std::string path = stacks_path(o_.log_base, o_.attempt, n);
     if (file_stat(path).size > 0) record_.stacks.push_back(path);
@@ -163,27 +187,59 @@ void Watcher::act(const StallVerdict& v, double now) {
   if (record_.stacks.size() < o_.nodes.size())
     std::cerr << fmt::format("ddpctl: watchdog: stacks recorded on {} of {} node(s) within {:.0f}s\n",
                              record_.stacks.size(), o_.nodes.size(), o_.stacks_wait_s);
+}
+
+bool Watcher::take_action() {
+  constexpr int kTries = 3;
+  tries_++;
   std::string what = describe_stall(record_);
-  if (requeue) {
-    record_.taken = "requeued";
-    write_file_atomic(stall_record_path(o_.log_base), stall_record_json(record_).dump() + "\n");
+  // Cancelling or requeueing the job signals its processes, this one too:
+  // it writes what the act returned first (within Slurm's KillWait).
+  auto term = std::signal(SIGTERM, SIG_IGN);
+  std::optional<std::string> failed;
+  if (requeue_) {
     std::cerr << fmt::format("ddpctl: requeueing job {} (restart {} of {}): by the watchdog: {}\n", o_.job_id,
                              o_.attempt + 1, o_.max_restarts, what);
-    if (auto why = requeue_job(runner_, o_.job_id, {}))
-      std::cerr << "ddpctl: watchdog: error: the requeue failed: " << *why << '\n';
-    return;
+    failed = requeue_job(runner_, o_.job_id, {});
+    record_.result = failed ? "scontrol requeue failed: " + *failed : fmt::format("scontrol requeue {}: done", o_.job_id);
+  } else {
+    std::cerr << fmt::format("ddpctl: watchdog: cancelling job {}: {}\n", o_.job_id, what);
+    CommandResult c = runner_.run({"scancel", o_.job_id}, std::chrono::seconds(30));
+    if (!c.ok()) failed = c.describe();
+    record_.result = failed ? "scancel failed: " + *failed : fmt::format("scancel {}: done", o_.job_id);
   }
-  record_.taken = "cancelled";
-  write_file_atomic(stall_record_path(o_.log_base), stall_record_json(record_).dump() + "\n");
-  std::cerr << fmt::format("ddpctl: watchdog: cancelling job {}: {}\n", o_.job_id, what);
-  CommandResult c = runner_.run({"scancel", o_.job_id}, std::chrono::seconds(30));
-  if (!c.ok()) std::cerr << "ddpctl: watchdog: error: scancel failed: " << c.describe() << '\n';
+  if (failed) {
+    record_.taken = requeue_ ? "requeue-failed" : "cancel-failed";
+    std::cerr << fmt::format("ddpctl: watchdog: error: {}{}\n", record_.result,
+                             tries_ < kTries ? "; trying again in an interval" : "; giving up");
+  } else {
+    record_.taken = requeue_ ? "requeued" : "cancelled";
+  }
+  save();
+  std::signal(SIGTERM, term);
+  bool done = !failed || tries_ >= kTries;
+  if (!failed) tries_ = 0;
+  return done;
+}
+
+void run_watch(WatchOptions o, Context& ctx) {
+  JobPlace place = job_place(ctx.env);
+  o.job_id = place.job_id;
+  o.attempt = place.attempt;
+  // The step's srun still there (it may be another user's pid only after it ended and the pid was reused: rare, and
+  // then the batch shell's kill ends this).
+  auto step_running = [pid = o.step_pid] { return pid <= 0 || ::kill(pid, 0) == 0 || errno == EPERM; };
+  Watcher watcher(o, ctx.runner, ctx.clock, ctx.clock.wall());
+  while (true) {
+    ctx.clock.sleep(o.interval_s);
+    if (!step_running() || !watcher.tick(ctx.clock.wall())) break;
+  }
 }
 
 namespace {
 
 // The bundled trainer's own words on where each worker is (SIGQUIT).
-std::string trainer_states(const std::string& proc_root, const std::vector<ProcessUsage>& procs,
+std::string trainer_states(Clock& clock, const std::string& proc_root, const std::vector<ProcessUsage>& procs,
                            const std::string& log_base, const std::string& node) {
   if (log_base.empty() || proc_root != "/proc") return "";
   std::vector<std::pair<int, std::string>> asked;  // pid, its answer file
@@ -204,7 +260,7 @@ std::string trainer_states(const std::string& proc_root, const std::vector<Proce
   for (int waited = 0; waited < 20; waited++) {
     bool all = std::all_of(asked.begin(), asked.end(), [](const auto& a) { return file_stat(a.second).size > 0; });
     if (all) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    clock.sleep(0.1);
   }
   std::string out = "\n## where the bundled trainer's workers say they are (SIGQUIT)\n";
   for (const auto& [pid, file] : asked) {
@@ -221,7 +277,7 @@ std::string trainer_states(const std::string& proc_root, const std::vector<Proce
 
 }  // namespace
 
-std::string dump_stacks(CommandRunner& runner, const std::string& proc_root, const std::string& job_id,
+std::string dump_stacks(CommandRunner& runner, Clock& clock, const std::string& proc_root, const std::string& job_id,
                         const std::string& node, double budget_s, const std::string& log_base) {
   JobProcessReader reader(proc_root, job_id, 100, 4096, node);
   std::vector<ProcessUsage> procs;
@@ -229,7 +285,7 @@ std::string dump_stacks(CommandRunner& runner, const std::string& proc_root, con
     if (p.training) procs.push_back(p);
   std::string out = fmt::format("# stacks of job {}'s training processes on {}\n", job_id, node);
   if (procs.empty()) return out + "(no training process found)\n";
-  out += trainer_states(proc_root, procs, log_base, node);
+  out += trainer_states(clock, proc_root, procs, log_base, node);
   // py-spy names Python frames; gdb shows native ones (the bundled trainer,
   // and a process py-spy cannot read). Probed once.
   bool py_spy = !runner.run({"py-spy", "--version"}, std::chrono::seconds(5)).not_found;
@@ -260,6 +316,132 @@ std::string dump_stacks(CommandRunner& runner, const std::string& proc_root, con
     if (!r.ok()) out += "(" + r.describe() + ")\n";
   }
   return out;
+}
+
+JobPlace job_place(const Environment& env) {
+  JobPlace p;
+  p.job_id = env.value("SLURM_JOB_ID");
+  if (p.job_id.empty())
+    throw UserError(Location{"SLURM_JOB_ID"}, "", "ddpctl job runs inside a Slurm job (SLURM_JOB_ID is not set)");
+  p.node = env.value("SLURMD_NODENAME", env.hostname());
+  auto number = [&](const char* name) {
+    std::string problem;
+    return parse_int(env.value(name), 0, 1LL << 40, &problem).value_or(0);
+  };
+  p.attempt = static_cast<int>(number("SLURM_RESTART_COUNT"));
+  p.cpus = static_cast<int>(number("SLURM_CPUS_ON_NODE"));
+  p.gpus = static_cast<int>(number("SLURM_GPUS_ON_NODE"));
+  p.mem_mib = number("SLURM_MEM_PER_NODE");
+  p.gpu_indices = parse_gpu_list(env.value("SLURM_STEP_GPUS", env.value("SLURM_JOB_GPUS")));
+  return p;
+}
+
+std::vector<int> parse_gpu_list(const std::string& s) {
+  std::vector<int> out;
+  std::string problem;
+  for (const auto& part : split(s, ',')) {
+    size_t dash = part.find('-');
+    if (dash != std::string::npos) {
+      auto a = parse_int(part.substr(0, dash), 0, 4096, &problem), b = parse_int(part.substr(dash + 1), 0, 4096, &problem);
+      if (a && b)
+        for (long long i = *a; i <= *b; i++) out.push_back(static_cast<int>(i));
+    } else if (auto v = parse_int(part, 0, 4096, &problem)) {
+      out.push_back(static_cast<int>(*v));
+    }
+  }
+  return out;
+}
+
+double agent_seconds(const std::string& s, const std::string& option) {
+  std::string problem;
+  if (auto v = parse_span(s, &problem)) return static_cast<double>(*v);
+  throw UserError(Location{option}, "", fmt::format("{} is not a duration (30s, 10m, 1h)", printable(s)));
+}
+
+void run_sampler(const SampleOptions& o, Context& ctx) {
+  JobPlace place = job_place(ctx.env);
+  Sampler::Options so;
+  so.proc_root = o.proc_root;
+  so.node = place.node;
+  so.job_id = place.job_id;
+  so.attempt = place.attempt;
+  so.cpus = place.cpus;
+  so.ticks_per_s = o.ticks_per_s;
+  so.page_size = o.page_size;
+  so.gpu_indices = place.gpu_indices;
+  so.mem_limit_bytes = place.mem_mib * 1024 * 1024;
+  Sampler sampler(so, ctx.runner);
+  std::string path = usage_path(o.log_base, so.node);
+  std::string request = stacks_request_path(o.log_base, so.attempt);
+  std::string stacks = stacks_path(o.log_base, so.attempt, so.node);
+  double next = 0;
+  for (int taken = 0; o.count == 0 || taken < o.count;) {
+    double now = ctx.clock.wall();
+    if (now >= next) {
+      UsageSample s = sampler.take(now);
+      std::ofstream out(path, std::ios::app);
+      out << usage_sample_json(s).dump() << '\n';
+      if (!out.flush()) throw UserError(Location{path}, "", "cannot append the sample");
+      next = now + o.interval_s;
+      taken++;
+      revalidate_folder(o.log_base);  // on NFS: see the watchdog's request file soon
+    }
+    // The watchdog asks for the ranks' stacks before it cancels or requeues.
+    if (::access(request.c_str(), F_OK) == 0 && ::access(stacks.c_str(), F_OK) != 0)
+      write_file_atomic(stacks, dump_stacks(ctx.runner, ctx.clock, o.proc_root, so.job_id, so.node, 10, o.log_base));
+    if (o.count == 0 || taken < o.count) ctx.clock.sleep(0.5);
+  }
+}
+
+NodeCheckResult run_node_check(const NodeCheckRequest& q, Context& ctx) {
+  JobPlace place = job_place(ctx.env);
+  NodeCheckOptions n;
+  n.node = place.node;
+  n.listen = n.node == q.master_host;
+  n.master_addr = q.master_addr;
+  n.master_host = q.master_host;
+  n.master_port = q.nodes > 1 ? q.master_port : 0;
+  n.interface = q.interface;
+  n.peers = q.nodes - 1;
+  int gpus = q.gpus >= 0 ? q.gpus : place.gpus;
+  if (gpus > 0) n.expected_gpus = gpus;
+  // Half the job's memory: MemAvailable never reaches a whole-node request
+  // (the kernel and slurmd hold some), while what an earlier job's stray
+  // processes still hold usually takes far more.
+  n.min_free_mib = q.min_free_mib >= 0 ? q.min_free_mib : place.mem_mib > 0 ? place.mem_mib / 2 : 256;
+  n.deadline_s = q.deadline_s;
+  n.proc_root = q.proc_root;
+  NodeCheckResult r = check_node(n, ctx.runner, ctx.clock);
+  write_file_atomic(node_check_path(q.log_base, place.attempt, n.node), node_check_json(r).dump() + "\n");
+  return r;
+}
+
+CheckDecision read_node_checks(const std::string& log_base, const std::vector<std::string>& nodes, int max_restarts,
+                               Context& ctx) {
+  int attempt = job_place(ctx.env).attempt;
+  std::vector<std::optional<NodeCheckResult>> results;
+  for (const auto& n : nodes) {
+    std::optional<NodeCheckResult> r;
+    try {
+      r = parse_node_check(read_file(node_check_path(log_base, attempt, n)));
+    } catch (const std::exception&) {
+    }
+    results.push_back(r);
+  }
+  return decide_after_check(nodes, results, attempt, max_restarts);
+}
+
+std::string record_stacks(const std::string& log_base, const std::string& proc_root, double budget_s, Context& ctx) {
+  JobPlace place = job_place(ctx.env);
+  std::string path = stacks_path(log_base, place.attempt, place.node);
+  write_file_atomic(path, dump_stacks(ctx.runner, ctx.clock, proc_root, place.job_id, place.node, budget_s, log_base));
+  return path;
+}
+
+JobEnvironment record_environment(const std::string& log_base, const EnvironmentOptions& o, Context& ctx) {
+  JobEnvironment e = collect_environment(o, ctx.runner, ctx.env, ctx.clock);
+  write_file_atomic(environment_path(log_base, e.attempt), environment_json(e).dump(2) + "\n");
+  return e;
 }
 
 std::optional<std::string> requeue_job(CommandRunner& runner, const std::string& job_id,

@@ -1,18 +1,54 @@
 #pragma once
-// The job agent's loops and actions (`ddpctl job ...`, started by the sbatch
-// script; docs/running.md): the watchdog that observes the step's logs, the
-// progress file and the usage samples, and acts on a stall; the stack dumps
-// it records first; the requeue that excludes nodes. The decisions are in
-// watchdog.hpp and node_check.hpp; this is their use of files and commands.
+// The job agent (`ddpctl job ...`, started by the sbatch script; docs/running.md):
+// what each subcommand does on the node, its loops included, so that the
+// CLI only reads options and prints. The sampler's loop and the watchdog's
+// (observe, decide, act, record), the node check and its verdict, the stack
+// dumps, the environment record, the requeue that excludes nodes. The
+// decisions are in watchdog.hpp and node_check.hpp; this is their use of
+// files, commands, the clock and the job's environment, all through Context,
+// so that unit tests run every loop on a fake clock.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "context.hpp"
+#include "job_environment.hpp"
+#include "node_check.hpp"
 #include "process.hpp"
 #include "run_spec.hpp"
 #include "watchdog.hpp"
 
 namespace ddpctl {
+
+// Where the agent runs, as Slurm's environment says: the job, this node, the attempt.
+struct JobPlace {
+  std::string job_id;
+  std::string node;       // SLURMD_NODENAME, else the host's name
+  int attempt = 0;        // SLURM_RESTART_COUNT
+  int cpus = 0;           // SLURM_CPUS_ON_NODE
+  int gpus = 0;           // SLURM_GPUS_ON_NODE
+  long long mem_mib = 0;  // SLURM_MEM_PER_NODE
+  std::vector<int> gpu_indices;  // the step's (SLURM_STEP_GPUS), else the job's (SLURM_JOB_GPUS)
+};
+// A UserError when SLURM_JOB_ID is not set: the agent runs inside a job.
+JobPlace job_place(const Environment& env);
+// "0,2-3" -> {0, 2, 3} (Slurm's GPU index lists).
+std::vector<int> parse_gpu_list(const std::string& s);
+// A span of the agent's options ("30s", "10m", "1h" or seconds); a UserError naming `option`.
+double agent_seconds(const std::string& s, const std::string& option);
+
+// `job sample`: a sample every `interval_s` appended to the node's usage
+// file (<log base>.usage.<node>.jsonl); between samples, every half second,
+// the watchdog's request for stacks is answered. Until killed, or `count` samples.
+struct SampleOptions {
+  std::string log_base;
+  std::string proc_root = "/proc";
+  double interval_s = 5;
+  int count = 0;  // 0: until killed
+  long ticks_per_s = 100, page_size = 4096;
+};
+void run_sampler(const SampleOptions& o, Context& ctx);
 
 struct WatchOptions {
   std::string log_base;  // <output_dir>/<job name>_<job id>
@@ -25,6 +61,7 @@ struct WatchOptions {
   StallAction action = StallAction::Warn;
   std::optional<ProgressSpec> progress;  // the spec's pattern, applied to each task's log
   double stacks_wait_s = 20;  // how long the samplers may take to dump the stacks
+  int step_pid = 0;           // the training step's process (the batch shell's srun); 0: not known
 };
 
 // One observation of the running step from its files.
@@ -42,30 +79,64 @@ class StepObserver {
   std::vector<Seen> seen_;
 };
 
-// The watchdog: observe, decide, record, act. `tick` returns false once it
-// has cancelled or requeued the job (nothing more to watch).
+// The watchdog: observe, decide, act, record. `tick` returns false once it
+// has cancelled or requeued the job (nothing more to watch), or has given
+// up trying to. A record that cannot be written never stops the act: it is
+// reported on stderr, and the act happens all the same.
 class Watcher {
  public:
-  Watcher(WatchOptions o, CommandRunner& runner, double started_at);
+  Watcher(WatchOptions o, CommandRunner& runner, Clock& clock, double started_at);
   bool tick(double now);
   const StallRecord& record() const { return record_; }
 
  private:
-  void act(const StallVerdict& v, double now);
+  bool act(const StallVerdict& v, double now);  // true: the watch goes on
+  bool take_action();  // scancel or scontrol requeue; true when it did
+  void save();         // the record, atomically; a failure is reported, not thrown
+  void gather_stacks(double now);
   WatchOptions o_;
   CommandRunner& runner_;
+  Clock& clock_;
   StepObserver observer_;
   StallWatch watch_;
   StallRecord record_;
   bool stalled_ = false;
+  bool requeue_ = false;  // the action to take: requeue, else cancel
+  int tries_ = 0;         // of the action, when it fails (a few, an interval apart)
 };
 
+// `job watch`: a tick every interval until the watcher is done, or the step
+// (o.step_pid) has ended. The job's id and attempt come from ctx.env.
+void run_watch(WatchOptions o, Context& ctx);
+
+// `job check`: this node's check (node_check.hpp) from the options and
+// Slurm's variables, recorded in <log base>.restart<A>.check.<node>.json.
+struct NodeCheckRequest {
+  std::string log_base, master_addr, master_host, interface;
+  int master_port = 0, nodes = 1;
+  int gpus = -1;                // -1: SLURM_GPUS_ON_NODE
+  long long min_free_mib = -1;  // -1: half of SLURM_MEM_PER_NODE, else 256
+  double deadline_s = 10;
+  std::string proc_root = "/proc";
+};
+NodeCheckResult run_node_check(const NodeCheckRequest& r, Context& ctx);
+// `job checked`: every node's record of this attempt, and what to do.
+CheckDecision read_node_checks(const std::string& log_base, const std::vector<std::string>& nodes, int max_restarts,
+                               Context& ctx);
+
+// `job stacks`: this node's training processes' stacks into their file; its path.
+std::string record_stacks(const std::string& log_base, const std::string& proc_root, double budget_s, Context& ctx);
+
+// `job environment`: the attempt's record (job_environment.hpp) into its file.
+JobEnvironment record_environment(const std::string& log_base, const EnvironmentOptions& o, Context& ctx);
+
 // The ranks' stacks on this node: py-spy dump where it is on PATH, else gdb
-// (thread apply all bt); the text for <log base>.restart<A>.stacks.<node>.txt.
-// With `log_base`, the bundled trainer's workers (comm ddp-train, with a
-// RANK) are asked first where they are: SIGQUIT, answered in
-// <log_base>.state.<pid>.txt (trainer/state_dump.hpp); only on the real /proc.
-std::string dump_stacks(CommandRunner& runner, const std::string& proc_root, const std::string& job_id,
+// (thread apply all bt), the dumps of several processes at once; the text
+// for <log base>.restart<A>.stacks.<node>.txt. With `log_base`, the bundled
+// trainer's workers (comm ddp-train, with a RANK) are asked first where they
+// are: SIGQUIT, answered in <log_base>.state.<pid>.txt
+// (trainer/state_dump.hpp); only on the real /proc.
+std::string dump_stacks(CommandRunner& runner, Clock& clock, const std::string& proc_root, const std::string& job_id,
                         const std::string& node, double budget_s, const std::string& log_base = "");
 std::string stacks_path(const std::string& log_base, int attempt, const std::string& node);
 // Opens the log folder: on NFS that revalidates its cached entries, so that a

@@ -1,6 +1,7 @@
 #include "job_environment.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
@@ -8,7 +9,6 @@
 #include <regex>
 
 #include "files.hpp"
-#include "paths.hpp"
 #include "text.hpp"
 
 namespace ddpctl {
@@ -49,12 +49,12 @@ std::string resolve_file(const std::string& word, const std::string& cwd) {
 }
 
 // A program as exec would find it: on PATH when the word has no '/'.
-std::string resolve(const std::string& word, const std::string& cwd) {
-  return word.find('/') == std::string::npos ? find_program(word) : resolve_file(word, cwd);
+std::string resolve(const std::string& word, const std::string& cwd, const Environment& env) {
+  return word.find('/') == std::string::npos ? env.find_program(word) : resolve_file(word, cwd);
 }
 
 // The interpreter named by a script's "#!" line, if it is a Python.
-std::string python_of_script(const std::string& path) {
+std::string python_of_script(const std::string& path, const Environment& env) {
   std::ifstream in(path, std::ios::binary);
   std::string first;
   if (!in || !std::getline(in, first) || first.rfind("#!", 0) != 0) return "";
@@ -67,7 +67,7 @@ std::string python_of_script(const std::string& path) {
     while (i < words.size() && words[i][0] == '-') i++;
   }
   if (i >= words.size() || fs::path(words[i]).filename().string().rfind("python", 0) != 0) return "";
-  return i == 0 ? words[0] : find_program(words[i]);
+  return i == 0 ? words[0] : env.find_program(words[i]);
 }
 
 bool is_python_name(const std::string& path) {
@@ -121,8 +121,8 @@ void probe_python(const std::vector<std::string>& prefix, const std::string& pyt
   }
 }
 
-void probe_gpus(JobEnvironment& e, CommandRunner& runner) {
-  if (find_program("nvidia-smi").empty()) return;  // a CPU node: nothing to say
+void probe_gpus(JobEnvironment& e, CommandRunner& runner, const Environment& env) {
+  if (env.find_program("nvidia-smi").empty()) return;  // a CPU node: nothing to say
   CommandResult q = runner.run({"nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"},
                                std::chrono::seconds(15));
   if (!q.ok()) {
@@ -144,15 +144,13 @@ void probe_gpus(JobEnvironment& e, CommandRunner& runner) {
 
 }  // namespace
 
-JobEnvironment collect_environment(const EnvironmentOptions& o, CommandRunner& runner) {
+JobEnvironment collect_environment(const EnvironmentOptions& o, CommandRunner& runner, const Environment& env,
+                                   Clock& clock) {
   JobEnvironment e;
-  auto get = [&](const std::string& name) { return o.getenv ? o.getenv(name) : std::nullopt; };
+  auto get = [&](const std::string& name) { return env.get(name); };
   e.job_id = get("SLURM_JOB_ID").value_or("");
   e.attempt = std::max(0, std::atoi(get("SLURM_RESTART_COUNT").value_or("0").c_str()));
-  e.t = static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count()) /
-        1000.0;
+  e.t = std::round(clock.wall() * 1000) / 1000;
   e.nodes = o.nodes;
   e.container = o.container;
   e.image = o.image;
@@ -183,7 +181,7 @@ JobEnvironment collect_environment(const EnvironmentOptions& o, CommandRunner& r
         e.script = script_of(argv, true, o.cwd);
       } else if (!e.program_path.empty()) {
         // The submit folder is bound at its own path: a script there is read here.
-        python = python_of_script(e.program_path);
+        python = python_of_script(e.program_path, env);
         if (!python.empty()) e.script = script_of(argv, false, o.cwd);
       }
       if (!python.empty() && !e.program_path.empty()) probe_python(prefix, python, e, o, runner);
@@ -193,14 +191,14 @@ JobEnvironment collect_environment(const EnvironmentOptions& o, CommandRunner& r
     bool shell_line = o.argv.size() == 3 && o.argv[0] == "bash" && o.argv[1] == "-c";
     e.program = shell_line ? o.argv[2] : o.argv[0];
     if (!shell_line) {
-      e.program_path = resolve(o.argv[0], o.cwd);
+      e.program_path = resolve(o.argv[0], o.cwd, env);
       if (e.program_path.empty()) e.notes.push_back(fmt::format("{} is not found from {}", printable(o.argv[0]), o.cwd));
       std::string python;
       if (is_python_name(o.argv[0])) {
         python = e.program_path;
         e.script = script_of(o.argv, true, o.cwd);
       } else if (!e.program_path.empty()) {
-        python = python_of_script(e.program_path);
+        python = python_of_script(e.program_path, env);
         if (!python.empty()) {
           e.script = script_of(o.argv, false, o.cwd);
           if (e.script.empty()) e.script = e.program_path;
@@ -209,7 +207,7 @@ JobEnvironment collect_environment(const EnvironmentOptions& o, CommandRunner& r
       if (!python.empty()) probe_python({}, python, e, o, runner);
     }
   }
-  probe_gpus(e, runner);
+  probe_gpus(e, runner, env);
   if (auto loaded = get("LOADEDMODULES"))
     for (const auto& m : split(*loaded, ':'))
       if (!m.empty()) e.modules.push_back(m);
@@ -277,17 +275,22 @@ std::string environment_path(const std::string& log_base, int attempt) {
 }
 
 std::optional<JobEnvironment> read_environment(const std::string& log_base, int attempt) {
-  // A requeued job's attempts are few (requeue.max_restarts); look down from the newest.
-  int from = attempt >= 0 ? attempt : 64;
-  for (int a = from; a >= 0; a--) {
-    std::error_code ec;
-    std::string path = environment_path(log_base, a);
-    if (!fs::exists(path, ec)) continue;
-    try {
-      if (auto e = parse_environment(read_file(path, 1 << 20))) return e;
-    } catch (const std::exception&) {
-    }
+  std::string path = environment_path(log_base, attempt);
+  std::error_code ec;
+  if (attempt < 0 || !fs::exists(path, ec)) return std::nullopt;
+  try {
+    auto e = parse_environment(read_file(path, 1 << 20));
+    if (e) e->attempt = attempt;  // the file's attempt, whatever its text says
+    return e;
+  } catch (const std::exception&) {
+    return std::nullopt;
   }
+}
+
+std::optional<JobEnvironment> read_latest_environment(const std::string& log_base) {
+  // A requeued job's attempts are few (requeue.max_restarts); look down from the newest.
+  for (int a = 64; a >= 0; a--)
+    if (auto e = read_environment(log_base, a)) return e;
   return std::nullopt;
 }
 

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "clock.hpp"
+#include "environment.hpp"
 #include "process.hpp"
 
 namespace ddpctl {
@@ -39,8 +41,6 @@ struct EnvironmentOptions {
   std::vector<std::string> nodes;
   std::vector<std::string> env_names;  // the variables ddpctl set
   std::string cwd;                     // the job's working directory
-  // The job's environment (a test passes its own).
-  std::function<std::optional<std::string>(const std::string&)> getenv;
   std::chrono::milliseconds python_timeout{30000};
   // The program runs in a container (docs/containers.md): its runtime and
   // image, and how many of argv's first words start it (apptainer exec ...
@@ -52,13 +52,20 @@ struct EnvironmentOptions {
 
 // Collects the record. Commands (the program's Python, nvidia-smi) run
 // through `runner`, each bounded; what fails becomes a note, never an error.
-JobEnvironment collect_environment(const EnvironmentOptions& o, CommandRunner& runner);
+// The variables and PATH are `env`'s (the job's), the time `clock`'s.
+JobEnvironment collect_environment(const EnvironmentOptions& o, CommandRunner& runner, const Environment& env,
+                                   Clock& clock);
 
 nlohmann::json environment_json(const JobEnvironment& e);
 std::optional<JobEnvironment> parse_environment(const std::string& text);
 std::string environment_path(const std::string& log_base, int attempt);
-// The latest attempt's record at or before `attempt` (-1: the newest there is).
-std::optional<JobEnvironment> read_environment(const std::string& log_base, int attempt = -1);
+// The record of `attempt` itself: none when that attempt has not written one
+// (it has not started yet, or could not run the agent), never an earlier
+// attempt's in its place.
+std::optional<JobEnvironment> read_environment(const std::string& log_base, int attempt);
+// The newest attempt's record there is; its `attempt` says which (from the
+// file's name), and whoever shows it says so.
+std::optional<JobEnvironment> read_latest_environment(const std::string& log_base);
 
 // What makes two runs' environments comparable, as (name, value): versions,
 // GPU, modules and the spec's variables; not the nodes, the time, or what

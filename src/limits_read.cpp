@@ -32,6 +32,32 @@ std::optional<long long> wall(const std::string& s) {
   return parse_slurm_time(s, &problem);
 }
 
+// What a line of sacctmgr's that cannot be read becomes: a note in
+// SiteLimits::unread (never "no limit" in silence: a format change would
+// read as a site without limits).
+struct LineNotes {
+  std::vector<std::string>* unread;
+  std::string what;  // "sacctmgr show qos"
+  void add(size_t line, const std::string& text, const std::string& why) const {
+    if (unread) unread->push_back(fmt::format("{} line {} ({}): {}", what, line, printable(text, 120), why));
+  }
+  // The fields of a line, or nullopt (noted) when there are fewer than `n`.
+  std::optional<std::vector<std::string>> fields(size_t line, const std::string& text, size_t n) const {
+    auto f = split(trim(text), '|');
+    if (f.size() >= n) return f;
+    add(line, text, fmt::format("{} field(s), {} expected", f.size(), n));
+    return std::nullopt;
+  }
+  // A time limit; one that is not a time is noted and left unchecked.
+  std::optional<long long> time(size_t line, const std::string& text, const std::string& field,
+                                const std::string& value) const {
+    auto t = wall(value);
+    if (!t && !value.empty() && value != "UNLIMITED" && value != "INFINITE")
+      add(line, text, fmt::format("{} {} is not a time", field, printable(value)));
+    return t;
+  }
+};
+
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -113,18 +139,22 @@ Tres parse_tres(const std::string& text) {
   return out;
 }
 
-std::map<std::string, QosLimits> parse_qos(const std::string& text) {
+std::map<std::string, QosLimits> parse_qos(const std::string& text, std::vector<std::string>* unread) {
   std::map<std::string, QosLimits> out;
-  for (const auto& line : lines_of(text)) {
-    auto f = split(trim(line), '|');
-    if (f.size() < 11 || f[0].empty()) continue;
+  LineNotes notes{unread, "sacctmgr show qos"};
+  std::vector<std::string> lines = lines_of(text);
+  for (size_t i = 0; i < lines.size(); i++) {
+    const std::string& line = lines[i];
+    auto fields = notes.fields(i + 1, line, 11);
+    if (!fields || (*fields)[0].empty()) continue;
+    const auto& f = *fields;
     QosLimits q;
     q.name = f[0];
     q.max_per_job = parse_tres(f[1]);
     q.max_per_node = parse_tres(f[2]);
     q.max_per_user = parse_tres(f[3]);
     q.grp = parse_tres(f[4]);
-    q.max_wall_s = wall(f[5]);
+    q.max_wall_s = notes.time(i + 1, line, "MaxWall", f[5]);
     q.max_jobs_per_user = number(f[6]);
     q.max_submit_per_user = number(f[7]);
     q.grp_jobs = number(f[8]);
@@ -135,11 +165,15 @@ std::map<std::string, QosLimits> parse_qos(const std::string& text) {
   return out;
 }
 
-std::vector<AssocLimits> parse_assocs(const std::string& text) {
+std::vector<AssocLimits> parse_assocs(const std::string& text, std::vector<std::string>* unread) {
   std::vector<AssocLimits> out;
-  for (const auto& line : lines_of(text)) {
-    auto f = split(trim(line), '|');
-    if (f.size() < 14 || f[0].empty()) continue;
+  LineNotes notes{unread, "sacctmgr show assoc"};
+  std::vector<std::string> lines = lines_of(text);
+  for (size_t i = 0; i < lines.size(); i++) {
+    const std::string& line = lines[i];
+    auto fields = notes.fields(i + 1, line, 14);
+    if (!fields || (*fields)[0].empty()) continue;
+    const auto& f = *fields;
     AssocLimits a;
     a.account = f[0];
     a.user = f[1];
@@ -150,7 +184,7 @@ std::vector<AssocLimits> parse_assocs(const std::string& text) {
     a.grp = parse_tres(f[6]);
     a.max_per_job = parse_tres(f[7]);
     a.max_per_node = parse_tres(f[8]);
-    a.max_wall_s = wall(f[9]);
+    a.max_wall_s = notes.time(i + 1, line, "MaxWall", f[9]);
     a.max_jobs = number(f[10]);
     a.max_submit = number(f[11]);
     a.grp_jobs = number(f[12]);
@@ -255,13 +289,13 @@ SiteLimits read_site_limits(SlurmClient& slurm) {
   CommandResult qos = slurm.raw({"sacctmgr", "-n", "-P", "show", "qos", std::string("format=") + kQosFormat});
   if (qos.ok()) {
     site.accounting = true;
-    site.qos = parse_qos(qos.out);
+    site.qos = parse_qos(qos.out, &site.unread);
     CommandResult user = slurm.raw({"sacctmgr", "-n", "-P", "show", "user", site.user, "format=DefaultAccount"});
     if (user.ok()) site.default_account = trim(user.out);
     CommandResult mine = slurm.raw(
         {"sacctmgr", "-n", "-P", "show", "assoc", "where", "user=" + site.user, std::string("format=") + kAssocFormat});
     if (mine.ok()) {
-      site.assocs = parse_assocs(mine.out);
+      site.assocs = parse_assocs(mine.out, &site.unread);
       // The accounts above, level by level, up to root.
       std::set<std::string> asked;
       std::vector<std::string> level;
@@ -278,7 +312,7 @@ SiteLimits read_site_limits(SlurmClient& slurm) {
           break;
         }
         level.clear();
-        for (const auto& a : parse_assocs(up.out))
+        for (const auto& a : parse_assocs(up.out, &site.unread))
           if (a.user.empty()) {
             site.assocs.push_back(a);
             if (!a.parent.empty()) level.push_back(a.parent);

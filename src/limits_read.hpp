@@ -16,12 +16,14 @@ SiteLimits read_site_limits(SlurmClient& slurm);
 // "cpu=4,gres/gpu=2,node=1" (sacctmgr); "gres/gpu:a100=2" counts as
 // gres/gpu too. Values with units (mem=4G) in MiB.
 Tres parse_tres(const std::string& text);
-// `sacctmgr -n -P show qos format=` kQosFormat.
+// `sacctmgr -n -P show qos format=` kQosFormat. A line it cannot read (too
+// few fields, a time limit that is not a time) becomes a note in `unread`
+// (SiteLimits::unread), never a missing limit in silence.
 extern const char* const kQosFormat;
-std::map<std::string, QosLimits> parse_qos(const std::string& text);
-// `sacctmgr -n -P show assoc format=` kAssocFormat.
+std::map<std::string, QosLimits> parse_qos(const std::string& text, std::vector<std::string>* unread = nullptr);
+// `sacctmgr -n -P show assoc format=` kAssocFormat; likewise.
 extern const char* const kAssocFormat;
-std::vector<AssocLimits> parse_assocs(const std::string& text);
+std::vector<AssocLimits> parse_assocs(const std::string& text, std::vector<std::string>* unread = nullptr);
 // `scontrol -o show partition` (one partition per line).
 std::map<std::string, PartitionLimits> parse_partitions(const std::string& text);
 // `SLURM_TIME_FORMAT=%s scontrol -o show reservation` (one per line; "No

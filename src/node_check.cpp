@@ -2,6 +2,7 @@
 
 #include "process.hpp"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
@@ -13,7 +14,6 @@
 #include <poll.h>
 #include <sstream>
 #include <sys/socket.h>
-#include <thread>
 #include <unistd.h>
 
 #include "files.hpp"
@@ -22,10 +22,6 @@
 namespace ddpctl {
 
 namespace {
-
-double mono() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 struct Fd {
   int fd = -1;
@@ -37,11 +33,14 @@ struct Fd {
   Fd& operator=(const Fd&) = delete;
 };
 
+// Milliseconds from now to `until` (monotonic), for poll().
+int ms_until(double until, Clock& clock) { return static_cast<int>(std::max(0.0, until - clock.monotonic()) * 1000); }
+
 // Reads up to a newline (or `max` bytes) before `until` (monotonic).
-std::optional<std::string> read_line(int fd, double until, size_t max = 256) {
+std::optional<std::string> read_line(int fd, double until, Clock& clock, size_t max = 256) {
   std::string line;
   while (line.size() < max) {
-    int wait = static_cast<int>(std::max(0.0, until - mono()) * 1000);
+    int wait = ms_until(until, clock);
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, wait) <= 0) return std::nullopt;
     char c;
@@ -79,21 +78,22 @@ std::optional<sockaddr_in> ipv4(const std::string& addr, int port) {
 
 }  // namespace
 
-std::optional<std::string> reach_listener(const std::string& addr, int port, const std::string& self, double deadline_s) {
-  double start = mono(), until = start + deadline_s;
+std::optional<std::string> reach_listener(const std::string& addr, int port, const std::string& self, double deadline_s,
+                                          Clock& clock) {
+  double start = clock.monotonic(), until = start + deadline_s;
   auto sa = ipv4(addr, port);
   if (!sa) return fmt::format("cannot resolve {}", addr);
   std::string last = "no answer";
-  while (mono() < until) {
+  while (clock.monotonic() < until) {
     Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (s.fd < 0) return std::string("socket: ") + std::strerror(errno);
     int rc = ::connect(s.fd, reinterpret_cast<sockaddr*>(&*sa), sizeof *sa);
     int err = rc == 0 ? 0 : errno;
     if (rc != 0 && err == EINPROGRESS) {
       pollfd p{s.fd, POLLOUT, 0};
-      int n = ::poll(&p, 1, static_cast<int>(std::max(0.0, until - mono()) * 1000));
+      int n = ::poll(&p, 1, ms_until(until, clock));
       if (n <= 0) {
-        last = fmt::format("connection timed out after {:.0f}s", mono() - start);
+        last = fmt::format("connection timed out after {:.0f}s", clock.monotonic() - start);
         break;
       }
       socklen_t len = sizeof err;
@@ -102,7 +102,7 @@ std::optional<std::string> reach_listener(const std::string& addr, int port, con
     if (err == 0) {
       std::string hello = self + "\n";
       if (::send(s.fd, hello.data(), hello.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(hello.size())) {
-        auto answer = read_line(s.fd, std::min(until, mono() + 5));
+        auto answer = read_line(s.fd, std::min(until, clock.monotonic() + 5), clock);
         if (answer && *answer == "ok") return std::nullopt;  // closed first here: TIME_WAIT stays on this side
         last = answer ? "the listener answered " + printable(*answer) : "the listener did not answer";
       } else {
@@ -113,12 +113,13 @@ std::optional<std::string> reach_listener(const std::string& addr, int port, con
       last = std::strerror(err);
       for (char& c : last) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    clock.sleep(0.2);
   }
   return last;
 }
 
-ListenResult listen_for_peers(int port, int peers, double deadline_s, const std::function<void(int)>& on_listening) {
+ListenResult listen_for_peers(int port, int peers, double deadline_s, Clock& clock,
+                              const std::function<void(int)>& on_listening) {
   ListenResult r;
   Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (s.fd < 0) {
@@ -139,13 +140,13 @@ ListenResult listen_for_peers(int port, int peers, double deadline_s, const std:
   ::getsockname(s.fd, reinterpret_cast<sockaddr*>(&sa), &len);
   r.port = ntohs(sa.sin_port);
   if (on_listening) on_listening(r.port);
-  double until = mono() + deadline_s;
-  while (static_cast<int>(r.connected.size()) < peers && mono() < until) {
+  double until = clock.monotonic() + deadline_s;
+  while (static_cast<int>(r.connected.size()) < peers && clock.monotonic() < until) {
     pollfd p{s.fd, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(std::max(0.0, until - mono()) * 1000)) <= 0) break;
+    if (::poll(&p, 1, ms_until(until, clock)) <= 0) break;
     Fd c(::accept4(s.fd, nullptr, nullptr, SOCK_CLOEXEC));
     if (c.fd < 0) continue;
-    auto name = read_line(c.fd, std::min(until, mono() + 5));
+    auto name = read_line(c.fd, std::min(until, clock.monotonic() + 5), clock);
     if (!name) continue;
     ::send(c.fd, "ok\n", 3, MSG_NOSIGNAL);
     // The peer closes first, so that no TIME_WAIT holds the master port here.
@@ -203,34 +204,34 @@ std::optional<std::string> check_gpus(const std::string& node, int expected, Com
   return std::nullopt;
 }
 
-NodeCheckResult check_node(const NodeCheckOptions& o, CommandRunner& runner) {
-  double start = mono();
+NodeCheckResult check_node(const NodeCheckOptions& o, CommandRunner& runner, Clock& clock) {
+  double start = clock.monotonic();
   NodeCheckResult r;
   r.node = o.node;
-  auto problem = [&](std::string p) {
+  auto problem = [&](NodeProblemKind kind, std::string p) {
     r.ok = false;
-    r.problems.push_back(std::move(p));
+    r.problems.push_back({kind, std::move(p)});
   };
   // The rendezvous port first, on every node at once: the nodes' other
   // checks take different times (nvidia-smi without persistence mode takes
   // seconds), and a listener that started late would fail its peers.
   std::string over = o.interface.empty() ? "" : " over " + o.interface;
   if (o.listen && o.peers > 0) {
-    ListenResult l = listen_for_peers(o.master_port, o.peers, o.deadline_s + 2);
+    ListenResult l = listen_for_peers(o.master_port, o.peers, o.deadline_s + 2, clock);
     if (l.problem)
-      problem(fmt::format("node {} (rank 0's) {}: the rendezvous would fail", o.node, *l.problem));
+      problem(NodeProblemKind::CannotListen, fmt::format("node {} (rank 0's) {}: the rendezvous would fail", o.node, *l.problem));
     else
       r.notes.push_back(fmt::format("{} of {} node(s) reached port {}", l.connected.size(), o.peers, o.master_port));
   } else if (!o.listen && o.master_port > 0) {
-    if (auto why = reach_listener(o.master_addr, o.master_port, o.node, o.deadline_s))
-      problem(fmt::format("node {} cannot reach {}:{}{} ({}, rank 0's node): {}", o.node, o.master_addr, o.master_port,
+    if (auto why = reach_listener(o.master_addr, o.master_port, o.node, o.deadline_s, clock))
+      problem(NodeProblemKind::CannotReach, fmt::format("node {} cannot reach {}:{}{} ({}, rank 0's node): {}", o.node, o.master_addr, o.master_port,
                           over, o.master_host, *why));
     else
       r.notes.push_back(fmt::format("reached {}:{}", o.master_addr, o.master_port));
   }
   if (o.expected_gpus && *o.expected_gpus > 0) {
     std::string note;
-    if (auto p = check_gpus(o.node, *o.expected_gpus, runner, &note)) problem(*p);
+    if (auto p = check_gpus(o.node, *o.expected_gpus, runner, &note)) problem(NodeProblemKind::Gpus, *p);
     else r.notes.push_back(note);
   }
   try {
@@ -240,7 +241,7 @@ NodeCheckResult check_node(const NodeCheckOptions& o, CommandRunner& runner) {
       long long kib = std::stoll(mem.substr(at + 13));
       long long mib = kib / 1024;
       if (o.min_free_mib > 0 && mib < o.min_free_mib)
-        problem(fmt::format("node {} has {} MiB of memory free, the job needs {} MiB there (other processes hold the "
+        problem(NodeProblemKind::Memory, fmt::format("node {} has {} MiB of memory free, the job needs {} MiB there (other processes hold the "
                             "rest: see `ps aux --sort=-rss` on {})",
                             o.node, mib, o.min_free_mib, o.node));
       else
@@ -249,12 +250,34 @@ NodeCheckResult check_node(const NodeCheckOptions& o, CommandRunner& runner) {
   } catch (const std::exception&) {
     r.notes.push_back("free memory not checked (no meminfo)");
   }
-  r.seconds = mono() - start;
+  r.seconds = clock.monotonic() - start;
   return r;
 }
 
+namespace {
+
+constexpr std::pair<NodeProblemKind, const char*> kProblemKinds[] = {
+    {NodeProblemKind::CannotListen, "cannot-listen"}, {NodeProblemKind::CannotReach, "cannot-reach"},
+    {NodeProblemKind::Gpus, "gpus"}, {NodeProblemKind::Memory, "memory"}, {NodeProblemKind::Other, "other"}};
+
+}  // namespace
+
+std::string node_problem_kind_name(NodeProblemKind k) {
+  for (const auto& [kind, name] : kProblemKinds)
+    if (kind == k) return name;
+  return "other";
+}
+
+NodeProblemKind parse_node_problem_kind(const std::string& s) {
+  for (const auto& [kind, name] : kProblemKinds)
+    if (s == name) return kind;
+  return NodeProblemKind::Other;
+}
+
 nlohmann::json node_check_json(const NodeCheckResult& r) {
-  return {{"node", r.node}, {"ok", r.ok}, {"problems", r.problems}, {"notes", r.notes},
+  nlohmann::json problems = nlohmann::json::array();
+  for (const auto& p : r.problems) problems.push_back({{"kind", node_problem_kind_name(p.kind)}, {"text", p.text}});
+  return {{"node", r.node}, {"ok", r.ok}, {"problems", problems}, {"notes", r.notes},
           {"seconds", std::round(r.seconds * 100) / 100}};
 }
 
@@ -264,9 +287,13 @@ std::optional<NodeCheckResult> parse_node_check(const std::string& text) {
   NodeCheckResult r;
   r.node = j.value("node", "");
   r.ok = j.value("ok", false);
+  // {"kind", "text"}; a plain string (a record of an older ddpctl) has no kind.
   if (j.contains("problems") && j["problems"].is_array())
-    for (const auto& p : j["problems"])
-      if (p.is_string()) r.problems.push_back(p.get<std::string>());
+    for (const auto& p : j["problems"]) {
+      if (p.is_string()) r.problems.push_back({NodeProblemKind::Other, p.get<std::string>()});
+      if (p.is_object() && p.contains("text") && p["text"].is_string())
+        r.problems.push_back({parse_node_problem_kind(p.value("kind", "")), p["text"].get<std::string>()});
+    }
   if (j.contains("notes") && j["notes"].is_array())
     for (const auto& p : j["notes"])
       if (p.is_string()) r.notes.push_back(p.get<std::string>());
@@ -296,7 +323,7 @@ CheckDecision decide_after_check(const std::vector<std::string>& nodes,
     if (!r->ok) {
       d.ok = false;
       d.bad_nodes.push_back(nodes[i]);
-      for (const auto& p : r->problems) d.lines.push_back(p);
+      for (const auto& p : r->problems) d.lines.push_back(p.text);
     }
   }
   if (d.ok) {
@@ -310,11 +337,12 @@ CheckDecision decide_after_check(const std::vector<std::string>& nodes,
   // The first node could not listen (its master port taken): the others'
   // failures to reach it are only that.
   if (!results.empty() && results[0] && !results[0]->ok && nodes.size() > 1) {
-    bool cannot_listen = false;
-    for (const auto& p : results[0]->problems) cannot_listen = cannot_listen || p.find("cannot listen") != std::string::npos;
+    bool cannot_listen = std::any_of(results[0]->problems.begin(), results[0]->problems.end(),
+                                     [](const NodeProblem& p) { return p.kind == NodeProblemKind::CannotListen; });
     if (cannot_listen) {
       d.bad_nodes = {nodes[0]};
-      d.lines = results[0]->problems;
+      d.lines.clear();
+      for (const auto& p : results[0]->problems) d.lines.push_back(p.text);
       d.requeue = attempt < max_restarts;
       return d;
     }
@@ -327,7 +355,7 @@ CheckDecision decide_after_check(const std::vector<std::string>& nodes,
     bool reach_only = true;
     for (size_t i = 1; i < nodes.size(); i++)
       if (results[i])
-        for (const auto& p : results[i]->problems) reach_only = reach_only && p.find(" cannot reach ") != std::string::npos;
+        for (const auto& p : results[i]->problems) reach_only = reach_only && p.kind == NodeProblemKind::CannotReach;
     if (reach_only) {
       d.lines.push_back(fmt::format("no node could reach {}: it is {} that does not accept connections", nodes[0], nodes[0]));
       d.bad_nodes = {nodes[0]};
@@ -337,6 +365,10 @@ CheckDecision decide_after_check(const std::vector<std::string>& nodes,
   // nodes, unless there is only one.
   d.requeue = attempt < max_restarts && (d.bad_nodes.size() < nodes.size() || nodes.size() == 1);
   return d;
+}
+
+CheckVerdict check_verdict(const CheckDecision& d) {
+  return d.ok ? CheckVerdict::Go : d.requeue ? CheckVerdict::Requeue : CheckVerdict::Fail;
 }
 
 std::optional<std::string> exclude_nodes(CommandRunner& runner, const std::string& job_id,

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "clock.hpp"
 #include "process.hpp"
 
 namespace ddpctl {
@@ -28,10 +29,28 @@ struct NodeCheckOptions {
   std::string proc_root = "/proc";
 };
 
+// What a node's problem is: decide_after_check decides by it, never by the
+// words (which may change).
+enum class NodeProblemKind {
+  CannotListen,  // rank 0's node cannot listen on the master port (taken)
+  CannotReach,   // a node cannot reach rank 0's master port
+  Gpus,          // fewer GPUs than the job was given, or nvidia-smi failing
+  Memory,        // too little free memory
+  Other,         // a record without a kind (older), or anything else
+};
+std::string node_problem_kind_name(NodeProblemKind k);  // "cannot-listen", ... (the record's)
+NodeProblemKind parse_node_problem_kind(const std::string& s);  // Other for an unknown name
+
+struct NodeProblem {
+  NodeProblemKind kind = NodeProblemKind::Other;
+  std::string text;  // names the node: "node g2 cannot reach ..."
+  bool operator==(const NodeProblem& o) const { return kind == o.kind && text == o.text; }
+};
+
 struct NodeCheckResult {
   std::string node;
   bool ok = true;
-  std::vector<std::string> problems;  // each names the node: "node g2 cannot reach ..."
+  std::vector<NodeProblem> problems;
   std::vector<std::string> notes;     // what was confirmed
   double seconds = 0;
 };
@@ -39,15 +58,17 @@ struct NodeCheckResult {
 nlohmann::json node_check_json(const NodeCheckResult& r);
 std::optional<NodeCheckResult> parse_node_check(const std::string& text);
 
-// Runs every check of one node; nvidia-smi through `runner`.
-NodeCheckResult check_node(const NodeCheckOptions& o, CommandRunner& runner);
+// Runs every check of one node; nvidia-smi through `runner`, the deadlines
+// and the time it took on `clock`.
+NodeCheckResult check_node(const NodeCheckOptions& o, CommandRunner& runner, Clock& clock);
 
 // The GPU part alone: nvidia-smi's answer against the count Slurm gave.
 std::optional<std::string> check_gpus(const std::string& node, int expected, CommandRunner& runner, std::string* note);
 
 // Connects to host:port until `deadline_s`; nullopt when it connected and
 // the listener answered, else why not ("connection timed out after 10s").
-std::optional<std::string> reach_listener(const std::string& addr, int port, const std::string& self, double deadline_s);
+std::optional<std::string> reach_listener(const std::string& addr, int port, const std::string& self, double deadline_s,
+                                          Clock& clock);
 
 // Listens on `port` until `peers` nodes have connected or `deadline_s`
 // passed; the names of the nodes that connected. A problem when it cannot
@@ -57,11 +78,17 @@ struct ListenResult {
   std::vector<std::string> connected;
   int port = 0;  // the port it listened on (for port 0: the one chosen)
 };
-ListenResult listen_for_peers(int port, int peers, double deadline_s, const std::function<void(int)>& on_listening = {});
+ListenResult listen_for_peers(int port, int peers, double deadline_s, Clock& clock,
+                              const std::function<void(int)>& on_listening = {});
 
 std::string node_check_path(const std::string& log_base, int attempt, const std::string& node);
 
-// What the batch script does after the check step.
+// What the batch script does after the check step (`ddpctl job checked`'s
+// exit status; templates/agent.sh.mustache). The agent's verdicts have
+// statuses of their own, apart from the CLI's (1 a user error, 2 usage, 3 an
+// internal error) and a crash's (126 and up): on any status but these the
+// script goes on training and reports the agent's error as the agent's.
+enum class CheckVerdict { Go = 0, Requeue = 10, Fail = 11 };
 struct CheckDecision {
   bool ok = true;
   std::vector<std::string> bad_nodes;
@@ -70,6 +97,7 @@ struct CheckDecision {
 };
 CheckDecision decide_after_check(const std::vector<std::string>& nodes, const std::vector<std::optional<NodeCheckResult>>& results,
                                  int attempt, int max_restarts);
+CheckVerdict check_verdict(const CheckDecision& d);
 
 // Adds `nodes` to the job's ExcNodeList (scontrol show job / update); nullopt
 // on success, else why not.

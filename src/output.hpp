@@ -31,6 +31,20 @@ inline Tone tone_of(JobState state) {
   }
 }
 
+// The ANSI SGR code a tone is painted with on a terminal ("" : none).
+inline const char* tone_ansi_code(Tone tone) {
+  switch (tone) {
+    case Tone::Good: return "32";
+    case Tone::Done: return "1;32";
+    case Tone::Waiting: return "33";
+    case Tone::Unknown: return "35";
+    case Tone::Muted: return "2";
+    case Tone::Bad: return "31";
+    case Tone::Plain: break;
+  }
+  return "";
+}
+
 class Output {
  public:
   virtual ~Output() = default;

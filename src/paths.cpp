@@ -80,10 +80,9 @@ std::vector<std::string> site_cluster_dirs() {
   return dirs;
 }
 
-std::string find_program(const std::string& name) {
+std::string find_on_path(const std::string& path_list, const std::string& name) {
   if (name.find('/') != std::string::npos) return is_executable(name) ? name : "";
-  const char* path = std::getenv("PATH");
-  std::string list = path ? path : "";
+  const std::string& list = path_list;
   for (size_t start = 0; start <= list.size();) {
     size_t colon = list.find(':', start);
     std::string dir = list.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
@@ -92,6 +91,11 @@ std::string find_program(const std::string& name) {
     start = colon + 1;
   }
   return "";
+}
+
+std::string find_program(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  return find_on_path(path ? path : "", name);
 }
 
 std::string default_trainer_program() {

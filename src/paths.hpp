@@ -50,5 +50,7 @@ std::string default_trainer_program();
 // `name` as PATH finds it (an absolute path), or "" (a name with a '/' is
 // checked as it is).
 std::string find_program(const std::string& name);
+// ... on `path_list` (PATH's form: folders separated by ':').
+std::string find_on_path(const std::string& path_list, const std::string& name);
 
 }  // namespace ddpctl

@@ -401,4 +401,68 @@ void wait_for_race(Context& ctx, const Run& given, bool follow, Output& out) {
   }
 }
 
+RaceRequest race_of_submit(const SubmitRequest& req) {
+  if (req.fit_time)
+    throw UserError(Location{"--fit-time"}, "", "fits one shape's time limit; this spec submits a race (pick one shape with --shape)");
+  RaceRequest race;
+  race.specs = {req.spec};
+  race.sets = req.sets;
+  race.runs_root = req.runs_root;
+  race.templates_dir = req.templates_dir;
+  race.dry_run = req.dry_run;
+  race.preflight = req.preflight;
+  race.again = req.again;
+  race.snapshot = req.snapshot;
+  race.rank_by = req.rank_by;
+  return race;
+}
+
+namespace {
+
+void print_plan(const std::vector<RankedShape>& ranking, bool by_finish, const std::string& note, long long now,
+                Output& out) {
+  for (const auto& line : ranking_lines(ranking, now, by_finish, note)) out.line(line);
+  throw_if_none_runs(ranking);
+  out.line(fmt::format("a race would submit {}; nothing was submitted", join(kept_labels(ranking), ", ")));
+}
+
+}  // namespace
+
+double race_command(const RaceRequest& req, bool plan, bool wait, bool follow, Context& ctx, Output& out, Output& side) {
+  RaceGroup group = load_race_group(req.specs, req.sets);
+  if (plan) {
+    std::string note;
+    std::vector<RankedShape> ranking = plan_race(group, req, ctx.slurm, note);
+    print_plan(ranking, req.rank_by != "start", note, ctx.clock.now(), out);
+    return 0;
+  }
+  if (!req.dry_run) try {
+      race_again_in(req.runs_root, {}, ctx.clock.now(), ctx, side);
+    } catch (const UserError& e) {
+      side.warning(std::string("a requeued race winner could not be re-raced: ") + e.what());
+    }
+  RaceSubmission r = submit_race(group, req, ctx, out);
+  switch (r.kind) {
+    case RaceSubmission::Kind::AlreadySubmitted:
+      out.line(fmt::format("already submitted: job {} of race run {} is still queued or running; not submitting it "
+                           "again (--again submits another)",
+                           r.active.job_id, r.active.run_id));
+      return r.lock_waited_s;
+    case RaceSubmission::Kind::DryRun:
+      out.line(fmt::format("dry run: {} passed validation{}; nothing was submitted", join(req.specs, ", "),
+                           !req.preflight || !req.rank_by.empty() ? "" : " and the cluster preflight"));
+      if (!req.rank_by.empty()) print_plan(r.ranking, req.rank_by == "finish", r.ranking_note, ctx.clock.now(), out);
+      else out.line(fmt::format("would race shapes {}: each submitted with sbatch; the first to start trains",
+                                join(group.labels(), ", ")));
+      return r.lock_waited_s;
+    case RaceSubmission::Kind::Submitted:
+      break;
+  }
+  out.line(fmt::format("submitted race of {} as run {}: the first to start trains, the others are cancelled",
+                       join(r.submitted, ", "), r.run.id));
+  out.line(fmt::format("  status: ddpctl status {}\n  logs:   ddpctl logs {}", r.run.id, r.run.id));
+  if (wait || follow) wait_for_race(ctx, r.run, follow, out);
+  return r.lock_waited_s;
+}
+
 }  // namespace ddpctl

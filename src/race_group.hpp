@@ -48,6 +48,11 @@ struct RaceRequest {
   std::string rank_by;
 };
 
+// `ddpctl submit` of a spec with alternatives (submits_as_race) races them:
+// the submit's options for the race; --fit-time, which fits one shape's time
+// limit, is refused.
+RaceRequest race_of_submit(const SubmitRequest& req);
+
 // The ranking as printed: a heading (what it is ranked by, and `note`), then one line per shape.
 std::vector<std::string> ranking_lines(const std::vector<RankedShape>& ranking, long long now, bool by_finish,
                                        const std::string& note = "");
@@ -114,5 +119,13 @@ std::vector<RaceAgain> race_again_in(const std::string& root, const std::vector<
 // stands down; with `follow`, then follows the winner to its end. Throws
 // UserError when every shape's job ended without claiming the group.
 void wait_for_race(Context& ctx, const Run& run, bool follow, Output& out);
+
+// `race` (and `submit` of a spec with alternatives) as a whole: with `plan`,
+// the ranking and nothing submitted; else requeued race winners raced again
+// first (not for a dry run; a failure is a warning on `side`), then the
+// group submitted or dry-run, each outcome a line on `out`, and with
+// `wait`/`follow` the wait for a winner (and its end). Returns how long the
+// run's lock held it up.
+double race_command(const RaceRequest& req, bool plan, bool wait, bool follow, Context& ctx, Output& out, Output& side);
 
 }  // namespace ddpctl

@@ -142,6 +142,8 @@ struct Plan {
   bool by_gpu_hours = true;          // cheapest by GPU-hours (every shape has GPUs), else node-hours
 };
 Plan make_plan(const PlanRequest& request, SlurmClient& slurm, Output& out, long long now);
+// The plan as printed: what it is from, the table of shapes, the fastest and the cheapest.
+std::vector<std::string> plan_lines(const PlanRequest& request, const Plan& p);
 
 // trainer.epochs of a spec, 0 when it sets none.
 int spec_epochs(const RunSpec& spec);

@@ -64,7 +64,7 @@ std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, c
     if (a)
       if (const RunShape* shape = runs[i].shape(a->shape)) {
         add_usage(rows.back(), log_base(*shape, a->job_id));
-        rows.back().environment = read_environment(log_base(*shape, a->job_id));
+        rows.back().environment = read_latest_environment(log_base(*shape, a->job_id));
       }
     any_usage = any_usage || rows.back().rss_peak_bytes.has_value();
   }
@@ -249,6 +249,28 @@ RunTimes predict_run_times(const std::string& workload, const std::vector<PlanSh
     out.shapes.clear();
     out.why_not = fmt::format("{} earlier run(s) of {}, but {}", same.size(), workload, e.what());
   }
+  return out;
+}
+
+std::vector<std::string> plan_lines(const PlanRequest& req, const Plan& p) {
+  auto hours = [](double h) { return fmt::format("{:.3f}", h); };
+  std::vector<std::string> out = {
+      fmt::format("plan for {} ({} epochs), from {} measured run(s); baseline shape {} (run {}): {:.1f} img/s, "
+                  "{:.0f} images per epoch",
+                  req.spec, p.epochs, p.measured, p.base.label, p.base.run_id, *p.base.img_per_s,
+                  *p.base.images_per_epoch)};
+  std::vector<std::vector<std::string>> rows = {
+      {"SHAPE", "RANKS", "GPUS", "EFFICIENCY", "", "IMG/S", "TIME", "GPU-H", "NODE-H"}};
+  for (const auto& x : p.shapes)
+    rows.push_back({x.shape.label, std::to_string(x.shape.world()), std::to_string(x.shape.nodes * x.shape.gpus_per_node),
+                    fmt::format("{:.0f}%", x.efficiency * 100), x.efficiency_from, fmt::format("{:.1f}", x.img_per_s),
+                    format_seconds(x.time_s), x.gpu_hours ? hours(*x.gpu_hours) : "-", hours(x.node_hours)});
+  for (const auto& line : format_columns(rows)) out.push_back("  " + line);
+  const Prediction& fastest = p.shapes[p.fastest];
+  const Prediction& cheapest = p.shapes[p.cheapest];
+  out.push_back(fmt::format("fastest: {} ({}); cheapest: {} ({} {})", fastest.shape.label, format_seconds(fastest.time_s),
+                            cheapest.shape.label, hours(p.by_gpu_hours ? *cheapest.gpu_hours : cheapest.node_hours),
+                            p.by_gpu_hours ? "GPU-hours" : "node-hours"));
   return out;
 }
 

@@ -80,11 +80,15 @@ RunDiff diff_runs(const Run& a, const Run& b, CommandRunner& runner) {
   }
   d.text += section("code", code);
 
-  // What the jobs ran with, as their first node recorded it (job_environment.hpp).
+  // What the jobs ran with, as their first node recorded it (job_environment.hpp):
+  // the newest attempt that recorded it, named as such.
   auto environment = [](const Run& run) -> std::optional<JobEnvironment> {
     const Attempt* at = run.latest_job();
     const RunShape* shape = at ? run.shape(at->shape) : nullptr;
-    return shape ? read_environment(log_base(*shape, at->job_id)) : std::nullopt;
+    return shape ? read_latest_environment(log_base(*shape, at->job_id)) : std::nullopt;
+  };
+  auto which = [](const std::optional<JobEnvironment>& e) {
+    return e ? fmt::format("job {} attempt {}", e->job_id, e->attempt + 1) : std::string("-");
   };
   auto ea = environment(a), eb = environment(b);
   std::string env;
@@ -97,7 +101,7 @@ RunDiff diff_runs(const Run& a, const Run& b, CommandRunner& runner) {
     env = fmt::format("A: {}; B: {}\n", ea ? environment_summary(*ea) : "not recorded (no job started, or it could not run ddpctl's agent)",
                       eb ? environment_summary(*eb) : "not recorded (no job started, or it could not run ddpctl's agent)");
   }
-  d.text += section("environment (job " + std::string(ea ? ea->job_id : "-") + " vs " + (eb ? eb->job_id : "-") + ")", env);
+  d.text += section("environment (" + which(ea) + " vs " + which(eb) + ")", env);
 
   // What the jobs' scripts set: the first shape's of each (a race's shapes differ by design).
   if (!a.shapes.empty() && !b.shapes.empty()) {

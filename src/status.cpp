@@ -83,6 +83,14 @@ void add_running_view(const RunShape& shape, const Job& job, long long now, Stat
     j["monitor_off"] = off;
   } catch (const std::exception&) {
   }
+  // The job agent's own errors, which the script let the job outlive (agent.sh).
+  try {
+    std::vector<std::string> errors = split(read_file(fmt::format("{}.restart{}.agent-error", base, job.restarts), 8192), '\n');
+    errors.erase(std::remove(errors.begin(), errors.end(), ""), errors.end());
+    for (const auto& e : errors) parts.push_back("agent error: " + plain_line(e, 160));
+    if (!errors.empty()) j["agent_errors"] = errors;
+  } catch (const std::exception&) {
+  }
   row.info = join(parts, "; ");
 }
 

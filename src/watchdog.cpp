@@ -142,6 +142,7 @@ nlohmann::json stall_record_json(const StallRecord& r) {
           {"stall_after_s", r.stall_after_s},
           {"action", r.action},
           {"taken", r.taken},
+          {"result", r.result},
           {"why", r.why},
           {"basis", r.basis},
           {"detail", r.detail},
@@ -170,6 +171,7 @@ std::optional<StallRecord> read_stall_record(const std::string& log_base) try {
   r.stall_after_s = num("stall_after_s");
   r.action = str("action");
   r.taken = str("taken");
+  r.result = str("result");
   r.why = str("why");
   r.basis = str("basis");
   r.detail = str("detail");

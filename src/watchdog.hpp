@@ -76,7 +76,10 @@ struct StallRecord {
   bool stalled = false;
   double since = 0, detected_at = 0, for_s = 0, stall_after_s = 0;
   std::string action;  // warn, cancel, requeue
-  std::string taken;   // "", "warned", "cancelled", "requeued"
+  // "", "warned"; "cancelling"/"requeuing" before the act, then
+  // "cancelled"/"requeued", or "cancel-failed"/"requeue-failed" with `result`.
+  std::string taken;
+  std::string result;  // what the act returned: "scancel 42: done", or why it failed
   std::string why;
   std::string basis, detail;  // the verdict's: what counted as progress, who stopped
   std::vector<StoppedTask> stopped;

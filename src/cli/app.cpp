@@ -45,7 +45,8 @@ int run(int argc, char** argv) {
   SystemCommandRunner runner;
   SlurmClient slurm(runner);
   SystemClock clock;
-  Context ctx{runner, slurm, clock, poll_interval_from_env()};
+  SystemEnvironment env;
+  Context ctx{runner, slurm, clock, env, poll_interval_from_env()};
   for (const auto& s : subcommands()) s.setup(app, ctx);
   std::vector<std::string> names, every;
   for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {

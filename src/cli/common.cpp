@@ -21,29 +21,7 @@ bool use_color() {
 }
 
 std::string paint(const std::string& text, Tone tone) {
-  const char* code = "";
-  switch (tone) {
-    case Tone::Plain:
-      break;
-    case Tone::Good:
-      code = "32";
-      break;
-    case Tone::Done:
-      code = "1;32";
-      break;
-    case Tone::Waiting:
-      code = "33";
-      break;
-    case Tone::Unknown:
-      code = "35";
-      break;
-    case Tone::Muted:
-      code = "2";
-      break;
-    case Tone::Bad:
-      code = "31";
-      break;
-  }
+  const char* code = tone_ansi_code(tone);
   if (!use_color() || !*code) return text;
   return std::string("\033[") + code + "m" + text + "\033[0m";
 }

@@ -1,58 +1,18 @@
 // ddpctl race SPEC...: every shape of the specs as one race group; the first
 // to start trains (docs/race.md). `submit` of a spec with alternatives too.
-#include <ctime>
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
 
 #include "app.hpp"
 #include "common.hpp"
-#include "text.hpp"
 
 namespace ddpctl::cli {
 
-namespace {
-
-void print_plan(const std::vector<RankedShape>& ranking, bool by_finish, const std::string& note) {
-  for (const auto& line : ranking_lines(ranking, std::time(nullptr), by_finish, note)) std::cout << line << '\n';
-  throw_if_none_runs(ranking);
-  std::cout << fmt::format("a race would submit {}; nothing was submitted\n", join(kept_labels(ranking), ", "));
-}
-
-}  // namespace
-
 void race_command(const RaceRequest& req, bool plan, bool wait, bool follow, Context& ctx) {
-  RaceGroup group = load_race_group(req.specs, req.sets);
-  if (!plan && !req.dry_run) race_again_if_requeued(req.runs_root, {}, ctx);
-  if (plan) {
-    std::string note;
-    std::vector<RankedShape> ranking = plan_race(group, req, ctx.slurm, note);
-    return print_plan(ranking, req.rank_by != "start", note);
-  }
   ConsoleOutput out;
-  RaceSubmission r = submit_race(group, req, ctx, out);
-  note_lock_wait(r.lock_waited_s);
-  switch (r.kind) {
-    case RaceSubmission::Kind::AlreadySubmitted:
-      std::cout << fmt::format(
-          "already submitted: job {} of race run {} is still queued or running; not submitting it again "
-          "(--again submits another)\n",
-          r.active.job_id, r.active.run_id);
-      return;
-    case RaceSubmission::Kind::DryRun:
-      std::cout << fmt::format("dry run: {} passed validation{}; nothing was submitted\n", join(req.specs, ", "),
-                               !req.preflight || !req.rank_by.empty() ? "" : " and the cluster preflight");
-      if (!req.rank_by.empty()) return print_plan(r.ranking, req.rank_by == "finish", r.ranking_note);
-      std::cout << fmt::format("would race shapes {}: each submitted with sbatch; the first to start trains\n",
-                               join(group.labels(), ", "));
-      return;
-    case RaceSubmission::Kind::Submitted:
-      break;
-  }
-  std::cout << fmt::format("submitted race of {} as run {}: the first to start trains, the others are cancelled\n",
-                           join(r.submitted, ", "), r.run.id);
-  std::cout << fmt::format("  status: ddpctl status {}\n  logs:   ddpctl logs {}\n", r.run.id, r.run.id);
-  if (wait || follow) wait_for_race(ctx, r.run, follow, out);
+  SideOutput side;
+  note_lock_wait(ddpctl::race_command(req, plan, wait, follow, ctx, out, side));
 }
 
 void setup_race(CLI::App& app, Context& ctx) {

@@ -24,22 +24,7 @@ void run_submit(SubmitOptions& o, Context& ctx) {
   o.req.preflight = !o.no_preflight;
   o.req.snapshot = !o.no_snapshot;
   ResolvedRun resolved = load_and_resolve(o.req.spec, o.req.sets);
-  if (submits_as_race(resolved, o.req.shape)) {
-    if (o.req.fit_time)
-      throw UserError(Location{"--fit-time"}, "",
-                      "fits one shape's time limit; this spec submits a race (pick one shape with --shape)");
-    RaceRequest race;
-    race.specs = {o.req.spec};
-    race.sets = o.req.sets;
-    race.runs_root = o.req.runs_root;
-    race.templates_dir = o.req.templates_dir;
-    race.dry_run = o.req.dry_run;
-    race.preflight = o.req.preflight;
-    race.again = o.req.again;
-    race.snapshot = o.req.snapshot;
-    race.rank_by = o.req.rank_by;
-    return race_command(race, false, o.wait, o.follow, ctx);
-  }
+  if (submits_as_race(resolved, o.req.shape)) return race_command(race_of_submit(o.req), false, o.wait, o.follow, ctx);
   ConsoleOutput out;
   SubmitResult r = submit_one(resolved, o.req, ctx, out);
   note_lock_wait(r.lock_waited_s);

@@ -78,5 +78,5 @@ expect_code 0
 expect_out "warning: these rows ran in different environments: DATASET_VARIANT small (1x1) vs full (1x1)"
 run diff "$id1" "$id2"
 expect_code 0
-expect_out "== environment (job $id1 vs $id2)"
+expect_out "== environment (job $id1 attempt 1 vs job $id2 attempt 1)"
 expect_out "DATASET_VARIANT: small -> full"

@@ -1,6 +1,7 @@
 #include "fake_runner.hpp"
 
 #include <algorithm>
+#include <thread>
 #include "catch.hpp"
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -47,24 +48,38 @@ FakeRunner& FakeRunner::on(const std::string& program, const std::vector<std::st
 }
 
 CommandResult FakeRunner::run(const std::vector<std::string>& argv, std::chrono::milliseconds) {
-  calls.push_back(argv);
-  for (auto it = rules_.rbegin(); it != rules_.rend(); ++it) {
-    if (!matches(argv, it->program, it->with)) continue;
-    CommandResult r;
-    if (it->handler) {
-      r = it->handler(argv);
-    } else {
-      r = it->answers.front();
-      if (it->answers.size() > 1) it->answers.pop_front();
+  Handler handler;
+  CommandResult r;
+  bool answered = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    calls.push_back(argv);
+    for (auto it = rules_.rbegin(); it != rules_.rend() && !answered; ++it) {
+      if (!matches(argv, it->program, it->with)) continue;
+      answered = true;
+      if (it->handler) {
+        handler = it->handler;
+      } else {
+        r = it->answers.front();
+        if (it->answers.size() > 1) it->answers.pop_front();
+      }
     }
-    r.argv = argv;
+  }
+  // Catch2's assertions are not thread-safe: a call from another thread that
+  // no rule answers is failed by the caller's check of its result.
+  if (!answered) {
+    r.exit_code = 127;
+    r.err = "FakeRunner: no rule answers " + join(argv, " ");
+    if (std::this_thread::get_id() == main_thread_) FAIL(r.err);
     return r;
   }
-  FAIL("FakeRunner: no rule answers " << join(argv, " "));
-  return {};
+  if (handler) r = handler(argv);
+  r.argv = argv;
+  return r;
 }
 
 size_t FakeRunner::count(const std::string& program, const std::vector<std::string>& with) const {
+  std::lock_guard<std::mutex> lock(mutex_);
   return static_cast<size_t>(
       std::count_if(calls.begin(), calls.end(), [&](const auto& argv) { return matches(argv, program, with); }));
 }
@@ -210,6 +225,10 @@ FakeSlurm::FakeSlurm(const std::string& version) {
   runner.on("sinfo", {"--json"}, exits(0, read_file(data + "sinfo.json")));
   if (arrays) runner.on("scontrol", {"show", "nodes", "--json"}, exits(0, read_file(data + "scontrol-nodes.json")));
   runner.on("sacctmgr", {}, exits(0, "lusu\nother\n"));
+  // No QOS or association limits (the limits preflight reads them; a line it
+  // cannot read would be a note).
+  runner.on("sacctmgr", {"show", "qos"}, exits(0, ""));
+  runner.on("sacctmgr", {"show", "assoc", "format=Account,User,Partition"}, exits(0, ""));
   // The limits preflight reads (limits_read.hpp): the local cluster's
   // partitions, no reservations, no usage.
   runner.on("scontrol", {"-o", "show", "partition"}, exits(0, read_file(data + "scontrol-partition.txt")));

@@ -6,11 +6,15 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "clock.hpp"
 #include "context.hpp"
+#include "environment.hpp"
 #include "process.hpp"
 #include "slurm.hpp"
 
@@ -20,7 +24,9 @@ namespace ddpctl::test {
 // its argv must contain (later rules win); a rule answers from a queue of
 // canned results (the last one repeats) or from a function, so it can time
 // out, fail or lie. Every call is recorded. A call no rule matches fails the
-// test with the argv.
+// test with the argv. Safe to call from several threads at once (dump_stacks
+// runs a node's dumps in parallel): calls are recorded and answered under a
+// mutex; a handler runs outside it, so handlers may block or run in parallel.
 class FakeRunner : public CommandRunner {
  public:
   using Handler = std::function<CommandResult(const std::vector<std::string>& argv)>;
@@ -33,6 +39,8 @@ class FakeRunner : public CommandRunner {
   size_t count(const std::string& program, const std::vector<std::string>& with = {}) const;
 
  private:
+  mutable std::mutex mutex_;
+  std::thread::id main_thread_ = std::this_thread::get_id();
   struct Rule {
     std::string program;
     std::vector<std::string> with;
@@ -50,16 +58,30 @@ CommandResult not_found();
 class FakeClock : public Clock {
  public:
   double monotonic() override { return mono; }
-  long long now() override { return wall + static_cast<long long>(mono - 1000); }
+  long long now() override { return epoch + static_cast<long long>(mono - 1000); }
+  double wall() override { return static_cast<double>(epoch) + (mono - 1000); }
   void sleep(double seconds) override {
     mono += seconds;
     ++sleeps;
     if (on_sleep) on_sleep();
   }
   double mono = 1000;
-  long long wall = 1795300000;
+  long long epoch = 1795300000;  // now() at the start
   int sleeps = 0;
   std::function<void()> on_sleep;  // lets a test change the world between polls
+};
+
+// An environment of its own variables; PATH, when a test sets it, is searched
+// on the real file system.
+class FakeEnvironment : public Environment {
+ public:
+  std::optional<std::string> get(const std::string& name) const override {
+    auto it = vars.find(name);
+    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+  std::string hostname() const override { return host; }
+  std::map<std::string, std::string> vars;
+  std::string host = "testhost";
 };
 
 // A small Slurm made of FakeRunner rules, speaking 22.05 or 24.11. sbatch
@@ -89,8 +111,9 @@ struct FakeSlurm {
 
   FakeRunner runner;
   FakeClock clock;
+  FakeEnvironment env;
   SlurmClient slurm{runner};
-  Context ctx{runner, slurm, clock, 0.5};
+  Context ctx{runner, slurm, clock, env, 0.5};
   std::vector<FakeJob> jobs;
   int next_id = 100;
   bool controller_down = false;  // squeue answers with 22.05's "errors"

@@ -3,7 +3,6 @@
 // GPU driver through a scripted nvidia-smi, modules and variables from the
 // job's environment; and how two records are compared for report and diff.
 #include "catch.hpp"
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -20,31 +19,24 @@ using test::TempDir;
 
 namespace {
 
-// PATH set to one folder for a scope, restored after.
-struct PathTo {
-  explicit PathTo(const std::string& dir) {
-    if (const char* p = std::getenv("PATH")) old = p;
-    ::setenv("PATH", dir.c_str(), 1);
-  }
-  ~PathTo() { ::setenv("PATH", old.c_str(), 1); }
-  std::string old;
-};
-
 void executable(const std::string& path, const std::string& text = "#!/bin/sh\n") { write_file_atomic(path, text, 0755); }
 
-EnvironmentOptions options(const std::string& cwd, std::vector<std::string> argv,
-                           std::map<std::string, std::string> env = {}) {
+EnvironmentOptions options(const std::string& cwd, std::vector<std::string> argv) {
   EnvironmentOptions o;
   o.argv = std::move(argv);
   o.cwd = cwd;
   o.nodes = {"g1", "g2"};
   o.env_names = {"MASTER_ADDR", "NCCL_DEBUG", "UNSET_ONE"};
-  o.getenv = [env](const std::string& name) -> std::optional<std::string> {
-    auto it = env.find(name);
-    return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
-  };
   return o;
 }
+
+// The job's environment, PATH one folder (the process's own PATH is left alone).
+struct JobOn {
+  explicit JobOn(const std::string& path) { env.vars["PATH"] = path; }
+  JobEnvironment collect(const EnvironmentOptions& o, FakeRunner& runner) { return collect_environment(o, runner, env, clock); }
+  test::FakeEnvironment env;
+  test::FakeClock clock;
+};
 
 const char* kProbeAnswer = "python 3.11.2\ntorch 2.14.1\ntorch_cuda 13.0\nnccl 2.27.5\n";
 
@@ -54,13 +46,14 @@ TEST_CASE("a Python program: interpreter on PATH, script against the working dir
   TempDir bin, work;
   executable(bin.path + "/python3");
   write_file_atomic(work.path + "/train.py", "print(1)\n");
-  PathTo path(bin.path);
+  JobOn job(bin.path);
   FakeRunner runner;
   runner.on(bin.path + "/python3", {"-c"}, exits(0, kProbeAnswer));
-  auto o = options(work.path, {"python3", "-u", "train.py", "--lr", "0.1"},
-                   {{"SLURM_JOB_ID", "41"}, {"SLURM_RESTART_COUNT", "1"}, {"MASTER_ADDR", "10.0.0.1"},
-                    {"NCCL_DEBUG", "WARN"}, {"LOADEDMODULES", "gcc/12:cuda/13.0"}});
-  JobEnvironment e = collect_environment(o, runner);
+  auto o = options(work.path, {"python3", "-u", "train.py", "--lr", "0.1"});
+  job.env.vars.insert({{"SLURM_JOB_ID", "41"}, {"SLURM_RESTART_COUNT", "1"}, {"MASTER_ADDR", "10.0.0.1"},
+                       {"NCCL_DEBUG", "WARN"}, {"LOADEDMODULES", "gcc/12:cuda/13.0"}});
+  JobEnvironment e = job.collect(o, runner);
+  CHECK(e.t == job.clock.wall());
   CHECK(runner.count(bin.path + "/python3") == 1);
   CHECK(e.job_id == "41");
   CHECK(e.attempt == 1);
@@ -84,18 +77,18 @@ TEST_CASE("a script whose #! names Python, and a launcher's .py argument") {
   executable(bin.path + "/python3");
   executable(bin.path + "/torchrun", "#!/usr/bin/env python3\nimport sys\n");
   executable(work.path + "/train.py", "#!/usr/bin/env -S python3 -u\n");
-  PathTo path(bin.path);
+  JobOn job(bin.path);
   FakeRunner runner;
   runner.on(bin.path + "/python3", {"-c"}, exits(0, "python 3.13.1\n"));  // no torch in it
   SECTION("torchrun") {
-    JobEnvironment e = collect_environment(options(work.path, {"torchrun", "--nproc-per-node=2", "train.py"}), runner);
+    JobEnvironment e = job.collect(options(work.path, {"torchrun", "--nproc-per-node=2", "train.py"}), runner);
     CHECK(e.program_path == bin.path + "/torchrun");
     CHECK(e.script == work.path + "/train.py");
     CHECK(e.python == "3.13.1");
     CHECK(e.torch.empty());
   }
   SECTION("the script itself") {
-    JobEnvironment e = collect_environment(options(work.path, {"./train.py"}), runner);
+    JobEnvironment e = job.collect(options(work.path, {"./train.py"}), runner);
     CHECK(e.program_path == work.path + "/train.py");
     CHECK(e.script == work.path + "/train.py");
     CHECK(e.python == "3.13.1");
@@ -106,11 +99,11 @@ TEST_CASE("what cannot be read becomes a note, never an error") {
   TempDir bin, work;
   executable(bin.path + "/python3");
   executable(bin.path + "/nvidia-smi");
-  PathTo path(bin.path);
+  JobOn job(bin.path);
   FakeRunner runner;
   runner.on(bin.path + "/python3", {"-c"}, test::times_out());
   runner.on("nvidia-smi", {}, exits(9, "", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"));
-  JobEnvironment e = collect_environment(options(work.path, {"python3", "-m", "trainer.main"}), runner);
+  JobEnvironment e = job.collect(options(work.path, {"python3", "-m", "trainer.main"}), runner);
   CHECK(e.script == "-m trainer.main");
   CHECK(e.python.empty());
   REQUIRE(e.notes.size() == 2);
@@ -118,14 +111,14 @@ TEST_CASE("what cannot be read becomes a note, never an error") {
   CHECK(e.notes[1].find("couldn't communicate with the NVIDIA driver") != std::string::npos);
 
   SECTION("a program that is not there") {
-    JobEnvironment m = collect_environment(options(work.path, {"./missing.sh"}), runner);
+    JobEnvironment m = job.collect(options(work.path, {"./missing.sh"}), runner);
     CHECK(m.program_path.empty());
     CHECK(m.notes.front().find("'./missing.sh' is not found") != std::string::npos);
   }
   SECTION("a shell line is the program; nothing is resolved or run for it") {
     FakeRunner quiet;
-    PathTo empty(work.path);
-    JobEnvironment s = collect_environment(options(work.path, {"bash", "-c", "python3 x.py"}), quiet);
+    JobOn empty(work.path);
+    JobEnvironment s = empty.collect(options(work.path, {"bash", "-c", "python3 x.py"}), quiet);
     CHECK(s.program == "python3 x.py");
     CHECK(quiet.calls.empty());
   }
@@ -134,12 +127,12 @@ TEST_CASE("what cannot be read becomes a note, never an error") {
 TEST_CASE("the GPU model, driver and the driver's CUDA from nvidia-smi") {
   TempDir bin, work;
   executable(bin.path + "/nvidia-smi");
-  PathTo path(bin.path);
+  JobOn job(bin.path);
   FakeRunner runner;
   runner.on("nvidia-smi", {}, exits(0, "| NVIDIA-SMI 580.95.05   Driver Version: 580.95.05   CUDA Version: 13.0     |\n"));
   runner.on("nvidia-smi", {"--query-gpu=name,driver_version"},
             exits(0, "NVIDIA H100 80GB HBM3, 580.95.05\nNVIDIA H100 80GB HBM3, 580.95.05\n"));
-  JobEnvironment e = collect_environment(options(work.path, {"/bin/true"}), runner);
+  JobEnvironment e = job.collect(options(work.path, {"/bin/true"}), runner);
   CHECK(e.gpu == "NVIDIA H100 80GB HBM3");
   CHECK(e.driver == "580.95.05");
   CHECK(e.cuda_driver == "13.0");
@@ -197,18 +190,29 @@ TEST_CASE("records round-trip, and compare on what should match") {
   }
 }
 
-TEST_CASE("the newest attempt's record is read") {
+TEST_CASE("an attempt's record is its own; the newest is named by its attempt") {
   TempDir dir;
   std::string base = dir.path + "/job_5";
-  CHECK_FALSE(read_environment(base));
+  CHECK_FALSE(read_latest_environment(base));
   JobEnvironment e;
   e.attempt = 0;
   e.python = "3.11";
   write_file_atomic(environment_path(base, 0), environment_json(e).dump());
+  // Attempt 1 started and has not written its record (yet, or it could not
+  // run the agent): status asks for attempt 1's and gets none, not attempt 0's.
+  CHECK_FALSE(read_environment(base, 1));
+  CHECK(read_environment(base, 0)->python == "3.11");
   e.attempt = 2;
   e.python = "3.12";
   write_file_atomic(environment_path(base, 2), environment_json(e).dump());
-  CHECK(read_environment(base)->python == "3.12");
-  CHECK(read_environment(base, 1)->python == "3.11");
+  CHECK(read_latest_environment(base)->python == "3.12");
+  CHECK(read_latest_environment(base)->attempt == 2);
+  CHECK(environment_line(*read_latest_environment(base)).find("(attempt 3)") != std::string::npos);
   CHECK(environment_path(base, 2) == base + ".restart2.environment.json");
+
+  SECTION("the attempt is the file's, whatever the text says") {
+    e.attempt = 0;  // a record copied from another attempt
+    write_file_atomic(environment_path(base, 3), environment_json(e).dump());
+    CHECK(read_environment(base, 3)->attempt == 3);
+  }
 }

@@ -4,6 +4,7 @@
 #include "files.hpp"
 #include "helpers.hpp"
 #include "limits_read.hpp"
+#include "preflight.hpp"
 
 using namespace ddpctl;
 
@@ -65,6 +66,38 @@ TEST_CASE("sacctmgr's -P lines are read field by field") {
   CHECK_FALSE(qos["normal"].max_wall_s);
   CHECK(parse_assocs(kAssocs).size() == 4);
   CHECK(parse_tres("cpu=4,mem=4G,gres/gpu:a100=2") == Tres{{"cpu", 4}, {"mem", 4096}, {"gres/gpu:a100", 2}});
+}
+
+TEST_CASE("a sacctmgr line that cannot be read is a note, never a missing limit") {
+  std::vector<std::string> unread;
+  // A format change: fewer fields than asked for; a MaxWall that is not a time.
+  auto qos = parse_qos("gpu2|gres/gpu=2|||04:00:00|5\nslow|||||4 hours|||||\nnormal||||||||||\n", &unread);
+  CHECK_FALSE(qos.count("gpu2"));
+  CHECK(qos.count("slow"));
+  CHECK_FALSE(qos["slow"].max_wall_s);
+  REQUIRE(unread.size() == 2);
+  CHECK(unread[0] == "sacctmgr show qos line 1 ('gpu2|gres/gpu=2|||04:00:00|5'): 6 field(s), 11 expected");
+  CHECK(unread[1] == "sacctmgr show qos line 2 ('slow|||||4 hours|||||'): MaxWall '4 hours' is not a time");
+
+  unread.clear();
+  CHECK(parse_assocs("lusu|root||||gpu2\nlimited|||root|normal|||||2-xx:00|||||\n", &unread).size() == 1);
+  REQUIRE(unread.size() == 2);
+  CHECK(unread[0] == "sacctmgr show assoc line 1 ('lusu|root||||gpu2'): 6 field(s), 14 expected");
+  CHECK(unread[1] == "sacctmgr show assoc line 2 ('limited|||root|normal|||||2-xx:00|||||'): MaxWall '2-xx:00' is not a time");
+
+  SECTION("the preflight says which limits it did not check") {
+    SiteLimits s = site();
+    s.unread = unread;
+    auto lines = unread_limits(s);
+    REQUIRE_FALSE(lines.empty());
+    CHECK(lines[0] == "limits not checked: cannot read sacctmgr show assoc line 1 ('lusu|root||||gpu2'): 6 field(s), 14 expected");
+  }
+  SECTION("well-formed lines, no notes") {
+    unread.clear();
+    parse_qos(kQos, &unread);
+    parse_assocs(kAssocs, &unread);
+    CHECK(unread.empty());
+  }
 }
 
 TEST_CASE("partitions and reservations from scontrol -o") {
@@ -251,13 +284,14 @@ TEST_CASE("every Slurm version's own answers (capture-limits.sh) give the same v
     s.user = "root";
     s.default_account = "lusu";
     s.accounting = true;
-    s.qos = parse_qos(data("sacctmgr-qos.txt"));
-    s.assocs = parse_assocs(data("sacctmgr-assoc-user.txt"));
-    for (const auto& a : parse_assocs(data("sacctmgr-assoc-accounts.txt")))
+    s.qos = parse_qos(data("sacctmgr-qos.txt"), &s.unread);
+    s.assocs = parse_assocs(data("sacctmgr-assoc-user.txt"), &s.unread);
+    for (const auto& a : parse_assocs(data("sacctmgr-assoc-accounts.txt"), &s.unread))
       if (a.user.empty()) s.assocs.push_back(a);
     s.partitions = parse_partitions(data("scontrol-partition.txt"));
     s.reservations = parse_reservations(data("scontrol-reservation.txt"));
     s.usage = parse_assoc_mgr(data("scontrol-assoc-mgr.txt"), "0");
+    CHECK(s.unread.empty());  // every line of every version read
     REQUIRE(s.qos.count("cap-gpu2"));
     CHECK(s.qos["cap-gpu2"].max_per_job == Tres{{"gres/gpu", 2}});
     CHECK(s.qos["cap-gpu2"].max_wall_s == 4 * 3600);

@@ -21,6 +21,7 @@
 
 using namespace ddpctl;
 using test::exits;
+using test::FakeClock;
 using test::FakeRunner;
 
 namespace {
@@ -52,7 +53,7 @@ struct ClosedPort {
   ~ClosedPort() { ::close(fd); }
 };
 
-NodeCheckResult result(const std::string& node, bool ok, std::vector<std::string> problems = {}, double seconds = 0.4) {
+NodeCheckResult result(const std::string& node, bool ok, std::vector<NodeProblem> problems = {}, double seconds = 0.4) {
   NodeCheckResult r;
   r.node = node;
   r.ok = ok;
@@ -60,6 +61,8 @@ NodeCheckResult result(const std::string& node, bool ok, std::vector<std::string
   r.seconds = seconds;
   return r;
 }
+
+NodeProblem gpu_problem(const std::string& text) { return {NodeProblemKind::Gpus, text}; }
 
 std::string meminfo(long long available_kib) {
   return fmt::format("MemTotal:       263856128 kB\nMemFree:        1000 kB\nMemAvailable:   {} kB\n", available_kib);
@@ -133,6 +136,7 @@ TEST_CASE("check_gpus counts the GPUs nvidia-smi shows against the job's", "[nod
 TEST_CASE("check_node: free memory from meminfo, and GPUs", "[node_check]") {
   test::TempDir proc;
   FakeRunner runner;
+  FakeClock clock;
   NodeCheckOptions o;
   o.node = "g2";
   o.proc_root = proc.path;
@@ -140,25 +144,26 @@ TEST_CASE("check_node: free memory from meminfo, and GPUs", "[node_check]") {
 
   SECTION("too little free memory names the node") {
     write_file_atomic(proc.path + "/meminfo", meminfo(1024 * 1024));
-    NodeCheckResult r = check_node(o, runner);
+    NodeCheckResult r = check_node(o, runner, clock);
     CHECK(r.node == "g2");
     CHECK_FALSE(r.ok);
     REQUIRE(r.problems.size() == 1);
-    CHECK(r.problems[0] ==
+    CHECK(r.problems[0].text ==
           "node g2 has 1024 MiB of memory free, the job needs 2048 MiB there (other processes hold the rest: see `ps "
           "aux --sort=-rss` on g2)");
+    CHECK(r.problems[0].kind == NodeProblemKind::Memory);
     CHECK(runner.calls.empty());  // no GPUs expected: nvidia-smi not asked
   }
   SECTION("enough: a note") {
     write_file_atomic(proc.path + "/meminfo", meminfo(4096 * 1024));
-    NodeCheckResult r = check_node(o, runner);
+    NodeCheckResult r = check_node(o, runner, clock);
     CHECK(r.ok);
     CHECK(r.problems.empty());
     CHECK(r.notes == std::vector<std::string>{"4096 MiB free"});
     CHECK(r.seconds >= 0);
   }
   SECTION("no meminfo: not checked") {
-    NodeCheckResult r = check_node(o, runner);
+    NodeCheckResult r = check_node(o, runner, clock);
     CHECK(r.ok);
     CHECK(r.notes == std::vector<std::string>{"free memory not checked (no meminfo)"});
   }
@@ -166,11 +171,12 @@ TEST_CASE("check_node: free memory from meminfo, and GPUs", "[node_check]") {
     write_file_atomic(proc.path + "/meminfo", meminfo(1024));
     o.expected_gpus = 2;
     runner.on("nvidia-smi", {}, exits(0, gpus(1)));
-    NodeCheckResult r = check_node(o, runner);
+    NodeCheckResult r = check_node(o, runner, clock);
     CHECK_FALSE(r.ok);
     REQUIRE(r.problems.size() == 2);
-    CHECK_THAT(r.problems[0], Catch::StartsWith("node g2 shows 1 GPU(s), the job was given 2 (gpus_per_node): "));
-    CHECK_THAT(r.problems[1], Catch::StartsWith("node g2 has 1 MiB of memory free"));
+    CHECK_THAT(r.problems[0].text, Catch::StartsWith("node g2 shows 1 GPU(s), the job was given 2 (gpus_per_node): "));
+    CHECK(r.problems[0].kind == NodeProblemKind::Gpus);
+    CHECK_THAT(r.problems[1].text, Catch::StartsWith("node g2 has 1 MiB of memory free"));
   }
 }
 
@@ -178,13 +184,15 @@ TEST_CASE("the first node listens on the rendezvous port and the others reach it
   std::promise<int> listening;
   auto port = listening.get_future();
   auto listener = std::async(std::launch::async, [&] {
-    return listen_for_peers(0, 2, 30, [&](int p) { listening.set_value(p); });
+    SystemClock clock;
+    return listen_for_peers(0, 2, 30, clock, [&](int p) { listening.set_value(p); });
   });
   REQUIRE(port.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
   int p = port.get();
   CHECK(p > 0);
-  auto g2 = std::async(std::launch::async, [p] { return reach_listener("127.0.0.1", p, "g2", 30); });
-  auto g3 = std::async(std::launch::async, [p] { return reach_listener("localhost", p, "g3", 30); });
+  SystemClock c2, c3;
+  auto g2 = std::async(std::launch::async, [&c2, p] { return reach_listener("127.0.0.1", p, "g2", 30, c2); });
+  auto g3 = std::async(std::launch::async, [&c3, p] { return reach_listener("localhost", p, "g3", 30, c3); });
   CHECK(g2.get() == std::nullopt);
   CHECK(g3.get() == std::nullopt);
   ListenResult l = listener.get();
@@ -208,7 +216,8 @@ TEST_CASE("a port that is taken cannot be listened on", "[node_check]") {
   REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0);
   int port = ntohs(sa.sin_port);
   bool called = false;
-  ListenResult l = listen_for_peers(port, 1, 5, [&](int) { called = true; });
+  SystemClock clock;
+  ListenResult l = listen_for_peers(port, 1, 5, clock, [&](int) { called = true; });
   ::close(fd);
   REQUIRE(l.problem);
   CHECK(*l.problem == fmt::format("cannot listen on port {}: Address already in use", port));
@@ -218,9 +227,13 @@ TEST_CASE("a port that is taken cannot be listened on", "[node_check]") {
 
 TEST_CASE("reaching a port nobody listens on gives up at the deadline with why", "[node_check]") {
   ClosedPort closed;
-  auto why = reach_listener("127.0.0.1", closed.port, "g2", 1);
+  // The deadline on a fake clock: a retry every 0.2 s until 1 s has passed, in no time.
+  FakeClock clock;
+  auto why = reach_listener("127.0.0.1", closed.port, "g2", 1, clock);
   REQUIRE(why);
   CHECK(*why == "connection refused");
+  CHECK(clock.sleeps == 5);
+  CHECK(clock.mono == Approx(1001));
 
   SECTION("through check_node, the problem names both nodes and the interface") {
     test::TempDir proc;
@@ -233,17 +246,18 @@ TEST_CASE("reaching a port nobody listens on gives up at the deadline with why",
     o.interface = "ib0";
     o.deadline_s = 1;
     o.proc_root = proc.path;
-    NodeCheckResult r = check_node(o, runner);
+    NodeCheckResult r = check_node(o, runner, clock);
     CHECK_FALSE(r.ok);
     REQUIRE(r.problems.size() == 1);
-    CHECK(r.problems[0] == fmt::format("node g2 cannot reach 127.0.0.1:{} over ib0 (g1, rank 0's node): connection refused",
+    CHECK(r.problems[0].kind == NodeProblemKind::CannotReach);
+    CHECK(r.problems[0].text == fmt::format("node g2 cannot reach 127.0.0.1:{} over ib0 (g1, rank 0's node): connection refused",
                                        closed.port));
   }
 }
 
 TEST_CASE("a node's check result survives its file", "[node_check]") {
   CHECK(node_check_path("logs/job_42", 1, "g2") == "logs/job_42.restart1.check.g2.json");
-  NodeCheckResult r = result("g2", false, {"node g2 shows 1 GPU(s), the job was given 2 (gpus_per_node)"}, 1.23456);
+  NodeCheckResult r = result("g2", false, {gpu_problem("node g2 shows 1 GPU(s), the job was given 2 (gpus_per_node)")}, 1.23456);
   r.notes = {"4096 MiB free"};
   auto back = parse_node_check(node_check_json(r).dump());
   REQUIRE(back);
@@ -258,11 +272,17 @@ TEST_CASE("a node's check result survives its file", "[node_check]") {
   CHECK_FALSE(parse_node_check(R"({"node": "g1", "ok": tr)"));
   CHECK_FALSE(parse_node_check(R"({"ok": true})"));
   CHECK_FALSE(parse_node_check("[]"));
+
+  SECTION("an older record's problems, plain strings, have no kind") {
+    auto old = parse_node_check(R"({"node": "g2", "ok": false, "problems": ["node g2 has 1 MiB of memory free"]})");
+    REQUIRE(old);
+    CHECK(old->problems == std::vector<NodeProblem>{{NodeProblemKind::Other, "node g2 has 1 MiB of memory free"}});
+  }
 }
 
 TEST_CASE("after the check: go on, requeue without the bad nodes, or fail", "[node_check]") {
   std::vector<std::string> nodes = {"g1", "g2", "g3"};
-  const std::string bad = "node g2 shows 1 GPU(s), the job was given 2 (gpus_per_node)";
+  const NodeProblem bad = gpu_problem("node g2 shows 1 GPU(s), the job was given 2 (gpus_per_node)");
 
   SECTION("every node ready") {
     CheckDecision d = decide_after_check(nodes, {result("g1", true), result("g2", true, {}, 1.31), result("g3", true)},
@@ -271,6 +291,7 @@ TEST_CASE("after the check: go on, requeue without the bad nodes, or fail", "[no
     CHECK_FALSE(d.requeue);
     CHECK(d.bad_nodes.empty());
     CHECK(d.lines == std::vector<std::string>{"3 node(s) ready in 1.3 s"});
+    CHECK(check_verdict(d) == CheckVerdict::Go);
   }
   SECTION("one bad node with restarts left: requeue without it") {
     CheckDecision d = decide_after_check(nodes, {result("g1", true), result("g2", false, {bad}), result("g3", true)},
@@ -278,15 +299,19 @@ TEST_CASE("after the check: go on, requeue without the bad nodes, or fail", "[no
     CHECK_FALSE(d.ok);
     CHECK(d.requeue);
     CHECK(d.bad_nodes == std::vector<std::string>{"g2"});
-    CHECK(d.lines == std::vector<std::string>{bad});
+    CHECK(d.lines == std::vector<std::string>{bad.text});
+    CHECK(check_verdict(d) == CheckVerdict::Requeue);
   }
   SECTION("every node bad: the job is at fault, not the nodes") {
     CheckDecision d = decide_after_check(
-        nodes, {result("g1", false, {"a"}), result("g2", false, {"b"}), result("g3", false, {"c"})}, 0, 2);
+        nodes, {result("g1", false, {gpu_problem("a")}), result("g2", false, {gpu_problem("b")}),
+                result("g3", false, {gpu_problem("c")})},
+        0, 2);
     CHECK_FALSE(d.ok);
     CHECK_FALSE(d.requeue);
     CHECK(d.bad_nodes == nodes);
     CHECK(d.lines == std::vector<std::string>{"a", "b", "c"});
+    CHECK(check_verdict(d) == CheckVerdict::Fail);
   }
   SECTION("no restart left") {
     CheckDecision d = decide_after_check(nodes, {result("g1", true), result("g2", false, {bad}), result("g3", true)},
@@ -305,7 +330,8 @@ TEST_CASE("after the check: go on, requeue without the bad nodes, or fail", "[no
   }
   SECTION("no other node reaches the first: the first one is excluded") {
     auto unreachable = [](const std::string& n) {
-      return result(n, false, {"node " + n + " cannot reach 10.0.0.1:20001 over ib0 (g1, rank 0's node): connection timed out after 10s"});
+      return result(n, false, {{NodeProblemKind::CannotReach,
+                                "node " + n + " cannot reach 10.0.0.1:20001 over ib0 (g1, rank 0's node): connection timed out after 10s"}});
     };
     CheckDecision d = decide_after_check(nodes, {result("g1", true), unreachable("g2"), unreachable("g3")}, 0, 2);
     CHECK_FALSE(d.ok);
@@ -315,16 +341,37 @@ TEST_CASE("after the check: go on, requeue without the bad nodes, or fail", "[no
   }
   SECTION("the first node could not listen: it is excluded, not the nodes that could not reach it") {
     auto unreachable = [](const std::string& n) {
-      return result(n, false, {"node " + n + " cannot reach 10.0.0.1:20001 over ib0 (g1, rank 0's node): connection refused"});
+      return result(n, false, {{NodeProblemKind::CannotReach,
+                                "node " + n + " cannot reach 10.0.0.1:20001 over ib0 (g1, rank 0's node): connection refused"}});
     };
     CheckDecision d = decide_after_check(
         nodes,
-        {result("g1", false, {"node g1 (rank 0's) cannot listen on port 20001: Address already in use: the rendezvous would fail"}),
+        {result("g1", false, {{NodeProblemKind::CannotListen,
+                                "node g1 (rank 0's) cannot listen on port 20001: Address already in use: the rendezvous would fail"}}),
          unreachable("g2"), unreachable("g3")},
         0, 2);
     CHECK(d.requeue);
     CHECK(d.bad_nodes == std::vector<std::string>{"g1"});
     CHECK(d.lines.size() == 1);
+  }
+  SECTION("by the problems' kinds, not their words") {
+    // Worded unlike check_node's messages: text matching would miss both.
+    auto lost = [](const std::string& n) {
+      return result(n, false, {{NodeProblemKind::CannotReach, "node " + n + ": no route to the first node"}});
+    };
+    CheckDecision d = decide_after_check(
+        nodes, {result("g1", false, {{NodeProblemKind::CannotListen, "node g1: port 20001 is held by another process"}}),
+                lost("g2"), lost("g3")},
+        0, 2);
+    CHECK(d.requeue);
+    CHECK(d.bad_nodes == std::vector<std::string>{"g1"});
+    CHECK(d.lines == std::vector<std::string>{"node g1: port 20001 is held by another process"});
+    // ... and without the listener's problem: every other node unable to reach it.
+    d = decide_after_check(nodes, {result("g1", true), lost("g2"), lost("g3")}, 0, 2);
+    CHECK(d.bad_nodes == std::vector<std::string>{"g1"});
+    // Problems of another kind on those nodes are theirs.
+    d = decide_after_check(nodes, {result("g1", true), lost("g2"), result("g3", false, {gpu_problem("node g3: a GPU is gone")})}, 0, 2);
+    CHECK(d.bad_nodes == std::vector<std::string>{"g2", "g3"});
   }
   SECTION("a one-node job on a bad node is requeued without it") {
     CheckDecision d = decide_after_check({"g2"}, {result("g2", false, {bad})}, 0, 1);

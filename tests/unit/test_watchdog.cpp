@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,10 +18,14 @@
 #include "files.hpp"
 #include "helpers.hpp"
 #include "job_agent.hpp"
+#include "text.hpp"
+#include "usage.hpp"
 #include "watchdog.hpp"
 
 using namespace ddpctl;
 using test::exits;
+using test::FakeClock;
+using test::FakeEnvironment;
 using test::FakeRunner;
 
 namespace {
@@ -430,6 +437,7 @@ void set_mtime(const std::string& path, double t) {
 struct WatchFixture {
   test::TempDir tmp;
   FakeRunner runner;  // no rule: any command fails the test
+  FakeClock clock;
   WatchOptions o;
   WatchFixture() {
     o.log_base = tmp.path + "/job_42";
@@ -509,7 +517,7 @@ TEST_CASE("the step observer reads the tasks' logs, the progress file and recent
 TEST_CASE("the watcher with action warn records the stall and runs on", "[job_agent]") {
   WatchFixture f;
   f.both_write(T0);
-  Watcher w(f.o, f.runner, T0);
+  Watcher w(f.o, f.runner, f.clock, T0);
   CHECK(w.tick(T0 + 30));
   CHECK_FALSE(read_stall_record(f.o.log_base));
 
@@ -550,7 +558,7 @@ TEST_CASE("the watcher with action cancel asks for stacks, records, then scancel
   f.both_write(T0);
   // g1's sampler answered the request; g2's did not.
   write_file_atomic(stacks_path(f.o.log_base, 0, "g1"), "# stacks of job 42's training processes on g1\n");
-  Watcher w(f.o, f.runner, T0);
+  Watcher w(f.o, f.runner, f.clock, T0);
   CHECK(w.tick(T0 + 59));
   CHECK_FALSE(w.tick(T0 + 60));
   CHECK(f.runner.calls == std::vector<std::vector<std::string>>{{"scancel", "42"}});
@@ -573,7 +581,7 @@ TEST_CASE("the watcher with action requeue requeues while restarts are left, els
   SECTION("restarts left") {
     f.o.attempt = 1;
     f.both_write(T0);
-    Watcher w(f.o, f.runner, T0);
+    Watcher w(f.o, f.runner, f.clock, T0);
     CHECK_FALSE(w.tick(T0 + 60));
     CHECK(f.runner.calls == std::vector<std::vector<std::string>>{{"scontrol", "requeue", "42"}});
     auto r = read_stall_record(f.o.log_base);
@@ -585,11 +593,151 @@ TEST_CASE("the watcher with action requeue requeues while restarts are left, els
   SECTION("the last restart used") {
     f.o.attempt = 2;
     f.both_write(T0);
-    Watcher w(f.o, f.runner, T0);
+    Watcher w(f.o, f.runner, f.clock, T0);
     CHECK_FALSE(w.tick(T0 + 60));
     CHECK(f.runner.calls == std::vector<std::vector<std::string>>{{"scancel", "42"}});
     CHECK(read_stall_record(f.o.log_base)->taken == "cancelled");
   }
+}
+
+TEST_CASE("the watcher acts first, then records what the act returned; a failed act is tried again", "[job_agent]") {
+  WatchFixture f;
+  f.o.action = StallAction::Cancel;
+  f.both_write(T0);
+  std::vector<std::string> taken_at_scancel;  // the record as each scancel runs
+  int failures = 1;
+  f.runner.on("scancel", {}, [&](const std::vector<std::string>&) {
+    auto r = read_stall_record(f.o.log_base);
+    taken_at_scancel.push_back(r ? r->taken : "(no record)");
+    return failures-- > 0 ? exits(1, "", "scancel: error: Kill job error on job id 42: Access/permission denied\n")
+                          : exits(0);
+  });
+  Watcher w(f.o, f.runner, f.clock, T0);
+  CHECK(w.tick(T0 + 60));  // the scancel failed: the watch goes on, to try again
+  auto r = read_stall_record(f.o.log_base);
+  REQUIRE(r);
+  CHECK(r->taken == "cancel-failed");
+  CHECK_THAT(r->result, Catch::StartsWith("scancel failed: scancel exited with status 1: "));
+  CHECK_THAT(r->result, Catch::Contains("Access/permission denied"));
+  CHECK_FALSE(w.tick(T0 + 65));
+  r = read_stall_record(f.o.log_base);
+  REQUIRE(r);
+  CHECK(r->taken == "cancelled");
+  CHECK(r->result == "scancel 42: done");
+  // Never "cancelled" before scancel has run.
+  CHECK(taken_at_scancel == std::vector<std::string>{"cancelling", "cancel-failed"});
+
+  SECTION("given up after three failures") {
+    WatchFixture g;
+    g.o.action = StallAction::Cancel;
+    g.both_write(T0);
+    g.runner.on("scancel", {}, exits(1, "", "scancel: error: Invalid job id specified\n"));
+    Watcher x(g.o, g.runner, g.clock, T0);
+    CHECK(x.tick(T0 + 60));
+    CHECK(x.tick(T0 + 65));
+    CHECK_FALSE(x.tick(T0 + 70));
+    CHECK(g.runner.count("scancel") == 3);
+    CHECK(read_stall_record(g.o.log_base)->taken == "cancel-failed");
+  }
+}
+
+namespace {
+
+// What a scope writes to std::cerr.
+struct CaptureCerr {
+  std::ostringstream text;
+  std::streambuf* old = std::cerr.rdbuf(text.rdbuf());
+  ~CaptureCerr() { std::cerr.rdbuf(old); }
+};
+
+}  // namespace
+
+TEST_CASE("a record the log folder cannot take does not stop the cancel", "[job_agent]") {
+  WatchFixture f;
+  f.o.action = StallAction::Cancel;
+  f.runner.on("scancel", {}, exits(0));
+  f.both_write(T0);
+  // A folder where the stall record and the stacks request go: every write of
+  // them fails, as in a full or read-only folder (which would not stop root).
+  std::filesystem::create_directory(stall_record_path(f.o.log_base));
+  std::filesystem::create_directory(stacks_request_path(f.o.log_base, 0));
+  Watcher w(f.o, f.runner, f.clock, T0);
+  bool goes_on = true;
+  std::string err;
+  {
+    CaptureCerr cerr;
+    REQUIRE_NOTHROW(goes_on = w.tick(T0 + 60));
+    err = cerr.text.str();
+  }
+  CHECK_FALSE(goes_on);
+  CHECK(f.runner.calls == std::vector<std::vector<std::string>>{{"scancel", "42"}});
+  CHECK(w.record().taken == "cancelled");
+  CHECK_THAT(err, Catch::Contains("ddpctl: watchdog: error: the stall record could not be written"));
+  CHECK_THAT(err, Catch::Contains("ddpctl: watchdog: error: cannot ask for the stacks"));
+  CHECK_THAT(err, Catch::Contains("ddpctl: watchdog: cancelling job 42: stalled 1m00s"));
+}
+
+TEST_CASE("the watch loop on a clock: a look every interval, the cancel after stall_after, then done", "[job_agent]") {
+  WatchFixture f;
+  f.o.action = StallAction::Cancel;
+  f.runner.on("scancel", {}, exits(0));
+  FakeEnvironment env;
+  env.vars = {{"SLURM_JOB_ID", "42"}, {"SLURM_RESTART_COUNT", "0"}};
+  SlurmClient slurm(f.runner);
+  Context ctx{f.runner, slurm, f.clock, env};
+  double start = f.clock.wall();
+
+  SECTION("a step that shows nothing stalls after stall_after") {
+    run_watch(f.o, ctx);
+    CHECK(f.runner.calls == std::vector<std::vector<std::string>>{{"scancel", "42"}});
+    CHECK(f.clock.sleeps == 12);  // 60 s in looks 5 s apart
+    auto r = read_stall_record(f.o.log_base);
+    REQUIRE(r);
+    CHECK(r->detected_at == start + 60);
+    CHECK(r->since == start);
+  }
+  SECTION("the step has ended: the watch ends with it, without a look") {
+    f.o.step_pid = 4194305;  // above any pid_max: no such process
+    run_watch(f.o, ctx);
+    CHECK(f.clock.sleeps == 1);
+    CHECK(f.runner.calls.empty());
+    CHECK_FALSE(read_stall_record(f.o.log_base));
+  }
+  SECTION("outside a job it says so") {
+    env.vars.erase("SLURM_JOB_ID");
+    CHECK_THAT(test::user_error_of([&] { run_watch(f.o, ctx); }), Catch::Contains("SLURM_JOB_ID is not set"));
+  }
+}
+
+TEST_CASE("the sampler's loop on a clock: a sample every interval, the stacks asked for answered between", "[job_agent]") {
+  test::TempDir tmp, proc;
+  FakeRunner runner;
+  runner.on("nvidia-smi", {}, test::not_found());
+  FakeClock clock;
+  FakeEnvironment env;
+  env.vars = {{"SLURM_JOB_ID", "42"}, {"SLURMD_NODENAME", "g1"}, {"SLURM_RESTART_COUNT", "1"}, {"SLURM_CPUS_ON_NODE", "8"}};
+  SlurmClient slurm(runner);
+  Context ctx{runner, slurm, clock, env};
+  SampleOptions o;
+  o.log_base = tmp.path + "/job_42";
+  o.proc_root = proc.path;
+  o.interval_s = 5;
+  o.count = 3;
+  double start = clock.wall();
+  // The watchdog asks for the stacks 7 s in.
+  std::string request = stacks_request_path(o.log_base, 1);
+  clock.on_sleep = [&] {
+    if (clock.wall() >= start + 7 && !std::filesystem::exists(request)) write_file_atomic(request, "1\n");
+  };
+  run_sampler(o, ctx);
+  std::vector<double> times;
+  for (const auto& line : split(read_file(usage_path(o.log_base, "g1")), '\n'))
+    if (!line.empty()) times.push_back(nlohmann::json::parse(line).at("t").get<double>());
+  CHECK(times == std::vector<double>{start, start + 5, start + 10});
+  CHECK(clock.sleeps == 20);  // half a second apart, none after the last sample
+  CHECK(read_file(stacks_path(o.log_base, 1, "g1")) ==
+        "# stacks of job 42's training processes on g1\n(no training process found)\n");
+  CHECK(runner.count("nvidia-smi") == 1);  // not on this node: not asked again
 }
 
 TEST_CASE("requeue_job: a plain requeue, or hold, exclude, release", "[job_agent]") {
@@ -651,23 +799,24 @@ TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else 
     std::ofstream(dir + "/environ", std::ios::binary) << text;
   };
   FakeRunner runner;
+  FakeClock clock;
   const std::string head = "# stacks of job 42's training processes on g1\n";
 
   SECTION("no training process") {
-    CHECK(dump_stacks(runner, proc.path, "42", "g1", 5) == head + "(no training process found)\n");
+    CHECK(dump_stacks(runner, clock, proc.path, "42", "g1", 5) == head + "(no training process found)\n");
   }
   process(200, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "SLURM_PROCID=0", "RANK=0", "DDPCTL_TRAINING=1"});
   process(201, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "SLURM_PROCID=0"});  // the sampler's shell
   SECTION("neither tool") {
     runner.on("py-spy", {}, test::not_found()).on("gdb", {}, test::not_found());
-    CHECK(dump_stacks(runner, proc.path, "42", "g1", 5) == head + "pid 200 (rank 0), state S: no py-spy or gdb on g1\n");
+    CHECK(dump_stacks(runner, clock, proc.path, "42", "g1", 5) == head + "pid 200 (rank 0), state S: no py-spy or gdb on g1\n");
   }
   SECTION("py-spy fails on a native program (the bundled trainer): gdb") {
     runner.on("py-spy", {"--version"}, exits(0, "py-spy 0.3.14\n"));
     runner.on("py-spy", {"dump"}, exits(1, "", "Error: Failed to find python version from target process\n"));
     runner.on("gdb", {"--version"}, exits(0, "GNU gdb 12.1\n"));
     runner.on("gdb", {"-p"}, exits(0, "Thread 1 (LWP 200):\n#0  recv ()\n"));
-    CHECK(dump_stacks(runner, proc.path, "42", "g1", 5) ==
+    CHECK(dump_stacks(runner, clock, proc.path, "42", "g1", 5) ==
           head + "\n## pid 200 (rank 0), state S: gdb -p 200 -batch -nx -ex 'thread apply all bt'\nThread 1 (LWP 200):\n"
                  "#0  recv ()\n");
   }
@@ -675,15 +824,25 @@ TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else 
     runner.on("gdb", {}, test::not_found());
     runner.on("py-spy", {"--version"}, exits(0, "py-spy 0.3.14\n"));
     runner.on("py-spy", {"dump"}, exits(0, "Thread 200 (idle): \"MainThread\"\n    wait (train.py:12)\n"));
-    CHECK(dump_stacks(runner, proc.path, "42", "g1", 5) ==
+    CHECK(dump_stacks(runner, clock, proc.path, "42", "g1", 5) ==
           head + "\n## pid 200 (rank 0), state S: py-spy dump --pid 200\nThread 200 (idle): \"MainThread\"\n"
                  "    wait (train.py:12)\n");
+  }
+  SECTION("two ranks: dumped at once, each under its own heading") {
+    process(202, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "SLURM_PROCID=1", "RANK=1", "DDPCTL_TRAINING=1"});
+    runner.on("gdb", {}, test::not_found());
+    runner.on("py-spy", {"--version"}, exits(0, "py-spy 0.3.14\n"));
+    runner.on("py-spy", {"dump"}, [](const std::vector<std::string>& argv) { return exits(0, "pid " + argv[3] + "\n"); });
+    CHECK(dump_stacks(runner, clock, proc.path, "42", "g1", 5) ==
+          head + "\n## pid 200 (rank 0), state S: py-spy dump --pid 200\npid 200\n"
+                 "\n## pid 202 (rank 1), state S: py-spy dump --pid 202\npid 202\n");
+    CHECK(runner.count("py-spy", {"dump"}) == 2);
   }
   SECTION("gdb, and a dump that fails says how") {
     runner.on("py-spy", {}, test::not_found());
     runner.on("gdb", {"--version"}, exits(0, "GNU gdb 12.1\n"));
     runner.on("gdb", {"-p"}, exits(1, "", "ptrace: Operation not permitted.\n"));
-    std::string out = dump_stacks(runner, proc.path, "42", "g1", 5);
+    std::string out = dump_stacks(runner, clock, proc.path, "42", "g1", 5);
     CHECK(out == head + "\n## pid 200 (rank 0), state S: gdb -p 200 -batch -nx -ex 'thread apply all bt'\n"
                         "(gdb exited with status 1: ptrace: Operation not permitted.)\n");
   }
