@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "token.hpp"
 #include "diagnostics.hpp"
 #include "files.hpp"
 #include "values.hpp"

@@ -1,5 +1,6 @@
 #include "failure.hpp"
 
+#include "job_files.hpp"
 #include "container.hpp"
 
 #include <algorithm>
@@ -49,7 +50,7 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
   f.exit = job.exit;
   const std::string base = log_base(shape, job.id);
   if (restart < 0) restart = std::max(0, latest_restart(base));
-  std::vector<std::string> batch = latest_attempt(tail_lines(base + ".err"));
+  std::vector<std::string> batch = latest_attempt(tail_lines(job_files::batch_err(base)));
 
   // The node check before training failed (the job agent, docs/running.md):
   // no task ran the program; the check's own lines name the nodes.
@@ -64,7 +65,7 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
     }
     f.what = f.node.empty() ? "failed the node check before training"
                             : "failed the node check on " + f.node + " before training";
-    f.log = base + ".err";
+    f.log = job_files::batch_err(base);
     return f;
   }
 
@@ -106,7 +107,7 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
       if (n.name == lost_node && state.find("down") != std::string::npos)
         f.what = fmt::format("lost node {} (it stopped responding to Slurm, which marked it down)", lost_node);
     }
-    f.log = base + ".err";
+    f.log = job_files::batch_err(base);
     return f;
   }
   // The tasks srun saw fail, in order: "srun: error: g2: task 1: Exited with exit code 2".
@@ -135,7 +136,7 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
   // that only saw a peer go (a closed connection, srun's SIGTERM) are not.
   std::optional<Failure> first, genuine;
   for (Failure& t : tasks) {
-    std::string path = fmt::format("{}.restart{}.{}.out", base, restart, *t.task);
+    std::string path = job_files::step_log(base, restart, *t.task);
     std::vector<std::string> lines = tail_lines(path);
     t.log = path;
     if (shape.per_gpu || shape.ranks_per_node == 1) t.rank = *t.task;
@@ -181,7 +182,7 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
         if (l.rfind("ddpctl: error: the training step exited", 0) != 0 && !is_noise(l)) own.push_back(l);
       f.line = meaningful_line(own);
     }
-    f.log = base + ".err";
+    f.log = job_files::batch_err(base);
   }
   // Pyxis and enroot say why a container did not start in srun's lines.
   if (f.what.empty())
@@ -289,7 +290,7 @@ std::optional<Requeue> find_requeue(const RunShape& shape, const Job& job,
   if (shape.max_restarts > 0) r.of = shape.max_restarts + 1;
   // ddpctl's script requeued itself after the stop signal before the time limit.
   // Its node check or its watchdog say why after "): ".
-  for (const auto& l : tail_lines(base + ".err")) {
+  for (const auto& l : tail_lines(job_files::batch_err(base))) {
     size_t at = l.find(fmt::format("ddpctl: requeueing job {} (restart {} of", job.id, restarts));
     if (at == std::string::npos) continue;
     size_t why = l.find("): ", at);
@@ -304,7 +305,7 @@ std::optional<Requeue> find_requeue(const RunShape& shape, const Job& job,
         // The node that failed, as srun saw it in the earlier attempts' lines.
         std::string node;
         static const Regex node_failure(R"(^srun: error: Node failure on (\S+))");
-        for (const auto& l : tail_lines(base + ".err")) {
+        for (const auto& l : tail_lines(job_files::batch_err(base))) {
           RegexMatch m;
           if (node_failure.search(l, &m)) node = m.str(1);
         }

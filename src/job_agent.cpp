@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "job_files.hpp"
 #include "diagnostics.hpp"
 #include "files.hpp"
 #include "jobs.hpp"
@@ -53,7 +54,7 @@ StepObserver::StepObserver(const WatchOptions& o) : o_(o), seen_(static_cast<siz
 Observation StepObserver::observe(double now) {
   Observation ob;
   ob.now = now;
-  FileStat p = file_stat(o_.log_base + ".progress.json");
+  FileStat p = file_stat(job_files::progress(o_.log_base));
   if (p.size >= 0) ob.progress_mtime = p.mtime;
   // The latest sample of each node, when it is recent.
   // The recent samples only: a long job's files grow by megabytes a day.
@@ -64,7 +65,7 @@ Observation StepObserver::observe(double now) {
     int node_index = o_.tasks_per_node > 0 ? t / o_.tasks_per_node : 0;
     if (node_index < static_cast<int>(o_.nodes.size())) to.node = o_.nodes[static_cast<size_t>(node_index)];
     if (o_.per_gpu) to.rank = t;
-    std::string log = fmt::format("{}.restart{}.{}.out", o_.log_base, o_.attempt, t);
+    std::string log = job_files::step_log(o_.log_base, o_.attempt, t);
     FileStat f = file_stat(log);
     to.out_bytes = std::max(0LL, f.size);
     to.out_mtime = f.size > 0 ? f.mtime : 0;
@@ -96,11 +97,11 @@ Watcher::Watcher(WatchOptions o, CommandRunner& runner, Clock& clock, double sta
 }
 
 std::string stacks_path(const std::string& log_base, int attempt, const std::string& node) {
-  return fmt::format("{}.restart{}.stacks.{}.txt", log_base, attempt, node);
+  return job_files::stacks(log_base, attempt, node);
 }
 
 std::string stacks_request_path(const std::string& log_base, int attempt) {
-  return fmt::format("{}.restart{}.stacks-request", log_base, attempt);
+  return job_files::stacks_request(log_base, attempt);
 }
 
 void Watcher::save() {
@@ -251,7 +252,7 @@ std::string trainer_states(Clock& clock, const std::string& proc_root, const std
       continue;
     }
     if (comm != "ddp-train\n" || !p.rank) continue;
-    std::string file = fmt::format("{}.state.{}.{}.txt", log_base, node, p.pid);
+    std::string file = job_files::state_dump(log_base, node, p.pid);
     std::remove(file.c_str());
     if (::kill(p.pid, SIGQUIT) == 0) asked.emplace_back(p.pid, file);
   }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 
+#include "job_files.hpp"
 #include "files.hpp"
 #include "text.hpp"
 
@@ -271,7 +272,7 @@ std::optional<JobEnvironment> parse_environment(const std::string& text) {
 }
 
 std::string environment_path(const std::string& log_base, int attempt) {
-  return fmt::format("{}.restart{}.environment.json", log_base, attempt);
+  return job_files::environment(log_base, attempt);
 }
 
 std::optional<JobEnvironment> read_environment(const std::string& log_base, int attempt) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "job_files.hpp"
 #include "files.hpp"
 
 namespace ddpctl {
@@ -82,7 +83,7 @@ bool EndWatcher::ended(const Job& job) {
 }
 
 std::string progress_path(const std::string& output_dir, const std::string& job_name, const std::string& job_id) {
-  return fmt::format("{}/{}_{}.progress.json", output_dir, job_name, job_id);
+  return job_files::progress(job_files::log_base(output_dir, job_name, job_id));
 }
 
 std::optional<Progress> read_progress(const std::string& path) {
@@ -100,14 +101,6 @@ std::optional<Progress> read_progress(const std::string& path) {
   } catch (const std::exception&) {
     return std::nullopt;  // not written yet, or being replaced
   }
-}
-
-std::string format_duration(long long s) {
-  if (s < 0) s = 0;
-  if (s >= 86400) return fmt::format("{}d{:02}h", s / 86400, (s % 86400) / 3600);
-  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
-  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
-  return fmt::format("{}s", s);
 }
 
 std::string clock_time(long long t) {

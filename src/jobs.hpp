@@ -9,6 +9,7 @@
 #include "clock.hpp"
 #include "progress.hpp"
 #include "slurm.hpp"
+#include "text.hpp"  // format_duration, which status and its callers use beside these
 
 namespace ddpctl {
 
@@ -40,8 +41,6 @@ std::string progress_path(const std::string& output_dir, const std::string& job_
 std::optional<Progress> read_progress(const std::string& path);
 // "epoch 2/10 [#####-----] 120/500 1520 img/s ETA 5m40s"
 std::string format_progress(const Progress& p, int bar_width = 10);
-// "1h02m", "5m40s", "12s"
-std::string format_duration(long long seconds);
 // "14:05:09": a Unix time on the local clock.
 std::string clock_time(long long unix_seconds);
 

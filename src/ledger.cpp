@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 #include <stdexcept>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "diagnostics.hpp"
@@ -56,18 +55,6 @@ Attempt attempt_from_json(const json& j) {
 }
 
 }  // namespace
-
-std::string new_token() {
-  unsigned char bytes[6];
-  // The kernel's own (getrandom): no /dev needed, as in a bare chroot or a
-  // container without /dev/urandom.
-  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes))
-    throw std::runtime_error(std::string("cannot draw a submission token from the kernel (getrandom: ") +
-                             std::strerror(errno) + ")");
-  std::string hex;
-  for (unsigned char b : bytes) hex += fmt::format("{:02x}", b);
-  return hex;
-}
 
 std::string job_comment(const std::string& token, const std::string& user_comment) {
   return user_comment.empty() ? "ddpctl:" + token : "ddpctl:" + token + " " + user_comment;

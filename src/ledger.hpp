@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "run_record.hpp"
+#include "token.hpp"
 
 namespace ddpctl {
 
-std::string new_token();                        // 12 lowercase hex characters
 // A job's --comment: "ddpctl:<token>", then the user's own comment, if any.
 std::string job_comment(const std::string& token, const std::string& user_comment = "");
 // Whether a job's comment (as squeue or sacct shows it) carries `token`.

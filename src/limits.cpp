@@ -366,14 +366,6 @@ std::string describe_reservation(const Reservation& r, long long now) {
                      r.start <= now ? " (in progress)" : "");
 }
 
-std::string fit_time_words(long long seconds) {
-  long long m = seconds / 60, h = m / 60, d = h / 24;
-  if (d > 0) return h % 24 ? fmt::format("{}d{}h", d, h % 24) : fmt::format("{}d", d);
-  if (h > 0) return m % 60 ? fmt::format("{}h{}m", h, m % 60) : fmt::format("{}h", h);
-  if (m > 0) return fmt::format("{}m", m);
-  return fmt::format("{}s", seconds);
-}
-
 std::string job_account(const JobAsk& job, const SiteLimits& site) {
   return job.account.empty() ? site.default_account : job.account;
 }

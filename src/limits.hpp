@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "text.hpp"
+
 namespace ddpctl {
 
 // Trackable resources by Slurm's TRES names ("cpu", "node", "mem" in MiB,
@@ -138,7 +140,10 @@ std::string describe_limits(const AssocLimits& a);
 // "maint (maintenance) Nov 25 20:15 to 22:15 on 6 nodes".
 std::string describe_reservation(const Reservation& r, long long now);
 
-// A time limit a user writes, rounded down to whole minutes: "59m", "1h30m".
-std::string fit_time_words(long long seconds);
+// A time limit a user writes, rounded down to whole minutes: "59m", "1h30m"
+// (format_duration's Compact style).
+inline std::string fit_time_words(long long seconds) {
+  return format_duration(static_cast<double>(seconds >= 60 ? seconds / 60 * 60 : seconds), DurationStyle::Compact);
+}
 
 }  // namespace ddpctl

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fstream>
 
+#include "job_files.hpp"
 #include "experiments.hpp"
 #include "failure.hpp"
 #include "jobs.hpp"
@@ -82,7 +83,7 @@ JobLogs locate_logs(const LogsRequest& o, const Run& run, const std::string& win
 int latest_restart(const JobLogs& l) {
   int latest = -1;
   for (int k = 0; k < 1000; ++k) {
-    if (!fs::exists(fmt::format("{}.restart{}.{}.out", l.base, k, l.task))) {
+    if (!fs::exists(job_files::step_log(l.base, k, l.task))) {
       if (k > latest + 1) break;  // allow no gaps beyond one
       continue;
     }
@@ -124,10 +125,10 @@ void show_logs(const LogsRequest& o, Context& ctx, Output& out) {
   JobLogs l = named ? locate_logs(o, run, named->job_id) : locate_logs(o, run, race_winner(o, run, ctx, out));
   if (!o.follow) l = open_failing_rank(o, run, l, ctx, out);
 
-  std::vector<Followed> files = {{l.base + ".out", "batch log"}, {l.base + ".err", "batch errors"}};
+  std::vector<Followed> files = {{job_files::batch_out(l.base), "batch log"}, {job_files::batch_err(l.base), "batch errors"}};
   int restart = latest_restart(l);
   auto step_file = [&](int k) {
-    return Followed{fmt::format("{}.restart{}.{}.out", l.base, k, l.task),
+    return Followed{job_files::step_log(l.base, k, l.task),
                     fmt::format("training output, attempt {}, task {}", k + 1, l.task)};
   };
   if (restart >= 0) files.push_back(step_file(restart));
@@ -151,7 +152,7 @@ void show_logs(const LogsRequest& o, Context& ctx, Output& out) {
   bool any = false;
   for (const auto& f : files) any = any || fs::exists(f.path);
   if (!any && !o.follow)
-    throw UserError(Location{l.base + ".out"}, "",
+    throw UserError(Location{job_files::batch_out(l.base)}, "",
                     fmt::format("job {} has written no log yet (is it still pending? `ddpctl status {}`)", l.job_id,
                                 run.id));
   show_all();

@@ -1,5 +1,6 @@
 #include "node_check.hpp"
 
+#include "job_files.hpp"
 #include "process.hpp"
 
 #include <algorithm>
@@ -236,10 +237,8 @@ NodeCheckResult check_node(const NodeCheckOptions& o, CommandRunner& runner, Clo
   }
   try {
     std::string mem = read_file(o.proc_root + "/meminfo", 1 << 16);
-    size_t at = mem.find("MemAvailable:");
-    if (at != std::string::npos) {
-      long long kib = std::stoll(mem.substr(at + 13));
-      long long mib = kib / 1024;
+    if (auto kib = meminfo_kib(mem, "MemAvailable")) {
+      long long mib = *kib / 1024;
       if (o.min_free_mib > 0 && mib < o.min_free_mib)
         problem(NodeProblemKind::Memory, fmt::format("node {} has {} MiB of memory free, the job needs {} MiB there (other processes hold the "
                             "rest: see `ps aux --sort=-rss` on {})",
@@ -302,7 +301,7 @@ std::optional<NodeCheckResult> parse_node_check(const std::string& text) {
 }
 
 std::string node_check_path(const std::string& log_base, int attempt, const std::string& node) {
-  return fmt::format("{}.restart{}.check.{}.json", log_base, attempt, node);
+  return job_files::node_check(log_base, attempt, node);
 }
 
 CheckDecision decide_after_check(const std::vector<std::string>& nodes,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "job_files.hpp"
 #include "task_logs.hpp"
 #include "files.hpp"
 #include "text.hpp"
@@ -192,8 +193,8 @@ std::optional<Progress> progress_from(const PatternReading& r, long long elapsed
 
 std::string progress_log(const RunShape& shape, const std::string& job_id) {
   std::string base = log_base(shape, job_id);
-  if (shape.progress && shape.progress->file == "batch") return base + ".out";
-  return fmt::format("{}.restart{}.0.out", base, std::max(0, latest_restart(base)));
+  if (shape.progress && shape.progress->file == "batch") return job_files::batch_out(base);
+  return job_files::step_log(base, std::max(0, latest_restart(base)), 0);
 }
 
 std::optional<Progress> pattern_progress(const RunShape& shape, const Job& job, long long now) {
@@ -212,9 +213,9 @@ MetricsFile pattern_metrics(const RunShape& shape, const std::string& job_id, st
   std::string base = log_base(shape, job_id);
   std::vector<std::string> paths;
   if (shape.progress->file == "batch") {
-    paths.push_back(base + ".out");
+    paths.push_back(job_files::batch_out(base));
   } else {
-    for (int k = 0, last = latest_restart(base); k <= last; ++k) paths.push_back(fmt::format("{}.restart{}.0.out", base, k));
+    for (int k = 0, last = latest_restart(base); k <= last; ++k) paths.push_back(job_files::step_log(base, k, 0));
   }
   std::map<int, EpochMetrics> by_epoch;
   for (const auto& path : paths) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "json_fields.hpp"
 #include "files.hpp"
 #include "jobs.hpp"
 #include "text.hpp"
@@ -108,9 +109,9 @@ std::vector<RankedShape> read_ranking(const fs::path& path) {
       r.dropped = j.value("dropped", false);
       r.why_dropped = j.value("why_dropped", "");
       r.note = j.value("note", "");
-      if (j.contains("run_time_s") && j["run_time_s"].is_number()) r.run_time_s = j["run_time_s"].get<double>();
+      if (auto v = json_field::number(j, "run_time_s")) r.run_time_s = *v;
       r.run_time_from = j.value("run_time_from", "");
-      if (j.contains("finish") && j["finish"].is_number()) r.finish = j["finish"].get<long long>();
+      if (auto v = json_field::integer(j, "finish")) r.finish = *v;
       out.push_back(r);
     }
   } catch (const nlohmann::json::exception&) {

@@ -5,6 +5,7 @@
 #include <kainjow/mustache.hpp>
 #include <map>
 
+#include "job_files.hpp"
 #include "files.hpp"
 #include "paths.hpp"
 #include "shell.hpp"
@@ -49,6 +50,16 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
   d.set("name", spec.name);
   d.set("label", shape.label);
   d.set("job_name", shape.job_name);
+  // The job's files (job_files.hpp), with the shell words the script knows them by.
+  const std::string base_name = job_files::base_name("${SLURM_JOB_NAME}", "${SLURM_JOB_ID}");
+  d.set("job_base_name", base_name);
+  d.set("step_log_name", job_files::step_log(base_name, "${ddpctl_attempt}", "%t"));
+  d.set("progress_name", job_files::progress(base_name));
+  d.set("metrics_name", job_files::metrics(base_name));
+  d.set("agent_error_file", job_files::agent_error("$ddpctl_log_base", "$ddpctl_attempt"));
+  d.set("monitor_off_file", job_files::monitor_off("$ddpctl_log_base", "$ddpctl_attempt"));
+  d.set("agent_stderr_file", job_files::agent_stderr("$ddpctl_log_base"));
+  d.set("agent_stderr_env", job_files::agent_stderr("$DDPCTL_LOG_BASE"));
   d.set("cluster", run.profile.name);
   d.set("spec_file", std::filesystem::path(spec.file).filename().string());
   d.set("directives", string_list(shape.directives));

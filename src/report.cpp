@@ -8,6 +8,8 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "json_fields.hpp"
+#include "job_files.hpp"
 #include "diagnostics.hpp"
 #include "files.hpp"
 #include "snapshot.hpp"
@@ -20,11 +22,7 @@ using nlohmann::json;
 
 namespace {
 
-std::optional<double> number(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
+using json_field::number;
 
 std::string num(const std::optional<double>& v, int decimals) {
   return v ? fmt::format("{:.{}f}", *v, decimals) : "-";
@@ -36,7 +34,7 @@ std::string gpu_memory(const ReportRow& r) {
   auto gib = [](const std::optional<double>& m) { return m ? fmt::format("{:.1f}", *m / 1024) : std::string("-"); };
   return gib(r.gpu_mem_peak_mib) + "/" + gib(r.gpu_mem_mean_mib) + "/" + gib(r.gpu_mem_mode_mib);
 }
-std::string duration(const std::optional<double>& s) { return s ? format_seconds(*s) : "-"; }
+std::string duration(const std::optional<double>& s) { return s ? format_duration(*s, DurationStyle::Tenths) : "-"; }
 std::string memory(const ReportRow& r) {
   if (!r.mem0_peak) return "-";
   return fmt::format("{:.0f} / {:.0f} / {:.0f}", *r.mem0_peak, r.mem0_avg.value_or(NAN), r.mem0_mode.value_or(NAN));
@@ -68,13 +66,6 @@ std::string mem_note(const std::vector<ReportRow>& rows) {
 }
 
 }  // namespace
-
-std::string format_seconds(double seconds) {
-  long long t = std::llround(seconds);
-  if (t >= 3600) return fmt::format("{}h{:02}m", t / 3600, t % 3600 / 60);
-  if (t >= 60) return fmt::format("{}m{:02}s", t / 60, t % 60);
-  return fmt::format("{:.1f}s", seconds);
-}
 
 MetricsFile read_metrics(const std::string& path) {
   MetricsFile out;
@@ -146,7 +137,7 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
     return r;
   }
   r.job_id = attempt->job_id;
-  if (shape) r.metrics_path = fmt::format("{}/{}_{}.metrics.jsonl", shape->output_dir, shape->job_name, r.job_id);
+  if (shape) r.metrics_path = job_files::metrics(job_files::log_base(shape->output_dir, shape->job_name, r.job_id));
   if (job) {
     r.state = job->state;
     if (job->gpus > 0) r.gpus = job->gpus;

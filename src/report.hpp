@@ -89,8 +89,6 @@ struct Prediction {
 // UserError when no row has a throughput.
 std::vector<Prediction> predict(const std::vector<ReportRow>& measured, const std::vector<PlanShape>& shapes, int epochs);
 
-// "1h02m", "5m40s", "12.5s": a wall time in the reports and plans.
-std::string format_seconds(double seconds);
 
 std::string report_table(const std::vector<ReportRow>& rows);     // for a terminal
 std::string report_markdown(const std::vector<ReportRow>& rows);  // the seeds' table

@@ -264,11 +264,11 @@ std::vector<std::string> plan_lines(const PlanRequest& req, const Plan& p) {
   for (const auto& x : p.shapes)
     rows.push_back({x.shape.label, std::to_string(x.shape.world()), std::to_string(x.shape.nodes * x.shape.gpus_per_node),
                     fmt::format("{:.0f}%", x.efficiency * 100), x.efficiency_from, fmt::format("{:.1f}", x.img_per_s),
-                    format_seconds(x.time_s), x.gpu_hours ? hours(*x.gpu_hours) : "-", hours(x.node_hours)});
+                    format_duration(x.time_s, DurationStyle::Tenths), x.gpu_hours ? hours(*x.gpu_hours) : "-", hours(x.node_hours)});
   for (const auto& line : format_columns(rows)) out.push_back("  " + line);
   const Prediction& fastest = p.shapes[p.fastest];
   const Prediction& cheapest = p.shapes[p.cheapest];
-  out.push_back(fmt::format("fastest: {} ({}); cheapest: {} ({} {})", fastest.shape.label, format_seconds(fastest.time_s),
+  out.push_back(fmt::format("fastest: {} ({}); cheapest: {} ({} {})", fastest.shape.label, format_duration(fastest.time_s, DurationStyle::Tenths),
                             cheapest.shape.label, hours(p.by_gpu_hours ? *cheapest.gpu_hours : cheapest.node_hours),
                             p.by_gpu_hours ? "GPU-hours" : "node-hours"));
   return out;

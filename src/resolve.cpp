@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "job_files.hpp"
 #include "cluster.hpp"
 #include "paths.hpp"
 #include "spec_sections.hpp"
@@ -183,8 +184,8 @@ class ShapeResolver {
     if (!constraint.empty()) d.push_back("--constraint=" + constraint);
     if (shape_.exclusive) d.push_back("--exclusive");
     for (auto& line : site_directives(spec_.site, shape_)) d.push_back(std::move(line));
-    d.push_back("--output=" + spec_.output_dir + "/%x_%j.out");
-    d.push_back("--error=" + spec_.output_dir + "/%x_%j.err");
+    d.push_back("--output=" + job_files::batch_out_pattern(spec_.output_dir));
+    d.push_back("--error=" + job_files::batch_err_pattern(spec_.output_dir));
     // Requeued attempts append, so the first attempt's log is not lost.
     d.push_back("--open-mode=append");
     if (spec_.requeue) {

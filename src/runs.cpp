@@ -14,6 +14,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "token.hpp"
 #include "files.hpp"
 #include "text.hpp"
 #include "values.hpp"

@@ -74,16 +74,6 @@ std::optional<Stat> parse_stat(const std::string& text) {
   return s;
 }
 
-std::optional<long long> meminfo_kib(const std::string& text, const std::string& key) {
-  size_t at = text.find(key + ":");
-  if (at == std::string::npos) return std::nullopt;
-  std::istringstream in(text.substr(at + key.size() + 1));
-  long long v = 0;
-  if (!(in >> v)) return std::nullopt;
-  return v;
-}
-
-
 double round1(double v) { return std::round(v * 10) / 10; }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "token.hpp"
 #include "diagnostics.hpp"
 #include "files.hpp"
 #include "ledger.hpp"
@@ -74,11 +75,11 @@ void check_size(const std::vector<TreeEntry>& files, const RunSpec& spec, long l
   std::sort(largest.begin(), largest.end(), [](const TreeEntry& a, const TreeEntry& b) { return a.size > b.size; });
   if (largest.size() > 5) largest.resize(5);
   std::string names;
-  for (const auto& f : largest) names += fmt::format("\n  {:>10}  {}", human_bytes(f.size), f.path);
+  for (const auto& f : largest) names += fmt::format("\n  {:>10}  {}", format_bytes(f.size), f.path);
   throw UserError(s.where, "snapshot",
                   fmt::format("the snapshot would be {} in {} files, over its limit of {}; the largest:{}\n"
                               "Leave data out of it (.gitignore, or snapshot.exclude), or raise snapshot.max_mb",
-                              human_bytes(total), files.size(), human_bytes(s.max_bytes), names));
+                              format_bytes(total), files.size(), format_bytes(s.max_bytes), names));
 }
 
 // Writes the tree's files into <store>/<tree> (once: a finished snapshot is
@@ -110,13 +111,6 @@ bool materialize(const Git& git, const std::string& store, const std::string& tr
 SnapshotDecision off(std::string why) { return {std::nullopt, std::move(why)}; }
 
 }  // namespace
-
-std::string human_bytes(long long bytes) {
-  if (bytes < 1024) return fmt::format("{} B", bytes);
-  if (bytes < (1LL << 20)) return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / 1024);
-  if (bytes < (1LL << 30)) return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
-  return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1LL << 30));
-}
 
 SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, const std::string& runs_root,
                                bool no_snapshot, CommandRunner& runner) {
@@ -309,7 +303,7 @@ std::string snapshot_summary(const std::string& run_dir) {
     where = " (snapshot.paths)";
   }
   return fmt::format("snapshot {}{}: {} files, {}", id, where, j.value("files", 0LL),
-                     human_bytes(j.value("bytes", 0LL)));
+                     format_bytes(j.value("bytes", 0LL)));
 }
 
 std::string code_label(const std::string& run_dir) {

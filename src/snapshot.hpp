@@ -72,7 +72,5 @@ std::string snapshot_summary(const std::string& run_dir);
 // "in place", or "" for a run from before snapshots.
 std::string code_label(const std::string& run_dir);
 
-// "3.1 MiB", for messages.
-std::string human_bytes(long long bytes);
 
 }  // namespace ddpctl

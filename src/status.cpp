@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "job_files.hpp"
 #include "experiments.hpp"
 #include "snapshot.hpp"
 #include "files.hpp"
@@ -77,7 +78,7 @@ void add_running_view(const RunShape& shape, const Job& job, long long now, Stat
     }
   }
   try {
-    std::string off = read_file(fmt::format("{}.restart{}.monitor-off", base, job.restarts), 4096);
+    std::string off = read_file(job_files::monitor_off(base, job.restarts), 4096);
     while (!off.empty() && off.back() == '\n') off.pop_back();
     parts.push_back("not monitored: " + plain_line(off, 160));
     j["monitor_off"] = off;
@@ -85,7 +86,7 @@ void add_running_view(const RunShape& shape, const Job& job, long long now, Stat
   }
   // The job agent's own errors, which the script let the job outlive (agent.sh).
   try {
-    std::vector<std::string> errors = split(read_file(fmt::format("{}.restart{}.agent-error", base, job.restarts), 8192), '\n');
+    std::vector<std::string> errors = split(read_file(job_files::agent_error(base, job.restarts), 8192), '\n');
     errors.erase(std::remove(errors.begin(), errors.end(), ""), errors.end());
     for (const auto& e : errors) parts.push_back("agent error: " + plain_line(e, 160));
     if (!errors.empty()) j["agent_errors"] = errors;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 
+#include "job_files.hpp"
 #include "regex.hpp"
 #include "text.hpp"
 
@@ -139,14 +140,14 @@ TorchrunRootCause read_torchrun_root_cause(const std::vector<std::string>& lines
 }
 
 std::string log_base(const RunShape& shape, const std::string& job_id) {
-  return fmt::format("{}/{}_{}", shape.output_dir, shape.job_name, job_id);
+  return job_files::log_base(shape.output_dir, shape.job_name, job_id);
 }
 
 int latest_restart(const std::string& base) {
   int latest = -1;
   for (int k = 0; k < 1000; ++k) {
     std::error_code ec;
-    if (!fs::exists(fmt::format("{}.restart{}.0.out", base, k), ec)) {
+    if (!fs::exists(job_files::step_log(base, k, 0), ec)) {
       if (k > latest + 1) break;  // allow no gaps beyond one
       continue;
     }

@@ -1,6 +1,7 @@
 #include "text.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <sstream>
 
@@ -260,6 +261,58 @@ std::vector<std::string> expand_hostlist(const std::string& list) {
     }
   }
   return out;
+}
+
+std::string format_duration(double seconds, DurationStyle style) {
+  if (!(seconds > 0)) seconds = 0;  // NaN too
+  if (style == DurationStyle::Tenths && seconds < 59.95) return fmt::format("{:.1f}s", seconds);
+  long long s = std::llround(seconds);
+  const long long units[] = {86400, 3600, 60, 1};
+  const char* names[] = {"d", "h", "m", "s"};
+  int first = 3;
+  for (int i = 0; i < 3; ++i)
+    if (s >= units[i]) {
+      first = i;
+      break;
+    }
+  long long big = s / units[first], rest = first < 3 ? s % units[first] / units[first + 1] : 0;
+  if (first == 3) return fmt::format("{}s", big);
+  if (style == DurationStyle::Compact)
+    return rest ? fmt::format("{}{}{}{}", big, names[first], rest, names[first + 1]) : fmt::format("{}{}", big, names[first]);
+  return fmt::format("{}{}{:02}{}", big, names[first], rest, names[first + 1]);
+}
+
+std::string format_bytes(long long bytes) {
+  const double b = static_cast<double>(bytes);
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  if (bytes < (1LL << 20)) return fmt::format("{:.1f} KiB", b / 1024);
+  if (bytes < (10LL << 20)) return fmt::format("{:.1f} MiB", b / (1 << 20));
+  if (bytes < (1LL << 30)) return fmt::format("{:.0f} MiB", b / (1 << 20));
+  return fmt::format("{:.1f} GiB", b / (1LL << 30));
+}
+
+std::optional<long long> meminfo_kib(std::string_view meminfo, std::string_view key) {
+  for (size_t at = 0; at < meminfo.size();) {
+    size_t end = meminfo.find('\n', at);
+    std::string_view line = meminfo.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+    if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 && line[key.size()] == ':') {
+      long long v = 0;
+      bool digits = false;
+      for (char c : line.substr(key.size() + 1)) {
+        if (c >= '0' && c <= '9') {
+          if (v > (1LL << 50)) return std::nullopt;
+          v = v * 10 + (c - '0');
+          digits = true;
+        } else if (digits || (c != ' ' && c != '\t')) {
+          break;
+        }
+      }
+      return digits ? std::optional<long long>(v) : std::nullopt;
+    }
+    if (end == std::string_view::npos) break;
+    at = end + 1;
+  }
+  return std::nullopt;
 }
 
 }  // namespace ddpctl

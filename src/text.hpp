@@ -53,4 +53,16 @@ std::vector<std::string> format_columns(const std::vector<std::vector<std::strin
 // "g[1-3],a1" -> g1 g2 g3 a1.
 std::vector<std::string> expand_hostlist(const std::string& list);
 
+// The one way ddpctl writes a span of time, in its two largest units:
+// - Fixed (status, race plans): "2d03h", "1h02m", "5m40s", "12s";
+// - Tenths (measured times, report): as Fixed, but "1.5s" under a minute;
+// - Compact (limits in words): zero parts left out: "5h", "1h30m", "59m".
+enum class DurationStyle { Fixed, Tenths, Compact };
+std::string format_duration(double seconds, DurationStyle style = DurationStyle::Fixed);
+// The one way ddpctl writes a size: "512 B", "180.2 KiB", "3.0 MiB",
+// "683 MiB" (whole MiB from 10 MiB on), "12.1 GiB".
+std::string format_bytes(long long bytes);
+// A "Key:   123 kB" line of /proc/meminfo, in KiB.
+std::optional<long long> meminfo_kib(std::string_view meminfo, std::string_view key);
+
 }  // namespace ddpctl

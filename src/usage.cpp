@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "json_fields.hpp"
+#include "job_files.hpp"
 #include "text.hpp"
 
 namespace ddpctl {
@@ -51,20 +53,14 @@ nlohmann::json usage_sample_json(const UsageSample& s) {
 std::optional<UsageSample> parse_usage_sample(const std::string& line) {
   nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("t") || !j["t"].is_number()) return std::nullopt;
-  auto num = [&](const nlohmann::json& o, const char* k) -> std::optional<double> {
-    if (o.contains(k) && o[k].is_number()) return o[k].get<double>();
+  using json_field::number;
+  auto num = number;
+  auto integer = [](const nlohmann::json& o, const char* k) -> std::optional<int> {
+    if (auto v = json_field::integer(o, k)) return static_cast<int>(*v);
     return std::nullopt;
   };
-  auto integer = [&](const nlohmann::json& o, const char* k) -> std::optional<int> {
-    if (o.contains(k) && o[k].is_number_integer()) return o[k].get<int>();
-    return std::nullopt;
-  };
-  auto big = [&](const nlohmann::json& o, const char* k) -> long long {
-    return o.contains(k) && o[k].is_number() ? o[k].get<long long>() : 0;
-  };
-  auto str = [&](const nlohmann::json& o, const char* k) -> std::string {
-    return o.contains(k) && o[k].is_string() ? o[k].get<std::string>() : "";
-  };
+  auto big = [](const nlohmann::json& o, const char* k) { return json_field::integer(o, k).value_or(0); };
+  auto str = [](const nlohmann::json& o, const char* k) { return json_field::string(o, k).value_or(""); };
   UsageSample s;
   s.t = j["t"].get<double>();
   s.node = str(j, "node");
@@ -102,7 +98,7 @@ std::optional<UsageSample> parse_usage_sample(const std::string& line) {
 }
 
 std::string usage_path(const std::string& log_base, const std::string& node) {
-  return log_base + ".usage." + node + ".jsonl";
+  return job_files::usage(log_base, node);
 }
 
 std::map<std::string, std::vector<UsageSample>> read_usage(const std::string& log_base, int attempt,
@@ -110,14 +106,14 @@ std::map<std::string, std::vector<UsageSample>> read_usage(const std::string& lo
   std::map<std::string, std::vector<UsageSample>> out;
   size_t slash = log_base.rfind('/');
   std::string dir = slash == std::string::npos ? "." : log_base.substr(0, slash);
-  std::string prefix = (slash == std::string::npos ? log_base : log_base.substr(slash + 1)) + ".usage.";
+  std::string prefix = job_files::usage_prefix(slash == std::string::npos ? log_base : log_base.substr(slash + 1));
   DIR* d = ::opendir(dir.c_str());
   if (!d) return out;
   std::vector<std::string> files;
   while (dirent* e = ::readdir(d)) {
     std::string name = e->d_name;
-    if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() + 6 &&
-        name.compare(name.size() - 6, 6, ".jsonl") == 0)
+    if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() + job_files::kUsageSuffix.size() &&
+        name.compare(name.size() - job_files::kUsageSuffix.size(), job_files::kUsageSuffix.size(), job_files::kUsageSuffix) == 0)
       files.push_back(name);
   }
   ::closedir(d);
@@ -170,12 +166,6 @@ std::optional<UsageNow> usage_now(const std::map<std::string, std::vector<UsageS
   if (!any) return std::nullopt;
   if (u.gpus > 0) u.gpu_util_pct = util_sum / u.gpus;
   return u;
-}
-
-std::string format_bytes(long long bytes) {
-  double gib = static_cast<double>(bytes) / (1024.0 * 1024 * 1024);
-  if (gib >= 1) return fmt::format("{:.1f} GiB", gib);
-  return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (1024.0 * 1024));
 }
 
 std::string format_usage(const UsageNow& u) {

@@ -90,7 +90,5 @@ struct UsageSummary {
 };
 UsageSummary summarize_usage(const std::map<std::string, std::vector<UsageSample>>& samples);
 
-// "1.5 GiB", "312 MiB"
-std::string format_bytes(long long bytes);
 
 }  // namespace ddpctl

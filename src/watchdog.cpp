@@ -4,6 +4,8 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "json_fields.hpp"
+#include "job_files.hpp"
 #include "files.hpp"
 #include "jobs.hpp"
 #include "text.hpp"
@@ -128,7 +130,7 @@ StallVerdict StallWatch::observe(const Observation& o) {
   return v;
 }
 
-std::string stall_record_path(const std::string& log_base) { return log_base + ".stall.json"; }
+std::string stall_record_path(const std::string& log_base) { return job_files::stall_record(log_base); }
 
 nlohmann::json stall_record_json(const StallRecord& r) {
   nlohmann::json stopped = nlohmann::json::array();
@@ -161,8 +163,8 @@ std::optional<StallRecord> read_stall_record(const std::string& log_base) try {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
   StallRecord r;
-  auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0; };
-  auto str = [&](const char* k) { return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string(); };
+  auto num = [&](const char* k) { return json_field::number(j, k).value_or(0.0); };
+  auto str = [&](const char* k) { return json_field::string(j, k).value_or(""); };
   r.attempt = static_cast<int>(num("attempt"));
   r.stalled = j.value("stalled", false);
   r.since = num("since");
@@ -187,7 +189,7 @@ std::optional<StallRecord> read_stall_record(const std::string& log_base) try {
   if (j.contains("stacks") && j["stacks"].is_array())
     for (const auto& s : j["stacks"])
       if (s.is_string()) r.stacks.push_back(s.get<std::string>());
-  if (j.contains("resumed_at") && j["resumed_at"].is_number()) r.resumed_at = j["resumed_at"].get<double>();
+  r.resumed_at = json_field::number(j, "resumed_at");
   return r;
 } catch (const nlohmann::json::exception&) {
   return std::nullopt;  // a record edited by hand, or of another version

@@ -59,5 +59,5 @@ grep -qF "ddpctl: watchdog: cancelling job $id: stalled" "logs/${JOB_NAME}_$id.e
   fail "the batch log does not say why it was cancelled: $(cat "logs/${JOB_NAME}_$id.err")"
 # The record says what scancel returned, written after it ran (the act first).
 stall="logs/${JOB_NAME}_$id.stall.json"
-grep -qF "\"result\":\"scancel $id: done\"" "$stall" && grep -qF '"taken":"cancelled"' "$stall" ||
+{ grep -qF "\"result\":\"scancel $id: done\"" "$stall" && grep -qF '"taken":"cancelled"' "$stall"; } ||
   fail "the stall record does not say what the cancel returned: $(cat "$stall")"

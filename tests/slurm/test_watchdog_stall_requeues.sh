@@ -34,5 +34,5 @@ expect_out "attempt 2 of 2 (requeued by the watchdog: stalled"
 expect_out "rank 1 ("
 # The record says what the requeue returned, written after it ran (the act first).
 stall="logs/${JOB_NAME}_$id.stall.json"
-grep -qF "\"result\":\"scontrol requeue $id: done\"" "$stall" && grep -qF '"taken":"requeued"' "$stall" ||
+{ grep -qF "\"result\":\"scontrol requeue $id: done\"" "$stall" && grep -qF '"taken":"requeued"' "$stall"; } ||
   fail "the stall record does not say what the requeue returned: $(cat "$stall")"

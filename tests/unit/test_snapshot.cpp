@@ -89,8 +89,3 @@ TEST_CASE("a folder of code that also holds files the snapshot left out is refus
   CHECK_THAT(err, Catch::Contains("exp/out/ckpt.pt"));
 }
 
-TEST_CASE("sizes read as people write them") {
-  CHECK(human_bytes(512) == "512 B");
-  CHECK(human_bytes(3 << 20) == "3.0 MiB");
-  CHECK(human_bytes(5LL << 30) == "5.0 GiB");
-}

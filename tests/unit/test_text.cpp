@@ -58,3 +58,37 @@ TEST_CASE("hostlists expand as Slurm writes them") {
   CHECK(expand_hostlist("g[5-3]").empty());
   CHECK(expand_hostlist("g[1-99999999999]").size() <= 100000);  // a hostile range is bounded
 }
+
+TEST_CASE("one duration formatter, three styles") {
+  CHECK(format_duration(0) == "0s");
+  CHECK(format_duration(12) == "12s");
+  CHECK(format_duration(340) == "5m40s");
+  CHECK(format_duration(3720) == "1h02m");
+  CHECK(format_duration(2 * 86400 + 3 * 3600 + 59) == "2d03h");
+  CHECK(format_duration(-5) == "0s");
+  CHECK(format_duration(1.49, DurationStyle::Tenths) == "1.5s");
+  CHECK(format_duration(59.96, DurationStyle::Tenths) == "1m00s");
+  CHECK(format_duration(3000, DurationStyle::Tenths) == "50m00s");
+  CHECK(format_duration(5 * 3600, DurationStyle::Compact) == "5h");
+  CHECK(format_duration(90 * 60, DurationStyle::Compact) == "1h30m");
+  CHECK(format_duration(59 * 60, DurationStyle::Compact) == "59m");
+  CHECK(format_duration(86400, DurationStyle::Compact) == "1d");
+}
+
+TEST_CASE("one byte formatter: B, KiB with a decimal, MiB whole from 10 MiB, GiB") {
+  CHECK(format_bytes(512) == "512 B");
+  CHECK(format_bytes(1536) == "1.5 KiB");
+  CHECK(format_bytes(3 << 20) == "3.0 MiB");
+  CHECK(format_bytes(683LL << 20) == "683 MiB");
+  CHECK(format_bytes(5LL << 30) == "5.0 GiB");
+}
+
+TEST_CASE("meminfo_kib reads one key of /proc/meminfo, and only that key") {
+  const std::string m = "MemTotal:       16384000 kB\nMemFree:  100 kB\nMemAvailable:    8192000 kB\nSwapTotal: 0 kB\n";
+  CHECK(meminfo_kib(m, "MemTotal") == 16384000);
+  CHECK(meminfo_kib(m, "MemAvailable") == 8192000);
+  CHECK(meminfo_kib(m, "Mem") == std::nullopt);  // a prefix of a key is not the key
+  CHECK(meminfo_kib(m, "Cached") == std::nullopt);
+  CHECK(meminfo_kib("MemAvailable: x kB\n", "MemAvailable") == std::nullopt);
+  CHECK(meminfo_kib("MemAvailable: 99999999999999999999 kB", "MemAvailable") == std::nullopt);
+}

@@ -7,6 +7,7 @@
 
 #include "files.hpp"
 #include "helpers.hpp"
+#include "text.hpp"
 #include "usage.hpp"
 
 using namespace ddpctl;
@@ -245,7 +246,7 @@ TEST_CASE("summarize_usage gives a whole job's GPU, CPU and memory figures", "[u
 }
 
 TEST_CASE("format_bytes shows GiB from one GiB on, MiB below", "[usage]") {
-  CHECK(format_bytes(0) == "0 MiB");
+  CHECK(format_bytes(0) == "0 B");
   CHECK(format_bytes(312 * kMiB) == "312 MiB");
   CHECK(format_bytes(kGiB) == "1.0 GiB");
   CHECK(format_bytes(kGiB + kGiB / 2) == "1.5 GiB");
