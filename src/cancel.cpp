@@ -15,20 +15,30 @@ void cancel_jobs(const CancelRequest& req, Context& ctx, Output& out) {
   // Every job carrying one of the runs' tokens is theirs, recorded or not: a
   // job whose sbatch answer was lost, or that appeared after it was judged
   // absent, is adopted into the ledger and cancelled with the rest.
-  JobQuery queue = ctx.slurm.queue();
-  if (!queue.answered) throw UserError("cannot cancel: Slurm could not be asked (" + queue.error + ")");
-  int adopted = 0;
-  for (auto& run : runs) adopted += adopt_found_jobs(run, queue.jobs);
-  if (adopted > 0) {
-    runs.clear();
-    refs = resolve_targets(req.targets, req.runs_root, runs);
+  // Only runs with such attempts need the user's whole queue.
+  bool jobless = std::any_of(runs.begin(), runs.end(), [](const Run& run) {
+    return std::any_of(run.attempts.begin(), run.attempts.end(), [](const Attempt& a) {
+      return a.outcome != Outcome::Submitted && a.outcome != Outcome::Rejected;
+    });
+  });
+  if (jobless) {
+    JobQuery queue = ctx.slurm.queue();
+    if (!queue.answered) throw UserError("cannot cancel: Slurm could not be asked (" + queue.error + ")");
+    int adopted = 0;
+    for (auto& run : runs) adopted += adopt_found_jobs(run, queue.jobs);
+    if (adopted > 0) {
+      runs.clear();
+      refs = resolve_targets(req.targets, req.runs_root, runs);
+    }
   }
   if (refs.empty()) throw UserError("no jobs to cancel: the runs named have no submitted jobs");
 
   std::vector<std::string> ids;
   for (const auto& r : refs) ids.push_back(r.job_id);
-  // scancel of an id Slurm does not know exits 0 silently, so ask first.
-  JobStates before = lookup_jobs(ctx.slurm, ids);
+  // scancel of an id Slurm does not know exits 0 silently, so ask first;
+  // a job whose end its ledger holds is not asked about.
+  JobStates before = lookup_run_jobs(ctx.slurm, runs, ids, ctx.clock.now());
+  refs.clear();  // its attempts were re-read
   if (!before.queue_answered) throw UserError("cannot cancel: Slurm could not be asked (" + before.error + ")");
   std::vector<std::string> live;
   std::vector<std::string> failed;

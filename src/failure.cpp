@@ -258,6 +258,23 @@ std::optional<Failure> explain_failure(const RunShape& shape, const Job& job, Sl
   return find_failure(shape, job, -1, nodes);
 }
 
+std::optional<Failure> explain_failure(const RunShape& shape, const Job& job, const JobStates& states,
+                                       SlurmClient& slurm, std::optional<std::vector<NodeInfo>>* nodes) {
+  if (auto e = states.ends.find(job.id); e != states.ends.end()) return find_failure(shape, job, -1, e->second.nodes);
+  std::vector<NodeInfo> node_states;
+  if (job.state == JobState::NodeFail) {
+    std::optional<std::vector<NodeInfo>> once;
+    if (!nodes) nodes = &once;
+    if (!*nodes) *nodes = slurm.nodes().nodes;
+    node_states = **nodes;
+  }
+  Job known = job;
+  if (job.state == JobState::Cancelled && job.cancelled_by.empty() && !states.accounted.count(job.id))
+    for (const Job& j : slurm.accounting({job.id}).jobs)
+      if (j.id == job.id) known.cancelled_by = j.cancelled_by;
+  return find_failure(shape, known, -1, node_states);
+}
+
 std::string describe_failure(const Failure& f) {
   std::string who;
   if (f.rank) who = fmt::format("rank {}", *f.rank);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "jobs.hpp"
 #include "run_record.hpp"
 #include "slurm.hpp"
 #include "task_logs.hpp"
@@ -36,6 +37,12 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
 // nodes' states for a NODE_FAIL, and who cancelled a job that squeue (which
 // does not say) still shows.
 std::optional<Failure> explain_failure(const RunShape& shape, const Job& job, SlurmClient& slurm);
+// The same with what a lookup (jobs.hpp) already holds: a recorded end has
+// its node states and who cancelled it in the ledger, a job sacct answered
+// for has who cancelled it; Slurm is asked only for the rest, and the node
+// states at most once per `nodes` cache.
+std::optional<Failure> explain_failure(const RunShape& shape, const Job& job, const JobStates& states,
+                                       SlurmClient& slurm, std::optional<std::vector<NodeInfo>>* nodes = nullptr);
 
 // "rank 2 (task 1) on g2 exited with exit code 1: ValueError: boom"
 std::string describe_failure(const Failure& f);

@@ -119,4 +119,16 @@ struct NodeInfo {
   int total_gpus() const;
 };
 
+// A job's end once Slurm can no longer change it: squeue has forgotten the
+// job (a job it still lists may be requeued, passing through FAILED,
+// CANCELLED, NODE_FAIL or PREEMPTED on the way) and sacct says how it ended.
+// The run's ledger keeps it (ledger.hpp) with what explaining the end asks
+// of Slurm, so that Slurm is never asked about that job again.
+struct JobEnd {
+  Job job;                      // as sacct gave it: state, exit, times, who cancelled it
+  std::vector<Job> earlier;     // a requeued job's earlier attempts (sacct --duplicates), earliest first
+  std::vector<NodeInfo> nodes;  // NODE_FAIL: the job's nodes (name and state) when the end was read
+  long long recorded_at = 0;    // Unix seconds
+};
+
 }  // namespace ddpctl

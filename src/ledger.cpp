@@ -2,6 +2,7 @@
 // that tie an attempt to its job (ledger.hpp).
 #include "ledger.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -19,20 +20,105 @@ using nlohmann::json;
 
 namespace {
 
+// A job as a ledger keeps its end: every field, the state by its name.
+json job_json(const Job& j) {
+  auto opt = [](const std::optional<long long>& v) { return v ? json(*v) : json(); };
+  auto opt_int = [](const std::optional<int>& v) { return v ? json(*v) : json(); };
+  return json{{"id", j.id},
+              {"name", j.name},
+              {"comment", j.comment},
+              {"state", state_name(j.state)},
+              {"flags", j.flags},
+              {"reason", j.reason},
+              {"partition", j.partition},
+              {"account", j.account},
+              {"nodes", j.nodes},
+              {"cwd", j.cwd},
+              {"submit_time", opt(j.submit_time)},
+              {"start_time", opt(j.start_time)},
+              {"end_time", opt(j.end_time)},
+              {"time_limit_s", opt(j.time_limit_s)},
+              {"node_count", j.node_count},
+              {"gpus", j.gpus},
+              {"restarts", j.restarts},
+              {"exit", {{"code", opt_int(j.exit.code)}, {"signal", opt_int(j.exit.signal)}}},
+              {"cancelled_by", j.cancelled_by},
+              {"source", j.source}};
+}
+
+Job job_from_json(const json& j) {
+  auto opt = [&](const char* key) -> std::optional<long long> {
+    auto it = j.find(key);
+    return it != j.end() && it->is_number_integer() ? std::optional<long long>(it->get<long long>()) : std::nullopt;
+  };
+  Job job;
+  job.id = j.value("id", "");
+  job.name = j.value("name", "");
+  job.comment = j.value("comment", "");
+  job.state = parse_job_state(j.value("state", "")).value_or(JobState::Unknown);
+  job.flags = j.value("flags", std::vector<std::string>{});
+  job.reason = j.value("reason", "");
+  job.partition = j.value("partition", "");
+  job.account = j.value("account", "");
+  job.nodes = j.value("nodes", "");
+  job.cwd = j.value("cwd", "");
+  job.submit_time = opt("submit_time");
+  job.start_time = opt("start_time");
+  job.end_time = opt("end_time");
+  job.time_limit_s = opt("time_limit_s");
+  job.node_count = j.value("node_count", 0);
+  job.gpus = j.value("gpus", 0);
+  job.restarts = j.value("restarts", 0);
+  if (auto e = j.find("exit"); e != j.end() && e->is_object()) {
+    if (auto c = e->find("code"); c != e->end() && c->is_number_integer()) job.exit.code = c->get<int>();
+    if (auto g = e->find("signal"); g != e->end() && g->is_number_integer()) job.exit.signal = g->get<int>();
+  }
+  job.cancelled_by = j.value("cancelled_by", "");
+  job.source = j.value("source", "");
+  return job;
+}
+
+json end_json(const JobEnd& e) {
+  json earlier = json::array(), nodes = json::array();
+  for (const auto& j : e.earlier) earlier.push_back(job_json(j));
+  for (const auto& n : e.nodes) nodes.push_back({{"name", n.name}, {"state", n.state}});
+  return json{{"job", job_json(e.job)}, {"earlier", earlier}, {"nodes", nodes}, {"recorded_at", e.recorded_at}};
+}
+
+// An end this version cannot read (damaged, or a state it does not know) is
+// no end: Slurm is asked again, as before it was recorded.
+std::optional<JobEnd> end_from_json(const json& j) {
+  if (!j.is_object() || !j.contains("job") || !j["job"].is_object()) return std::nullopt;
+  JobEnd e;
+  e.job = job_from_json(j["job"]);
+  if (!is_terminal(e.job.state) || e.job.id.empty()) return std::nullopt;
+  for (const auto& a : j.value("earlier", json::array())) e.earlier.push_back(job_from_json(a));
+  for (const auto& n : j.value("nodes", json::array())) {
+    NodeInfo node;
+    node.name = n.value("name", "");
+    node.state = n.value("state", "");
+    e.nodes.push_back(node);
+  }
+  e.recorded_at = j.value("recorded_at", 0LL);
+  return e;
+}
+
 json to_json(const Attempt& a) {
-  return json{{"token", a.token},
-              {"shape", a.shape},
-              {"script", a.script},
-              {"argv", a.argv},
-              {"intent_at", a.intent_at},
-              {"outcome", outcome_name(a.outcome)},
-              {"job_id", a.job_id},
-              {"cluster", a.cluster},
-              {"reason", a.reason},
-              {"decided_at", a.decided_at},
-              {"cancel_requested_at", a.cancel_requested_at},
-              {"pid", a.pid},
-              {"host", a.host}};
+  json j{{"token", a.token},
+         {"shape", a.shape},
+         {"script", a.script},
+         {"argv", a.argv},
+         {"intent_at", a.intent_at},
+         {"outcome", outcome_name(a.outcome)},
+         {"job_id", a.job_id},
+         {"cluster", a.cluster},
+         {"reason", a.reason},
+         {"decided_at", a.decided_at},
+         {"cancel_requested_at", a.cancel_requested_at},
+         {"pid", a.pid},
+         {"host", a.host}};
+  if (a.end) j["end"] = end_json(*a.end);
+  return j;
 }
 
 Attempt attempt_from_json(const json& j) {
@@ -51,6 +137,12 @@ Attempt attempt_from_json(const json& j) {
   a.cancel_requested_at = j.value("cancel_requested_at", "");
   a.pid = j.value("pid", 0);
   a.host = j.value("host", "");
+  // Only the job's own end: a record of another id is not this job's.
+  try {
+    if (auto e = j.find("end"); e != j.end() && !a.job_id.empty())
+      if (auto end = end_from_json(*e); end && end->job.id == a.job_id) a.end = std::move(end);
+  } catch (const json::exception&) {
+  }
   return a;
 }
 
@@ -118,6 +210,22 @@ void update_ledger(Run& run, const std::function<void(std::vector<Attempt>&)>& c
   change(attempts);
   write_ledger(run.dir, run.id, attempts);
   run.attempts = attempts;
+}
+
+int record_job_ends(Run& run, const std::map<std::string, JobEnd>& ends) {
+  bool news = std::any_of(run.attempts.begin(), run.attempts.end(), [&](const Attempt& a) {
+    return !a.end && ends.count(a.job_id);
+  });
+  if (!news) return 0;
+  int recorded = 0;
+  update_ledger(run, [&](std::vector<Attempt>& attempts) {
+    for (auto& a : attempts)
+      if (auto it = ends.find(a.job_id); !a.end && !a.job_id.empty() && it != ends.end()) {
+        a.end = it->second;
+        ++recorded;
+      }
+  });
+  return recorded;
 }
 
 Attempt& attempt_by_token(std::vector<Attempt>& attempts, const std::string& token) {

@@ -4,6 +4,7 @@
 // crash at any point leaves a record that `submit` can settle by looking the
 // attempt's token up in Slurm (the job's --comment carries it).
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -26,6 +27,11 @@ void save_ledger(const Run& run);
 // stale copy, so concurrent ddpctls lose no update; `run.attempts` becomes
 // the result. An attempt once recorded is never dropped.
 void update_ledger(Run& run, const std::function<void(std::vector<Attempt>&)>& change);
+// Records the ends of `run`'s jobs (by job id) that its ledger does not
+// hold yet, in one update_ledger; an end once recorded is never replaced.
+// Returns how many it recorded. Throws as update_ledger does (a read-only
+// runs folder): the caller decides whether that matters.
+int record_job_ends(Run& run, const std::map<std::string, JobEnd>& ends);
 // The attempt with `token` (appended, empty but for the token, if missing).
 Attempt& attempt_by_token(std::vector<Attempt>& attempts, const std::string& token);
 // The attempts of a ledger.json document, as read by load_run (runs.hpp).

@@ -102,9 +102,11 @@ JobLogs open_failing_rank(LogsRequest o, const Run& run, JobLogs l, Context& ctx
     if (a.job_id == l.job_id) attempt = &a;
   const RunShape* shape = attempt ? run.shape(attempt->shape) : nullptr;
   if (!shape) return l;
-  JobStates states = lookup_jobs(ctx.slurm, {l.job_id});
+  // An ended job's end is in the ledger once read: no Slurm call then.
+  std::vector<Run> runs = {run};
+  JobStates states = lookup_run_jobs(ctx.slurm, runs, {l.job_id}, ctx.clock.now());
   const Job& job = states.jobs.at(l.job_id);
-  auto f = explain_failure(*shape, job, ctx.slurm);
+  auto f = explain_failure(*shape, job, states, ctx.slurm);
   if (!f) return l;
   if (f->rank && *f->rank < shape->nodes * shape->ranks_per_node) {
     o.rank = *f->rank;

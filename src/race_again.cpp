@@ -134,6 +134,8 @@ std::vector<RaceAgain> race_again_where_requeued(std::vector<Run>& runs, Context
     if (!race.is_race || !race.winner()) continue;
     const RunShape* shape = run.shape(race.winner()->label);
     if (!shape || race.generations.size() >= static_cast<size_t>(1 + shape->max_restarts)) continue;
+    // A winner whose end is recorded can no longer be requeued (jobs.hpp).
+    if (const Attempt* a = job_attempt(run, race.winner()->job_id); a && a->end) continue;
     candidates.push_back(&run);
     ids.push_back(race.winner()->job_id);
   }
@@ -154,10 +156,10 @@ std::vector<RaceAgain> race_again_in(const std::string& root, const std::vector<
                                      Context& ctx, Output& out) {
   std::vector<Run> runs;
   if (targets.empty()) {
-    // As status without arguments: the last day's runs (a requeue of an
-    // older winner is still seen when its run is named).
-    for (Run& run : list_runs(root))
-      if (parse_utc_iso(run.created_at) >= now - 86400) runs.push_back(std::move(run));
+    // As status without arguments: the runs not ended for good and those
+    // that ended within its window (a requeue of an older winner is still
+    // seen when its run is named).
+    runs = recent_runs(root, now - kRecentRunsS).runs;
   } else {
     for (const auto& t : targets) {
       try {

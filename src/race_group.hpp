@@ -111,7 +111,8 @@ RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, O
 // could not act on itself (preemption, a node failure, scontrol requeue).
 std::vector<RaceAgain> race_again_where_requeued(std::vector<Run>& runs, Context& ctx, Output& out);
 // The same for the runs `targets` name (runs by name, id or path; other
-// targets are skipped), or without targets for the last day's runs under `root`.
+// targets are skipped), or without targets for the runs `status` shows without
+// arguments (recent_runs: active, or ended within kRecentRunsS) under `root`.
 std::vector<RaceAgain> race_again_in(const std::string& root, const std::vector<std::string>& targets, long long now,
                                      Context& ctx, Output& out);
 

@@ -35,10 +35,15 @@ std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, c
     attempts.push_back(chosen);
     if (chosen) ids.push_back(chosen->job_id);
   }
-  JobStates states = lookup_jobs(slurm, ids);
+  JobStates states = lookup_run_jobs(slurm, runs, ids, now);
+  for (const auto& n : states.notes) out.note(n);
+  // Recording re-read the ledgers: the chosen attempts as they are now.
+  for (size_t i = 0, k = 0; i < runs.size(); ++i)
+    if (attempts[i]) attempts[i] = job_attempt(runs[i], ids[k++]);
   if (!states.error.empty())
     out.warning("Slurm could not be asked (" + states.error + "); wall times come from the metrics files");
   std::vector<ReportRow> rows;
+  std::optional<std::vector<NodeInfo>> nodes;  // asked at most once
   bool any_metrics = false, any_usage = false;
   for (size_t i = 0; i < runs.size(); ++i) {
     const Attempt* a = attempts[i];
@@ -60,7 +65,7 @@ std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, c
     if (!pattern_log.empty()) rows.back().metrics_path = pattern_log;
     if (job && a)
       if (const RunShape* shape = runs[i].shape(a->shape))
-        if (auto f = explain_failure(*shape, *job, slurm)) rows.back().failure = describe_failure(*f);
+        if (auto f = explain_failure(*shape, *job, states, slurm, &nodes)) rows.back().failure = describe_failure(*f);
     if (a)
       if (const RunShape* shape = runs[i].shape(a->shape)) {
         add_usage(rows.back(), log_base(*shape, a->job_id));

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "job.hpp"
 #include "run_spec.hpp"
 
 namespace ddpctl {
@@ -34,6 +35,7 @@ struct Attempt {
   std::string cancel_requested_at;
   int pid = 0;       // the ddpctl that ran sbatch, and its host: while it
   std::string host;  // lives, its attempt is in flight, never absent
+  std::optional<JobEnd> end;  // the job's end, once final (JobEnd); Slurm is not asked again
 
   bool settled() const {
     return outcome == Outcome::Submitted || outcome == Outcome::Rejected || outcome == Outcome::Absent;

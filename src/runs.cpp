@@ -10,7 +10,9 @@
 #include <cstring>
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -31,6 +33,17 @@ std::string absolute(const std::string& p) {
   std::error_code ec;
   fs::path abs = fs::absolute(p, ec);
   return ec ? p : abs.lexically_normal().string();
+}
+
+bool is_run_dir(const fs::directory_entry& entry) {
+  std::error_code ec;
+  return entry.is_directory(ec) && fs::exists(entry.path() / "run.json", ec);
+}
+
+void sort_runs(std::vector<Run>& runs) {
+  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
+    return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
+  });
 }
 
 }  // namespace
@@ -233,17 +246,128 @@ std::vector<Run> list_runs(const std::string& root) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return runs;
   for (const auto& entry : fs::directory_iterator(root, ec)) {
-    if (!entry.is_directory() || !fs::exists(entry.path() / "run.json")) continue;
+    if (!is_run_dir(entry)) continue;
     try {
       runs.push_back(load_run(entry.path().string()));
     } catch (const UserError&) {
       // A damaged run does not hide the others; `status RUN` names it.
     }
   }
-  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
-    return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
-  });
+  sort_runs(runs);
   return runs;
+}
+
+std::optional<long long> run_ended_at(const Run& run) {
+  long long at = parse_utc_iso(run.created_at);
+  for (const auto& a : run.attempts) {
+    if (a.outcome == Outcome::Intent || a.outcome == Outcome::Unconfirmed) return std::nullopt;
+    if (a.outcome == Outcome::Submitted) {
+      if (!a.end) return std::nullopt;
+      at = std::max(at, a.end->job.end_time.value_or(a.end->recorded_at));
+    } else {
+      at = std::max(at, parse_utc_iso(a.decided_at));
+    }
+  }
+  return at;
+}
+
+namespace {
+
+const char* const kIndexFile = ".index.json";
+
+// What identifies one version of a ledger: a write replaces the file
+// (write_file_atomic renames a new one in), so its inode changes with it.
+std::string ledger_key(const std::string& run_dir) {
+  struct stat st {};
+  if (::stat((run_dir + "/ledger.json").c_str(), &st) != 0) return "";
+  return fmt::format("{}:{}:{}.{:09}", st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
+// The index as read: run id -> (ledger key, ended at); empty when missing or damaged.
+std::map<std::string, std::pair<std::string, long long>> read_index(const std::string& root) {
+  std::map<std::string, std::pair<std::string, long long>> out;
+  try {
+    json doc = json::parse(read_file((fs::path(root) / kIndexFile).string(), 64 << 20));
+    if (doc.value("format", 0) != 1) return out;
+    for (const auto& [id, e] : doc.at("ended").items())
+      out[id] = {e.at("ledger").get<std::string>(), e.at("at").get<long long>()};
+  } catch (const std::exception&) {
+    out.clear();  // rebuilt from the ledgers
+  }
+  return out;
+}
+
+}  // namespace
+
+RecentRuns recent_runs(const std::string& root, long long since) {
+  RecentRuns out;
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return out;
+  auto index = read_index(root);
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    std::string id = entry.path().filename().string();
+    if (auto it = index.find(id); it != index.end() && it->second.second < since) {
+      std::string key = ledger_key(entry.path().string());
+      if (!key.empty() && key == it->second.first) {
+        ++out.older;
+        continue;
+      }
+    }
+    if (!is_run_dir(entry)) continue;
+    try {
+      Run run = load_run(entry.path().string());
+      if (auto at = run_ended_at(run); at && *at < since) {
+        ++out.older;
+        out.to_index.push_back(std::move(run));
+        continue;
+      }
+      out.runs.push_back(std::move(run));
+    } catch (const UserError&) {
+      // A damaged run does not hide the others; `status RUN` names it.
+    }
+  }
+  sort_runs(out.runs);
+  return out;
+}
+
+void index_ended_runs(const std::string& root, const std::vector<const Run*>& runs) {
+  auto index = read_index(root);
+  bool changed = false;
+  std::error_code ec;
+  // Runs no longer there.
+  for (auto it = index.begin(); it != index.end();)
+    if (!fs::exists(fs::path(root) / it->first / "ledger.json", ec)) {
+      it = index.erase(it);
+      changed = true;
+    } else {
+      ++it;
+    }
+  for (const Run* r : runs) {
+    const Run& run = *r;
+    if (!run_ended_at(run)) continue;  // only ended runs are kept
+    if (fs::path(run.dir).parent_path() != fs::path(absolute(root))) continue;
+    std::string key = ledger_key(run.dir);
+    if (key.empty()) continue;
+    if (auto it = index.find(run.id); it != index.end() && it->second.first == key) continue;
+    // The ledger as it is now, between two looks at the same version of it:
+    // never an end read from one version kept under another's key.
+    try {
+      Run now = load_run(run.dir);
+      auto at = run_ended_at(now);
+      if (!at || ledger_key(run.dir) != key) continue;
+      index[run.id] = {key, *at};
+      changed = true;
+    } catch (const std::exception&) {
+    }
+  }
+  if (!changed) return;
+  json ended = json::object();
+  for (const auto& [id, e] : index) ended[id] = {{"ledger", e.first}, {"at", e.second}};
+  try {
+    write_file_atomic((fs::path(root) / kIndexFile).string(), json{{"format", 1}, {"ended", ended}}.dump() + "\n");
+  } catch (const std::exception&) {
+    // A runs folder this user cannot write: the runs are read each time.
+  }
 }
 
 Run find_run(const std::string& root, const std::string& query) {

@@ -47,6 +47,32 @@ std::string identity_lock_path(const std::string& root, const std::string& ident
 Run load_run(const std::string& dir);
 // Every run under root, oldest first; unreadable ones are skipped.
 std::vector<Run> list_runs(const std::string& root);
+// When a run ended for good: the latest end of its jobs as its ledger
+// records them (JobEnd), or its creation when it made none; nullopt while a
+// job has no recorded end or an attempt is unsettled (intent, unconfirmed).
+std::optional<long long> run_ended_at(const Run& run);
+
+// `status` without arguments shows the runs still active and those that
+// ended within this window; the rest are counted ("N older runs: --all").
+constexpr long long kRecentRunsS = 24 * 3600;
+
+// The runs under root that had not ended for good before `since` (Unix s),
+// oldest first, and how many others there are. A runs folder of thousands
+// of ended runs is not read run by run each time: <root>/.index.json keeps
+// when each ended run ended, valid only for the ledger it was read from
+// (its inode, size and modification time), so that a ledger changed since,
+// an index that is missing, stale or damaged, only means reading the runs
+// again. The index is never the only truth.
+struct RecentRuns {
+  std::vector<Run> runs;
+  size_t older = 0;
+  std::vector<Run> to_index;  // older runs read because the index lacked them
+};
+RecentRuns recent_runs(const std::string& root, long long since);
+// Keeps in the index (atomically; a folder it cannot write is left alone)
+// when each of `runs` ended, read again from its ledger as it is now.
+void index_ended_runs(const std::string& root, const std::vector<const Run*>& runs);
+
 // A run by directory path, directory name, unique prefix of it, or run name
 // (the latest run of that name), or a job id of one of its attempts. Throws
 // UserError when none or several match.

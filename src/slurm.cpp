@@ -112,13 +112,12 @@ JobQuery SlurmClient::queue() {
 
 JobQuery SlurmClient::jobs(const std::vector<std::string>& ids) {
   if (snapshot_ && snapshot_->answer.answered &&
-      std::all_of(ids.begin(), ids.end(), [&](const std::string& id) {
-        return std::find(snapshot_->asked.begin(), snapshot_->asked.end(), id) != snapshot_->asked.end();
-      })) {
+      std::all_of(ids.begin(), ids.end(), [&](const std::string& id) { return snapshot_->asked.count(id) > 0; })) {
+    const std::set<std::string> wanted(ids.begin(), ids.end());
     JobQuery kept = snapshot_->answer;
     kept.jobs.clear();
     for (const auto& job : snapshot_->answer.jobs)
-      if (std::find(ids.begin(), ids.end(), job.id) != ids.end()) kept.jobs.push_back(job);
+      if (wanted.count(job.id)) kept.jobs.push_back(job);
     return kept;
   }
   JobQuery all;
@@ -131,7 +130,7 @@ JobQuery SlurmClient::jobs(const std::vector<std::string>& ids) {
     if (!q.note.empty()) all.note = q.note;
     all.jobs.insert(all.jobs.end(), std::make_move_iterator(q.jobs.begin()), std::make_move_iterator(q.jobs.end()));
   }
-  if (snapshot_) *snapshot_ = Kept{ids, all};
+  if (snapshot_) *snapshot_ = Kept{std::set<std::string>(ids.begin(), ids.end()), all};
   return all;
 }
 
@@ -206,9 +205,20 @@ JobQuery SlurmClient::accounting(const std::vector<std::string>& ids, long long 
   return sacct(argv);
 }
 
-JobQuery SlurmClient::attempts(const std::string& id) {
-  return sacct({"sacct", "-X", "-n", "-P", "--duplicates", "-o", kSacctFormat, "--jobs=" + id,
-                "--starttime=1970-01-01"});
+JobQuery SlurmClient::attempts(const std::string& id) { return attempts(std::vector<std::string>{id}); }
+
+JobQuery SlurmClient::attempts(const std::vector<std::string>& ids) {
+  JobQuery all;
+  all.answered = true;
+  for (size_t at = 0; at < ids.size();) {
+    // As many ids as fit one argument.
+    std::string list = "--jobs=" + ids[at++];
+    while (at < ids.size() && list.size() + 1 + ids[at].size() <= kJobListChars) list += "," + ids[at++];
+    JobQuery q = sacct({"sacct", "-X", "-n", "-P", "--duplicates", "-o", kSacctFormat, list, "--starttime=1970-01-01"});
+    if (!q.answered) return q;
+    all.jobs.insert(all.jobs.end(), std::make_move_iterator(q.jobs.begin()), std::make_move_iterator(q.jobs.end()));
+  }
+  return all;
 }
 
 JobQuery SlurmClient::sacct(const std::vector<std::string>& argv) {

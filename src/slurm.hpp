@@ -5,6 +5,7 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -79,6 +80,12 @@ class SlurmClient {
   // Every attempt accounting recorded of one job (sacct --duplicates), the
   // earliest first: a requeued job's earlier ends (REQUEUED, NODE_FAIL, ...).
   JobQuery attempts(const std::string& id);
+  // The same for many jobs in one sacct call (sacct -X --duplicates
+  // --jobs=...), or in a few where the ids would not fit one argument
+  // (kJobListChars; Linux takes 128 KiB): each job's records in
+  // accounting's order, its latest last.
+  JobQuery attempts(const std::vector<std::string>& ids);
+  static constexpr size_t kJobListChars = 100000;
   CommandResult cancel(const std::vector<std::string>& ids);
   // Every node with its partitions, GPUs, CPUs and features: from sinfo
   // --json (22.05) or scontrol show nodes --json (23.02 and later), as
@@ -100,7 +107,7 @@ class SlurmClient {
   // could not be read: jobs() reads the format string from then on.
   bool json_ignores_jobs_ = false;
   struct Kept {
-    std::vector<std::string> asked;
+    std::set<std::string> asked;
     JobQuery answer;
   };
   std::optional<Kept> snapshot_;

@@ -17,6 +17,7 @@
 #include "progress_pattern.hpp"
 #include "race.hpp"
 #include "reasons.hpp"
+#include "runs.hpp"
 #include "submit.hpp"
 #include "text.hpp"
 #include "usage.hpp"
@@ -95,11 +96,31 @@ void add_running_view(const RunShape& shape, const Job& job, long long now, Stat
   row.info = join(parts, "; ");
 }
 
-// What a job row needs from Slurm beyond the job itself, asked only when a
-// row needs it: the earlier attempts of a requeued job, who cancelled a job,
-// whose node a NODE_FAIL lost.
-struct Extra {
-  SlurmClient& slurm;
+// What a job row needs from Slurm beyond the job itself: the earlier
+// attempts of a requeued job, who cancelled a job, whose node a NODE_FAIL
+// lost. A job whose end is recorded has them in its ledger (JobEnd), a job
+// sacct answered for in this refresh came with them; only a job squeue still
+// shows asks, when its row needs it (the nodes once per refresh).
+class Extra {
+ public:
+  Extra(SlurmClient& slurm, const JobStates& states) : slurm_(slurm), states_(states) {}
+
+  std::optional<Failure> failure(const RunShape& shape, const Job& job) {
+    return explain_failure(shape, job, states_, slurm_, &nodes_);
+  }
+
+  std::vector<Job> earlier(const Job& job) {
+    if (auto e = states_.ends.find(job.id); e != states_.ends.end()) return e->second.earlier;
+    if (auto e = states_.earlier.find(job.id); e != states_.earlier.end()) return e->second;
+    std::vector<Job> all = slurm_.attempts(job.id).jobs;
+    if (!all.empty()) all.pop_back();  // the current attempt
+    return all;
+  }
+
+ private:
+  SlurmClient& slurm_;
+  const JobStates& states_;
+  std::optional<std::vector<NodeInfo>> nodes_;
 };
 
 StatusRow job_row(const JobRef& ref, const Job& job, long long now, Extra& extra) {
@@ -145,17 +166,13 @@ StatusRow job_row(const JobRef& ref, const Job& job, long long now, Extra& extra
   bool race_loser = ref.run && job.state == JobState::Cancelled && read_race(*ref.run).is_race;
   if (shape && is_terminal(job.state) && job.state != JobState::Completed && !race_loser) {
     // Which rank failed first, where, how, and its last words.
-    if (auto f = explain_failure(*shape, job, extra.slurm)) {
+    if (auto f = extra.failure(*shape, job)) {
       row.info = describe_failure(*f);
       j["failure"] = failure_json(*f);
     }
   }
   if (shape)
-    if (auto rq = find_requeue(*shape, job, [&] {
-          std::vector<Job> all = extra.slurm.attempts(job.id).jobs;
-          if (!all.empty()) all.pop_back();  // the current attempt
-          return all;
-        })) {
+    if (auto rq = find_requeue(*shape, job, [&] { return extra.earlier(job); })) {
       row.info = rq->describe() + (row.info.empty() ? "" : "; " + row.info);
       j["attempt"] = {{"number", rq->attempt}, {"of", rq->of ? nlohmann::json(*rq->of) : nlohmann::json()},
                       {"why", rq->why}};
@@ -305,24 +322,35 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
   StatusReport report;
   std::vector<Run> runs;
   std::vector<JobRef> refs;
-  std::vector<JobRef> no_job;  // attempts that made no job (rejected, unconfirmed)
+  const bool recent_only = req.targets.empty() && !req.all;
+  const long long since = now - kRecentRunsS;
+  std::vector<Run> to_index;  // older runs read because the index lacked them
   if (!req.targets.empty()) {
     refs = resolve_targets(req.targets, req.runs_root, runs);
   } else {
-    runs = list_runs(req.runs_root);
+    if (recent_only) {
+      RecentRuns recent = recent_runs(req.runs_root, since);
+      runs = std::move(recent.runs);
+      report.older_runs = recent.older;
+      to_index = std::move(recent.to_index);
+    } else {
+      runs = list_runs(req.runs_root);
+    }
     for (const auto& run : runs)
       for (const auto& a : run.attempts)
         if (!a.job_id.empty()) refs.push_back({a.job_id, &run, &a});
   }
-  for (const auto& run : runs)
-    for (const auto& a : run.attempts)
-      if (a.job_id.empty() && (a.outcome == Outcome::Intent || a.outcome == Outcome::Unconfirmed || req.all ||
-                               !req.targets.empty()))
-        no_job.push_back({"", &run, &a});
 
+  // Jobs whose end a ledger holds cost no Slurm call; the others take one
+  // squeue (in chunks) and one sacct, and the ends read for the first time
+  // are recorded.
   std::vector<std::string> ids;
   for (const auto& r : refs) ids.push_back(r.job_id);
-  JobStates states = lookup_jobs(slurm, ids);
+  JobStates states = lookup_run_jobs(slurm, runs, ids, now);
+  report.notes = states.notes;
+  // Recording re-read the ledgers: point at the attempts as they are now.
+  for (auto& r : refs)
+    if (r.run) r.attempt = job_attempt(*r.run, r.job_id);
 
   // A job that carries the token of an attempt recorded without one (its
   // sbatch's answer was lost, or it was judged absent and appeared later) is
@@ -338,17 +366,38 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
         if (has_jobless_attempts(run)) adopted += adopt_found_jobs(run, queue);
     if (adopted > 0) return collect_status(req, slurm, now, false);
   }
+  if (req.targets.empty()) {
+    std::vector<const Run*> read;
+    for (const auto& run : runs) read.push_back(&run);
+    for (const auto& run : to_index) read.push_back(&run);
+    index_ended_runs(req.runs_root, read);
+  }
 
-  Extra extra{slurm};
+  // Without arguments, a run that has just been seen to end for good before
+  // the window is one of the older runs from now on.
+  std::set<std::string> hidden;  // run directories
+  if (recent_only)
+    for (const auto& run : runs)
+      if (auto at = run_ended_at(run); at && *at < since) {
+        hidden.insert(run.dir);
+        ++report.older_runs;
+      }
+
+  std::vector<JobRef> no_job;  // attempts that made no job (rejected, unconfirmed)
+  for (const auto& run : runs)
+    if (!hidden.count(run.dir))
+      for (const auto& a : run.attempts)
+        if (a.job_id.empty() && (a.outcome == Outcome::Intent || a.outcome == Outcome::Unconfirmed || req.all ||
+                                 !req.targets.empty()))
+          no_job.push_back({"", &run, &a});
+
+  Extra extra(slurm, states);
   std::map<std::string, RaceState> races;  // by run directory
   std::set<std::string> race_shown;
-  long long day_ago = now - 86400;
   for (const auto& ref : refs) {
+    if (ref.run && hidden.count(ref.run->dir)) continue;
     const Job& job = states.jobs.at(ref.job_id);
-    bool done = is_terminal(job.state);
-    if (!done) report.all_done = false;
-    // Without arguments: live jobs, and jobs of runs from the last day.
-    if (req.targets.empty() && !req.all && done && ref.run && parse_utc_iso(ref.run->created_at) < day_ago) continue;
+    if (!is_terminal(job.state)) report.all_done = false;
     StatusRow row = job_row(ref, job, now, extra);
     if (ref.run) {
       auto it = races.find(ref.run->dir);
@@ -368,6 +417,13 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
   for (const auto& ref : no_job) report.rows.push_back(attempt_row(ref));
   report.slurm_error = states.error;
   return report;
+}
+
+std::string older_runs_line(size_t older_runs) {
+  if (older_runs == 0) return "";
+  std::string n = std::to_string(older_runs);
+  for (size_t at = n.size(); at > 3; at -= 3) n.insert(at - 3, ",");
+  return fmt::format("{} older run{} (ended over {} h ago): --all", n, older_runs == 1 ? "" : "s", kRecentRunsS / 3600);
 }
 
 std::vector<std::string> status_table(const std::vector<StatusRow>& rows,

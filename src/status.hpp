@@ -15,7 +15,9 @@ namespace ddpctl {
 struct StatusRequest {
   std::vector<std::string> targets;  // runs, experiments or job ids; empty: recent runs
   std::string runs_root;
-  bool all = false;  // without targets: every run, not only live ones and the last day's
+  // Without targets: every run, not only the active ones and those that
+  // ended within the last kRecentRunsS (runs.hpp).
+  bool all = false;
 };
 
 struct StatusRow {
@@ -30,7 +32,13 @@ struct StatusReport {
   std::vector<StatusRow> rows;
   bool all_done = true;    // every job shown has ended
   std::string slurm_error; // why Slurm could not be asked (rows say UNKNOWN)
+  size_t older_runs = 0;   // without targets nor --all: the runs that ended before the window
+  std::vector<std::string> notes;  // ends that could not be recorded (asked again next time)
 };
+
+// The line below the table when older runs are not shown: "1,488 older
+// runs (ended over 24 h ago): --all"; empty when there are none.
+std::string older_runs_line(size_t older_runs);
 
 // The rows, as of `now` (Unix seconds).
 // Jobs found in squeue by the token of an attempt the ledger holds without

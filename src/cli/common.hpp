@@ -37,7 +37,7 @@ class SideOutput : public ConsoleOutput {
   void state_line(const std::string& prefix, const std::string& text, Tone tone) override;
 };
 
-// Re-races the groups among `targets` (or the last day's runs) whose winner
+// Re-races the groups among `targets` (or the recent runs, as status shows them) whose winner
 // was requeued (docs/race.md), saying so on stderr; a failure is a warning.
 // True when a generation was opened (the runs' records changed).
 bool race_again_if_requeued(const std::string& runs_root, const std::vector<std::string>& targets, Context& ctx);

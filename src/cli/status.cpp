@@ -51,6 +51,7 @@ Frame poll(const StatusOptions& o, Context& ctx) {
     reraced = race_again_if_requeued(o.req.runs_root, o.req.targets, ctx);
   }
   if (reraced) report = collect_status(o.req, ctx.slurm, ctx.clock.now());
+  for (const auto& n : report.notes) std::cerr << "ddpctl: note: " << n << '\n';
   if (!report.slurm_error.empty())
     std::cerr << "ddpctl: warning: Slurm could not be asked (" << report.slurm_error
               << "); states it could not give are shown as UNKNOWN\n";
@@ -61,10 +62,12 @@ Frame poll(const StatusOptions& o, Context& ctx) {
     for (const auto& r : report.rows) out.push_back(r.json);
     f.lines = {out.dump(2)};
   } else if (report.rows.empty()) {
-    f.lines = {fmt::format("no runs under {}{}", o.req.runs_root,
-                           o.req.all ? "" : " from the last day (--all shows every run)")};
+    f.lines = {report.older_runs ? fmt::format("no active or recent runs under {}; {}", o.req.runs_root,
+                                               older_runs_line(report.older_runs))
+                                 : fmt::format("no runs under {}", o.req.runs_root)};
   } else {
     f.lines = status_table(report.rows, paint);
+    if (report.older_runs) f.lines.push_back(older_runs_line(report.older_runs));
     for (const auto& r : report.rows) f.keys.push_back(row_key(r)), f.news.push_back(row_news(r));
     // Named runs: what code each runs, below the table.
     if (!o.req.targets.empty()) {
@@ -133,7 +136,7 @@ void setup_status(CLI::App& app, Context& ctx) {
   CLI::App* cmd = app.add_subcommand("status", "Show runs and their jobs: state, reason, time, progress");
   cmd->add_option("targets", o->req.targets, "Runs (name, id or path) or job ids; default: recent runs");
   cmd->add_option("--runs", o->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
-  cmd->add_flag("--all", o->req.all, "Every run, however old");
+  cmd->add_flag("--all", o->req.all, "Every run, also those that ended over 24 h ago");
   cmd->add_flag("--json", o->json, "Print JSON for scripts");
   cmd->add_flag("--watch", o->watch, "Refresh until every job shown has ended");
   cmd->callback([o, &ctx] { run_status(*o, ctx); });

@@ -182,13 +182,19 @@ FakeSlurm::FakeSlurm(const std::string& version) {
       ids.push_back(wanted.substr(b, e - b));
       b = e + 1;
     }
+    const bool duplicates = std::find(argv.begin(), argv.end(), "--duplicates") != argv.end();
     std::string out;
     for (const auto& j : jobs) {
       if (!j.in_sacct) continue;
       if (!ids.empty() && std::find(ids.begin(), ids.end(), j.id) == ids.end()) continue;
-      out += fmt::format("{}|{}|{}|{}|{}|cpu|lusu|{}|2026-11-22T08:11:57|Unknown|Unknown|5|1|billing=1,cpu=1||{}:0|/tmp\n",
+      // A requeued job's earlier attempts first, as sacct --duplicates lists them.
+      if (duplicates)
+        for (const auto& state : j.earlier)
+          out += fmt::format("{}|{}|{}|{}|None|cpu|lusu|{}|2026-11-22T08:11:57|Unknown|Unknown|5|1|billing=1,cpu=1||0:0|/tmp\n",
+                             j.id, j.name, j.comment, state, j.nodes.empty() ? "None assigned" : j.nodes);
+      out += fmt::format("{}|{}|{}|{}|{}|cpu|lusu|{}|2026-11-22T08:11:57|Unknown|{}|5|1|billing=1,cpu=1||{}:0|/tmp\n",
                          j.id, j.name, j.comment, j.state, j.reason, j.nodes.empty() ? "None assigned" : j.nodes,
-                         j.exit);
+                         j.end, j.exit);
     }
     return exits(0, out);
   });

@@ -97,6 +97,8 @@ struct FakeSlurm {
     std::string id, name, comment, state = "PENDING", reason = "None", nodes;
     int exit = 0;
     bool in_squeue = true, in_sacct = true;
+    std::string end = "Unknown";       // sacct's End, e.g. 2026-11-22T09:00:00
+    std::vector<std::string> earlier;  // states of earlier attempts (a requeue), shown by sacct --duplicates
   };
   enum class Sbatch { Ok, LosesAnswer, TimesOutBeforeJob, Rejects };
 

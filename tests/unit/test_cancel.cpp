@@ -82,3 +82,16 @@ TEST_CASE("cancel also cancels a job the ledger never recorded, found by the run
   CHECK(f.slurm.job("150")->state == "CANCELLED");
   CHECK(load_run(second.dir).attempts.at(0).job_id == "150");
 }
+
+TEST_CASE("cancel of runs whose jobs' ends are recorded asks Slurm nothing") {
+  Fixture f;
+  f.slurm.jobs[0].state = "COMPLETED";
+  f.slurm.jobs[0].in_squeue = false;
+  cancel_jobs(f.cancel, f.slurm.ctx, f.out);  // reads the end, and records it
+  REQUIRE(load_run(f.run.dir).attempts.at(0).end.has_value());
+  f.slurm.runner.calls.clear();
+  f.out.lines.clear();
+  cancel_jobs(f.cancel, f.slurm.ctx, f.out);
+  CHECK(f.out.lines == std::vector<std::string>{"job 100: already ended (COMPLETED)"});
+  CHECK(f.slurm.runner.calls.empty());
+}

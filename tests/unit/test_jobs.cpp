@@ -1,6 +1,8 @@
 // What Slurm says about jobs, merged from squeue and sacct (jobs.cpp), when a
 // polling loop may believe a job ended, and the trainer's progress file.
 #include "catch.hpp"
+#include <algorithm>
+#include <set>
 
 #include "fake_runner.hpp"
 #include "files.hpp"
@@ -181,4 +183,45 @@ TEST_CASE("progress files are read, and a missing one is no progress") {
   REQUIRE(p);
   CHECK(p->steps == 10);
   CHECK(progress_path("/o", "job", "12") == "/o/job_12.progress.json");
+}
+
+TEST_CASE("sacct is asked once for many jobs, in more calls only where the ids would not fit one argument") {
+  FakeSlurm s;
+  std::vector<std::string> few, many;
+  for (int i = 0; i < 1500; ++i) few.push_back(std::to_string(1000000 + i));
+  CHECK(s.slurm.attempts(few).answered);
+  CHECK(s.runner.count("sacct", {"--duplicates"}) == 1);
+  // 20,000 ids of 8 digits: 180,000 characters, more than one argument may hold.
+  for (int i = 0; i < 20000; ++i) many.push_back(std::to_string(10000000 + i));
+  s.runner.calls.clear();
+  CHECK(s.slurm.attempts(many).answered);
+  CHECK(s.runner.calls.size() == 2);
+  size_t asked = 0;
+  for (const auto& argv : s.runner.calls)
+    for (const auto& a : argv)
+      if (a.rfind("--jobs=", 0) == 0) {
+        CHECK(a.size() <= SlurmClient::kJobListChars);
+        asked += static_cast<size_t>(std::count(a.begin(), a.end(), ',')) + 1;
+      }
+  CHECK(asked == many.size());
+}
+
+TEST_CASE("an ended job is final only once squeue has forgotten it and sacct says it ended") {
+  FakeSlurm s;
+  s.add("1", "ddpctl:aaaaaaaaaaaa", "FAILED", "g1");                    // in squeue: may be requeued
+  s.add("2", "ddpctl:bbbbbbbbbbbb", "COMPLETED", "g1").in_squeue = false;
+  s.add("3", "ddpctl:cccccccccccc", "RUNNING", "g1").in_squeue = false;  // accounting behind
+  auto& requeued = s.add("4", "ddpctl:dddddddddddd", "COMPLETED", "g1");
+  requeued.in_squeue = false;
+  requeued.earlier = {"NODE_FAIL", "PREEMPTED"};
+  JobStates st = lookup_jobs(s.slurm, {"1", "2", "3", "4"});
+  CHECK(st.final == std::set<std::string>{"2", "4"});
+  CHECK(st.jobs.at("4").restarts == 2);
+  REQUIRE(st.earlier.at("4").size() == 2);
+  CHECK(st.earlier.at("4")[0].state == JobState::NodeFail);
+  CHECK(s.runner.count("sacct") == 1);
+  SECTION("nothing is final when squeue did not answer") {
+    s.controller_down = true;
+    CHECK(lookup_jobs(s.slurm, {"1", "2", "3", "4"}).final.empty());
+  }
 }
