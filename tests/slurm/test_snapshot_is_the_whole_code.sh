@@ -30,11 +30,6 @@ git add -A && git commit -qm v1
 run submit job.yaml
 expect_code 0
 id=$(submitted_job_id)
-run_dir=$(ls -d "$DDPCTL_RUNS/$JOB_NAME"-*/)
-run_dir=${run_dir%/}
-workdir=$(sed -n 's/.*"workdir": "\(.*\)".*/\1/p' "$run_dir/snapshot.json")
-[ "$workdir" = "$run_dir/workdir" ] || fail "snapshot.json records no working directory $run_dir/workdir: $(cat "$run_dir/snapshot.json")"
-grep -q -- "\"--chdir=$workdir\"" "$run_dir/ledger.json" || fail "sbatch was not given --chdir=$workdir: $(cat "$run_dir/ledger.json")"
 
 # The tree moves to v2, committed; the ignored data changes too; then the job may read.
 echo v2 >prog.txt
@@ -48,6 +43,11 @@ log="logs/${JOB_NAME}_$id.restart0.0.out"
 grep -qx "CONTENT=v1" "$log" || fail "the job read prog.txt live, not from the snapshot: $(cat "$log")"
 grep -qx "README=readme v1" "$log" || fail "the job read the tracked data/README live: $(cat "$log")"
 grep -qx "BIG=big 2" "$log" || fail "the ignored data/big.bin beside it was not read live: $(cat "$log")"
+run_dir=$(ls -d "$DDPCTL_RUNS/$JOB_NAME"-*/)
+run_dir=${run_dir%/}
+workdir=$(sed -n 's/.*"workdir": "\(.*\)".*/\1/p' "$run_dir/snapshot.json")
+[ "$workdir" = "$run_dir/workdir" ] || fail "snapshot.json records no working directory $run_dir/workdir: $(cat "$run_dir/snapshot.json")"
+grep -q -- "\"--chdir=$workdir\"" "$run_dir/ledger.json" || fail "sbatch was not given --chdir=$workdir: $(cat "$run_dir/ledger.json")"
 grep -qx "WD=$workdir" "$log" || fail "the job did not work in $workdir: $(cat "$log")"
 # Outputs: into an ignored folder, the submit folder's; a new top-level file, the view's.
 [ "$(cat out/ckpt.txt 2>/dev/null)" = "checkpoint" ] || fail "out/ckpt.txt is not in the submit folder: $(ls -la out)"
