@@ -276,6 +276,13 @@ void apply_snapshot(ResolvedRun& run, const SnapshotDecision& decision, const st
   run.snapshot = decision.snapshot;
   run.snapshot_off = decision.off_reason;
   if (!run.snapshot) return;
+  // In a container the snapshot and the run's view of it are bound, and the
+  // runtimes' bind lists have no quoting (container.cpp's check_bound_folders).
+  if (run.container && run.snapshot->dir.find_first_of(",:") != std::string::npos)
+    throw UserError(run.spec.where_of("container"), "container",
+                    fmt::format("the code snapshot {} is bound into the container, and bind lists split at ',' and "
+                                "':': use a runs folder (--runs, DDPCTL_RUNS) whose path has neither, or --no-snapshot",
+                                printable(run.snapshot->dir, 200)));
   if (!run.spec.uses_trainer && !run.spec.command_argv.empty())
     run.spec.command_argv = snapshot_argv(run.spec.command_argv, *run.snapshot, cwd);
   // The job works in the run's view of the snapshot (make_workdir): the

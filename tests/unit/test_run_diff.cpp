@@ -85,7 +85,7 @@ TEST_CASE("diff: two runs of one spec, one snapshot and one environment are the 
   CHECK(d.same);
   CHECK(d.text == "A: " + a.dir + "\nB: " + b.dir +
                       "\n== spec\nsame\n== code\nsame: snapshot 1a2b3c4d5e6f (commit 89abcdef0123)\n"
-                      "== environment (job 41 vs 42)\nsame: python 3.11.2, torch 2.14.1\n"
+                      "== environment (job 41 attempt 1 vs job 42 attempt 1)\nsame: python 3.11.2, torch 2.14.1\n"
                       "== script (modules, environment, NCCL, launch)\nsame\n");
 }
 
@@ -108,7 +108,7 @@ TEST_CASE("diff: what differs is shown as a unified diff with A/ and B/ for the 
   CHECK_THAT(d.text, Catch::Contains("--- A/train.py") && Catch::Contains("+++ B/train.py") &&
                          Catch::Contains("-lr = 0.1\n+lr = 0.2"));
   CHECK_THAT(d.text, !Catch::Contains("util.py") && !Catch::Contains(".snapshots/"));
-  CHECK_THAT(d.text, Catch::Contains("== environment (job 41 vs 42)\ntorch: 1.13.1 -> 2.14.1\n"));
+  CHECK_THAT(d.text, Catch::Contains("== environment (job 41 attempt 1 vs job 42 attempt 1)\ntorch: 1.13.1 -> 2.14.1\n"));
   CHECK_THAT(d.text, Catch::Contains("-export NCCL_DEBUG=WARN\n+export NCCL_DEBUG=INFO"));
 }
 
@@ -122,7 +122,7 @@ TEST_CASE("diff: runs without snapshots or jobs say what is not known, and are n
   CHECK_FALSE(d.same);
   CHECK_THAT(d.text, Catch::Contains("== code\nA ran in place; B ran in place: the code of a run without a snapshot is "
                                      "not known\n"));
-  CHECK_THAT(d.text, Catch::Contains("== environment (job - vs -)\nA: not recorded (no job started"));
+  CHECK_THAT(d.text, Catch::Contains("== environment (- vs -)\nA: not recorded (no job started"));
 }
 
 TEST_CASE("diff: diff itself failing is an error, not a difference") {

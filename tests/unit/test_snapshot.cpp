@@ -372,5 +372,12 @@ TEST_CASE("in a container, the view, the snapshot and the live folder its links 
   ContainerScript cs = container_script(*run.container, run.spec, 0, "/runs/.snapshots/abc", {}, "/home/u/proj");
   CHECK_THAT(cs.words, Catch::StartsWith("apptainer --nocolor exec --bind \"$ddpctl_workdir\" --bind /home/u/proj "
                                          "--bind /runs/.snapshots/abc --bind \"$DDPCTL_SUBMIT_DIR\"/cache --pwd \"$PWD\""));
+  // A runs folder whose path the bind list would split is refused at submit.
+  Snapshot s;
+  s.dir = s.code_dir = "/scratch/a,b/runs/.snapshots/abc";
+  s.live_dir = "/home/u/proj";
+  std::string err = user_error_of([&] { apply_snapshot(run, SnapshotDecision{s, ""}, "/home/u/proj"); });
+  CHECK_THAT(err, Catch::Contains("/specs/a.yaml:9") && Catch::Contains("the code snapshot") &&
+                      Catch::Contains("--no-snapshot"));
 }
 
