@@ -73,8 +73,11 @@ std::string outside_submit_folder(const std::string& path) {
   return p.lexically_normal().string();
 }
 
-// A mount's source for the script: absolute as written, a relative one from the submit folder.
-std::string source_word(const std::string& src) { return src[0] == '/' ? shell_quote(src) : "\"$PWD\"/" + shell_quote(src); }
+// A mount's source for the script: absolute as written, a relative one from
+// the submit folder (`submit_dir`, a shell word).
+std::string source_word(const std::string& src, const std::string& submit_dir) {
+  return src[0] == '/' ? shell_quote(src) : submit_dir + "/" + shell_quote(src);
+}
 
 struct Mount {
   std::string src, dst, mode;  // dst "" : the same path; mode "" or ro/rw
@@ -250,8 +253,15 @@ std::optional<ResolvedContainer> resolve_container(const RunSpec& spec, const Cl
 }
 
 ContainerScript container_script(const ResolvedContainer& c, const RunSpec& spec, int gpus_per_node,
-                                 const std::string& snapshot_dir, const std::vector<std::string>& env_names) {
+                                 const std::string& snapshot_dir, const std::vector<std::string>& env_names,
+                                 const std::string& snapshot_live) {
   ContainerScript out;
+  // The job's working directory, and the submit folder: one folder, or with
+  // a snapshot the run's view of it, whose links lead into the snapshot and
+  // the live folder (snapshot.sh sets both variables).
+  bool view = !snapshot_live.empty();
+  std::string workdir_word = view ? "\"$ddpctl_workdir\"" : "\"$PWD\"";
+  std::string submit_word = view ? "\"$DDPCTL_SUBMIT_DIR\"" : "\"$PWD\"";
   // What the job reads and writes outside the submit folder (bound as a whole).
   std::vector<std::string> binds, made;
   auto add_bind = [&](const std::string& path, bool written) {
@@ -262,6 +272,7 @@ ContainerScript container_script(const ResolvedContainer& c, const RunSpec& spec
     binds.push_back(abs);
     if (written) made.push_back(abs);
   };
+  if (view) add_bind(snapshot_live, false);
   add_bind(spec.output_dir, true);
   add_bind(snapshot_dir, false);
   if (spec.trainer_data && *spec.trainer_data != "synthetic") add_bind(*spec.trainer_data, false);
@@ -270,11 +281,11 @@ ContainerScript container_script(const ResolvedContainer& c, const RunSpec& spec
   for (const auto& m : made) out.mkdirs += (out.mkdirs.empty() ? "" : " ") + shell_quote(m);
 
   std::vector<Mount> mounts;
-  mounts.push_back({"\"$PWD\"", "", ""});  // already a shell word
+  mounts.push_back({workdir_word, "", ""});  // already a shell word
   for (const auto& b : binds) mounts.push_back({shell_quote(b), "", ""});
   for (const auto& m : c.mounts) {
     Mount p = parse_mount(m);
-    p.src = source_word(p.src);
+    p.src = source_word(p.src, submit_word);
     if (!p.dst.empty()) p.dst = shell_quote(p.dst);
     mounts.push_back(p);
   }

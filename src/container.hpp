@@ -44,6 +44,9 @@ std::optional<ResolvedContainer> resolve_container(const RunSpec& spec, const Cl
 // What the job script needs (render.cpp); `spec` for the folders to bind
 // (output_dir, trainer data and checkpoints), `snapshot_dir` when there is one,
 // `env_names` the variables ddpctl sets (they must reach the ranks).
+// `snapshot_live`: the live folder of a snapshot whose view the job works in
+// (snapshot.hpp's make_workdir): the view, the snapshot and that folder are
+// bound, and relative mounts are the submit folder's.
 struct ContainerScript {
   std::string words;        // the bash array's contents: `apptainer exec --nv ... IMAGE`, or Pyxis's srun options
   std::string mkdirs;       // folders made before the step (bind sources the program writes), shell words; may be empty
@@ -53,7 +56,8 @@ struct ContainerScript {
   bool wraps = true;        // the words go before the command (else, Pyxis: into srun)
 };
 ContainerScript container_script(const ResolvedContainer& c, const RunSpec& spec, int gpus_per_node,
-                                 const std::string& snapshot_dir, const std::vector<std::string>& env_names);
+                                 const std::string& snapshot_dir, const std::vector<std::string>& env_names,
+                                 const std::string& snapshot_live = "");
 
 // Before the queue: the runtime is here (or named by the profile), an image
 // path exists and is readable, mounts' sources exist; `nodes` > 1 with a

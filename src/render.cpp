@@ -95,7 +95,8 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
   if (run.snapshot) names.insert(names.end(), {"DDPCTL_SNAPSHOT", "PYTHONPATH"});
   if (run.container) {
     const ResolvedContainer& c = *run.container;
-    ContainerScript cs = container_script(c, spec, shape.gpus_per_node, run.snapshot ? run.snapshot->dir : "", names);
+    ContainerScript cs = container_script(c, spec, shape.gpus_per_node, run.snapshot ? run.snapshot->dir : "", names,
+                                          run.snapshot ? run.snapshot->live_dir : "");
     mstch::data k;
     k.set("runtime", std::string(runtime_name(c.runtime)));
     k.set("image", c.image);
@@ -115,6 +116,12 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
     snap.set("dir", run.snapshot->dir);
     snap.set("code_dir", run.snapshot->code_dir);
     snap.set("id", run.snapshot->id);
+    // The job works in the run's view of the snapshot (make_workdir), whose
+    // links lead to live_dir; the submit folder is live_dir/prefix.
+    snap.set("live_dir", run.snapshot->live_dir);
+    snap.set("prefix", optional_string(run.snapshot->prefix()));
+    std::string prefix = run.snapshot->prefix();
+    snap.set("submit_dir", prefix.empty() ? run.snapshot->live_dir : run.snapshot->live_dir + "/" + prefix);
     d.set("snapshot", snap);
   } else {
     d.set("snapshot", mstch::data::type::bool_false);

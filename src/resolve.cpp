@@ -1,6 +1,7 @@
 #include "resolve.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fmt/format.h>
 
 #include "job_files.hpp"
@@ -274,9 +275,36 @@ void set_time_limit(ResolvedShape& shape, long long seconds) {
 void apply_snapshot(ResolvedRun& run, const SnapshotDecision& decision, const std::string& cwd) {
   run.snapshot = decision.snapshot;
   run.snapshot_off = decision.off_reason;
-  if (run.snapshot && !run.spec.uses_trainer && !run.spec.command_argv.empty())
-    run.spec.command_argv =
-        snapshot_argv(run.spec.command_argv, *run.snapshot, cwd, run.spec.where_of("command"));
+  if (!run.snapshot) return;
+  // In a container the snapshot and the run's view of it are bound, and the
+  // runtimes' bind lists have no quoting (container.cpp's check_bound_folders).
+  if (run.container && run.snapshot->dir.find_first_of(",:") != std::string::npos)
+    throw UserError(run.spec.where_of("container"), "container",
+                    fmt::format("the code snapshot {} is bound into the container, and bind lists split at ',' and "
+                                "':': use a runs folder (--runs, DDPCTL_RUNS) whose path has neither, or --no-snapshot",
+                                printable(run.snapshot->dir, 200)));
+  if (!run.spec.uses_trainer && !run.spec.command_argv.empty())
+    run.spec.command_argv = snapshot_argv(run.spec.command_argv, *run.snapshot, cwd);
+  // The job works in the run's view of the snapshot (make_workdir): the
+  // folders ddpctl knows to be outputs and data are the submit folder's,
+  // named absolute, so that they are where they would be without a snapshot
+  // (`../logs` too, which the view could not resolve).
+  auto in_submit_folder = [&cwd](const std::string& path) {
+    return path.empty() || path[0] == '/' ? path : (std::filesystem::path(cwd) / path).lexically_normal().string();
+  };
+  std::string old_output = run.spec.output_dir;
+  run.spec.output_dir = in_submit_folder(old_output);
+  for (auto& shape : run.shapes)
+    for (auto& d : shape.directives)
+      for (const char* option : {"--output=", "--error="})
+        if (d.rfind(option + old_output + "/", 0) == 0)
+          d = option + run.spec.output_dir + d.substr(std::string(option).size() + old_output.size());
+  if (run.spec.trainer_data && *run.spec.trainer_data != "synthetic")
+    run.spec.trainer_data = in_submit_folder(*run.spec.trainer_data);
+  for (auto& a : run.spec.trainer_args)
+    for (const char* option : {"--data=", "--checkpoint-dir="})
+      if (a.rfind(option, 0) == 0 && !(a == "--data=synthetic"))
+        a = option + in_submit_folder(a.substr(std::string(option).size()));
 }
 
 }  // namespace ddpctl

@@ -56,7 +56,9 @@ ResolvedRun resolve_run(RunSpec spec, ClusterProfile profile);
 ResolvedRun load_and_resolve(const std::string& spec_path, const std::vector<std::string>& overrides);
 
 // Makes `run` run `decision`'s snapshot: kept in run.snapshot (the script
-// exports it), and the command's words as snapshot_argv makes them.
+// exports it), the command's words as snapshot_argv makes them, and
+// output_dir, trainer.data and trainer.checkpoint_dir absolute (the submit
+// folder's): the job works in the run's view of the snapshot.
 void apply_snapshot(ResolvedRun& run, const SnapshotDecision& decision, const std::string& cwd);
 
 // A new time limit for a resolved shape (its --time line too): --fit-time.

@@ -99,6 +99,13 @@ bool materialize(const Git& git, const std::string& store, const std::string& tr
     fs::remove_all(partial, ec);
     throw UserError("snapshot: writing the snapshot's files failed: " + r.describe());
   }
+  // Every run of this code shares these files (and the jobs' working
+  // directories link them): a job writing one would change them all.
+  for (auto it = fs::recursive_directory_iterator(partial, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec) && !it->is_symlink(ec))
+      fs::permissions(it->path(), fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
+                      fs::perm_options::remove, ec);
   fs::rename(partial, dest, ec);
   if (ec) {
     fs::remove_all(partial, ec);
@@ -110,7 +117,72 @@ bool materialize(const Git& git, const std::string& store, const std::string& tr
 
 SnapshotDecision off(std::string why) { return {std::nullopt, std::move(why)}; }
 
+// Whether the live folder `live` holds anything the snapshot's folder `in_snap`
+// does not (ignored data beside code), at any depth; false for a file.
+bool holds_left_out(const fs::path& in_snap, const fs::path& live) {
+  std::error_code ec;
+  if (!fs::is_directory(in_snap, ec)) return false;
+  for (auto it = fs::recursive_directory_iterator(live, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code e2;
+    if (!fs::exists(fs::symlink_status(in_snap / it->path().lexically_relative(live), e2))) return true;
+  }
+  return false;
+}
+
+[[noreturn]] void cannot_link(const fs::path& at, const std::error_code& ec) {
+  throw UserError(fmt::format("snapshot: cannot make the job's working directory: {}: {}", at.string(), ec.message()));
+}
+
+// Makes `view` a folder of the snapshot folder `snap`: its folders made anew,
+// its files hard links to the snapshot's (a directory entry each; a symbolic
+// link where the file system refuses one), its symbolic links copied, and
+// every entry of `live` the snapshot has not (ignored, left out) a symbolic
+// link to the live one. `top`: the snapshot's root, where a repository's .git
+// is no part of the job's files (git in the job would take the view for its
+// work tree, every file changed).
+void mirror(const fs::path& snap, const fs::path& live, const fs::path& view, bool top) {
+  std::error_code ec;
+  if (!fs::create_directory(view, ec) && ec) cannot_link(view, ec);
+  for (auto it = fs::directory_iterator(snap, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const fs::path& from = it->path();
+    fs::path to = view / from.filename();
+    std::error_code e;
+    if (it->is_symlink(e)) {
+      fs::copy_symlink(from, to, e);
+    } else if (it->is_directory(e)) {
+      mirror(from, live / from.filename(), to, false);
+      continue;
+    } else {
+      fs::create_hard_link(from, to, e);
+      if (e) {
+        e.clear();
+        fs::create_symlink(from, to, e);
+      }
+    }
+    if (e) cannot_link(to, e);
+  }
+  if (ec) cannot_link(snap, ec);
+  std::error_code live_ec;  // a live folder that is gone or unreadable: nothing to link
+  for (auto it = fs::directory_iterator(live, live_ec); !live_ec && it != fs::directory_iterator();
+       it.increment(live_ec)) {
+    fs::path name = it->path().filename();
+    if (top && name == ".git") continue;
+    fs::path to = view / name;
+    std::error_code e;
+    if (fs::exists(fs::symlink_status(to, e))) continue;  // the snapshot's
+    fs::create_symlink(it->path(), to, e);
+    if (e) cannot_link(to, e);
+  }
+}
+
 }  // namespace
+
+std::string Snapshot::prefix() const {
+  std::string p = fs::path(code_dir).lexically_relative(dir).lexically_normal().string();
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  return p == "." ? "" : p;
+}
 
 SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, const std::string& runs_root,
                                bool no_snapshot, CommandRunner& runner) {
@@ -158,6 +230,7 @@ SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, cons
     snap.id = git.must({"write-tree"}, "git write-tree");
     snap.dir = store + "/" + snap.id;
     snap.code_dir = snap.dir;
+    snap.live_dir = fs::absolute(cwd).lexically_normal().string();
   } else {
     CommandResult top = git.run({"rev-parse", "--show-toplevel"});
     if (top.not_found) {
@@ -190,6 +263,7 @@ SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, cons
     CommandResult r = git.run(add);
     if (!r.ok()) throw UserError(s.where, "snapshot", "git add of the work tree failed: " + r.describe());
     snap.mode = "git";
+    snap.live_dir = trim(top.out);
     snap.id = git.must({"write-tree"}, "git write-tree");
     snap.dir = store + "/" + snap.id;
     snap.code_dir = prefix.empty() ? snap.dir : snap.dir + "/" + prefix;
@@ -221,7 +295,7 @@ SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, cons
 }
 
 std::vector<std::string> snapshot_argv(const std::vector<std::string>& argv, const Snapshot& snap,
-                                       const std::string& cwd, const Location& where) {
+                                       const std::string& cwd) {
   std::vector<std::string> out;
   out.reserve(argv.size());
   for (const auto& word : argv) {
@@ -233,29 +307,33 @@ std::vector<std::string> snapshot_argv(const std::vector<std::string>& argv, con
     }
     fs::path in_snap = fs::path(snap.code_dir) / rel;
     std::error_code ec;
-    if (!fs::exists(in_snap, ec)) {
-      out.push_back(word);  // not code: data, outputs, a program on PATH
+    if (!fs::exists(in_snap, ec) || holds_left_out(in_snap, fs::path(cwd) / rel)) {
+      out.push_back(word);  // not code (data, outputs, a program on PATH), or code beside data: the working directory has both
       continue;
-    }
-    if (fs::is_directory(in_snap, ec)) {
-      // A folder of code must hold nothing the snapshot left out.
-      fs::path here = fs::path(cwd) / rel;
-      for (auto it = fs::recursive_directory_iterator(here, fs::directory_options::skip_permission_denied, ec);
-           !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        if (it->is_directory(ec)) continue;
-        fs::path inside = fs::path(snap.code_dir) / fs::relative(it->path(), cwd, ec);
-        if (!fs::exists(inside))
-          throw UserError(where, "command",
-                          fmt::format("{} is a folder of code in the snapshot, but it also holds files the snapshot "
-                                      "leaves out (e.g. {}, ignored by git): the program could mean either copy. "
-                                      "Name the code and the data apart, write the path absolute to use the "
-                                      "submit folder's, or set snapshot: false",
-                                      word, fs::relative(it->path(), cwd, ec).string()));
-      }
     }
     out.push_back(in_snap.lexically_normal().string());
   }
   return out;
+}
+
+std::string make_workdir(const std::string& run_dir, const Snapshot& snap) {
+  std::string root = run_dir + "/workdir";
+  std::string partial = fmt::format("{}/.workdir.{}.partial", run_dir, new_token());
+  std::error_code ec;
+  try {
+    mirror(snap.dir, snap.live_dir, partial, true);
+  } catch (...) {
+    fs::remove_all(partial, ec);
+    throw;
+  }
+  // A retried submission of the same run replaces its view (no job used it).
+  fs::remove_all(root, ec);
+  fs::rename(partial, root, ec);
+  if (ec) {
+    fs::remove_all(partial, ec);
+    throw UserError(fmt::format("snapshot: cannot move the job's working directory into {}: {}", root, ec.message()));
+  }
+  return snap.prefix().empty() ? root : root + "/" + snap.prefix();
 }
 
 void record_snapshot(const std::string& run_dir, const SnapshotDecision& decision) {
@@ -264,8 +342,9 @@ void record_snapshot(const std::string& run_dir, const SnapshotDecision& decisio
     j["off"] = decision.off_reason;
   } else {
     const Snapshot& s = *decision.snapshot;
+    std::string workdir = make_workdir(run_dir, s);
     j = {{"mode", s.mode}, {"id", s.id}, {"dir", s.dir}, {"code_dir", s.code_dir}, {"files", s.files},
-         {"bytes", s.bytes}, {"reused", s.reused}};
+         {"bytes", s.bytes}, {"reused", s.reused}, {"live_dir", s.live_dir}, {"workdir", workdir}};
     if (s.mode == "git") {
       j["commit"] = s.commit.empty() ? nlohmann::json() : nlohmann::json(s.commit);
       j["branch"] = s.branch.empty() ? nlohmann::json() : nlohmann::json(s.branch);
@@ -283,6 +362,14 @@ std::string snapshot_record(const std::string& run_dir) {
   std::error_code ec;
   if (!fs::exists(run_dir + "/snapshot.json", ec)) return "";
   return read_file(run_dir + "/snapshot.json");
+}
+
+std::string job_workdir(const std::string& run_dir) {
+  std::string text = snapshot_record(run_dir);
+  if (text.empty()) return "";
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("workdir") || !j["workdir"].is_string()) return "";
+  return j["workdir"].get<std::string>();
 }
 
 std::string snapshot_summary(const std::string& run_dir) {

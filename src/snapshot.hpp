@@ -7,9 +7,10 @@
 // (<runs>/.snapshots/<git tree id>/), so that every run of one state of the
 // code shares one copy. The store's address is the git tree of those files,
 // computed by git itself with a scratch index (for `paths`, in a store
-// repository of its own under .snapshots/). Jobs keep the submit folder as
-// their working directory; only the program and the command's arguments
-// that name code in the snapshot are taken from the snapshot.
+// repository of its own under .snapshots/). A run's jobs work in a view of
+// it (make_workdir): every file of the snapshot read from the snapshot,
+// whatever path the program opens it by, and what the snapshot left out
+// (ignored data, outputs, the logs) linked to where it lives.
 #include <chrono>
 #include <optional>
 #include <string>
@@ -24,6 +25,7 @@ struct Snapshot {
   std::string id;         // the git tree id of the snapshot's files
   std::string dir;        // absolute: <runs>/.snapshots/<id>
   std::string code_dir;   // where the submit folder is inside it (dir, or dir/<subfolder of the repo>)
+  std::string live_dir;   // the folder whose copy `dir` is: the work tree's top (git), or the submit folder
   std::string mode;       // "git" or "paths"
   long long bytes = 0;
   long long files = 0;
@@ -32,6 +34,9 @@ struct Snapshot {
   std::string commit, branch;  // HEAD; branch empty when detached
   bool dirty = false;          // the files differ from HEAD's
   std::string diff;            // `git diff HEAD <snapshot>` when dirty
+
+  // The submit folder's place in the snapshot: "" at its root, else "sub/dir".
+  std::string prefix() const;
 };
 
 // Why no snapshot was taken, when none was: "snapshot: false", "--no-snapshot",
@@ -49,17 +54,34 @@ SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, cons
                                bool no_snapshot, CommandRunner& runner);
 
 // The command's words as the job runs them with `snap`: a relative word that
-// names a file or folder of the snapshot's code becomes its path in the
-// snapshot; everything else is left to resolve against the submit folder.
-// Throws UserError (at `where`) for a word naming a folder that holds both
-// code in the snapshot and files it left out (ignored by git): which of the
-// two the program means cannot be told.
+// names a file of the snapshot, or a folder whose files are all in it,
+// becomes its path in the snapshot (the program is found wherever the job
+// runs, a container's workdir included); a folder that also holds files the
+// snapshot left out (ignored data beside code) stays relative: the job's
+// working directory (make_workdir) shows both. Everything else is left as
+// written.
 std::vector<std::string> snapshot_argv(const std::vector<std::string>& argv, const Snapshot& snap,
-                                       const std::string& cwd, const Location& where);
+                                       const std::string& cwd);
+
+// The folder a run's jobs work in (docs/runs.md "Snapshot"): <run>/workdir,
+// the snapshot's folders made anew, in which each file of the snapshot is a
+// link into the snapshot and each other entry of the live folder at the same
+// place (ignored data, outputs, the logs folder, files snapshot.paths did not
+// name) a link to the live one; the repository's .git is left out. A file
+// the job creates there stays in the run's folder. Made at submit (the job
+// links in what appears in the live folder later, as each attempt starts:
+// snapshot.sh); an earlier one of the same run is replaced. Returns the job's
+// working directory: the submit folder's place in it.
+std::string make_workdir(const std::string& run_dir, const Snapshot& snap);
 
 // Writes snapshot.json (and snapshot.diff for a dirty work tree) into a run's
-// folder: the snapshot and its provenance, or why there is none.
+// folder: the snapshot and its provenance, or why there is none; with a
+// snapshot, makes the run's working directory first (make_workdir) and
+// records it as "workdir".
 void record_snapshot(const std::string& run_dir, const SnapshotDecision& decision);
+// The working directory recorded for a run's jobs (make_workdir); "" for a
+// run without a snapshot (its jobs work in the submit folder).
+std::string job_workdir(const std::string& run_dir);
 // snapshot.json of a run as JSON text; empty when the run has none (older runs).
 std::string snapshot_record(const std::string& run_dir);
 

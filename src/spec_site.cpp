@@ -108,7 +108,7 @@ const std::map<std::string, std::string>& refused_options() {
     computed({"job-name"}, "from name: (and the shape's label in a race or sweep)");
     computed({"output", "error", "open-mode"}, "from output_dir: (status and logs read those files)");
     computed({"signal", "requeue", "no-requeue"}, "from requeue: (the requeue trap depends on it)");
-    computed({"chdir"}, "as the folder you submit from");
+    computed({"chdir"}, "as the folder you submit from (with a code snapshot, the run's view of it: docs/runs.md)");
     computed({"parsable", "test-only", "wrap", "array"}, "or does not support it with a generated script");
     auto field = [&m](const char* option, const char* key) {
       m[option] = fmt::format("the spec has a field for it: {}:", key);

@@ -138,7 +138,11 @@ int adopt_found_jobs(Run& run, const std::vector<Job>& queue) {
 
 std::vector<std::string> sbatch_args(const Run& run, const RunShape& shape, const std::string& token,
                                      const std::vector<std::string>& extra) {
-  std::vector<std::string> args = {"--comment=" + job_comment(token, shape.comment), "--chdir=" + run.cwd};
+  // With a snapshot, the job works in the run's view of it (every attempt,
+  // every shape of a race: the same one); else in the submit folder.
+  std::string workdir = job_workdir(run.dir);
+  std::vector<std::string> args = {"--comment=" + job_comment(token, shape.comment),
+                                   "--chdir=" + (workdir.empty() ? run.cwd : workdir)};
   args.insert(args.end(), extra.begin(), extra.end());
   args.push_back(run.dir + "/" + shape.script);
   return args;

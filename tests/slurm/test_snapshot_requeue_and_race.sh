@@ -2,7 +2,8 @@
 # Requeued attempts and raced shapes run the snapshot taken at submit. A job
 # with requeue: prints its program's version, the program is changed and
 # committed, the job is signalled as at its time limit and requeues itself:
-# attempt 2 prints the first version. A race submitted held, with the program
+# attempt 2 prints the first version, in the same working directory (the
+# run's view of the snapshot, reused). A race submitted held, with the program
 # changed and committed before its release: every shape's script runs the
 # snapshot, and the winner prints the first version; requeued, the group
 # races again and generation 2's winner runs the same snapshot.
@@ -14,6 +15,7 @@ cat >program.sh <<'SH'
 #!/bin/bash
 trap 'echo "checkpointed; stopping"; exit 75' USR1
 echo "program version 1, attempt ${SLURM_RESTART_COUNT:-0}"
+echo "working in $PWD"
 while :; do sleep 1; done
 SH
 chmod +x program.sh
@@ -50,6 +52,10 @@ until grep -q "attempt 1" "$log1" 2>/dev/null; do
   sleep 0.5
 done
 grep -qx "program version 1, attempt 1" "$log1" || fail "attempt 2 did not run the snapshot: $(cat "$log1")"
+# The same view of the snapshot, not a new one.
+wd=$(sed -n 's/^working in //p' "$log0")
+case $wd in "$DDPCTL_RUNS"/*/workdir) ;; *) fail "attempt 1 did not work in its run's view of the snapshot: '$wd'" ;; esac
+grep -qx "working in $wd" "$log1" || fail "attempt 2 worked elsewhere than attempt 1 ($wd): $(cat "$log1")"
 on_login scancel "$id"
 
 # A race: every shape's script runs the snapshot.

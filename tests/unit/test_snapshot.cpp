@@ -1,14 +1,25 @@
-// The snapshot's spec section and how the command's words are taken from it
-// (snapshot.cpp); taking a snapshot with git is tested end to end
-// (tests/slurm/test_snapshot_*.sh).
+// The snapshot's spec section, taking a snapshot with the real git in a
+// temporary folder (what take_snapshot promises), the command's words, and
+// the job's working directory made of it (make_workdir); jobs running it on
+// Slurm: tests/slurm/test_snapshot_*.sh.
 #include "catch.hpp"
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <cstdlib>
+#include <sys/stat.h>
 
+#include <nlohmann/json.hpp>
+
+#include "cluster.hpp"
+#include "container.hpp"
 #include "files.hpp"
 #include "helpers.hpp"
+#include "render.hpp"
+#include "resolve.hpp"
 #include "snapshot.hpp"
 #include "spec.hpp"
+#include "text.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::user_error_of;
@@ -25,9 +36,44 @@ const char* kBase =
     "time: '00:10:00'\n"
     "command: [python, train.py]\n";
 
-void touch(const fs::path& p) {
+void touch(const fs::path& p, const std::string& text = "x\n") {
   fs::create_directories(p.parent_path());
-  std::ofstream(p) << "x\n";
+  std::ofstream(p) << text;
+}
+
+std::string text_of(const fs::path& p) { return read_file(p.string()); }
+
+// A folder made with the real git (and a runs folder beside it): `sh` runs a
+// bash script in `top`, with an identity for commits.
+struct Repo {
+  ScratchDir tmp{"ddpctl-unit"};
+  std::string top = tmp.path() + "/repo";
+  std::string runs = tmp.path() + "/runs";
+  SystemCommandRunner runner;
+  Repo() { fs::create_directories(top); }
+  void sh(const std::string& script) const {
+    test::run_bash("set -e; cd \"$1\"; export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org "
+                   "GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org GIT_CONFIG_NOSYSTEM=1 HOME=\"$1\"; " + script,
+                   {top});
+  }
+  std::string out(const std::string& script) const {
+    return trim(test::run_bash("set -e; cd \"$1\"; " + script, {top}));
+  }
+  // A spec whose logs are the tree's logs/, with `extra` YAML.
+  RunSpec spec(const std::string& extra = "") const {
+    return parse_run_spec("a.yaml", std::string(kBase) + "output_dir: " + top + "/logs\n" + extra);
+  }
+  SnapshotDecision take(const std::string& extra = "", const std::string& cwd = "", bool no_snapshot = false) {
+    return take_snapshot(spec(extra), cwd.empty() ? top : cwd, runs, no_snapshot, runner);
+  }
+};
+
+std::vector<std::string> files_under(const std::string& dir) {
+  std::vector<std::string> out;
+  for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it)
+    if (!it->is_directory()) out.push_back(fs::relative(it->path(), dir).string());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace
@@ -69,13 +115,13 @@ TEST_CASE("the command's words that name code are taken from the snapshot, the r
   s.dir = s.code_dir = snap.string();
   auto argv = snapshot_argv({"python", "train.py", "--config", "conf/a.yaml", "--data", "data", "--lr=0.1", "/abs/x",
                              "conf", "../up.py"},
-                            s, cwd.string(), Location{"a.yaml", 7, 1});
+                            s, cwd.string());
   CHECK(argv == std::vector<std::string>{"python", (snap / "train.py").string(), "--config",
                                          (snap / "conf/a.yaml").string(), "--data", "data", "--lr=0.1", "/abs/x",
                                          (snap / "conf").string(), "../up.py"});
 }
 
-TEST_CASE("a folder of code that also holds files the snapshot left out is refused as ambiguous") {
+TEST_CASE("a folder of code that also holds files the snapshot left out stays relative: the working directory has both") {
   ScratchDir t("ddpctl-unit");
   fs::path cwd = fs::path(t.path()) / "work", snap = fs::path(t.path()) / "snap";
   touch(cwd / "exp/run.py");
@@ -83,9 +129,255 @@ TEST_CASE("a folder of code that also holds files the snapshot left out is refus
   touch(cwd / "exp/out/ckpt.pt");  // ignored output inside the code folder
   Snapshot s;
   s.dir = s.code_dir = snap.string();
-  std::string err = user_error_of([&] { snapshot_argv({"python", "-m", "x", "exp"}, s, cwd.string(), Location{"a.yaml", 7, 1}); });
-  CHECK_THAT(err, Catch::Contains("a.yaml:7"));
-  CHECK_THAT(err, Catch::Contains("exp is a folder of code in the snapshot"));
-  CHECK_THAT(err, Catch::Contains("exp/out/ckpt.pt"));
+  CHECK(snapshot_argv({"python", "exp/run.py", "exp"}, s, cwd.string()) ==
+        std::vector<std::string>{"python", (snap / "exp/run.py").string(), "exp"});
+}
+
+TEST_CASE("take_snapshot: a git work tree as it is on disk, never what git ignores, the logs or the runs folder") {
+  Repo r;
+  r.runs = r.top + "/runs";  // the default: inside the submit folder
+  r.sh("git init -q -b main . && printf 'data/\\n*.ckpt\\n' >.gitignore && echo v1 >prog.txt && echo same >same.txt && "
+       "mkdir src && echo 'import os' >src/m.py && git add -A && git commit -qm one && "
+       "echo v2 >prog.txt && echo new >untracked.txt && mkdir -p data logs runs/old && echo big >data/big.bin && "
+       "echo w >model.ckpt && echo log >logs/a.out && echo r >runs/old/x");
+  std::string head = r.out("git rev-parse HEAD");
+  SnapshotDecision d = r.take();
+  REQUIRE(d.snapshot);
+  const Snapshot& s = *d.snapshot;
+  CHECK(s.mode == "git");
+  CHECK(s.dir == r.runs + "/.snapshots/" + s.id);
+  CHECK(s.code_dir == s.dir);
+  CHECK(s.live_dir == r.top);
+  CHECK(s.prefix().empty());
+  // Tracked (as modified on disk), and new files git does not ignore; not
+  // data/, *.ckpt, the logs (output_dir) or the runs folder.
+  CHECK(files_under(s.dir) == std::vector<std::string>{".gitignore", "prog.txt", "same.txt", "src/m.py", "untracked.txt"});
+  CHECK(text_of(s.dir + "/prog.txt") == "v2\n");
+  CHECK(s.files == 5);
+  CHECK(s.bytes == static_cast<long long>(std::string("data/\n*.ckpt\nv2\nsame\nimport os\nnew\n").size()));
+  CHECK(s.commit == head);
+  CHECK(s.branch == "main");
+  CHECK(s.dirty);
+  CHECK_THAT(s.diff, Catch::Contains("-v1") && Catch::Contains("+v2") && Catch::Contains("+new"));
+  CHECK_FALSE(s.reused);
+  // Shared by every run of this code: nobody writes into it.
+  CHECK((fs::status(s.dir + "/prog.txt").permissions() & fs::perms::owner_write) == fs::perms::none);
+  // The id is the tree git itself computes for those files.
+  r.sh("git add -A -- . ':!logs' ':!runs' && git commit -qm two");
+  CHECK(r.out("git rev-parse HEAD^{tree}") == s.id);
+  // The repository's own index and HEAD were untouched by the snapshot (the commit above is the test's).
+  CHECK(r.out("git rev-parse HEAD~1") == head);
+
+  // The same state again: the store already has it.
+  SnapshotDecision again = r.take();
+  REQUIRE(again.snapshot);
+  CHECK(again.snapshot->id == s.id);
+  CHECK(again.snapshot->reused);
+  CHECK_FALSE(again.snapshot->dirty);  // committed now
+  CHECK(again.snapshot->diff.empty());
+}
+
+TEST_CASE("take_snapshot: from a subfolder of the work tree, the whole tree is copied and the code is the subfolder") {
+  Repo r;
+  r.sh("git init -q -b main . && mkdir -p exp lib && echo e >exp/run.sh && echo l >lib/util.sh && "
+       "git add -A && git commit -qm one");
+  SnapshotDecision d = r.take("", r.top + "/exp");
+  REQUIRE(d.snapshot);
+  CHECK(d.snapshot->code_dir == d.snapshot->dir + "/exp");
+  CHECK(d.snapshot->prefix() == "exp");
+  CHECK(d.snapshot->live_dir == r.top);
+  CHECK(files_under(d.snapshot->dir) == std::vector<std::string>{"exp/run.sh", "lib/util.sh"});
+  CHECK_FALSE(d.snapshot->dirty);
+}
+
+TEST_CASE("take_snapshot: a repository without a commit, and exclude patterns") {
+  Repo r;
+  r.sh("git init -q . && echo a >a.txt && mkdir big && echo b >big/b.bin");
+  SnapshotDecision d = r.take("snapshot: {exclude: [big]}\n");
+  REQUIRE(d.snapshot);
+  CHECK(files_under(d.snapshot->dir) == std::vector<std::string>{"a.txt"});
+  CHECK(d.snapshot->commit.empty());
+  CHECK(d.snapshot->dirty);  // nothing says what these files are
+}
+
+TEST_CASE("take_snapshot: none outside git, for a shell line, or when turned off; an explicit one that cannot be taken is an error") {
+  Repo r;  // not a git work tree: git looks no further up than the temporary folder
+  struct Ceiling {
+    explicit Ceiling(const std::string& dir) { setenv("GIT_CEILING_DIRECTORIES", dir.c_str(), 1); }
+    ~Ceiling() { unsetenv("GIT_CEILING_DIRECTORIES"); }
+  } ceiling(r.tmp.path());
+  touch(r.top + "/prog.txt");
+  SnapshotDecision d = r.take();
+  CHECK_FALSE(d.snapshot);
+  CHECK(d.off_reason == "not a git work tree (snapshot: {paths: [...]} snapshots one)");
+  std::string err = user_error_of([&] { r.take("snapshot: git\n"); });
+  CHECK_THAT(err, Catch::Contains("a.yaml:9") && Catch::Contains("is not in a git work tree"));
+  CHECK(r.take("", "", true).off_reason == "--no-snapshot");
+  CHECK(r.take("snapshot: false\n").off_reason == "snapshot: false");
+
+  r.sh("git init -q . && git add -A && git commit -qm one");
+  auto shell = [&](const std::string& extra) {
+    std::string text = std::string(kBase);
+    text.replace(text.find("command: [python, train.py]"), std::string("command: [python, train.py]").size(),
+                 "command: python train.py");
+    return take_snapshot(parse_run_spec("a.yaml", text + extra), r.top, r.runs, false, r.runner);
+  };
+  CHECK(shell("").off_reason == "command: is a shell line (write it as a list to snapshot the code)");
+  CHECK_THAT(user_error_of([&] { shell("snapshot: git\n"); }), Catch::Contains("needs command: as a list"));
+}
+
+TEST_CASE("take_snapshot: one over snapshot.max_mb stops the submit, naming its largest files") {
+  Repo r;
+  r.sh("git init -q . && head -c 2097152 /dev/zero >weights.bin && echo x >small.txt");
+  std::string err = user_error_of([&] { r.take("snapshot: {max_mb: 1}\n"); });
+  CHECK_THAT(err, Catch::Contains("a.yaml:9") && Catch::Contains("the snapshot would be 2.0 MiB in 2 files") &&
+                      Catch::Contains("weights.bin") && Catch::Contains("snapshot.max_mb"));
+  CHECK_FALSE(fs::exists(r.runs + "/.snapshots"));  // nothing was copied
+}
+
+TEST_CASE("take_snapshot: snapshot.paths copies exactly the listed files, git or not, ignored ones too") {
+  Repo r;
+  touch(r.top + "/train.py");
+  touch(r.top + "/lib/a.py");
+  touch(r.top + "/lib/a.pyc");
+  touch(r.top + "/data/x.bin");
+  SnapshotDecision d = r.take("snapshot: {paths: [train.py, lib], exclude: ['*.pyc']}\n");
+  REQUIRE(d.snapshot);
+  CHECK(d.snapshot->mode == "paths");
+  CHECK(d.snapshot->live_dir == r.top);
+  CHECK(files_under(d.snapshot->dir) == std::vector<std::string>{"lib/a.py", "train.py"});
+  CHECK(d.snapshot->commit.empty());
+  std::string err = user_error_of([&] { r.take("snapshot: {paths: [nope.py]}\n"); });
+  CHECK_THAT(err, Catch::Contains("snapshot.paths") && Catch::Contains("nope.py does not exist"));
+}
+
+TEST_CASE("the job's working directory: the snapshot's files from the snapshot, what it left out linked to the live folder") {
+  Repo r;
+  r.sh("git init -q -b main . && printf 'data/big*\\nout/\\n' >.gitignore && echo v1 >prog.txt && "
+       "mkdir -p data src/pkg && echo 'how to get the data' >data/README && echo m >src/pkg/m.py && "
+       "ln -s prog.txt latest && git add -A && git commit -qm v1 && "
+       "echo big >data/big.bin && mkdir out && echo old >out/a.txt && mkdir logs");
+  SnapshotDecision d = r.take();
+  REQUIRE(d.snapshot);
+  std::string run_dir = r.runs + "/run-1";
+  fs::create_directories(run_dir);
+  record_snapshot(run_dir, d);
+  std::string w = run_dir + "/workdir";
+  CHECK(job_workdir(run_dir) == w);
+  auto j = nlohmann::json::parse(read_file(run_dir + "/snapshot.json"));
+  CHECK(j["workdir"] == w);
+  CHECK(j["live_dir"] == r.top);
+
+  // The tree moves on: the view still reads the snapshot's files, by any path.
+  r.sh("echo v2 >prog.txt && echo 'v2 readme' >data/README && git commit -qam v2 && echo late >late.txt");
+  CHECK(text_of(w + "/prog.txt") == "v1\n");
+  CHECK(text_of(w + "/latest") == "v1\n");  // the tracked link, copied: it resolves in the view
+  CHECK(fs::is_symlink(w + "/latest"));
+  CHECK(text_of(w + "/src/pkg/m.py") == "m\n");
+  // A file of the snapshot is the snapshot's file (a hard link: one directory entry, no copy).
+  struct stat a {}, b {};
+  REQUIRE(stat((w + "/prog.txt").c_str(), &a) == 0);
+  REQUIRE(stat((d.snapshot->dir + "/prog.txt").c_str(), &b) == 0);
+  CHECK((a.st_ino == b.st_ino || fs::read_symlink(w + "/prog.txt") == d.snapshot->dir + "/prog.txt"));
+  // A folder holding both: a folder of the view, its tracked README the
+  // snapshot's, its ignored files linked to the live ones.
+  CHECK_FALSE(fs::is_symlink(w + "/data"));
+  CHECK(text_of(w + "/data/README") == "how to get the data\n");
+  CHECK(fs::read_symlink(w + "/data/big.bin") == r.top + "/data/big.bin");
+  // Ignored folders, the logs folder: links to the live ones, so what the job writes there is found there.
+  CHECK(fs::read_symlink(w + "/out") == r.top + "/out");
+  CHECK(fs::read_symlink(w + "/logs") == r.top + "/logs");
+  touch(w + "/out/b.txt", "written by the job\n");
+  CHECK(text_of(r.top + "/out/b.txt") == "written by the job\n");
+  // A new file beside the code stays in the view (the run's folder), never in the live folder or the snapshot.
+  touch(w + "/results.txt");
+  CHECK_FALSE(fs::exists(r.top + "/results.txt"));
+  CHECK_FALSE(fs::exists(d.snapshot->dir + "/results.txt"));
+  // Made after the view: not in it (the job links it in as each attempt starts: snapshot.sh).
+  CHECK_FALSE(fs::exists(fs::symlink_status(w + "/late.txt")));
+  // git in the job does not take the view for the work tree.
+  CHECK_FALSE(fs::exists(fs::symlink_status(w + "/.git")));
+
+  // A submission retried in the same run replaces the view.
+  SnapshotDecision d2 = r.take();
+  REQUIRE(d2.snapshot);
+  record_snapshot(run_dir, d2);
+  CHECK(text_of(w + "/prog.txt") == "v2\n");
+  CHECK(text_of(w + "/late.txt") == "late\n");
+  CHECK_FALSE(fs::exists(w + "/results.txt"));
+  for (const auto& e : fs::directory_iterator(run_dir))
+    CHECK(e.path().filename().string().find("partial") == std::string::npos);
+}
+
+TEST_CASE("the job's working directory from a subfolder: the whole tree mirrored, the job in the subfolder's place") {
+  Repo r;
+  r.sh("git init -q -b main . && mkdir -p exp common && echo e >exp/run.sh && echo c >common/cfg.yaml && "
+       "git add -A && git commit -qm one && mkdir exp/ckpt");
+  SnapshotDecision d = r.take("", r.top + "/exp");
+  REQUIRE(d.snapshot);
+  std::string run_dir = r.runs + "/run-2";
+  fs::create_directories(run_dir);
+  record_snapshot(run_dir, d);
+  CHECK(job_workdir(run_dir) == run_dir + "/workdir/exp");
+  // ../common from the job's working directory is the snapshot's too.
+  CHECK(text_of(run_dir + "/workdir/exp/../common/cfg.yaml") == "c\n");
+  CHECK(fs::read_symlink(run_dir + "/workdir/exp/ckpt") == r.top + "/exp/ckpt");
+}
+
+TEST_CASE("a run without a snapshot records why and keeps the submit folder as the working directory") {
+  ScratchDir t("ddpctl-unit");
+  record_snapshot(t.path(), SnapshotDecision{std::nullopt, "snapshot: false"});
+  CHECK(job_workdir(t.path()).empty());
+  CHECK_FALSE(fs::exists(t.path() + "/workdir"));
+  CHECK(snapshot_summary(t.path()) == "runs in place: snapshot: false");
+}
+
+TEST_CASE("with a snapshot, output_dir and the trainer's folders are the submit folder's, named absolute") {
+  ResolvedRun run = load_and_resolve(test::source_dir() + "/configs/local-cpu.yaml", {"output_dir=logs", "trainer.checkpoint_dir=ckpt", "trainer.data=../data"});
+  Snapshot s;
+  s.dir = s.code_dir = "/runs/.snapshots/abc";
+  s.live_dir = "/home/u/proj";
+  apply_snapshot(run, SnapshotDecision{s, ""}, "/home/u/proj");
+  CHECK(run.spec.output_dir == "/home/u/proj/logs");
+  const auto& d = run.shapes.front().directives;
+  CHECK(std::find(d.begin(), d.end(), "--output=/home/u/proj/logs/%x_%j.out") != d.end());
+  CHECK(std::find(d.begin(), d.end(), "--error=/home/u/proj/logs/%x_%j.err") != d.end());
+  const auto& a = run.spec.trainer_args;
+  CHECK(std::find(a.begin(), a.end(), "--checkpoint-dir=/home/u/proj/ckpt") != a.end());
+  CHECK(std::find(a.begin(), a.end(), "--data=/home/u/data") != a.end());
+  CHECK(run.spec.trainer_data == std::optional<std::string>("/home/u/data"));
+}
+
+TEST_CASE("the script of a run with a snapshot: the submit folder named, the view checked, topped up and its new files named") {
+  ResolvedRun run = load_and_resolve(test::source_dir() + "/configs/local-cpu.yaml", {});
+  Snapshot s;
+  s.dir = "/runs/.snapshots/abc";
+  s.code_dir = "/runs/.snapshots/abc/exp";
+  s.live_dir = "/home/u/proj";
+  apply_snapshot(run, SnapshotDecision{s, ""}, "/home/u/proj/exp");
+  std::string text = render_scripts(run, test::source_dir() + "/templates").front().text;
+  CHECK_THAT(text, Catch::Contains("ddpctl_workdir=${ddpctl_workdir%/exp}"));
+  CHECK_THAT(text, Catch::Contains("export DDPCTL_SNAPSHOT=/runs/.snapshots/abc DDPCTL_SUBMIT_DIR=/home/u/proj/exp"));
+  CHECK_THAT(text, Catch::Contains("export PYTHONPATH=/runs/.snapshots/abc/exp${PYTHONPATH:+:$PYTHONPATH}"));
+  CHECK_THAT(text, Catch::Contains("for ddpctl_f in /home/u/proj\"${ddpctl_d#"));
+  CHECK_THAT(text, Catch::Contains("trap ddpctl_workdir_files EXIT"));
+}
+
+TEST_CASE("in a container, the view, the snapshot and the live folder its links lead to are bound") {
+  std::string text =
+      "name: r\ncluster: local\npartition: cpu\nnodes: 1\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: [python3, t.py]\n"
+      "output_dir: /home/u/proj/logs\ncontainer: {runtime: apptainer, image: /i/x.sif, mounts: [cache]}\n";
+  std::string profile = test::run_bash("cat \"$1\"", {test::source_dir() + "/configs/clusters/local.yaml"});
+  ResolvedRun run = resolve_run(parse_run_spec("/specs/a.yaml", text), parse_cluster_profile("site.yaml", profile));
+  ContainerScript cs = container_script(*run.container, run.spec, 0, "/runs/.snapshots/abc", {}, "/home/u/proj");
+  CHECK_THAT(cs.words, Catch::StartsWith("apptainer --nocolor exec --bind \"$ddpctl_workdir\" --bind /home/u/proj "
+                                         "--bind /runs/.snapshots/abc --bind \"$DDPCTL_SUBMIT_DIR\"/cache --pwd \"$PWD\""));
+  // A runs folder whose path the bind list would split is refused at submit.
+  Snapshot s;
+  s.dir = s.code_dir = "/scratch/a,b/runs/.snapshots/abc";
+  s.live_dir = "/home/u/proj";
+  std::string err = user_error_of([&] { apply_snapshot(run, SnapshotDecision{s, ""}, "/home/u/proj"); });
+  CHECK_THAT(err, Catch::Contains("/specs/a.yaml:9") && Catch::Contains("the code snapshot") &&
+                      Catch::Contains("--no-snapshot"));
 }
 
