@@ -8,9 +8,11 @@
 # cluster, Apptainer on 26.05 (the runtimes their nodes have).
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+# The local cluster's jobs run as root in a sandbox that lacks a capability
+# Apptainer asks root for: --no-privs (as in test_container_apptainer_trains).
 case "$SLURM_VERSION" in
-  22.05) runtime=charliecloud ;;
-  26.05) runtime=apptainer ;;
+  22.05) runtime=charliecloud options="[]" ;;
+  26.05) runtime=apptainer options="[--no-privs]" ;;
   *) skip "no container runtime on this cluster's nodes (scripts/container-images)" ;;
 esac
 image=$(container_test_image "$runtime")
@@ -30,6 +32,7 @@ command: [sh, -c, 'echo "CONTENT=\$(cat prog.txt)"; echo "BIG=\$(cat data/big.bi
 container:
   runtime: $runtime
   image: $image
+  options: $options
 YAML
 git add -A && git commit -qm v1
 run submit job.yaml
