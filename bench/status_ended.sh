@@ -203,6 +203,7 @@ for r in "${rows[@]}"; do
   IFS='|' read -r what n cmd c_new c_old t_new t_old <<<"$r"
   ratio=""
   [ -z "$t_old" ] || ratio=$(awk -v a="$t_new" -v b="$t_old" 'BEGIN { printf "%.1f× faster", b / (a > 0 ? a : 0.01) }')
+  # shellcheck disable=SC2016  # the backquotes are Markdown's
   printf '| %s | %s | `%s` | %s | %s | %s s | %s | %s |\n' "$what" "$n" "$cmd" "$c_new" "${c_old:--}" "$t_new" \
     "${t_old:+$t_old s}" "$ratio"
 done
