@@ -159,7 +159,10 @@ std::vector<RaceAgain> race_again_in(const std::string& root, const std::vector<
     // As status without arguments: the runs not ended for good and those
     // that ended within its window (a requeue of an older winner is still
     // seen when its run is named).
-    runs = recent_runs(root, now - kRecentRunsS).runs;
+    runs = recent_runs(root, now - kRecentRunsS, [](const std::string& dir) {
+             std::error_code ec;
+             return fs::is_directory(dir + "/race", ec);  // race_dir: only race groups re-race
+           }).runs;
   } else {
     for (const auto& t : targets) {
       try {

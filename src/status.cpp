@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
+#include <limits>
 #include <fmt/format.h>
 #include <map>
 #include <set>
@@ -318,23 +320,91 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
   return collect_status(req, slurm, now, true);
 }
 
+namespace {
+
+// The rows of one run: its jobs' (a race's group row first), then the
+// attempts that made no job, those shown only with --all or when named
+// marked so.
+struct RunRows {
+  std::string created_at, id;
+  std::vector<StatusRow> rows;
+  std::vector<std::pair<StatusRow, bool>> attempts;  // (row, shown only with --all or named)
+};
+
+// A row as the index keeps it: its cells, and its JSON as text, read only
+// for --json.
+nlohmann::json row_view(const StatusRow& r) {
+  nlohmann::json j = r.json;
+  // Its jobs' ends are in the ledger from now on.
+  if (auto src = j.find("source"); src != j.end()) *src = "ledger";
+  return {{"run", r.run},   {"job", r.job},   {"shape", r.shape}, {"state", r.state}, {"tone", static_cast<int>(r.tone)},
+          {"info", r.info}, {"time", r.time}, {"nodes", r.nodes}, {"gpus", r.gpus},   {"json", j.dump()}};
+}
+
+StatusRow row_from_view(const nlohmann::json& v, bool with_json) {
+  StatusRow r;
+  r.run = v.at("run").get<std::string>();
+  r.job = v.at("job").get<std::string>();
+  r.shape = v.at("shape").get<std::string>();
+  r.state = v.at("state").get<std::string>();
+  int tone = v.at("tone").get<int>();
+  if (tone < static_cast<int>(Tone::Plain) || tone > static_cast<int>(Tone::Bad)) throw std::out_of_range("tone");
+  r.tone = static_cast<Tone>(tone);
+  r.info = v.at("info").get<std::string>();
+  r.time = v.at("time").get<std::string>();
+  r.nodes = v.at("nodes").get<std::string>();
+  r.gpus = v.at("gpus").get<std::string>();
+  const std::string& text = v.at("json").get_ref<const std::string&>();
+  if (with_json) r.json = nlohmann::json::parse(text);
+  return r;
+}
+
+// What the index keeps of an ended run (runs.hpp's view): its rows, as text
+// (parsed only when shown).
+std::string run_view(const RunRows& g) {
+  nlohmann::json rows = nlohmann::json::array(), attempts = nlohmann::json::array();
+  for (const auto& r : g.rows) rows.push_back(row_view(r));
+  for (const auto& [r, all_only] : g.attempts) attempts.push_back({{"row", row_view(r)}, {"all_only", all_only}});
+  return nlohmann::json({{"rows", rows}, {"attempts", attempts}}).dump();
+}
+
+// Throws on a view this version cannot read.
+RunRows rows_from_view(const IndexedRun& ix, bool with_json) {
+  nlohmann::json v = nlohmann::json::parse(ix.view);
+  RunRows g{ix.created_at, ix.id, {}, {}};
+  for (const auto& r : v.at("rows")) g.rows.push_back(row_from_view(r, with_json));
+  for (const auto& a : v.at("attempts"))
+    g.attempts.emplace_back(row_from_view(a.at("row"), with_json), a.at("all_only").get<bool>());
+  return g;
+}
+
+}  // namespace
+
 StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long long now, bool adopt) {
   StatusReport report;
   std::vector<Run> runs;
   std::vector<JobRef> refs;
   const bool recent_only = req.targets.empty() && !req.all;
-  const long long since = now - kRecentRunsS;
-  std::vector<Run> to_index;  // older runs read because the index lacked them
+  const long long since = recent_only ? now - kRecentRunsS : std::numeric_limits<long long>::min();
+  std::vector<Run> to_index;    // older runs read because the index lacked them
+  std::vector<RunRows> viewed;  // ended runs the index answered for: not read
   if (!req.targets.empty()) {
     refs = resolve_targets(req.targets, req.runs_root, runs);
   } else {
-    if (recent_only) {
-      RecentRuns recent = recent_runs(req.runs_root, since);
-      runs = std::move(recent.runs);
-      report.older_runs = recent.older;
-      to_index = std::move(recent.to_index);
-    } else {
-      runs = list_runs(req.runs_root);
+    RecentRuns recent = recent_runs(req.runs_root, since, {}, true);
+    runs = std::move(recent.runs);
+    report.older_runs = recent.older;
+    to_index = std::move(recent.to_index);
+    for (const auto& ix : recent.indexed) {
+      try {
+        viewed.push_back(rows_from_view(ix, req.json));
+      } catch (const std::exception&) {
+        // A view this version cannot read: the run itself is read.
+        try {
+          runs.push_back(load_run((std::filesystem::path(req.runs_root) / ix.id).string()));
+        } catch (const UserError&) {
+        }
+      }
     }
     for (const auto& run : runs)
       for (const auto& a : run.attempts)
@@ -366,12 +436,6 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
         if (has_jobless_attempts(run)) adopted += adopt_found_jobs(run, queue);
     if (adopted > 0) return collect_status(req, slurm, now, false);
   }
-  if (req.targets.empty()) {
-    std::vector<const Run*> read;
-    for (const auto& run : runs) read.push_back(&run);
-    for (const auto& run : to_index) read.push_back(&run);
-    index_ended_runs(req.runs_root, read);
-  }
 
   // Without arguments, a run that has just been seen to end for good before
   // the window is one of the older runs from now on.
@@ -383,38 +447,68 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
         ++report.older_runs;
       }
 
-  std::vector<JobRef> no_job;  // attempts that made no job (rejected, unconfirmed)
+  // Every run's rows, in the order of `runs`; jobs of no run each on their own.
+  std::vector<RunRows> groups;
+  std::map<const Run*, size_t> group_of;
   for (const auto& run : runs)
-    if (!hidden.count(run.dir))
-      for (const auto& a : run.attempts)
-        if (a.job_id.empty() && (a.outcome == Outcome::Intent || a.outcome == Outcome::Unconfirmed || req.all ||
-                                 !req.targets.empty()))
-          no_job.push_back({"", &run, &a});
-
+    if (!hidden.count(run.dir)) {
+      group_of[&run] = groups.size();
+      groups.push_back({run.created_at, run.id, {}, {}});
+    }
   Extra extra(slurm, states);
   std::map<std::string, RaceState> races;  // by run directory
-  std::set<std::string> race_shown;
   for (const auto& ref : refs) {
     if (ref.run && hidden.count(ref.run->dir)) continue;
     const Job& job = states.jobs.at(ref.job_id);
     if (!is_terminal(job.state)) report.all_done = false;
     StatusRow row = job_row(ref, job, now, extra);
-    if (ref.run) {
-      auto it = races.find(ref.run->dir);
-      if (it == races.end()) it = races.emplace(ref.run->dir, read_race(*ref.run)).first;
-      if (it->second.is_race) {
-        if (!race_shown.count(ref.run->dir)) {
-          report.rows.push_back(race_row(*ref.run, it->second, states));
-          for (const auto& r : it->second.ranking)
-            if (r.dropped) report.rows.push_back(dropped_row(*ref.run, r));
-          race_shown.insert(ref.run->dir);
-        }
-        mark_race_job(row, it->second);
-      }
+    if (!ref.run) {
+      groups.push_back({"", "", {std::move(row)}, {}});
+      continue;
     }
-    report.rows.push_back(std::move(row));
+    RunRows& g = groups[group_of.at(ref.run)];
+    auto it = races.find(ref.run->dir);
+    if (it == races.end()) it = races.emplace(ref.run->dir, read_race(*ref.run)).first;
+    if (it->second.is_race) {
+      if (g.rows.empty()) {
+        g.rows.push_back(race_row(*ref.run, it->second, states));
+        for (const auto& r : it->second.ranking)
+          if (r.dropped) g.rows.push_back(dropped_row(*ref.run, r));
+      }
+      mark_race_job(row, it->second);
+    }
+    g.rows.push_back(std::move(row));
   }
-  for (const auto& ref : no_job) report.rows.push_back(attempt_row(ref));
+  // Attempts that made no job: unsettled ones always, rejected and absent
+  // ones with --all or when their run is named.
+  for (const auto& run : runs)
+    if (!hidden.count(run.dir))
+      for (const auto& a : run.attempts)
+        if (a.job_id.empty())
+          groups[group_of.at(&run)].attempts.emplace_back(
+              attempt_row({"", &run, &a}), a.outcome != Outcome::Intent && a.outcome != Outcome::Unconfirmed);
+
+  if (req.targets.empty()) {
+    // The index learns when the runs read ended, and keeps the rows of those
+    // that ended for good: nothing about them changes any more.
+    std::map<std::string, std::string> views;
+    for (const auto& run : runs)
+      if (!hidden.count(run.dir) && run_ended_at(run)) views[run.id] = run_view(groups[group_of.at(&run)]);
+    std::vector<const Run*> read;
+    for (const auto& run : runs) read.push_back(&run);
+    for (const auto& run : to_index) read.push_back(&run);
+    index_ended_runs(req.runs_root, read, views);
+    // Runs from the index take their place among the others: oldest first.
+    for (auto& g : viewed) groups.push_back(std::move(g));
+    std::stable_sort(groups.begin(), groups.end(), [](const RunRows& a, const RunRows& b) {
+      return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
+    });
+  }
+  for (auto& g : groups)
+    for (auto& r : g.rows) report.rows.push_back(std::move(r));
+  for (auto& g : groups)
+    for (auto& [r, all_only] : g.attempts)
+      if (!all_only || req.all || !req.targets.empty()) report.rows.push_back(std::move(r));
   report.slurm_error = states.error;
   return report;
 }

@@ -18,6 +18,9 @@ struct StatusRequest {
   // Without targets: every run, not only the active ones and those that
   // ended within the last kRecentRunsS (runs.hpp).
   bool all = false;
+  // The rows' JSON is wanted (--json). Without it, rows of ended runs that
+  // come from the index (runs.hpp) leave StatusRow::json null.
+  bool json = false;
 };
 
 struct StatusRow {

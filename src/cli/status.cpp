@@ -90,6 +90,7 @@ Frame poll(const StatusOptions& o, Context& ctx) {
 
 void run_status(StatusOptions& o, Context& ctx) {
   o.req.runs_root = runs_root(o.runs);
+  o.req.json = o.json;
   if (!o.watch) {
     for (const auto& line : poll(o, ctx).lines) std::cout << line << '\n';
     return;

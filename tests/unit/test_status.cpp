@@ -26,6 +26,7 @@ struct Fixture : test::SubmitFixture {
     StatusRequest r;
     r.targets = std::move(targets);
     r.runs_root = req.runs_root;
+    r.json = true;
     return collect_status(r, slurm.slurm, slurm.clock.now());
   }
 };
@@ -168,6 +169,7 @@ struct Many : Fixture {
     StatusRequest r;
     r.runs_root = req.runs_root;
     r.all = all;
+    r.json = true;
     return collect_status(r, slurm.slurm, now);
   }
   size_t slurm_calls() const { return slurm.runner.calls.size(); }
@@ -383,5 +385,49 @@ TEST_CASE("the index of ended runs is used when it matches the ledger, and never
     StatusReport s = f.status_at(now);
     CHECK(s.older_runs == 1);
     CHECK(s.rows.size() == 2);
+  }
+}
+
+TEST_CASE("status --all shows an ended run from the index's view, and reads the run again when the view cannot be trusted") {
+  Many f;
+  std::vector<Run> runs = f.submit_runs(2);
+  long long now = parse_utc_iso(runs[0].created_at) + 3 * 86400;
+  for (auto& j : f.slurm.jobs) j.state = "FAILED", j.exit = 3, j.in_squeue = false;
+  StatusReport first = f.status_at(now, true);
+  REQUIRE(first.rows.size() == 2);
+  const std::string views = f.req.runs_root + "/.index-views";
+  REQUIRE(std::filesystem::exists(views));
+  f.slurm.runner.calls.clear();
+
+  SECTION("the view stands for the run: its record is not read") {
+    write_file_atomic(runs[0].dir + "/run.json", "{damaged");
+    StatusReport s = f.status_at(now, true);
+    CHECK(infos(s) == infos(first));
+    CHECK(s.rows[0].json["exit"]["code"] == 3);
+    CHECK(s.rows[0].json["source"] == "ledger");
+    CHECK(f.slurm_calls() == 0);
+    // Without --json, the rows of views carry no JSON (not parsed).
+    StatusRequest table;
+    table.runs_root = f.req.runs_root;
+    table.all = true;
+    StatusReport t = collect_status(table, f.slurm.slurm, now);
+    CHECK(infos(t) == infos(first));
+    CHECK(t.rows[0].json.is_null());
+  }
+  SECTION("a views file cut short or from another ddpctl is ignored, and written again") {
+    std::string text = read_file(views);
+    write_file_atomic(views, text.substr(0, text.size() / 2));
+    CHECK(infos(f.status_at(now, true)) == infos(first));
+    write_file_atomic(views, "ddpctl 0.0.0-other\n" + text.substr(text.find('\n') + 1));
+    CHECK(infos(f.status_at(now, true)) == infos(first));
+    CHECK(read_file(views) == text);
+    CHECK(f.slurm_calls() == 0);
+  }
+  SECTION("a ledger changed since the view was made: the run is read") {
+    Run r = load_run(runs[1].dir);
+    update_ledger(r, [](std::vector<Attempt>& a) { attempt_by_token(a, "abcdefabcdef"); });
+    StatusReport s = f.status_at(now, true);
+    REQUIRE(s.rows.size() == 3);
+    CHECK(s.rows[2].state == "UNCONFIRMED");
   }
 }
