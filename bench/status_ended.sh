@@ -42,6 +42,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 if [ -z "${BASELINE:-}" ]; then
   # The baseline ddpctl, built from its commit (only the CLI; ccache helps).
@@ -156,7 +157,10 @@ done
 # Cancelled: squeue lists them for MinJobAge, then forgets them.
 printf '%s\n' "${made[@]}" | xargs -n 500 "$ls" --slurm "$SLURM" exec -- scancel
 ended_at=$SECONDS
-until [ "$(on_login sacct -n -X -P --name=bench-ended -S now-3600 -o State | grep -c '^CANCELLED')" -ge "$JOBS" ]; do sleep 1; done
+until [ "$(on_login sacct -n -X -P --name=bench-ended -S now-3600 -o State | grep -c '^CANCELLED')" -ge "$JOBS" ]; do
+  [ $((SECONDS - ended_at)) -lt 600 ] || { echo "bench: sacct does not show the $JOBS jobs cancelled after 600 s" >&2; exit 1; }
+  sleep 1
+done
 cell "ended, listed" runs1500 1 status --all
 listed=$(on_login squeue -h -t all --name=bench-ended -o %i | wc -l)
 [ "$listed" -ge "$JOBS" ] || echo "bench: warning: squeue forgot $((JOBS - listed)) jobs during the 'ended, listed' cell" >&2
