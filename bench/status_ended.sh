@@ -157,7 +157,9 @@ done
 # Cancelled: squeue lists them for MinJobAge, then forgets them.
 printf '%s\n' "${made[@]}" | xargs -n 500 "$ls" --slurm "$SLURM" exec -- scancel
 ended_at=$SECONDS
-until [ "$(on_login sacct -n -X -P --name=bench-ended -S now-3600 -o State | grep -c '^CANCELLED')" -ge "$JOBS" ]; do
+# By id: a held job cancelled before it was ever eligible is outside any
+# time window sacct selects by (-S), though -j shows it.
+until [ "$(on_login sacct -n -X -P --jobs="$(IFS=,; echo "${made[*]}")" -o State | grep -c '^CANCELLED')" -ge "$JOBS" ]; do
   [ $((SECONDS - ended_at)) -lt 600 ] || { echo "bench: sacct does not show the $JOBS jobs cancelled after 600 s" >&2; exit 1; }
   sleep 1
 done
