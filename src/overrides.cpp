@@ -1,6 +1,7 @@
 #include "overrides.hpp"
 
 #include <fmt/format.h>
+#include <optional>
 
 #include "text.hpp"
 #include "values.hpp"
@@ -58,7 +59,59 @@ bool split_path(const std::string& path, std::vector<Segment>* out, std::string*
   return !out->empty() && !(path.back() == '.');
 }
 
+// Sets the field `segments` names under `root` to `value`, making the
+// mappings on the way; a problem in words when the path does not fit.
+std::optional<std::string> set_field(YAML::Node root, const std::vector<Segment>& segments, const YAML::Node& value) {
+  YAML::Node node;
+  node.reset(root);
+  std::string walked;
+  for (size_t i = 0; i + 1 < segments.size(); ++i) {
+    const Segment& s = segments[i];
+    if (s.index >= 0) {
+      if (!node.IsSequence() || static_cast<size_t>(s.index) >= node.size())
+        return fmt::format("{} has no entry [{}]", walked, s.index);
+      YAML::Node next = node[static_cast<size_t>(s.index)];
+      node.reset(next);  // operator= would write through the reference
+      walked += fmt::format("[{}]", s.index);
+    } else {
+      if (!node.IsMap()) return fmt::format("{} is not a mapping, so it has no field '{}'", walked, s.key);
+      YAML::Node child = node[s.key];
+      if (!child.IsDefined() || child.IsNull()) {
+        node[s.key] = YAML::Node(YAML::NodeType::Map);
+        child = node[s.key];
+      }
+      node.reset(child);
+      walked += (walked.empty() ? "" : ".") + s.key;
+    }
+  }
+  const Segment& last = segments.back();
+  if (last.index >= 0) {
+    if (!node.IsSequence() || static_cast<size_t>(last.index) >= node.size())
+      return fmt::format("{} has no entry [{}]", walked, last.index);
+    node[static_cast<size_t>(last.index)] = value;
+  } else {
+    if (!node.IsMap()) return fmt::format("{} is not a mapping, so it has no field '{}'", walked, last.key);
+    node[last.key] = value;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::optional<std::string> normalize_field_path(const std::string& path) {
+  std::vector<Segment> segments;
+  std::string normalized;
+  if (!split_path(path, &segments, &normalized)) return std::nullopt;
+  return normalized;
+}
+
+std::optional<std::string> set_field_path(YAML::Node root, const std::string& path, const YAML::Node& value) {
+  std::vector<Segment> segments;
+  std::string normalized;
+  if (!split_path(path, &segments, &normalized))
+    return fmt::format("'{}' is not a field path (use names joined by dots, e.g. trainer.lr)", path);
+  return set_field(root, segments, value);
+}
 
 void apply_overrides(YamlDocument& doc, const std::vector<std::string>& sets) {
   Diagnostics diags;
@@ -92,51 +145,9 @@ void apply_overrides(YamlDocument& doc, const std::vector<std::string>& sets) {
       value = YAML::Node(text);
     }  // else: null, which unsets the field
 
-    YAML::Node node;
-    node.reset(doc.root);
-    std::string walked;
-    bool ok = true;
-    for (size_t i = 0; i + 1 < segments.size() && ok; ++i) {
-      const Segment& s = segments[i];
-      if (s.index >= 0) {
-        if (!node.IsSequence() || static_cast<size_t>(s.index) >= node.size()) {
-          diags.error(origin, normalized,
-                      fmt::format("{} has no entry [{}]", walked, s.index));
-          ok = false;
-          break;
-        }
-        YAML::Node next = node[static_cast<size_t>(s.index)];
-        node.reset(next);  // operator= would write through the reference
-        walked += fmt::format("[{}]", s.index);
-      } else {
-        if (!node.IsMap()) {
-          diags.error(origin, normalized, fmt::format("{} is not a mapping, so it has no field '{}'", walked, s.key));
-          ok = false;
-          break;
-        }
-        YAML::Node child = node[s.key];
-        if (!child.IsDefined() || child.IsNull()) {
-          node[s.key] = YAML::Node(YAML::NodeType::Map);
-          child = node[s.key];
-        }
-        node.reset(child);
-        walked += (walked.empty() ? "" : ".") + s.key;
-      }
-    }
-    if (!ok) continue;
-    const Segment& last = segments.back();
-    if (last.index >= 0) {
-      if (!node.IsSequence() || static_cast<size_t>(last.index) >= node.size()) {
-        diags.error(origin, normalized, fmt::format("{} has no entry [{}]", walked, last.index));
-        continue;
-      }
-      node[static_cast<size_t>(last.index)] = value;
-    } else {
-      if (!node.IsMap()) {
-        diags.error(origin, normalized, fmt::format("{} is not a mapping, so it has no field '{}'", walked, last.key));
-        continue;
-      }
-      node[last.key] = value;
+    if (auto problem = set_field(doc.root, segments, value)) {
+      diags.error(origin, normalized, *problem);
+      continue;
     }
     doc.overrides[normalized] = origin.file;
   }

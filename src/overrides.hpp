@@ -1,4 +1,5 @@
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,5 +14,12 @@ namespace ddpctl {
 // field. Each overridden path is remembered so that problems with its value are
 // reported as coming from the command line. Throws UserError.
 void apply_overrides(YamlDocument& doc, const std::vector<std::string>& sets);
+
+// The path's normal form ("alternatives.1.nodes" -> "alternatives[1].nodes"),
+// nullopt when it is not a field path.
+std::optional<std::string> normalize_field_path(const std::string& path);
+// Sets the field at `path` under `root` to `value` (a grid's cell, grid.hpp),
+// making the mappings on the way: a problem in words when it cannot.
+std::optional<std::string> set_field_path(YAML::Node root, const std::string& path, const YAML::Node& value);
 
 }  // namespace ddpctl

@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
+#include <map>
 
 #include "job_files.hpp"
+#include "files.hpp"
+#include "grid.hpp"
+#include "overrides.hpp"
 #include "cluster.hpp"
 #include "paths.hpp"
 #include "spec_sections.hpp"
@@ -247,8 +251,57 @@ ResolvedRun load_and_resolve(const std::string& spec_path, const std::vector<std
   if (auto problem = script_value_problem(spec_path))
     throw UserError(Location{printable(spec_path)}, "", "the spec's path " + *problem);
   RunSpec spec = load_run_spec(spec_path, overrides);
+  if (spec.has_grid)
+    throw UserError(spec.where_of(spec.where.count("grid") ? "grid" : "include"), "grid",
+                    "this spec is a grid of runs: `ddpctl sweep SPEC` submits its cells (`ddpctl sweep SPEC "
+                    "--dry-run` checks them, `ddpctl gen SPEC` writes their scripts)");
   std::string profile_path = find_cluster_profile(spec.cluster, spec.file, spec.where_of("cluster"));
   return resolve_run(std::move(spec), load_cluster_profile(profile_path));
+}
+
+ResolvedGrid load_and_resolve_grid(const std::string& spec_path, const std::vector<std::string>& overrides) {
+  if (auto problem = script_value_problem(spec_path))
+    throw UserError(Location{printable(spec_path)}, "", "the spec's path " + *problem);
+  ResolvedGrid out;
+  out.text = read_file(spec_path);
+  YamlDocument doc = parse_yaml_document(spec_path, out.text, "run spec");
+  apply_overrides(doc, overrides);
+  std::optional<Grid> grid = read_grid(doc);
+  if (!grid)
+    throw UserError(Location{spec_path}, "grid",
+                    "this spec has no `grid:` (e.g. `grid: {trainer.lr: [0.1, 0.01], trainer.seed: [1, 2]}`) nor "
+                    "`include:` list of cells; `ddpctl submit` runs it");
+  out.grid = std::move(*grid);
+  // Every cell is read and checked as a spec of its own. A problem every
+  // cell has is the spec's, said once; one that only some cells have names them.
+  std::optional<ClusterProfile> profile;
+  std::vector<std::pair<std::string, Diagnostic>> problems;  // cell name, problem
+  for (const GridCell& cell : out.grid.cells) {
+    try {
+      RunSpec spec = parse_run_spec_document(cell_document(spec_path, out.text, overrides, out.grid, cell));
+      if (!profile)
+        profile = load_cluster_profile(find_cluster_profile(spec.cluster, spec.file, spec.where_of("cluster")));
+      out.cells.push_back(resolve_run(std::move(spec), *profile));
+    } catch (const UserError& e) {
+      for (const Diagnostic& d : e.diagnostics()) problems.emplace_back(cell.name, d);
+    }
+  }
+  if (problems.empty()) return out;
+  std::vector<Diagnostic> said;
+  std::map<std::string, std::vector<std::string>> cells_of;  // problem text -> the cells that have it
+  for (const auto& [cell, d] : problems) {
+    auto& cells = cells_of[d.str()];
+    if (cells.empty()) said.push_back(d);
+    cells.push_back(cell);
+  }
+  for (Diagnostic& d : said) {
+    const auto& cells = cells_of[d.str()];
+    if (cells.size() == out.grid.cells.size() && out.grid.cells.size() > 1) continue;
+    d.message += cells.size() == 1 ? fmt::format(" (cell {})", cells[0])
+                                   : fmt::format(" (cells {}{})", join({cells.begin(), cells.begin() + std::min<size_t>(cells.size(), 3)}, "; "),
+                                                 cells.size() > 3 ? fmt::format(" and {} more", cells.size() - 3) : "");
+  }
+  throw UserError(said);
 }
 
 std::vector<std::string> launch_argv(const ResolvedRun& run, const ResolvedShape& shape) {

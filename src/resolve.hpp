@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cluster_profile.hpp"
+#include "grid.hpp"
 #include "container.hpp"
 #include "snapshot.hpp"
 #include "run_spec.hpp"
@@ -54,6 +55,16 @@ ResolvedRun resolve_run(RunSpec spec, ClusterProfile profile);
 // Loads the spec, finds and loads its profile, and resolves them. A path
 // that could not be written into a script safely is refused first.
 ResolvedRun load_and_resolve(const std::string& spec_path, const std::vector<std::string>& overrides);
+
+// A grid spec (grid.hpp): the grid, and each cell resolved as a run of its
+// own (cells[i] is grid.cells[i]). Throws UserError with every problem of
+// every cell, each naming the cells it is in (or none when all have it).
+struct ResolvedGrid {
+  Grid grid;
+  std::vector<ResolvedRun> cells;
+  std::string text;  // the spec as read
+};
+ResolvedGrid load_and_resolve_grid(const std::string& spec_path, const std::vector<std::string>& overrides);
 
 // Makes `run` run `decision`'s snapshot: kept in run.snapshot (the script
 // exports it), the command's words as snapshot_argv makes them, and

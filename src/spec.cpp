@@ -6,6 +6,7 @@
 #include <set>
 
 #include "files.hpp"
+#include "grid.hpp"
 #include "overrides.hpp"
 #include "spec_sections.hpp"
 #include "spec_site.hpp"
@@ -126,7 +127,11 @@ void read_shapes(MapReader& top, RunSpec& spec) {
 RunSpec parse_run_spec(const std::string& file, const std::string& text, const std::vector<std::string>& overrides) {
   YamlDocument doc = parse_yaml_document(file, text, "run spec");
   apply_overrides(doc, overrides);
+  return parse_run_spec_document(doc);
+}
 
+RunSpec parse_run_spec_document(const YamlDocument& doc) {
+  const std::string& file = doc.file;
   RunSpec spec;
   spec.file = file;
   Diagnostics diags;
@@ -155,6 +160,16 @@ RunSpec parse_run_spec(const std::string& file, const std::string& text, const s
     if (top.has(key)) spec.where[key] = top.where(key);
   for (const char* key : site_option_keys())
     if (top.has(key)) spec.where[key] = top.where(key);
+  // The grid is read by grid.hpp, cell by cell; here it is only seen.
+  for (const std::string& key : grid_fields())
+    if (top.has(key)) spec.where[key] = top.where(key);
+  spec.has_grid = top.has("grid") || top.has("include");
+  if (spec.has_grid && spec.has_sweep)
+    top.error("sweep", "a spec has either a grid (`grid:`/`include:`) or `sweep:`, not both; a list of shapes is an "
+                       "`include:` list now (docs/sweeps.md)");
+  if (spec.has_grid && spec.has_alternatives)
+    top.error("alternatives", "a grid with `alternatives:` (race the shapes, then run the grid on the winner) is "
+                              "not supported yet");
   top.finish();
 
   // Labels derive from nodes and GPUs: compare them only when those read

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "run_spec.hpp"
+#include "yaml_reader.hpp"
 
 namespace ddpctl {
 
@@ -14,5 +15,7 @@ namespace ddpctl {
 RunSpec load_run_spec(const std::string& path, const std::vector<std::string>& overrides = {});
 // The same from text already in memory (tests, stdin).
 RunSpec parse_run_spec(const std::string& file, const std::string& text, const std::vector<std::string>& overrides = {});
+// The same from a parsed document (a grid's cell, grid.hpp).
+RunSpec parse_run_spec_document(const YamlDocument& doc);
 
 }  // namespace ddpctl
