@@ -118,6 +118,7 @@ json to_json(const Attempt& a) {
          {"pid", a.pid},
          {"host", a.host}};
   if (a.end) j["end"] = end_json(*a.end);
+  if (!a.array.empty()) j["array"] = a.array;
   return j;
 }
 
@@ -137,6 +138,7 @@ Attempt attempt_from_json(const json& j) {
   a.cancel_requested_at = j.value("cancel_requested_at", "");
   a.pid = j.value("pid", 0);
   a.host = j.value("host", "");
+  a.array = j.value("array", "");
   // Only the job's own end: a record of another id is not this job's.
   try {
     if (auto e = j.find("end"); e != j.end() && !a.job_id.empty())

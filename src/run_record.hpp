@@ -36,6 +36,9 @@ struct Attempt {
   int pid = 0;       // the ddpctl that ran sbatch, and its host: while it
   std::string host;  // lives, its attempt is in flight, never absent
   std::optional<JobEnd> end;  // the job's end, once final (JobEnd); Slurm is not asked again
+  // A job array of a grid's cells (grid.hpp): the --array value, e.g.
+  // "0-3%2" or "3,7,9"; each task index is a cell's index. Empty: one job.
+  std::string array;
 
   bool settled() const {
     return outcome == Outcome::Submitted || outcome == Outcome::Rejected || outcome == Outcome::Absent;
@@ -53,6 +56,20 @@ struct RunShape {
   std::string comment;  // the spec's comment:, after ddpctl's token in the job's --comment
 };
 
+// One cell of a grid (grid.hpp) as the sweep recorded it (grid.json).
+struct RunCell {
+  int index = 0;
+  std::string name;    // "lr=0.01,seed=2"
+  std::string shape;   // the label of the array (RunShape) it runs in
+  std::string dir;     // its own folder (absolute): DDPCTL_CELL_DIR
+  std::vector<std::pair<std::string, std::string>> values;  // key path -> value as the name shows it
+};
+struct RunGrid {
+  std::vector<std::pair<std::string, std::string>> keys;  // path, name (as cell names show it)
+  std::optional<int> max_parallel;
+  std::vector<RunCell> cells;  // by index
+};
+
 struct Run {
   std::string dir;  // absolute
   std::string id;   // the directory's name
@@ -61,6 +78,7 @@ struct Run {
   std::vector<std::string> overrides;
   std::vector<RunShape> shapes;
   std::vector<Attempt> attempts;
+  std::optional<RunGrid> grid;  // a sweep of a grid: its cells, one array per shape
 
   const RunShape* shape(const std::string& label) const;
   // The latest attempt that made a job, if any.

@@ -99,8 +99,15 @@ Run create_run(const std::string& root, const ResolvedRun& resolved, const std::
   return create_run(root, std::vector<RunPart>{{&resolved, spec_text}}, overrides, hash, scripts);
 }
 
+std::string new_run_id(const std::string& name, const std::string& created_at) {
+  std::string stamp = created_at;
+  stamp.erase(std::remove_if(stamp.begin(), stamp.end(), [](char c) { return c == '-' || c == ':'; }), stamp.end());
+  return fmt::format("{}-{}-{}", name, stamp, new_token().substr(0, 6));
+}
+
 Run create_run(const std::string& root, const std::vector<RunPart>& parts, const std::vector<std::string>& overrides,
-               const std::string& hash, const std::vector<std::pair<std::string, std::string>>& scripts) {
+               const std::string& hash, const std::vector<std::pair<std::string, std::string>>& scripts,
+               const std::string& id) {
   const ResolvedRun& first = *parts.at(0).resolved;
   Run run;
   run.name = first.spec.name;
@@ -111,9 +118,7 @@ Run create_run(const std::string& root, const std::vector<RunPart>& parts, const
   run.cwd = fs::current_path().string();
   run.output_dir = absolute(first.spec.output_dir);
   run.overrides = overrides;
-  std::string stamp = run.created_at;
-  stamp.erase(std::remove_if(stamp.begin(), stamp.end(), [](char c) { return c == '-' || c == ':'; }), stamp.end());
-  run.id = fmt::format("{}-{}-{}", run.name, stamp, new_token().substr(0, 6));
+  run.id = id.empty() ? new_run_id(run.name, run.created_at) : id;
   run.dir = absolute((fs::path(root) / run.id).string());
   std::vector<const ResolvedShape*> resolved_shapes;
   for (const auto& part : parts) {
@@ -145,7 +150,10 @@ Run create_run(const std::string& root, const std::vector<RunPart>& parts, const
   for (size_t i = 0; i < parts.size(); ++i)
     write_file_atomic(run.dir + (i == 0 ? std::string("/spec.yaml") : fmt::format("/spec.{}.yaml", i + 1)),
                       parts[i].spec_text);
-  for (const auto& [file, text] : scripts) write_file_atomic(run.dir + "/" + file, text, 0755);
+  for (const auto& [file, text] : scripts) {
+    if (file.find('/') != std::string::npos) fs::create_directories(fs::path(run.dir + "/" + file).parent_path(), ec);
+    write_file_atomic(run.dir + "/" + file, text, 0755);
+  }
 
   json shapes = json::array();
   for (size_t i = 0; i < run.shapes.size(); ++i) {
@@ -238,7 +246,43 @@ Run load_run(const std::string& dir) {
     run.shapes.push_back(rs);
   }
   run.attempts = ledger_attempts(ledger);
+  if (fs::exists(run.dir + "/grid.json")) {
+    try {
+      json g = json::parse(read_file(run.dir + "/grid.json", 64 << 20));
+      RunGrid grid;
+      for (const auto& k : g.value("keys", json::array()))
+        grid.keys.emplace_back(k.value("path", ""), k.value("name", ""));
+      if (auto m = g.find("max_parallel"); m != g.end() && m->is_number_integer()) grid.max_parallel = m->get<int>();
+      for (const auto& c : g.value("cells", json::array())) {
+        RunCell cell;
+        cell.index = c.value("index", 0);
+        cell.name = c.value("name", "");
+        cell.shape = c.value("shape", "");
+        cell.dir = c.value("dir", "");
+        for (const auto& v : c.value("values", json::array()))
+          cell.values.emplace_back(v.value("key", ""), v.value("value", ""));
+        grid.cells.push_back(std::move(cell));
+      }
+      run.grid = std::move(grid);
+    } catch (const json::exception& e) {
+      throw UserError(Location{run.dir + "/grid.json"}, "", std::string("damaged grid record: ") + e.what());
+    }
+  }
   return run;
+}
+
+void save_grid(const Run& run) {
+  if (!run.grid) return;
+  json keys = json::array(), cells = json::array();
+  for (const auto& [path, name] : run.grid->keys) keys.push_back({{"path", path}, {"name", name}});
+  for (const auto& c : run.grid->cells) {
+    json values = json::array();
+    for (const auto& [k, v] : c.values) values.push_back({{"key", k}, {"value", v}});
+    cells.push_back({{"index", c.index}, {"name", c.name}, {"shape", c.shape}, {"dir", c.dir}, {"values", values}});
+  }
+  json g{{"format", 1}, {"keys", keys}, {"cells", cells}};
+  if (run.grid->max_parallel) g["max_parallel"] = *run.grid->max_parallel;
+  write_file_atomic(run.dir + "/grid.json", g.dump(1) + "\n");
 }
 
 std::vector<Run> list_runs(const std::string& root) {

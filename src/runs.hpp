@@ -42,8 +42,14 @@ struct RunPart {
 };
 // As above; the run's name, cluster and cwd come from the first part. With
 // several parts the specs are kept as spec.yaml (the first), spec.2.yaml, ...
+// `id` (new_run_id) when the scripts had to know it before the run existed.
 Run create_run(const std::string& root, const std::vector<RunPart>& parts, const std::vector<std::string>& overrides,
-               const std::string& hash, const std::vector<std::pair<std::string, std::string>>& scripts);
+               const std::string& hash, const std::vector<std::pair<std::string, std::string>>& scripts,
+               const std::string& id = "");
+// "<name>-<UTC stamp>-<6 hex>": a run folder's name.
+std::string new_run_id(const std::string& name, const std::string& created_at);
+// Writes run.grid as grid.json in the run folder (atomically); load_run reads it.
+void save_grid(const Run& run);
 // Where the lock of one run identity lives: <runs>/.locks/<identity>.lock.
 std::string identity_lock_path(const std::string& root, const std::string& identity);
 Run load_run(const std::string& dir);

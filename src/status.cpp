@@ -20,6 +20,7 @@
 #include "race.hpp"
 #include "reasons.hpp"
 #include "runs.hpp"
+#include "status_grid.hpp"
 #include "submit.hpp"
 #include "text.hpp"
 #include "usage.hpp"
@@ -201,6 +202,20 @@ StatusRow job_row(const JobRef& ref, const Job& job, long long now, Extra& extra
             {"exit", {{"code", opt(job.exit.code)}, {"signal", opt(job.exit.signal)}}},
             {"exit_text", describe_exit(job.exit)}, {"restarts", job.restarts}, {"source", job.source}});
   row.json = j;
+  return row;
+}
+
+// A grid's sweep in one row: its arrays, its cells counted by state.
+StatusRow grid_row(const Run& run, const std::vector<CellState>& cells) {
+  StatusRow row;
+  row.run = run.id;
+  row.job = join(array_ids(run), ",");
+  row.shape = fmt::format("grid ({} cells)", cells.size());
+  JobState state = grid_state(cells);
+  row.state = state_name(state);
+  row.tone = tone_of(state);
+  row.info = grid_summary(cells, run.grid ? run.grid->max_parallel : std::nullopt);
+  row.json = {{"run", run.id}, {"job_id", row.job}, {"shape", row.shape}, {"state", row.state}, {"cells", row.info}};
   return row;
 }
 
@@ -414,9 +429,26 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
   // Jobs whose end a ledger holds cost no Slurm call; the others take one
   // squeue (in chunks) and one sacct, and the ends read for the first time
   // are recorded.
-  std::vector<std::string> ids;
-  for (const auto& r : refs) ids.push_back(r.job_id);
+  // A grid's arrays are asked apart (status_grid.hpp): one squeue for all
+  // of them, and one sacct for the cells squeue no longer shows.
+  std::vector<std::string> ids, arrays;
+  for (const auto& r : refs) (r.attempt && !r.attempt->array.empty() ? arrays : ids).push_back(r.job_id);
   JobStates states = lookup_run_jobs(slurm, runs, ids, now);
+  std::vector<Job> array_records;
+  if (!arrays.empty()) {
+    JobQuery q = slurm.jobs(arrays);
+    if (!q.answered && report.slurm_error.empty()) report.slurm_error = q.error;
+    array_records = q.jobs;
+    bool all_seen = q.answered;
+    for (const auto& run : runs)
+      if (run.grid)
+        for (const auto& c : cell_states(run, array_records))
+          if (c.attempt && c.job.state == JobState::Unknown) all_seen = false;
+    if (!all_seen) {
+      JobQuery acc = slurm.accounting(arrays);
+      array_records.insert(array_records.end(), acc.jobs.begin(), acc.jobs.end());
+    }
+  }
   report.notes = states.notes;
   // Recording re-read the ledgers: point at the attempts as they are now.
   for (auto& r : refs)
@@ -457,8 +489,13 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
     }
   Extra extra(slurm, states);
   std::map<std::string, RaceState> races;  // by run directory
+  std::vector<const Run*> grid_runs;
   for (const auto& ref : refs) {
     if (ref.run && hidden.count(ref.run->dir)) continue;
+    if (ref.attempt && !ref.attempt->array.empty()) {
+      if (std::find(grid_runs.begin(), grid_runs.end(), ref.run) == grid_runs.end()) grid_runs.push_back(ref.run);
+      continue;
+    }
     const Job& job = states.jobs.at(ref.job_id);
     if (!is_terminal(job.state)) report.all_done = false;
     StatusRow row = job_row(ref, job, now, extra);
@@ -478,6 +515,28 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
       mark_race_job(row, it->second);
     }
     g.rows.push_back(std::move(row));
+  }
+  // A grid's sweep: a row per cell when it is named, else one line.
+  for (const Run* run : grid_runs) {
+    std::vector<CellState> cells = cell_states(*run, array_records);
+    RunRows& g = groups[group_of.at(run)];
+    for (const auto& c : cells)
+      if (c.attempt && !is_terminal(c.job.state)) report.all_done = false;
+    if (req.targets.empty()) {
+      g.rows.push_back(grid_row(*run, cells));
+      continue;
+    }
+    for (const auto& c : cells) {
+      if (!c.attempt) continue;
+      StatusRow row = job_row({c.job.id, run, c.attempt}, c.job, now, extra);
+      row.job = c.shown_id;
+      row.shape = c.cell->name;
+      row.json["job_id"] = c.shown_id;
+      row.json["task_job_id"] = c.job.id;
+      row.json["cell"] = c.cell->name;
+      row.json["array_shape"] = c.attempt->shape;
+      g.rows.push_back(std::move(row));
+    }
   }
   // Attempts that made no job: unsettled ones always, rejected and absent
   // ones with --all or when their run is named.

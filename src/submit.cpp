@@ -148,9 +148,11 @@ std::vector<std::string> sbatch_args(const Run& run, const RunShape& shape, cons
   return args;
 }
 
-Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, const std::vector<std::string>& extra) {
+Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, const std::vector<std::string>& extra,
+                       const std::string& array) {
   Attempt a;
   a.token = new_token();
+  a.array = array;
   a.shape = shape.label;
   a.script = shape.script;
   std::vector<std::string> args = sbatch_args(run, shape, a.token, extra);

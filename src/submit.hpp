@@ -43,7 +43,9 @@ int adopt_found_jobs(Run& run, const std::vector<Job>& queue);
 // Records the intent (with this ddpctl's pid and host), runs sbatch, records
 // the outcome, and for an ambiguous outcome looks the token up once. Every
 // record is a read-modify-write of the ledger. Returns the final attempt.
-Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, const std::vector<std::string>& extra = {});
+// `array`: the --array value (in `extra` too) of a grid's array, recorded.
+Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, const std::vector<std::string>& extra = {},
+                       const std::string& array = "");
 
 // Earlier runs of one identity (run_identity), settled first.
 struct ActiveJob {

@@ -7,7 +7,9 @@
 #include "files.hpp"
 #include "preflight.hpp"
 #include "render.hpp"
+#include "spec.hpp"
 #include "submit.hpp"
+#include "sweep_grid.hpp"
 #include "text.hpp"
 #include "values.hpp"
 
@@ -15,6 +17,7 @@ namespace ddpctl {
 
 void run_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   SlurmClient& slurm = ctx.slurm;
+  if (load_run_spec(o.spec, o.sets).has_grid) return run_grid_sweep(o, ctx, out);
   ResolvedRun resolved = load_and_resolve(o.spec, o.sets);
   if (!resolved.spec.has_sweep)
     throw UserError(Location{o.spec}, "sweep",

@@ -1,0 +1,132 @@
+#include "status_grid.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fmt/format.h>
+#include <map>
+
+#include "job_array.hpp"
+#include "text.hpp"
+
+namespace ddpctl {
+
+namespace {
+// "OUT_OF_MEMORY" -> "out of memory".
+std::string words_of(const char* state) {
+  std::string s = state;
+  for (char& c : s) c = c == '_' ? ' ' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+}  // namespace
+
+std::vector<std::string> array_ids(const Run& run) {
+  std::vector<std::string> ids;
+  for (const auto& a : run.attempts)
+    if (!a.array.empty() && a.outcome == Outcome::Submitted && !a.job_id.empty()) ids.push_back(a.job_id);
+  return ids;
+}
+
+std::vector<CellState> cell_states(const Run& run, const std::vector<Job>& records) {
+  std::vector<CellState> out;
+  if (!run.grid) return out;
+  // Which attempt last named each cell: a retry's array replaces the first.
+  std::map<int, const Attempt*> attempt_of;
+  for (const auto& a : run.attempts) {
+    if (a.array.empty() || a.outcome != Outcome::Submitted) continue;
+    if (auto tasks = parse_array_tasks(a.array))
+      for (int i : tasks->indices) attempt_of[i] = &a;
+  }
+  // The records by array and index: a task's own record first (squeue's
+  // come first, so they win over sacct's), else its collapsed pending one.
+  std::map<std::pair<std::string, int>, const Job*> task, pending;
+  for (const Job& j : records) {
+    const std::string& array = submission_id(j);
+    if (j.array_task_id) {
+      task.emplace(std::make_pair(array, *j.array_task_id), &j);
+    } else if (!j.array_tasks.empty()) {
+      if (auto tasks = parse_array_tasks(j.array_tasks))
+        for (int i : tasks->indices) pending.emplace(std::make_pair(array, i), &j);
+    }
+  }
+  for (const RunCell& cell : run.grid->cells) {
+    CellState s;
+    s.cell = &cell;
+    auto a = attempt_of.find(cell.index);
+    if (a == attempt_of.end()) {
+      out.push_back(std::move(s));
+      continue;
+    }
+    s.attempt = a->second;
+    s.shown_id = fmt::format("{}_{}", a->second->job_id, cell.index);
+    auto key = std::make_pair(a->second->job_id, cell.index);
+    if (auto t = task.find(key); t != task.end()) {
+      s.job = *t->second;
+    } else if (auto p = pending.find(key); p != pending.end()) {
+      s.job = *p->second;
+      s.job.array_task_id = cell.index;
+    } else {
+      s.job.id = s.shown_id;
+      s.job.state = JobState::Unknown;
+    }
+    s.throttled = s.job.state == JobState::Pending && s.job.reason == "JobArrayTaskLimit";
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+JobState grid_state(const std::vector<CellState>& cells) {
+  auto any = [&](auto pred) { return std::any_of(cells.begin(), cells.end(), pred); };
+  if (any([](const CellState& c) { return c.job.state == JobState::Running || c.job.state == JobState::Completing ||
+                                           c.job.state == JobState::Configuring; }))
+    return JobState::Running;
+  if (any([](const CellState& c) { return c.job.state == JobState::Pending || c.job.state == JobState::Requeued; }))
+    return JobState::Pending;
+  if (any([](const CellState& c) { return c.job.state == JobState::Unknown; })) return JobState::Unknown;
+  if (cells.empty() ||
+      std::all_of(cells.begin(), cells.end(), [](const CellState& c) { return c.job.state == JobState::Completed; }))
+    return cells.empty() ? JobState::Unknown : JobState::Completed;
+  return JobState::Failed;
+}
+
+std::string grid_summary(const std::vector<CellState>& cells, std::optional<int> max_parallel) {
+  // In the order a user scans them: done, running, waiting, then what went wrong.
+  std::map<std::string, int> count;
+  std::vector<std::string> order;
+  int throttled = 0;
+  auto add = [&](const std::string& word) {
+    if (count[word]++ == 0) order.push_back(word);
+  };
+  for (const auto& c : cells) {
+    if (!c.attempt) {
+      add("not submitted");
+      continue;
+    }
+    switch (c.job.state) {
+      case JobState::Completed: add("done"); break;
+      case JobState::Running:
+      case JobState::Completing:
+      case JobState::Configuring: add("running"); break;
+      case JobState::Pending:
+      case JobState::Requeued:
+        add("pending");
+        if (c.throttled) ++throttled;
+        break;
+      case JobState::Unknown: add("unknown"); break;
+      default: add(words_of(state_name(c.job.state))); break;
+    }
+  }
+  static const std::vector<std::string> first = {"done", "running", "pending"};
+  std::vector<std::string> parts;
+  for (const auto& w : first)
+    if (count.count(w)) {
+      std::string part = fmt::format("{} {}", count[w], w);
+      if (w == "pending" && throttled)
+        part += max_parallel ? fmt::format(" (throttled %{})", *max_parallel) : " (throttled)";
+      parts.push_back(part);
+    }
+  for (const auto& w : order)
+    if (std::find(first.begin(), first.end(), w) == first.end()) parts.push_back(fmt::format("{} {}", count[w], w));
+  return fmt::format("{} cell{}: {}", cells.size(), cells.size() == 1 ? "" : "s", join(parts, ", "));
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,37 @@
+#pragma once
+// The cells of a grid's sweep (sweep_grid.hpp) as Slurm's records of its
+// arrays say: each cell's task (its own job id, state, times), a pending
+// cell from the collapsed record of its array ("123_[4-19%4]"), and the
+// sweep in one line ("12 done, 3 running, 4 pending (throttled %4), 1 failed").
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "job.hpp"
+#include "run_record.hpp"
+
+namespace ddpctl {
+
+struct CellState {
+  const RunCell* cell = nullptr;
+  const Attempt* attempt = nullptr;  // the latest array that ran it; null: never submitted
+  std::string shown_id;              // "123_4", as squeue and sacct show the task
+  Job job;                           // its record; state Unknown when Slurm did not say
+  bool throttled = false;            // pending for the array's %K (JobArrayTaskLimit)
+};
+
+// Each cell of `run` (it has a grid) from `records`: squeue's and sacct's
+// records of the run's arrays (jobs() and accounting() of the arrays' ids),
+// squeue's first. A cell's latest array attempt is the one that names it.
+std::vector<CellState> cell_states(const Run& run, const std::vector<Job>& records);
+
+// The array ids of a grid run's submitted attempts.
+std::vector<std::string> array_ids(const Run& run);
+
+// "4 cells: 2 done, 1 running, 1 pending (throttled %2)"; failures by kind.
+std::string grid_summary(const std::vector<CellState>& cells, std::optional<int> max_parallel);
+// The sweep's state in one word: RUNNING while a cell runs, PENDING while
+// one waits (none running), else COMPLETED when every cell did, else FAILED.
+JobState grid_state(const std::vector<CellState>& cells);
+
+}  // namespace ddpctl

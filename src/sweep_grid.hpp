@@ -1,0 +1,46 @@
+#pragma once
+// `ddpctl sweep SPEC` of a grid (grid.hpp): every cell checked first, then
+// one Slurm job array per shape (cells whose #SBATCH lines are the same),
+// one run folder for the sweep (docs/sweeps.md).
+//
+// The run folder holds, besides the spec and ledger: grid.json (the cells:
+// name, values, array, folder), cells/<index>.sh (each cell's whole job
+// script, rendered from the templates as a run of its own), and per shape
+// an array script whose task N runs cells/<N + offset>.sh. A task index is
+// its cell's index, so a task, its requeue and a retry of it are the cell.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "context.hpp"
+#include "output.hpp"
+#include "resolve.hpp"
+#include "runs.hpp"
+#include "sweep.hpp"
+
+namespace ddpctl {
+
+// One array of a grid's sweep: the cells of one shape.
+struct GridArray {
+  std::string label;         // the shape's label ("2x1"), made unique among the arrays
+  std::string script;        // its file in the run folder: <name>-<label>.array.sbatch
+  std::vector<int> cells;    // cell indices, ascending
+  const ResolvedRun* first;  // a cell of it: its shape's directives are the array's
+};
+// The cells grouped by their #SBATCH lines, in order of their first cell.
+std::vector<GridArray> group_cells(const ResolvedGrid& grid);
+
+// The array script of one shape: its #SBATCH lines, then `exec` of the
+// cell's script in `run_dir`/cells/ for the task's index (+ $1, an offset,
+// for arrays split below the site's MaxArraySize).
+std::string array_script(const GridArray& array, const std::string& run_dir, const std::string& spec_file);
+
+// The cell's script's file name inside the run folder.
+std::string cell_script_name(int index);
+
+// Submits a grid spec (SweepRequest.spec has `grid:`/`include:`): one
+// sbatch --array per shape, each recorded before and after like `submit`'s
+// (exactly once; re-running it finds the sweep's arrays still queued).
+void run_grid_sweep(const SweepRequest& request, Context& ctx, Output& out);
+
+}  // namespace ddpctl
