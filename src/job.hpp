@@ -86,7 +86,18 @@ ExitStatus exit_from_sacct(const std::string& text);
 std::string describe_exit(const ExitStatus& exit);
 
 struct Job {
+  // Slurm's own job id: for an array task its unique id (squeue's job_id,
+  // sacct's JobIDRaw: what %j names in its log), for a collapsed record of
+  // pending tasks the array's id.
   std::string id;
+  // A job array's records (job_array.hpp): the array's id (what sbatch
+  // printed), empty for a job that is no array's.
+  std::string array_job_id;
+  std::optional<int> array_task_id;  // the one task this record is
+  // A collapsed record standing for pending tasks: their list as Slurm
+  // printed it ("4-19%4"); empty for a single task.
+  std::string array_tasks;
+  std::optional<int> array_max_tasks;  // the %K throttle, where Slurm says it
   std::string name;
   std::string comment;
   // As Slurm's own state string names it: a flag such as COMPLETING,
@@ -118,6 +129,12 @@ struct NodeInfo {
   std::string state;
   int total_gpus() const;
 };
+
+// The id of the submission a record belongs to, as sbatch printed it: an
+// array's id for each of its tasks, else the job's own.
+inline const std::string& submission_id(const Job& job) {
+  return job.array_job_id.empty() ? job.id : job.array_job_id;
+}
 
 // A job's end once Slurm can no longer change it: squeue has forgotten the
 // job (a job it still lists may be requeued, passing through FAILED,

@@ -19,13 +19,24 @@ namespace {
 
 const std::string kSep = "\x1f";
 // %i id, %j name, %k comment, %T state, %r reason, %V submit, %S start, %e end,
-// %l limit, %N nodes, %D node count, %b GRES per node, %P partition, %a account, %Z cwd.
+// %l limit, %N nodes, %D node count, %b GRES per node, %P partition, %a account, %Z cwd,
+// %A an array task's own id, %F the array's id, %K the task or pending tasks (N/A: no array).
 const std::string kSqueueFormat = "%i" + kSep + "%j" + kSep + "%k" + kSep + "%T" + kSep + "%r" + kSep + "%V" +
                                   kSep + "%S" + kSep + "%e" + kSep + "%l" + kSep + "%N" + kSep + "%D" + kSep +
-                                  "%b" + kSep + "%P" + kSep + "%a" + kSep + "%Z";
+                                  "%b" + kSep + "%P" + kSep + "%a" + kSep + "%Z" + kSep + "%A" + kSep + "%F" +
+                                  kSep + "%K";
+// JobIDRaw last: an array task's own id, where JobID prints "123_4".
 const char* kSacctFormat =
     "JobID,JobName,Comment,State,Reason,Partition,Account,NodeList,Submit,Start,End,TimelimitRaw,NNodes,"
-    "AllocTRES,ReqTRES,ExitCode,WorkDir";
+    "AllocTRES,ReqTRES,ExitCode,WorkDir,JobIDRaw";
+
+// squeue and sacct cut an array's list of pending tasks at 64 characters
+// ("1,3-4,7,...,61...%3", in --json too) unless SLURM_BITSTR_LEN is 0; a
+// sweep's retried cells are such a list.
+std::vector<std::string> full_array_lists(std::vector<std::string> argv) {
+  argv.insert(argv.begin(), {"env", "SLURM_BITSTR_LEN=0"});
+  return argv;
+}
 
 std::chrono::milliseconds timeout_from_env(const char* name, int default_s) {
   if (const char* v = std::getenv(name); v && *v) {
@@ -36,6 +47,12 @@ std::chrono::milliseconds timeout_from_env(const char* name, int default_s) {
 }
 
 bool contains(const std::string& hay, const char* needle) { return hay.find(needle) != std::string::npos; }
+
+// squeue --jobs=ID lists every record of an array ID (its tasks have ids of
+// their own) and the one task whose own id is ID.
+bool is_asked(const Job& job, const std::set<std::string>& ids) {
+  return ids.count(job.id) > 0 || (!job.array_job_id.empty() && ids.count(job.array_job_id) > 0);
+}
 
 }  // namespace
 
@@ -56,6 +73,13 @@ SlurmClient::SlurmClient(CommandRunner& runner)
       submit_timeout_(timeout_from_env("DDPCTL_SBATCH_TIMEOUT", 120)) {}
 
 CommandResult SlurmClient::raw(const std::vector<std::string>& argv) { return runner_.run(argv, query_timeout_); }
+
+CommandResult SlurmClient::query(const std::vector<std::string>& argv) {
+  CommandResult r = raw(full_array_lists(argv));
+  // env's "squeue: No such file or directory", exit 127: no squeue here.
+  if (r.exit_code == 127 && contains(r.err, argv.front().c_str())) r.not_found = true;
+  return r;
+}
 
 SbatchResult SlurmClient::submit(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"sbatch", "--parsable"};
@@ -80,7 +104,7 @@ JobQuery SlurmClient::queue() {
   std::vector<std::string> argv = {"squeue", "--json", "--states=all"};
   // Jobs ddpctl looks for by token are its user's own (22.05 ignores this in --json).
   if (std::string user = current_user(); !user.empty()) argv.push_back("--users=" + user);
-  CommandResult r = raw(argv);
+  CommandResult r = query(argv);
   if (r.ok()) {
     try {
       q.jobs = parse_squeue_json(r.out);
@@ -99,7 +123,7 @@ JobQuery SlurmClient::queue() {
     q.error = r.describe();
     return q;
   }
-  CommandResult f = raw({"squeue", "-h", "-a", "-t", "all", "-o", kSqueueFormat});
+  CommandResult f = query({"squeue", "-h", "-a", "-t", "all", "-o", kSqueueFormat});
   if (!f.ok()) {
     q.error = f.describe();
     return q;
@@ -117,7 +141,7 @@ JobQuery SlurmClient::jobs(const std::vector<std::string>& ids) {
     JobQuery kept = snapshot_->answer;
     kept.jobs.clear();
     for (const auto& job : snapshot_->answer.jobs)
-      if (wanted.count(job.id)) kept.jobs.push_back(job);
+      if (is_asked(job, wanted)) kept.jobs.push_back(job);
     return kept;
   }
   JobQuery all;
@@ -141,7 +165,7 @@ JobQuery SlurmClient::jobs_chunk(const std::vector<std::string>& ids) {
   // of them (all ended longer than MinJobAge ago): an answer, with no jobs.
   auto none_known = [](const CommandResult& r) { return r.exit_code == 1 && contains(r.err, "Invalid job id specified"); };
   if (!json_ignores_jobs_) {
-    CommandResult r = raw({"squeue", "--json", "--states=all", list});
+    CommandResult r = query({"squeue", "--json", "--states=all", list});
     if (none_known(r)) {
       q.answered = true;
       return q;
@@ -162,9 +186,10 @@ JobQuery SlurmClient::jobs_chunk(const std::vector<std::string>& ids) {
       }
     }
     if (q.answered) {
+      const std::set<std::string> wanted(ids.begin(), ids.end());
       std::vector<Job> mine;
       for (auto& job : q.jobs)
-        if (std::find(ids.begin(), ids.end(), job.id) != ids.end()) mine.push_back(std::move(job));
+        if (is_asked(job, wanted)) mine.push_back(std::move(job));
       // More jobs than asked for: this Slurm's --json ignores --jobs (22.05).
       if (mine.size() < q.jobs.size()) json_ignores_jobs_ = true;
       q.jobs = std::move(mine);
@@ -175,7 +200,7 @@ JobQuery SlurmClient::jobs_chunk(const std::vector<std::string>& ids) {
     // the format string too, which says why when it fails as well.
     if (!q.note.empty()) json_ignores_jobs_ = true;
   }
-  CommandResult f = raw({"squeue", "-h", "-a", "-t", "all", list, "-o", kSqueueFormat});
+  CommandResult f = query({"squeue", "-h", "-a", "-t", "all", list, "-o", kSqueueFormat});
   if (none_known(f)) {
     q.answered = true;
     q.has_exit_codes = false;
@@ -223,7 +248,7 @@ JobQuery SlurmClient::attempts(const std::vector<std::string>& ids) {
 
 JobQuery SlurmClient::sacct(const std::vector<std::string>& argv) {
   JobQuery q;
-  CommandResult r = raw(argv);
+  CommandResult r = query(argv);
   // With accounting off, sacct says so and exits 1 (or 0 with nothing).
   if (!r.ok() || contains(r.err, "accounting storage is disabled")) {
     q.error = r.describe();

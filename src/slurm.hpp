@@ -56,7 +56,9 @@ class SlurmClient {
   // kJobsPerQuery. Where it does not (22.05 lists every job whatever it is
   // asked), that is seen in the first answer and later calls read the format
   // string with --jobs, which filters on every version. Ids squeue no longer
-  // knows are simply absent.
+  // knows are simply absent. An array's id stands for every record of that
+  // array (its tasks, each with an id of its own, and the collapsed record
+  // of its pending tasks), in the same one call, however many tasks it has.
   JobQuery jobs(const std::vector<std::string>& ids);
   static constexpr size_t kJobsPerQuery = 200;
   // An answer showed that squeue --json ignores --jobs (doctor says so).
@@ -75,7 +77,8 @@ class SlurmClient {
    private:
     SlurmClient& slurm_;
   };
-  // Jobs from accounting (sacct), by id, or submitted since `since` (Unix s).
+  // Jobs from accounting (sacct), by id, or submitted since `since` (Unix s);
+  // an array's id gives every record of that array, as jobs() does.
   JobQuery accounting(const std::vector<std::string>& ids, long long since = 0);
   // Every attempt accounting recorded of one job (sacct --duplicates), the
   // earliest first: a requeued job's earlier ends (REQUEUED, NODE_FAIL, ...).
@@ -101,6 +104,8 @@ class SlurmClient {
 
  private:
   JobQuery sacct(const std::vector<std::string>& argv);  // parsed, or why not
+  // squeue or sacct, with every array's task list in full.
+  CommandResult query(const std::vector<std::string>& argv);
   JobQuery jobs_chunk(const std::vector<std::string>& ids);
 
   // An answer showed that squeue --json lists jobs not asked for (22.05), or

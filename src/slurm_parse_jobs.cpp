@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <set>
 
+#include "job_array.hpp"
 #include "slurm_json.hpp"
 #include "slurm_parse.hpp"
 #include "text.hpp"
@@ -55,6 +56,32 @@ void set_state(Job& job, const std::vector<std::string>& names) {
   job.flags = flags;
 }
 
+// The %K at the end of a task list ("2-5%2"), even of one Slurm cut short.
+std::optional<int> throttle_of(const std::string& tasks) {
+  auto pct = tasks.rfind('%');
+  if (pct == std::string::npos) return std::nullopt;
+  if (auto t = parse_array_tasks("0" + tasks.substr(pct))) return t->max_parallel;
+  return std::nullopt;
+}
+
+// A record of an array, from the id as squeue's %i and sacct's JobID print
+// it: "123_[4-19%4]" (pending tasks, collapsed), "123_4" (one task); "123"
+// (no array) and "123+1" (a heterogeneous job's part) leave it alone.
+void set_array_from_printed_id(Job& job, const std::string& printed) {
+  auto under = printed.find('_');
+  if (under == std::string::npos || under == 0) return;
+  std::string rest = printed.substr(under + 1);
+  if (rest.size() >= 2 && rest.front() == '[' && rest.back() == ']') {
+    job.array_job_id = printed.substr(0, under);
+    job.array_tasks = rest.substr(1, rest.size() - 2);
+    job.array_max_tasks = throttle_of(job.array_tasks);
+  } else if (auto task = parse_array_tasks(rest); task && task->indices.size() == 1 && !task->max_parallel &&
+             rest.find_first_not_of("0123456789") == std::string::npos) {  // "4", not "4-4" or "4%2"
+    job.array_job_id = printed.substr(0, under);
+    job.array_task_id = task->indices.front();
+  }
+}
+
 }  // namespace
 
 std::vector<Job> parse_squeue_json(const std::string& text) {
@@ -63,7 +90,8 @@ std::vector<Job> parse_squeue_json(const std::string& text) {
   static const std::set<std::string> kept = {
       "job_id", "name", "comment", "job_state", "state_reason", "state_description", "partition", "account", "nodes",
       "current_working_directory", "submit_time", "start_time", "end_time", "time_limit", "node_count",
-      "tres_alloc_str", "tres_req_str", "restart_cnt", "exit_code"};
+      "tres_alloc_str", "tres_req_str", "restart_cnt", "exit_code", "array_job_id", "array_task_id",
+      "array_max_tasks", "array_task_string"};
   bool in_jobs = false;
   json::parser_callback_t keep = [&in_jobs](int depth, json::parse_event_t event, json& parsed) {
     if (event != json::parse_event_t::key) return true;
@@ -127,6 +155,22 @@ std::vector<Job> parse_squeue_json(const std::string& text) {
     } else {
       job.exit = exit_from_wait_status(r.integer(j, "exit_code", at));
     }
+    // An array's records. 22.05 (v0.0.38) writes plain numbers, an unset task
+    // id as null and "no array" as array_job_id 0; from v0.0.39 each is
+    // {set, infinite, number}, the task id unset on a collapsed record.
+    auto array_number = [&](const char* key) -> std::optional<long long> {
+      if (r.source().parser > 38) return r.wrapped(j, key, at);
+      if (auto it = j.find(key); it == j.end() || it->is_null()) return std::nullopt;
+      return r.integer(j, key, at);
+    };
+    if (auto array_id = array_number("array_job_id"); array_id && *array_id > 0) {
+      job.array_job_id = std::to_string(*array_id);
+      job.array_tasks = r.str(j, "array_task_string", at);
+      if (job.array_tasks.empty())
+        if (auto task = array_number("array_task_id")) job.array_task_id = static_cast<int>(*task);
+      if (auto max = array_number("array_max_tasks"); max && *max > 0) job.array_max_tasks = static_cast<int>(*max);
+      else job.array_max_tasks = throttle_of(job.array_tasks);
+    }
     job.source = "squeue";
     jobs.push_back(std::move(job));
   }
@@ -157,7 +201,19 @@ std::vector<Job> parse_squeue_format(const std::string& text) {
     job.partition = f[12];
     job.account = f[13];
     job.cwd = f[14];
-    job.restarts = f.size() > 15 ? to_int(f[15]) : 0;
+    // %A %F %K: an array task's own id, the array's, the task (or, on a
+    // collapsed record, whose %i is "123_[...]", the pending tasks' list);
+    // %K is N/A for a job that is no array's.
+    if (f.size() >= 18 && f[17] != "N/A" && !f[17].empty()) {
+      job.id = f[15];
+      job.array_job_id = f[16];
+      if (f[0].find("_[") != std::string::npos) {
+        job.array_tasks = f[17];
+        job.array_max_tasks = throttle_of(f[17]);
+      } else if (auto task = parse_array_tasks(f[17]); task && task->indices.size() == 1) {
+        job.array_task_id = task->indices.front();
+      }
+    }
     job.source = "squeue";
     jobs.push_back(std::move(job));
   }
@@ -187,6 +243,10 @@ std::vector<Job> parse_sacct(const std::string& text) {
     job.gpus = gpus_in_tres(f[13].empty() ? f[14] : f[13]);
     job.exit = exit_from_sacct(f[15]);
     job.cwd = f.size() > 16 ? f[16] : "";
+    // JobID prints an array's records as "123_4" and "123_[4-19%4]";
+    // JobIDRaw is a task's own id (the array's for the collapsed record).
+    set_array_from_printed_id(job, f[0]);
+    if (f.size() > 17 && !f[17].empty()) job.id = f[17];
     job.source = "sacct";
     jobs.push_back(std::move(job));
   }

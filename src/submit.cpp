@@ -91,7 +91,7 @@ std::vector<Attempt> settle_attempts(Run& run, SlurmClient& slurm) {
     Lookup l = find_job_by_token(slurm, a.token, parse_utc_iso(a.intent_at));
     if (l.presence == Presence::Found) {
       a.outcome = Outcome::Submitted;
-      a.job_id = l.job.id;
+      a.job_id = submission_id(l.job);
       a.reason = "confirmed by looking up its token in " + l.job.source;
     } else if (l.presence == Presence::Absent) {
       a.outcome = Outcome::Absent;
@@ -118,8 +118,12 @@ int adopt_found_jobs(Run& run, const std::vector<Job>& queue) {
   std::vector<std::pair<std::string, Job>> found;
   for (const auto& a : run.attempts) {
     if (a.outcome == Outcome::Submitted || a.outcome == Outcome::Rejected) continue;
+    // An array's records all carry its token: the first names the submission.
     for (const auto& job : queue)
-      if (comment_has_token(job.comment, a.token)) found.emplace_back(a.token, job);
+      if (comment_has_token(job.comment, a.token)) {
+        found.emplace_back(a.token, job);
+        break;
+      }
   }
   if (found.empty()) return 0;
   update_ledger(run, [&](std::vector<Attempt>& attempts) {
@@ -129,7 +133,7 @@ int adopt_found_jobs(Run& run, const std::vector<Job>& queue) {
       rec.reason = fmt::format("{} ({}); its job appeared in {} later, found by its token", outcome_name(rec.outcome),
                                rec.reason, job.source);
       rec.outcome = Outcome::Submitted;
-      rec.job_id = job.id;
+      rec.job_id = submission_id(job);
       rec.decided_at = utc_now_iso();
     }
   });
@@ -187,7 +191,7 @@ Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, cons
     Lookup l = find_job_by_token(slurm, a.token, parse_utc_iso(a.intent_at));
     if (l.presence == Presence::Found) {
       a.outcome = Outcome::Submitted;
-      a.job_id = l.job.id;
+      a.job_id = submission_id(l.job);
       a.reason = "sbatch's answer was lost (" + a.reason + "); found by its token in " + l.job.source;
       a.decided_at = utc_now_iso();
       record();

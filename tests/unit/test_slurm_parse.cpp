@@ -280,6 +280,9 @@ TEST_CASE("23.02's data parser v0.0.39: state a string, times plain, limits wrap
   for (auto& j : doc["jobs"]) {
     j["time_limit"] = {{"set", true}, {"infinite", false}, {"number", j["time_limit"]}};
     j["node_count"] = {{"set", true}, {"infinite", false}, {"number", j["node_count"]}};
+    // UINT32_NO_VAL in 23.02's parsers.c, as node_count.
+    for (const char* key : {"array_job_id", "array_task_id", "array_max_tasks"})
+      j[key] = {{"set", !j[key].is_null()}, {"infinite", false}, {"number", j[key].is_null() ? nlohmann::json(0) : j[key]}};
   }
   check_scenario(parse_squeue_json(doc.dump()));
 }
