@@ -24,7 +24,7 @@ namespace {
 json job_json(const Job& j) {
   auto opt = [](const std::optional<long long>& v) { return v ? json(*v) : json(); };
   auto opt_int = [](const std::optional<int>& v) { return v ? json(*v) : json(); };
-  return json{{"id", j.id},
+  json out{{"id", j.id},
               {"name", j.name},
               {"comment", j.comment},
               {"state", state_name(j.state)},
@@ -44,6 +44,14 @@ json job_json(const Job& j) {
               {"exit", {{"code", opt_int(j.exit.code)}, {"signal", opt_int(j.exit.signal)}}},
               {"cancelled_by", j.cancelled_by},
               {"source", j.source}};
+  // Only an array's records carry these: a plain job's record is as before.
+  if (!j.array_job_id.empty()) {
+    out["array_job_id"] = j.array_job_id;
+    out["array_task_id"] = opt_int(j.array_task_id);
+    out["array_tasks"] = j.array_tasks;
+    out["array_max_tasks"] = opt_int(j.array_max_tasks);
+  }
+  return out;
 }
 
 Job job_from_json(const json& j) {
@@ -75,6 +83,10 @@ Job job_from_json(const json& j) {
   }
   job.cancelled_by = j.value("cancelled_by", "");
   job.source = j.value("source", "");
+  job.array_job_id = j.value("array_job_id", "");
+  if (auto t = opt("array_task_id")) job.array_task_id = static_cast<int>(*t);
+  job.array_tasks = j.value("array_tasks", "");
+  if (auto m = opt("array_max_tasks")) job.array_max_tasks = static_cast<int>(*m);
   return job;
 }
 

@@ -126,6 +126,40 @@ TEST_CASE("a job's end is recorded once, read back whole, and never replaced") {
   CHECK(load_run(run.dir).attempts.at(0).end.has_value());
 }
 
+TEST_CASE("an array's records keep their task, pending list and throttle in the ledger", "[job_array]") {
+  TempDir t;
+  Run run = test::make_local_cpu_run(t.path);
+  update_ledger(run, [](std::vector<Attempt>& all) {
+    Attempt& a = attempt_by_token(all, "aaaaaaaaaaaa");
+    a.outcome = Outcome::Submitted;
+    a.job_id = "77";
+  });
+  JobEnd end;
+  // The last task to start runs as the array's own record: id 77, task 3.
+  end.job.id = "77";
+  end.job.state = JobState::Completed;
+  end.job.array_job_id = "77";
+  end.job.array_task_id = 3;
+  end.job.array_max_tasks = 2;
+  Job cancelled;  // the collapsed rest of an earlier attempt, cancelled while pending
+  cancelled.id = "77";
+  cancelled.state = JobState::Cancelled;
+  cancelled.array_job_id = "77";
+  cancelled.array_tasks = "4-19%2";
+  cancelled.array_max_tasks = 2;
+  end.earlier = {cancelled};
+  CHECK(record_job_ends(run, {{"77", end}}) == 1);
+  const JobEnd& e = *load_run(run.dir).attempts.at(0).end;
+  CHECK(e.job.array_job_id == "77");
+  CHECK(e.job.array_task_id == 3);
+  CHECK(e.job.array_tasks.empty());
+  CHECK(e.job.array_max_tasks == 2);
+  REQUIRE(e.earlier.size() == 1);
+  CHECK_FALSE(e.earlier[0].array_task_id);
+  CHECK(e.earlier[0].array_tasks == "4-19%2");
+  CHECK(e.earlier[0].array_max_tasks == 2);
+}
+
 TEST_CASE("an end the ledger cannot read is no end: Slurm is asked again") {
   TempDir t;
   Run run = test::make_local_cpu_run(t.path);

@@ -24,7 +24,7 @@ using namespace ddpctl;
 
 namespace {
 
-const char* const kVersions[] = {"24.11", "26.05"};
+const char* const kVersions[] = {"22.05", "24.11", "26.05"};
 
 enum class Via { Json, Format, Sacct };
 const char* via_name(Via v) { return v == Via::Json ? "squeue --json" : v == Via::Format ? "squeue -o" : "sacct"; }

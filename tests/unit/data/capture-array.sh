@@ -49,6 +49,11 @@ json.dump(doc, sys.stdout, indent=2)
 print()' "$1"
 }
 capture() {  # STATE ARRAY_ID
+  # Accounting hears of a new record a moment later (22.05: about 2 s).
+  for _ in $(seq 300); do
+    [ "$(sf sacct -X -n -P -o JobID --jobs="$2" --starttime=1970-01-01 | wc -l)" = "$(s squeue -h -t all -j "$2" -o %i | wc -l)" ] && break
+    sleep 0.2
+  done
   sf squeue --json --states=all --jobs="$2" | trim_json "$2" >"$out/array-$1-squeue.json"
   sf squeue -h -a -t all --jobs="$2" -o "$squeue_format" >"$out/array-$1-format.txt"
   sf sacct -X -n -P -o "$sacct_format" --jobs="$2" --starttime=1970-01-01 >"$out/array-$1-sacct.txt"
