@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# A 2 x 2 grid of 2-node CPU jobs with max_parallel: 2 is ONE job array
+# (one sbatch), never more than two cells run at once (the array's %2:
+# Slurm holds the others with JobArrayTaskLimit, and sacct's start and end
+# times show no third overlapping), each cell gets its values as variables
+# and arguments, the one cell whose value the program rejects is explained
+# by cell, and `status` without arguments sums the sweep up in one line.
+# shellcheck source=tests/slurm/lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+# Each cell runs until the test has seen two running and two held back, then
+# 2 s more, so that accounting's whole seconds show each cell's span.
+write_spec grid.yaml <<YAML
+partition: cpu
+nodes: 2
+gpus_per_node: 0
+procs_per_node: 1
+cpus_per_task: 1
+mem: 200M
+command: 'echo "cell \$DDPCTL_CELL lr=\$DDPCTL_GRID_LR seed=\$DDPCTL_GRID_SEED args={LR}/{SEED}"; while [ ! -e $T/finish ]; do sleep 0.2; done; sleep 2; if [ "\$DDPCTL_GRID_LR" = 0.2 ] && [ "\$DDPCTL_GRID_SEED" = 2 ]; then echo "lr 0.2 with seed 2 diverges" >&2; exit 3; fi'
+grid:
+  env.LR: ["0.1", "0.2"]
+  env.SEED: [1, 2]
+max_parallel: 2
+YAML
+run sweep grid.yaml --dry-run
+expect_code 0
+expect_out "4 cell(s)"
+expect_out "--array=0-3%2"
+
+run sweep grid.yaml
+expect_code 0
+expect_out "submitted job array"
+expect_out "4 cell(s), --array=0-3%2"
+run_dir=$(only_run_dir)
+sweep=$(basename "$run_dir")
+array=$(sed -n 's/.*"job_id": "\([0-9]*\)".*/\1/p' "$run_dir/ledger.json")
+[ -n "$array" ] || fail "no array job id in the ledger: $(cat "$run_dir/ledger.json")"
+grep -q '"array": "0-3%2"' "$run_dir/ledger.json" || fail "the ledger does not record the array: $(cat "$run_dir/ledger.json")"
+# One sbatch: the ledger holds one attempt.
+[ "$(grep -c '"token"' "$run_dir/ledger.json")" = 1 ] || fail "more than one sbatch attempt: $(cat "$run_dir/ledger.json")"
+
+# Two cells run, two wait on the array's limit.
+deadline=$((SECONDS + 90))
+while :; do
+  run status "$sweep"
+  running=$(grep -c ' RUNNING ' "$T/out" || true)
+  limited=$(grep -c 'PENDING.*array.s task limit' "$T/out" || true)
+  [ "$running" = 2 ] && [ "$limited" = 2 ] && break
+  [ "$SECONDS" -lt "$deadline" ] || fail "expected 2 cells RUNNING and 2 PENDING on the array's task limit; status:
+$(cat "$T/out" "$T/err")
+squeue: $(on_login squeue -h -r -j "$array" -o '%i %T %r' 2>&1)"
+  sleep 0.5
+done
+expect_out "${array}_0"
+expect_out "LR=0.1,SEED=1"
+on_login squeue -h -j "$array" -o '%i %T %r' >"$T/squeue" 2>&1
+grep -q "JobArrayTaskLimit" "$T/squeue" || fail "squeue shows no task held by the limit: $(cat "$T/squeue")"
+run status
+expect_code 0
+expect_out "4 cells: 2 running, 2 pending (throttled %2)"
+
+touch "$T/finish"
+deadline=$((SECONDS + 180))
+while :; do
+  run status
+  grep -q "4 cells: 3 done, 1 failed" "$T/out" && break
+  [ "$SECONDS" -lt "$deadline" ] || fail "the sweep did not end as 3 done and 1 failed; status:
+$(cat "$T/out" "$T/err")
+$(on_login sacct -X -P -j "$array" -o JobID,State,ExitCode 2>&1)"
+  sleep 1
+done
+expect_out "$sweep"
+run status "$sweep"
+expect_code 0
+expect_out "LR=0.2,SEED=2"
+grep "LR=0.2,SEED=2" "$T/out" | grep -q "FAILED" || fail "cell LR=0.2,SEED=2 is not FAILED: $(cat "$T/out")"
+grep "LR=0.2,SEED=2" "$T/out" | grep -q "exit code 3" || fail "cell LR=0.2,SEED=2 does not say its exit: $(cat "$T/out")"
+[ "$(grep -c ' COMPLETED ' "$T/out")" = 3 ] || fail "expected three COMPLETED cells: $(cat "$T/out")"
+
+# Each cell got its own values, as variables and as arguments: its task's
+# log (the task's own job id, from status --json, as %j names the log).
+"$LOCAL_SLURM" exec -- "$DDPCTL" status "$sweep" --json >"$T/status.json"
+python3 -c 'import json, sys
+for r in json.load(open(sys.argv[1])): print(r["cell"], r["task_job_id"])' "$T/status.json" >"$T/tasks"
+[ "$(wc -l <"$T/tasks")" = 4 ] || fail "status --json does not list four cells: $(cat "$T/status.json")"
+while read -r cell task; do
+  out=$(cat logs/"${JOB_NAME}_$task".restart0.0.out 2>/dev/null || true)
+  lr=${cell#LR=} seed=${cell##*SEED=}
+  lr=${lr%%,*}
+  want="cell $cell lr=$lr seed=$seed args=$lr/$seed"
+  grep -qF "$want" <<<"$out" || fail "cell $cell (job $task) did not print '$want': $out"
+done <"$T/tasks"
+
+# Never more than two at once, from accounting's start and end times (22.05's
+# sacct records an array's tasks a moment after squeue shows them ended).
+for cell in 0 1 2; do wait_for_sacct "${array}_$cell" COMPLETED 60; done
+wait_for_sacct "${array}_3" FAILED 60
+on_login sacct -n -X -P -j "$array" -o JobID,Start,End >"$T/times"
+python3 - "$T/times" <<'PY' || fail "more than two cells overlapped: $(cat "$T/times")"
+import sys, datetime
+events = []
+for line in open(sys.argv[1]):
+    job, start, end = line.strip().split("|")
+    t = lambda s: datetime.datetime.fromisoformat(s).timestamp()
+    events += [(t(start), 1), (t(end), -1)]
+events.sort(key=lambda e: (e[0], e[1]))  # an end before a start at the same second
+running = peak = 0
+for _, d in events:
+    running += d
+    peak = max(peak, running)
+print("peak", peak, "of", len(events) // 2)
+# Two ran together (seen above): exactly two at the peak, of four cells.
+sys.exit(0 if peak == 2 and len(events) == 8 else 1)
+PY
