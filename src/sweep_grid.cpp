@@ -81,13 +81,14 @@ struct GridPlan {
   RunGrid grid;
 };
 
-// Renders every cell's script for the run `run_id` (its cells' folders are
-// <output_dir>/<run id>/<cell>) and each array's script.
-GridPlan plan_grid(ResolvedGrid& g, const std::string& runs_root, const std::string& run_id,
-                   const std::string& templates_dir) {
+// Renders every cell's script for the run `run_id` in `run_dir` (its cells'
+// folders are <output_dir>/<run id>/<cell>) and each array's script.
+// `gen` keeps the paths as the spec and -o wrote them (relative ones stay
+// relative to the submit folder); a sweep makes them absolute.
+GridPlan plan_grid(ResolvedGrid& g, const std::string& run_dir, const std::string& run_id,
+                   const std::string& templates_dir, bool absolute_paths = true) {
   GridPlan plan;
   plan.arrays = group_cells(g);
-  std::string run_dir = absolute((fs::path(runs_root) / run_id).string());
   TemplateSet templates = load_templates(templates_dir, data_dir() + "/templates");
   for (const auto& k : g.grid.keys) plan.grid.keys.emplace_back(k.path, k.name);
   plan.grid.max_parallel = g.grid.max_parallel;
@@ -95,7 +96,8 @@ GridPlan plan_grid(ResolvedGrid& g, const std::string& runs_root, const std::str
     for (int i : a.cells) {
       const GridCell& cell = g.grid.cells[static_cast<size_t>(i)];
       ResolvedRun& r = g.cells[static_cast<size_t>(i)];
-      std::string dir = absolute((fs::path(r.spec.output_dir) / run_id / cell.dir_name).string());
+      std::string dir = (fs::path(r.spec.output_dir) / run_id / cell.dir_name).lexically_normal().string();
+      if (absolute_paths) dir = absolute(dir);
       for (auto& [name, value] : cell_environment(g.grid, cell)) r.env.emplace_back(name, value);
       r.env.emplace_back("DDPCTL_CELL_DIR", dir);
       std::vector<RenderedScript> rendered = render_scripts(r, templates);
@@ -111,7 +113,38 @@ GridPlan plan_grid(ResolvedGrid& g, const std::string& runs_root, const std::str
   return plan;
 }
 
+void write_scripts_into(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& scripts) {
+  for (const auto& [file, text] : scripts) {
+    std::error_code ec;
+    fs::create_directories(fs::path(dir + "/" + file).parent_path(), ec);
+    if (ec) throw UserError(Location{dir}, "", "cannot create the folder for " + file + ": " + ec.message());
+    write_file_atomic(dir + "/" + file, text, 0755);
+  }
+}
+
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> render_grid_scripts(const std::string& spec,
+                                                                     const std::vector<std::string>& sets,
+                                                                     const std::string& out_dir,
+                                                                     const std::string& templates_dir) {
+  ResolvedGrid g = load_and_resolve_grid(spec, sets);
+  GridPlan plan = plan_grid(g, out_dir, g.cells.at(0).spec.name + "-gen", templates_dir, false);
+  // The arrays first: they are what sbatch takes.
+  std::stable_partition(plan.scripts.begin(), plan.scripts.end(),
+                        [](const auto& s) { return s.first.rfind("cells/", 0) != 0; });
+  return plan.scripts;
+}
+
+std::vector<std::string> write_grid_scripts(const std::string& spec, const std::vector<std::string>& sets,
+                                            const std::string& out_dir, const std::string& templates_dir) {
+  auto scripts = render_grid_scripts(spec, sets, out_dir, templates_dir);
+  std::string dir = absolute(out_dir);
+  write_scripts_into(dir, scripts);
+  std::vector<std::string> paths;
+  for (const auto& [file, text] : scripts) paths.push_back(dir + "/" + file);
+  return paths;
+}
 
 void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   SlurmClient& slurm = ctx.slurm;
@@ -162,7 +195,7 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   // An earlier sweep of this spec that made no job is retried in its own run.
   bool retry = earlier.retry && !o.again;
   std::string id = retry ? earlier.retry->id : new_run_id(g.cells[0].spec.name, utc_now_iso());
-  GridPlan plan = plan_grid(g, o.runs_root, id, o.templates_dir);
+  GridPlan plan = plan_grid(g, absolute((fs::path(o.runs_root) / id).string()), id, o.templates_dir);
   for (const auto& c : plan.grid.cells) {
     std::error_code ec;
     fs::create_directories(c.dir, ec);
@@ -171,11 +204,7 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   Run run;
   if (retry) {
     run = *earlier.retry;
-    for (const auto& [file, text] : plan.scripts) {
-      std::error_code ec;
-      fs::create_directories(fs::path(run.dir + "/" + file).parent_path(), ec);
-      write_file_atomic(run.dir + "/" + file, text, 0755);
-    }
+    write_scripts_into(run.dir, plan.scripts);
   } else {
     // One shape per array: its first cell's, labelled as the array.
     std::vector<ResolvedRun> parts_runs;

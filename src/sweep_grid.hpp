@@ -38,6 +38,16 @@ std::string array_script(const GridArray& array, const std::string& run_dir, con
 // The cell's script's file name inside the run folder.
 std::string cell_script_name(int index);
 
+// `ddpctl gen` of a grid: every cell's script (cells/<index>.sh) and each
+// array's, written into `out_dir` (which stands for the run folder: the
+// arrays exec the cells' scripts there); returns the paths, arrays first.
+std::vector<std::pair<std::string, std::string>> render_grid_scripts(const std::string& spec,
+                                                                     const std::vector<std::string>& sets,
+                                                                     const std::string& out_dir,
+                                                                     const std::string& templates_dir);
+std::vector<std::string> write_grid_scripts(const std::string& spec, const std::vector<std::string>& sets,
+                                            const std::string& out_dir, const std::string& templates_dir);
+
 // Submits a grid spec (SweepRequest.spec has `grid:`/`include:`): one
 // sbatch --array per shape, each recorded before and after like `submit`'s
 // (exactly once; re-running it finds the sweep's arrays still queued).

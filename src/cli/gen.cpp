@@ -5,6 +5,8 @@
 #include "app.hpp"
 #include "common.hpp"
 #include "render.hpp"
+#include "spec.hpp"
+#include "sweep_grid.hpp"
 
 namespace ddpctl::cli {
 
@@ -24,6 +26,16 @@ void setup_gen(CLI::App& app, Context&) {
   cmd->add_option("--shape", o->shape, "Render only the shape with this label (e.g. 4x1)");
   cmd->add_flag("--stdout", o->to_stdout, "Print the script(s) instead of writing files");
   cmd->callback([o] {
+    if (load_run_spec(o->spec, o->sets).has_grid) {  // each array's script, then each cell's
+      if (o->to_stdout) {
+        for (const auto& [file, text] : render_grid_scripts(o->spec, o->sets, o->out_dir, templates_dir(o->templates)))
+          std::cout << "# ==> " << file << " <==\n" << text;
+        return;
+      }
+      for (const auto& path : write_grid_scripts(o->spec, o->sets, o->out_dir, templates_dir(o->templates)))
+        std::cout << path << '\n';
+      return;
+    }
     ResolvedRun run = load_and_resolve(o->spec, o->sets);
     auto scripts = select_shape(render_scripts(run, templates_dir(o->templates)), o->shape);
     if (!o->to_stdout) {
