@@ -12,6 +12,7 @@
 #include "render.hpp"
 #include "shell.hpp"
 #include "snapshot.hpp"
+#include "status_grid.hpp"
 #include "submit.hpp"
 #include "text.hpp"
 
@@ -246,6 +247,100 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
                     fmt::format("{} of the sweep's arrays were not submitted; re-run the same `ddpctl sweep`: it looks "
                                 "unclear attempts up by their token first",
                                 failed));
+}
+
+void retry_grid_cells(const RetryRequest& o, Context& ctx, Output& out) {
+  Run run = find_run(o.runs_root, o.sweep);
+  if (!run.grid)
+    throw UserError(Location{run.dir}, "", fmt::format("run {} is not a grid's sweep; `ddpctl submit` runs a "
+                                                      "single run again",
+                                                      run.id));
+  // Under the sweep's lock: a second retry waits, then sees this one's arrays.
+  IdentityLock lock(o.runs_root, run.spec_hash, ctx, out);
+  run = load_run(run.dir);
+  std::vector<std::string> arrays = array_ids(run);
+  std::vector<Job> records;
+  if (!arrays.empty()) {
+    JobQuery q = ctx.slurm.jobs(arrays);
+    if (!q.answered)
+      throw UserError(fmt::format("cannot read the sweep's arrays from squeue: {}; nothing was submitted", q.error));
+    records = q.jobs;
+    bool missing = false;
+    for (const auto& c : cell_states(run, records))
+      if (c.attempt && c.job.state == JobState::Unknown) missing = true;
+    if (missing) {
+      JobQuery acc = ctx.slurm.accounting(arrays);
+      records.insert(records.end(), acc.jobs.begin(), acc.jobs.end());
+    }
+  }
+  std::vector<CellState> cells = cell_states(run, records);
+  std::vector<const CellState*> chosen;
+  std::vector<std::string> problems;
+  auto retryable = [](const CellState& c) {
+    return !c.attempt || (is_terminal(c.job.state) && c.job.state != JobState::Completed);
+  };
+  if (o.cells.empty()) {
+    for (const auto& c : cells)
+      if (c.attempt && c.job.state == JobState::Unknown)
+        problems.push_back(fmt::format("cell {} ({}): Slurm does not say how it ended", c.cell->name, c.shown_id));
+      else if (retryable(c))
+        chosen.push_back(&c);
+  } else {
+    std::vector<std::string> names;
+    for (const auto& c : cells) names.push_back(c.cell->name);
+    for (const auto& want : o.cells) {
+      auto it = std::find_if(cells.begin(), cells.end(), [&](const CellState& c) { return c.cell->name == want; });
+      if (it == cells.end()) {
+        problems.push_back(fmt::format("no cell {}{}", printable(want, 200), did_you_mean(want, names)));
+      } else if (it->attempt && !is_terminal(it->job.state)) {
+        problems.push_back(fmt::format("cell {} ({}) is {}: cancel it first (`ddpctl cancel {} --cell {}`)", want,
+                                       it->shown_id, state_name(it->job.state), run.id, want));
+      } else if (std::find(chosen.begin(), chosen.end(), &*it) == chosen.end()) {
+        chosen.push_back(&*it);
+      }
+    }
+  }
+  if (!problems.empty()) {
+    std::vector<Diagnostic> diags;
+    for (auto& p : problems) diags.push_back({Location{run.dir}, "", p + "; nothing was submitted"});
+    throw UserError(diags);
+  }
+  if (chosen.empty()) {
+    out.line(fmt::format("sweep {}: no cell to retry ({})", run.id,
+                         grid_summary(cells, run.grid->max_parallel)));
+    return;
+  }
+  // One array per shape, of exactly the chosen indices.
+  std::map<std::string, std::vector<int>> by_shape;
+  for (const CellState* c : chosen) by_shape[c->cell->shape].push_back(c->cell->index);
+  int failed = 0;
+  for (auto& [label, indices] : by_shape) {
+    std::sort(indices.begin(), indices.end());
+    std::string spec = format_array(indices, run.grid->max_parallel);
+    std::vector<std::string> names;
+    for (int i : indices) names.push_back(run.grid->cells.at(static_cast<size_t>(i)).name);
+    if (o.dry_run) {
+      out.line(fmt::format("would retry shape {}: {} cell(s), --array={}: {}", label, indices.size(), spec,
+                           join(names, "; ")));
+      continue;
+    }
+    const RunShape* shape = run.shape(label);
+    if (!shape) throw UserError(Location{run.dir + "/run.json"}, "", "the sweep has no array of shape " + label);
+    Attempt at = submit_attempt(run, *shape, ctx.slurm, {"--array=" + spec}, spec);
+    if (at.outcome == Outcome::Submitted) {
+      out.line(fmt::format("shape {}: retrying {} cell(s) as job array {} (--array={}): {}", label, indices.size(),
+                           at.job_id, spec, join(names, "; ")));
+    } else {
+      ++failed;
+      out.error(fmt::format("shape {}: {}: {} (recorded in {}/ledger.json)", label,
+                            at.outcome == Outcome::Rejected ? "sbatch rejected the array" : "sbatch's answer was unclear",
+                            at.reason, run.dir));
+    }
+  }
+  if (failed)
+    throw UserError(Location{run.dir + "/ledger.json"}, "",
+                    fmt::format("{} retry array(s) were not submitted; `ddpctl status {}` shows the cells", failed,
+                                run.id));
 }
 
 }  // namespace ddpctl

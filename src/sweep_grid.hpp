@@ -53,4 +53,17 @@ std::vector<std::string> write_grid_scripts(const std::string& spec, const std::
 // (exactly once; re-running it finds the sweep's arrays still queued).
 void run_grid_sweep(const SweepRequest& request, Context& ctx, Output& out);
 
+// `ddpctl sweep retry SWEEP`: the cells that failed, were cancelled, timed
+// out (any end but COMPLETED) or were never submitted, submitted again into
+// the same sweep as one array per shape of exactly those indices
+// (--array=3,7,9); `cells` (names) picks them instead. A cell whose state
+// cannot be read, or that is still queued or running, is refused by name.
+struct RetryRequest {
+  std::string sweep;               // a run of a grid: id, name, prefix or path
+  std::vector<std::string> cells;  // names; empty: every cell that ended without completing
+  std::string runs_root;
+  bool dry_run = false;
+};
+void retry_grid_cells(const RetryRequest& request, Context& ctx, Output& out);
+
 }  // namespace ddpctl

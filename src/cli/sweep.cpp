@@ -5,6 +5,7 @@
 #include "app.hpp"
 #include "common.hpp"
 #include "sweep.hpp"
+#include "sweep_grid.hpp"
 
 namespace ddpctl::cli {
 
@@ -15,8 +16,9 @@ void setup_sweep(CLI::App& app, Context& ctx) {
     bool no_preflight = false;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("sweep", "Submit one run per shape of a spec's `sweep:` list, as an experiment");
-  cmd->add_option("spec", o->req.spec, "Run spec (YAML) with a `sweep:` list")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep", "Submit a spec's grid of cells as job arrays (one per shape), or each shape of its `sweep:` list");
+  cmd->add_option("spec", o->req.spec, "Run spec (YAML) with a `grid:` (or `include:`), or a `sweep:` list");
   cmd->add_option("--set", o->req.sets, "Override a spec field: KEY=VALUE with a dotted KEY");
   cmd->add_option("--name", o->req.name, "Experiment name (default: the spec's name)");
   cmd->add_option("--only", o->req.only, "Only these shapes (labels)")->delimiter(',');
@@ -29,7 +31,26 @@ void setup_sweep(CLI::App& app, Context& ctx) {
   cmd->add_flag("--no-snapshot{false}", o->req.snapshot,
                 "Run the submit folder's files as they are when a job starts, not a copy taken now");
   cmd->add_flag("--again", o->req.again, "Submit even shapes whose earlier run is still queued or running");
-  cmd->callback([o, &ctx] {
+  struct RetryOptions {
+    RetryRequest req;
+    std::string runs;
+  };
+  auto r = std::make_shared<RetryOptions>();
+  CLI::App* retry = cmd->add_subcommand(
+      "retry", "Submit again the cells of a grid's sweep that failed, were cancelled or timed out, as one array");
+  retry->add_option("sweep", r->req.sweep, "The sweep (run id, name or prefix)")->required();
+  retry->add_option("--cells", r->req.cells, "Only these cells, by name (lr=0.1,seed=2); separate several with ;")
+      ->delimiter(';');
+  retry->add_option("--runs", r->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
+  retry->add_flag("--dry-run", r->req.dry_run, "Say which cells would be submitted; submit nothing");
+  retry->callback([r, &ctx] {
+    r->req.runs_root = runs_root(r->runs);
+    ConsoleOutput out;
+    retry_grid_cells(r->req, ctx, out);
+  });
+  cmd->callback([o, cmd, retry, &ctx] {
+    if (cmd->got_subcommand(retry)) return;
+    if (o->req.spec.empty()) throw CLI::RequiredError("spec");
     o->req.runs_root = runs_root(o->runs);
     o->req.templates_dir = templates_dir(o->templates);
     o->req.preflight = !o->no_preflight;

@@ -112,3 +112,28 @@ print("peak", peak, "of", len(events) // 2)
 # Two ran together (seen above): exactly two at the peak, of four cells.
 sys.exit(0 if peak == 2 and len(events) == 8 else 1)
 PY
+
+# Retry: exactly the failed cell, as one array of that index, into the same sweep.
+run sweep retry "$sweep" --dry-run
+expect_code 0
+expect_out "would retry shape 2x1: 1 cell(s), --array=3%2: LR=0.2,SEED=2"
+run sweep retry "$sweep"
+expect_code 0
+expect_out "retrying 1 cell(s) as job array"
+retry_array=$(sed -n 's/.* as job array \([0-9]*\) .*/\1/p' "$T/out")
+[ -n "$retry_array" ] || fail "no array id in: $(cat "$T/out")"
+grep -q '"array": "3%2"' "$run_dir/ledger.json" || fail "the ledger does not record the retry's --array=3%2: $(cat "$run_dir/ledger.json")"
+[ "$(find runs -mindepth 1 -maxdepth 1 -type d -name "$JOB_NAME-*" | wc -l)" = 1 ] || fail "the retry made a run folder of its own: $(ls runs)"
+deadline=$((SECONDS + 120))
+while :; do
+  run status "$sweep"
+  grep "LR=0.2,SEED=2" "$T/out" | grep -q "${retry_array}_3.*FAILED" && break
+  [ "$SECONDS" -lt "$deadline" ] || fail "the retried cell did not end as ${retry_array}_3 FAILED: $(cat "$T/out" "$T/err")"
+  sleep 1
+done
+[ "$(grep -c "${array}_[012] .*COMPLETED" "$T/out")" = 3 ] || fail "the three done cells are not shown as before: $(cat "$T/out")"
+on_login squeue -h -t all -r -j "$retry_array" -o '%K' >"$T/retried" 2>&1 || true
+[ "$(sort -u "$T/retried" | tr -d ' \n')" = 3 ] || fail "the retry array ran other tasks than 3: $(cat "$T/retried")"
+run sweep retry "$sweep" --cells 'LR=0.1,SEED=1;LR=0.3,SEED=1'
+expect_code 1
+expect_err "no cell 'LR=0.3,SEED=1'"
