@@ -14,6 +14,7 @@ struct CancelRequest {
   std::vector<std::string> targets;  // runs, experiments or job ids
   std::string runs_root;
   double confirm_s = 30;  // how long each job may take to end after scancel
+  std::vector<std::string> cells;  // a grid's sweep: only these cells (names); empty: every cell
 };
 
 // Says each job's end through `out` ("job 12: CANCELLED", "job 9: already

@@ -15,6 +15,7 @@ void setup_cancel(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("cancel", "Cancel the jobs of runs (or job ids) and confirm they ended");
   cmd->add_option("targets", o->req.targets, "Runs (name, id or path) or job ids")->required();
+  cmd->add_option("--cell", o->req.cells, "A grid's sweep: only this cell (by name, e.g. lr=0.1,seed=2); repeatable");
   cmd->add_option("--runs", o->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
   cmd->callback([o, &ctx] {
     o->req.runs_root = runs_root(o->runs);
