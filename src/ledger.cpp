@@ -131,6 +131,11 @@ json to_json(const Attempt& a) {
          {"host", a.host}};
   if (a.end) j["end"] = end_json(*a.end);
   if (!a.array.empty()) j["array"] = a.array;
+  if (!a.task_ends.empty()) {
+    json ends = json::array();
+    for (const auto& e : a.task_ends) ends.push_back(end_json(e));
+    j["task_ends"] = ends;
+  }
   return j;
 }
 
@@ -155,6 +160,10 @@ Attempt attempt_from_json(const json& j) {
   try {
     if (auto e = j.find("end"); e != j.end() && !a.job_id.empty())
       if (auto end = end_from_json(*e); end && end->job.id == a.job_id) a.end = std::move(end);
+    // An array's cells: only its own tasks' records.
+    for (const auto& e : j.value("task_ends", json::array()))
+      if (auto end = end_from_json(e); end && end->job.array_job_id == a.job_id && end->job.array_task_id)
+        a.task_ends.push_back(std::move(*end));
   } catch (const json::exception&) {
   }
   return a;

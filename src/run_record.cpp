@@ -43,4 +43,10 @@ const Attempt* job_attempt(const Run& run, const std::string& job_id) {
   return nullptr;
 }
 
+const JobEnd* Attempt::task_end(int cell) const {
+  for (const auto& e : task_ends)
+    if (e.job.array_task_id == cell) return &e;
+  return nullptr;
+}
+
 }  // namespace ddpctl

@@ -39,6 +39,10 @@ struct Attempt {
   // A job array of a grid's cells (grid.hpp): the --array value, e.g.
   // "0-3%2" or "3,7,9"; each task index is a cell's index. Empty: one job.
   std::string array;
+  // Its cells' ends, once final (a task's record, array_task_id its cell);
+  // `end` is set too when every cell of the array has one.
+  std::vector<JobEnd> task_ends;
+  const JobEnd* task_end(int cell) const;
 
   bool settled() const {
     return outcome == Outcome::Submitted || outcome == Outcome::Rejected || outcome == Outcome::Absent;

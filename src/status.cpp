@@ -432,11 +432,18 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
   // A grid's arrays are asked apart (status_grid.hpp): one squeue for all
   // of them, and one sacct for the cells squeue no longer shows.
   std::vector<std::string> ids, arrays;
-  for (const auto& r : refs) (r.attempt && !r.attempt->array.empty() ? arrays : ids).push_back(r.job_id);
+  for (const auto& r : refs) {
+    if (!r.attempt || r.attempt->array.empty())
+      ids.push_back(r.job_id);
+    else if (!r.attempt->end)  // an array whose every cell's end is recorded costs nothing
+      arrays.push_back(r.job_id);
+  }
   JobStates states = lookup_run_jobs(slurm, runs, ids, now);
   std::vector<Job> array_records;
+  bool arrays_answered = false;
   if (!arrays.empty()) {
     JobQuery q = slurm.jobs(arrays);
+    arrays_answered = q.answered;
     if (!q.answered && report.slurm_error.empty()) report.slurm_error = q.error;
     array_records = q.jobs;
     bool all_seen = q.answered;
@@ -538,6 +545,18 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
       g.rows.push_back(std::move(row));
     }
   }
+  // The cells' ends read for the first time are kept: a sweep that ended
+  // costs no Slurm call from then on.
+  for (auto& run : runs)
+    if (run.grid && !hidden.count(run.dir)) {
+      try {
+        record_cell_ends(run, cell_states(run, array_records), arrays_answered, now);
+      } catch (const std::exception& e) {
+        report.notes.push_back(fmt::format("the ends of sweep {}'s cells could not be recorded ({}); they are asked "
+                                           "again next time",
+                                           run.id, e.what()));
+      }
+    }
   // Attempts that made no job: unsettled ones always, rejected and absent
   // ones with --all or when their run is named.
   for (const auto& run : runs)

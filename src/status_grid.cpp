@@ -4,8 +4,10 @@
 #include <cctype>
 #include <fmt/format.h>
 #include <map>
+#include <set>
 
 #include "job_array.hpp"
+#include "ledger.hpp"
 #include "text.hpp"
 
 namespace ddpctl {
@@ -19,10 +21,11 @@ std::string words_of(const char* state) {
 }
 }  // namespace
 
-std::vector<std::string> array_ids(const Run& run) {
+std::vector<std::string> array_ids(const Run& run, bool unended_only) {
   std::vector<std::string> ids;
   for (const auto& a : run.attempts)
-    if (!a.array.empty() && a.outcome == Outcome::Submitted && !a.job_id.empty()) ids.push_back(a.job_id);
+    if (!a.array.empty() && a.outcome == Outcome::Submitted && !a.job_id.empty() && !(unended_only && a.end))
+      ids.push_back(a.job_id);
   return ids;
 }
 
@@ -59,7 +62,10 @@ std::vector<CellState> cell_states(const Run& run, const std::vector<Job>& recor
     s.attempt = a->second;
     s.shown_id = fmt::format("{}_{}", a->second->job_id, cell.index);
     auto key = std::make_pair(a->second->job_id, cell.index);
-    if (auto t = task.find(key); t != task.end()) {
+    if (const JobEnd* end = a->second->task_end(cell.index)) {
+      s.job = end->job;  // final: Slurm is not asked again
+      s.job.source = "ledger";
+    } else if (auto t = task.find(key); t != task.end()) {
       s.job = *t->second;
     } else if (auto p = pending.find(key); p != pending.end()) {
       s.job = *p->second;
@@ -127,6 +133,56 @@ std::string grid_summary(const std::vector<CellState>& cells, std::optional<int>
   for (const auto& w : order)
     if (std::find(first.begin(), first.end(), w) == first.end()) parts.push_back(fmt::format("{} {}", count[w], w));
   return fmt::format("{} cell{}: {}", cells.size(), cells.size() == 1 ? "" : "s", join(parts, ", "));
+}
+
+int record_cell_ends(Run& run, const std::vector<CellState>& cells, bool squeue_answered, long long now) {
+  if (!squeue_answered) return 0;  // a controller that did not answer proves nothing
+  std::map<std::string, std::vector<Job>> news;  // by array id
+  for (const auto& c : cells)
+    if (c.attempt && c.job.source == "sacct" && is_terminal(c.job.state) && c.job.array_task_id &&
+        !c.attempt->task_end(c.cell->index))
+      news[c.attempt->job_id].push_back(c.job);
+  if (news.empty()) return 0;
+  int recorded = 0;
+  update_ledger(run, [&](std::vector<Attempt>& attempts) {
+    for (size_t n = 0; n < attempts.size(); ++n) {
+      Attempt& a = attempts[n];
+      if (a.array.empty() || a.outcome != Outcome::Submitted) continue;
+      if (auto it = news.find(a.job_id); it != news.end())
+        for (const Job& job : it->second)
+          if (!a.task_end(*job.array_task_id)) {
+            a.task_ends.push_back(JobEnd{job, {}, {}, now});
+            ++recorded;
+          }
+      // Every cell of the array ended, or is a later array's (a retry): the
+      // array has ended too.
+      auto tasks = parse_array_tasks(a.array);
+      if (a.end || !tasks || a.task_ends.empty()) continue;
+      std::set<int> later;
+      for (size_t m = n + 1; m < attempts.size(); ++m)
+        if (!attempts[m].array.empty() && attempts[m].outcome == Outcome::Submitted)
+          if (auto t = parse_array_tasks(attempts[m].array)) later.insert(t->indices.begin(), t->indices.end());
+      bool all = std::all_of(tasks->indices.begin(), tasks->indices.end(),
+                             [&](int i) { return a.task_end(i) || later.count(i); });
+      if (!all) continue;
+      Job summary;
+      summary.id = a.job_id;
+      summary.name = a.task_ends.front().job.name;
+      summary.source = "ledger";
+      bool completed = true, cancelled_only = true;
+      for (const auto& e : a.task_ends) {
+        if (e.job.state != JobState::Completed) completed = false;
+        if (e.job.state != JobState::Completed && e.job.state != JobState::Cancelled) cancelled_only = false;
+        if (e.job.start_time && (!summary.start_time || *e.job.start_time < *summary.start_time))
+          summary.start_time = e.job.start_time;
+        if (e.job.end_time && (!summary.end_time || *e.job.end_time > *summary.end_time))
+          summary.end_time = e.job.end_time;
+      }
+      summary.state = completed ? JobState::Completed : cancelled_only ? JobState::Cancelled : JobState::Failed;
+      a.end = JobEnd{summary, {}, {}, now};
+    }
+  });
+  return recorded;
 }
 
 }  // namespace ddpctl

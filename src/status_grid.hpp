@@ -22,11 +22,20 @@ struct CellState {
 
 // Each cell of `run` (it has a grid) from `records`: squeue's and sacct's
 // records of the run's arrays (jobs() and accounting() of the arrays' ids),
-// squeue's first. A cell's latest array attempt is the one that names it.
+// squeue's first; a cell whose end the ledger holds from there (source
+// "ledger"). A cell's latest array attempt is the one that names it.
 std::vector<CellState> cell_states(const Run& run, const std::vector<Job>& records);
 
-// The array ids of a grid run's submitted attempts.
-std::vector<std::string> array_ids(const Run& run);
+// The array ids of a grid run's submitted attempts (`unended_only`: those
+// whose end the ledger does not hold yet).
+std::vector<std::string> array_ids(const Run& run, bool unended_only = false);
+
+// Records in the run's ledger the cells' ends that are final: squeue
+// answered without them and sacct says they ended (jobs.hpp's rule); an
+// array whose every cell has one gets its own end (the run can then end
+// for good, as status's window and index ask). Returns how many it
+// recorded; throws as update_ledger does.
+int record_cell_ends(Run& run, const std::vector<CellState>& cells, bool squeue_answered, long long now);
 
 // "4 cells: 2 done, 1 running, 1 pending (throttled %2)"; failures by kind.
 std::string grid_summary(const std::vector<CellState>& cells, std::optional<int> max_parallel);

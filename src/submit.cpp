@@ -202,7 +202,7 @@ Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, cons
 
 EarlierRuns find_earlier_runs(const std::string& root, const std::string& identity, SlurmClient& slurm) {
   EarlierRuns out;
-  std::vector<std::string> ids;
+  std::vector<std::string> ids, arrays;
   std::map<std::string, std::string> run_of;
   std::optional<JobQuery> queue;  // asked once, only when an absent attempt may need it
   for (Run& run : list_runs(root)) {
@@ -228,11 +228,24 @@ EarlierRuns find_earlier_runs(const std::string& root, const std::string& identi
     for (const auto& a : run.attempts) {
       if (a.outcome != Outcome::Absent) all_absent = false;
       if (a.outcome == Outcome::Submitted && !a.end) {  // a recorded end is final (jobs.hpp)
-        ids.push_back(a.job_id);
+        (a.array.empty() ? ids : arrays).push_back(a.job_id);
         run_of[a.job_id] = run.id;
       }
     }
     if (all_absent) out.retry = run;
+  }
+  // A job array is active while any of its records is: the one whose id is
+  // the array's may be a task that ended while others run.
+  if (!arrays.empty()) {
+    JobQuery q = slurm.jobs(arrays);
+    if (!q.answered)
+      throw UserError(fmt::format("cannot tell whether job array {} (run {}) of this spec is still queued: {}",
+                                  arrays.front(), run_of[arrays.front()], q.error));
+    for (const Job& job : q.jobs)
+      if (!is_terminal(job.state) && job.state != JobState::Unknown && run_of.count(submission_id(job))) {
+        out.active = ActiveJob{run_of[submission_id(job)], submission_id(job)};
+        return out;
+      }
   }
   if (ids.empty()) return out;
   JobStates states = lookup_jobs(slurm, ids);

@@ -137,3 +137,25 @@ on_login squeue -h -t all -r -j "$retry_array" -o '%K' >"$T/retried" 2>&1 || tru
 run sweep retry "$sweep" --cells 'LR=0.1,SEED=1;LR=0.3,SEED=1'
 expect_code 1
 expect_err "no cell 'LR=0.3,SEED=1'"
+
+# Ended: the cells' ends are kept in the ledger, and status asks Slurm nothing
+# more. squeue keeps ended jobs for MinJobAge (300 s), then answers for them
+# as for any id it does not know: the fake answers so at once; sacct is real.
+wait_for_sacct "${retry_array}_3" FAILED 60
+# shellcheck disable=SC2016  # expanded when the fakes run
+fake_command squeue 'echo "squeue $*" >>"$CALLS"; echo "slurm_load_jobs error: Invalid job id specified" >&2; exit 1'
+# shellcheck disable=SC2016
+fake_command sacct 'echo "sacct $*" >>"$CALLS"; exec "$REAL" "$@"'
+export CALLS="$T/calls"
+: >"$CALLS"
+run status
+expect_code 0
+expect_out "4 cells: 3 done, 1 failed"
+grep -q '"task_ends"' "$run_dir/ledger.json" || fail "no cell's end in the ledger: $(cat "$run_dir/ledger.json")"
+[ "$(grep -c '^sacct' "$CALLS")" -le 1 ] || fail "status asked sacct more than once: $(cat "$CALLS")"
+: >"$CALLS"
+run status
+expect_out "4 cells: 3 done, 1 failed"
+run status "$sweep"
+expect_out "LR=0.2,SEED=2"
+[ ! -s "$CALLS" ] || fail "status of the ended sweep asked Slurm: $(cat "$CALLS")"

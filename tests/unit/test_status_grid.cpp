@@ -1,0 +1,121 @@
+// A grid's cells as Slurm's real records of its arrays say (the captures of
+// tests/unit/data/<version>/array-*, capture-array.sh), the sweep in one line,
+// and the cells' ends kept in the ledger once final.
+#include <filesystem>
+
+#include "catch.hpp"
+
+#include "files.hpp"
+#include "helpers.hpp"
+#include "runs.hpp"
+#include "slurm_parse.hpp"
+#include "status_grid.hpp"
+
+using namespace ddpctl;
+
+namespace {
+
+std::string fixture(const std::string& version, const std::string& name) {
+  return read_file(test::source_dir() + "/tests/unit/data/" + version + "/" + name);
+}
+
+// A run of `n` cells whose one array attempt made job `array_id` (--array=0-<n-1>%2).
+Run grid_run(int n, const std::string& array_id) {
+  Run run;
+  run.id = "g-1";
+  RunGrid grid;
+  grid.keys = {{"env.LR", "LR"}};
+  grid.max_parallel = 2;
+  for (int i = 0; i < n; ++i) grid.cells.push_back({i, "LR=" + std::to_string(i), "1x1", "/x", {{"env.LR", std::to_string(i)}}});
+  run.grid = grid;
+  Attempt a;
+  a.token = "tok";
+  a.shape = "1x1";
+  a.outcome = Outcome::Submitted;
+  a.job_id = array_id;
+  a.array = "0-" + std::to_string(n - 1) + "%2";
+  run.attempts.push_back(a);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("status_grid: a running array's cells: two tasks running, the collapsed record's four pending on the limit") {
+  for (const char* version : {"22.05", "24.11", "26.05"}) {
+    INFO(version);
+    std::vector<Job> records = parse_squeue_json(fixture(version, "array-running-squeue.json"));
+    REQUIRE_FALSE(records.empty());
+    std::string array = submission_id(records.front());
+    Run run = grid_run(6, array);
+    std::vector<CellState> cells = cell_states(run, records);
+    REQUIRE(cells.size() == 6);
+    int running = 0, throttled = 0;
+    for (const auto& c : cells) {
+      CHECK(c.shown_id == array + "_" + std::to_string(c.cell->index));
+      if (c.job.state == JobState::Running) ++running;
+      if (c.throttled) ++throttled;
+    }
+    CHECK(running == 2);
+    CHECK(throttled == 4);
+    CHECK(grid_state(cells) == JobState::Running);
+    CHECK(grid_summary(cells, 2) == "6 cells: 2 running, 4 pending (throttled %2)");
+    // A running task is its own job: its id names its logs.
+    CHECK(cells[0].job.id != array);
+  }
+}
+
+TEST_CASE("status_grid: a finished array from sacct: each cell's end, the sweep's state and summary") {
+  std::vector<Job> records = parse_sacct(fixture("24.11", "array-finished-sacct.txt"));
+  std::string array = submission_id(records.front());
+  Run run = grid_run(4, array);
+  std::vector<CellState> cells = cell_states(run, records);
+  REQUIRE(cells.size() == 4);
+  CHECK(cells[1].job.state == JobState::Failed);
+  CHECK(cells[1].job.exit.code == 3);
+  CHECK(grid_state(cells) == JobState::Failed);
+  CHECK(grid_summary(cells, 2) == "4 cells: 3 done, 1 failed");
+}
+
+TEST_CASE("status_grid: cells Slurm does not show are unknown, cells never submitted say so; a retry's array wins") {
+  Run run = grid_run(3, "50");
+  CHECK(grid_summary(cell_states(run, {}), 2) == "3 cells: 3 unknown");
+  run.attempts.front().array = "0-1%2";  // cell 2 was never in an array
+  CHECK(grid_summary(cell_states(run, {}), 2) == "3 cells: 2 unknown, 1 not submitted");
+  Attempt retry = run.attempts.front();
+  retry.token = "tok2";
+  retry.job_id = "60";
+  retry.array = "1";
+  run.attempts.push_back(retry);
+  auto cells = cell_states(run, {});
+  CHECK(cells[0].shown_id == "50_0");
+  CHECK(cells[1].shown_id == "60_1");
+  CHECK(array_ids(run) == std::vector<std::string>{"50", "60"});
+}
+
+TEST_CASE("status_grid: final cells' ends go into the ledger once; the array's own end when all have one") {
+  test::TempDir dir;
+  Run run = test::make_local_cpu_run(dir.path);
+  std::vector<Job> records = parse_sacct(fixture("24.11", "array-finished-sacct.txt"));
+  std::string array = submission_id(records.front());
+  Run g = grid_run(4, array);
+  run.grid = g.grid;
+  update_ledger(run, [&](std::vector<Attempt>& all) { all.push_back(g.attempts.front()); });
+  std::vector<CellState> cells = cell_states(run, records);
+  // A controller that did not answer proves nothing.
+  CHECK(record_cell_ends(run, cells, false, 100) == 0);
+  CHECK(record_cell_ends(run, cells, true, 100) == 4);
+  Run again = load_run(run.dir);
+  again.grid = g.grid;
+  const Attempt& a = again.attempts.back();
+  REQUIRE(a.task_ends.size() == 4);
+  REQUIRE(a.end);
+  CHECK(a.end->job.state == JobState::Failed);
+  CHECK(a.end->job.id == array);
+  CHECK(array_ids(again, true).empty());
+  // From now on the cells come from the ledger, with no record from Slurm.
+  auto from_ledger = cell_states(again, {});
+  CHECK(from_ledger[1].job.state == JobState::Failed);
+  CHECK(from_ledger[1].job.source == "ledger");
+  CHECK(grid_summary(from_ledger, 2) == "4 cells: 3 done, 1 failed");
+  CHECK(record_cell_ends(again, from_ledger, true, 200) == 0);
+}
