@@ -35,10 +35,15 @@
 #
 # Every job made here is cancelled on exit (also on INT/TERM) by the ids in
 # the run records and by the bench's job names, and the script checks that
-# squeue shows none of them left pending or running.
+# squeue shows none of them left pending or running. Ctrl-C and timeout(1)
+# signal the whole process group and stop it at once; a TERM to this shell
+# alone takes effect when its running command returns (the loop of submits:
+# about a minute).
 # Prints the table for bench/RESULTS.md. As root (local-slurm); it takes the
-# cluster's lock itself (/tmp/ddpctl-slurm-$SLURM.lock), as the tests do:
+# cluster's lock itself (/tmp/ddpctl-slurm-$SLURM.lock), waiting while a test
+# holds it:
 #   bench/sweep_grid.sh
+#   SLURM=22.05 REPS=5 bench/sweep_grid.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 DDPCTL=${DDPCTL:-$root/build/src/ddpctl}
@@ -46,13 +51,17 @@ SLURM=${SLURM:-24.11}
 REPS=${REPS:-3}
 ls="$root/scripts/local-slurm"
 [ -x "$DDPCTL" ] || { echo "bench: $DDPCTL not built (scripts/build)" >&2; exit 1; }
-# Tests and other benches share the cluster: the whole bench runs under its
-# lock (-o: Slurm daemons that a child might start do not keep it).
+# Tests and other benches share the cluster: the whole bench, its cleanup
+# included, runs under the cluster's lock, held on fd 9 by this shell until
+# it exits (not by a `flock -o` parent: a TERM to that parent would orphan
+# the bench and free the lock). The Slurm commands run with fd 9 closed, as
+# `flock -o` would run them. DDPCTL_BENCH_LOCKED=$SLURM: the caller holds it.
 if [ "${DDPCTL_BENCH_LOCKED:-}" != "$SLURM" ]; then
-  exec env DDPCTL_BENCH_LOCKED="$SLURM" flock -o "/tmp/ddpctl-slurm-$SLURM.lock" "$0" "$@"
+  exec 9>>"/tmp/ddpctl-slurm-$SLURM.lock"
+  flock 9
 fi
 
-on_login() { "$ls" --slurm "$SLURM" exec -- "$@"; }
+on_login() { "$ls" --slurm "$SLURM" exec -- "$@" 9>&-; }
 on_login scontrol ping >/dev/null || { echo "bench: the local Slurm $SLURM is not up (scripts/local-slurm --slurm $SLURM up)" >&2; exit 1; }
 work=$(mktemp -d /tmp/ddpctl-bench-grid.XXXXXX)
 # Job names of this bench only (the spec's name is the job's name).
@@ -70,7 +79,7 @@ left() {
 cancel_all() {
   local ids
   mapfile -t ids < <(ids_in "$work")
-  if [ "${#ids[@]}" -gt 0 ]; then printf '%s\n' "${ids[@]}" | xargs -r -n 500 "$ls" --slurm "$SLURM" exec -- scancel 2>/dev/null || true; fi
+  if [ "${#ids[@]}" -gt 0 ]; then printf '%s\n' "${ids[@]}" | xargs -r -n 500 "$ls" --slurm "$SLURM" exec -- scancel 2>/dev/null 9>&- || true; fi
   on_login scancel -n "$grid_name" 2>/dev/null || true
   on_login scancel -n "$loop_name" 2>/dev/null || true
   local t0=$SECONDS
@@ -165,7 +174,7 @@ for ((r = 1; r <= REPS; r++)); do
   else
     # Only the first sweep stays queued: both sides are measured among the
     # same 400 jobs.
-    ids_in "$work/grid$r" | xargs -r "$ls" --slurm "$SLURM" exec -- scancel
+    ids_in "$work/grid$r" | xargs -r "$ls" --slurm "$SLURM" exec -- scancel 9>&-
   fi
 done
 grid_submit_s=$(printf '%s\n' "${times[@]}" | median)
