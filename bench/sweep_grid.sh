@@ -29,7 +29,8 @@
 # fits), MaxJobCount 10000 (the 400 jobs and REPS-1 extra arrays fit),
 # MinJobAge 300 s, and no MaxSubmitJobs / MaxJobs on the QOS `normal` nor on
 # any association, so neither side is refused. A site's MaxSubmitJobs counts
-# an array's tasks one by one, so an array does not save entries against it;
+# an array's tasks one by one (slurmctld's acct_policy_validate counts the
+# array's task bitmap), so an array does not save entries against it;
 # what it saves are sbatch calls and the queue's records (one collapsed
 # pending record). The script prints the limits it finds.
 #
