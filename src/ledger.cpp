@@ -131,6 +131,7 @@ json to_json(const Attempt& a) {
          {"host", a.host}};
   if (a.end) j["end"] = end_json(*a.end);
   if (!a.array.empty()) j["array"] = a.array;
+  if (a.array_offset) j["array_offset"] = a.array_offset;
   if (!a.task_ends.empty()) {
     json ends = json::array();
     for (const auto& e : a.task_ends) ends.push_back(end_json(e));
@@ -156,6 +157,7 @@ Attempt attempt_from_json(const json& j) {
   a.pid = j.value("pid", 0);
   a.host = j.value("host", "");
   a.array = j.value("array", "");
+  a.array_offset = j.value("array_offset", 0);
   // Only the job's own end: a record of another id is not this job's.
   try {
     if (auto e = j.find("end"); e != j.end() && !a.job_id.empty())

@@ -1,6 +1,8 @@
 // A run's record (run_record.hpp): outcome words and lookups.
 #include "run_record.hpp"
 
+#include "job_array.hpp"
+
 namespace ddpctl {
 
 const char* outcome_name(Outcome outcome) {
@@ -45,8 +47,15 @@ const Attempt* job_attempt(const Run& run, const std::string& job_id) {
 
 const JobEnd* Attempt::task_end(int cell) const {
   for (const auto& e : task_ends)
-    if (e.job.array_task_id == cell) return &e;
+    if (e.job.array_task_id && *e.job.array_task_id + array_offset == cell) return &e;
   return nullptr;
+}
+
+std::vector<int> Attempt::array_cells() const {
+  std::vector<int> cells;
+  if (auto tasks = parse_array_tasks(array))
+    for (int i : tasks->indices) cells.push_back(i + array_offset);
+  return cells;
 }
 
 }  // namespace ddpctl

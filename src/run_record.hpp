@@ -39,6 +39,10 @@ struct Attempt {
   // A job array of a grid's cells (grid.hpp): the --array value, e.g.
   // "0-3%2" or "3,7,9"; each task index is a cell's index. Empty: one job.
   std::string array;
+  // Task N of the array runs cell N + array_offset: arrays split below the
+  // site's MaxArraySize (the array script's $1).
+  int array_offset = 0;
+  std::vector<int> array_cells() const;  // the cells its --array names
   // Its cells' ends, once final (a task's record, array_task_id its cell);
   // `end` is set too when every cell of the array has one.
   std::vector<JobEnd> task_ends;

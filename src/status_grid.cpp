@@ -36,8 +36,7 @@ std::vector<CellState> cell_states(const Run& run, const std::vector<Job>& recor
   std::map<int, const Attempt*> attempt_of;
   for (const auto& a : run.attempts) {
     if (a.array.empty() || a.outcome != Outcome::Submitted) continue;
-    if (auto tasks = parse_array_tasks(a.array))
-      for (int i : tasks->indices) attempt_of[i] = &a;
+    for (int i : a.array_cells()) attempt_of[i] = &a;
   }
   // The records by array and index: a task's own record first (squeue's
   // come first, so they win over sacct's), else its collapsed pending one.
@@ -60,8 +59,8 @@ std::vector<CellState> cell_states(const Run& run, const std::vector<Job>& recor
       continue;
     }
     s.attempt = a->second;
-    s.shown_id = fmt::format("{}_{}", a->second->job_id, cell.index);
-    auto key = std::make_pair(a->second->job_id, cell.index);
+    s.shown_id = fmt::format("{}_{}", a->second->job_id, cell.index - a->second->array_offset);
+    auto key = std::make_pair(a->second->job_id, cell.index - a->second->array_offset);
     if (const JobEnd* end = a->second->task_end(cell.index)) {
       s.job = end->job;  // final: Slurm is not asked again
       s.job.source = "ledger";
@@ -69,7 +68,7 @@ std::vector<CellState> cell_states(const Run& run, const std::vector<Job>& recor
       s.job = *t->second;
     } else if (auto p = pending.find(key); p != pending.end()) {
       s.job = *p->second;
-      s.job.array_task_id = cell.index;
+      s.job.array_task_id = key.second;
     } else {
       s.job.id = s.shown_id;
       s.job.state = JobState::Unknown;
@@ -150,20 +149,19 @@ int record_cell_ends(Run& run, const std::vector<CellState>& cells, bool squeue_
       if (a.array.empty() || a.outcome != Outcome::Submitted) continue;
       if (auto it = news.find(a.job_id); it != news.end())
         for (const Job& job : it->second)
-          if (!a.task_end(*job.array_task_id)) {
+          if (!a.task_end(*job.array_task_id + a.array_offset)) {
             a.task_ends.push_back(JobEnd{job, {}, {}, now});
             ++recorded;
           }
       // Every cell of the array ended, or is a later array's (a retry): the
       // array has ended too.
-      auto tasks = parse_array_tasks(a.array);
-      if (a.end || !tasks || a.task_ends.empty()) continue;
+      std::vector<int> cells = a.array_cells();
+      if (a.end || cells.empty() || a.task_ends.empty()) continue;
       std::set<int> later;
       for (size_t m = n + 1; m < attempts.size(); ++m)
         if (!attempts[m].array.empty() && attempts[m].outcome == Outcome::Submitted)
-          if (auto t = parse_array_tasks(attempts[m].array)) later.insert(t->indices.begin(), t->indices.end());
-      bool all = std::all_of(tasks->indices.begin(), tasks->indices.end(),
-                             [&](int i) { return a.task_end(i) || later.count(i); });
+          for (int i : attempts[m].array_cells()) later.insert(i);
+      bool all = std::all_of(cells.begin(), cells.end(), [&](int i) { return a.task_end(i) || later.count(i); });
       if (!all) continue;
       Job summary;
       summary.id = a.job_id;

@@ -153,13 +153,15 @@ std::vector<std::string> sbatch_args(const Run& run, const RunShape& shape, cons
 }
 
 Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, const std::vector<std::string>& extra,
-                       const std::string& array) {
+                       const std::string& array, int array_offset) {
   Attempt a;
   a.token = new_token();
   a.array = array;
+  a.array_offset = array_offset;
   a.shape = shape.label;
   a.script = shape.script;
   std::vector<std::string> args = sbatch_args(run, shape, a.token, extra);
+  if (array_offset) args.push_back(std::to_string(array_offset));  // the array script's $1
   a.argv = {"sbatch", "--parsable"};
   a.argv.insert(a.argv.end(), args.begin(), args.end());
   a.intent_at = utc_now_iso();

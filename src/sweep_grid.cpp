@@ -1,6 +1,7 @@
 #include "sweep_grid.hpp"
 
 #include <filesystem>
+#include <limits>
 #include <fmt/format.h>
 #include <map>
 #include <set>
@@ -15,6 +16,7 @@
 #include "status_grid.hpp"
 #include "submit.hpp"
 #include "text.hpp"
+#include "values.hpp"
 
 namespace ddpctl {
 
@@ -125,6 +127,57 @@ void write_scripts_into(const std::string& dir, const std::vector<std::pair<std:
 
 }  // namespace
 
+std::vector<ArrayPart> split_array(const std::vector<int>& cells, long long max_array_size) {
+  std::vector<ArrayPart> parts;
+  if (max_array_size <= 0) max_array_size = std::numeric_limits<int>::max();
+  for (int cell : cells) {
+    // Each part's tasks are its cells less its offset, all below the limit.
+    int offset = static_cast<int>((cell / max_array_size) * max_array_size);
+    if (parts.empty() || parts.back().offset != offset) parts.push_back({offset, {}});
+    parts.back().tasks.push_back(cell - offset);
+  }
+  return parts;
+}
+
+long long max_array_size(SlurmClient& slurm) {
+  auto config = slurm.config();
+  auto it = config.find("MaxArraySize");
+  if (it == config.end()) return 0;
+  std::string problem;
+  auto v = parse_int(it->second, 1, 1LL << 31, &problem);
+  return v ? *v : 0;
+}
+
+namespace {
+
+// Submits `cells` (ascending) of one shape as arrays, split below the
+// site's MaxArraySize; says each through `out`. Returns how many failed.
+int submit_cells(Run& run, const RunShape& shape, const std::vector<int>& cells, std::optional<int> max_parallel,
+                 long long max_size, SlurmClient& slurm, Output& out, const std::string& verb) {
+  int failed = 0;
+  std::vector<ArrayPart> parts = split_array(cells, max_size);
+  for (const ArrayPart& part : parts) {
+    std::string spec = format_array(part.tasks, max_parallel);
+    std::string split = parts.size() > 1 ? fmt::format(", cells {}-{} (MaxArraySize {}: task N is cell N+{})",
+                                                       part.offset + part.tasks.front(), part.offset + part.tasks.back(),
+                                                       max_size, part.offset)
+                                         : "";
+    Attempt at = submit_attempt(run, shape, slurm, {"--array=" + spec}, spec, part.offset);
+    if (at.outcome == Outcome::Submitted) {
+      out.line(fmt::format("shape {}: {} job array {} ({} cell(s), --array={}{})", shape.label, verb, at.job_id,
+                           part.tasks.size(), spec, split));
+    } else {
+      ++failed;
+      out.error(fmt::format("shape {}: {}: {} (recorded in {}/ledger.json)", shape.label,
+                            at.outcome == Outcome::Rejected ? "sbatch rejected the array" : "sbatch's answer was unclear",
+                            at.reason, run.dir));
+    }
+  }
+  return failed;
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> render_grid_scripts(const std::string& spec,
                                                                      const std::vector<std::string>& sets,
                                                                      const std::string& out_dir,
@@ -224,20 +277,11 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   record_snapshot(run.dir, snap);
 
   int failed = 0;
+  long long max_size = max_array_size(slurm);
   for (const GridArray& a : arrays) {
     const RunShape* shape = run.shape(a.label);
     if (!shape) throw std::logic_error("grid sweep: no shape " + a.label);
-    std::string spec = format_array(a.cells, g.grid.max_parallel);
-    Attempt at = submit_attempt(run, *shape, slurm, {"--array=" + spec}, spec);
-    if (at.outcome == Outcome::Submitted) {
-      out.line(fmt::format("shape {}: submitted job array {} ({} cell(s), --array={})", a.label, at.job_id,
-                           a.cells.size(), spec));
-    } else {
-      ++failed;
-      out.error(fmt::format("shape {}: {}: {} (recorded in {}/ledger.json)", a.label,
-                            at.outcome == Outcome::Rejected ? "sbatch rejected the array" : "sbatch's answer was unclear",
-                            at.reason, run.dir));
-    }
+    failed += submit_cells(run, *shape, a.cells, g.grid.max_parallel, max_size, slurm, out, "submitted");
   }
   out.line(fmt::format("sweep {}: {} cell(s) in {} array(s){}\n  status: ddpctl status {}\n  report: ddpctl report {}",
                        run.id, g.grid.cells.size(), arrays.size(),
@@ -314,28 +358,20 @@ void retry_grid_cells(const RetryRequest& o, Context& ctx, Output& out) {
   std::map<std::string, std::vector<int>> by_shape;
   for (const CellState* c : chosen) by_shape[c->cell->shape].push_back(c->cell->index);
   int failed = 0;
+  long long max_size = o.dry_run ? 0 : max_array_size(ctx.slurm);
   for (auto& [label, indices] : by_shape) {
     std::sort(indices.begin(), indices.end());
-    std::string spec = format_array(indices, run.grid->max_parallel);
     std::vector<std::string> names;
     for (int i : indices) names.push_back(run.grid->cells.at(static_cast<size_t>(i)).name);
     if (o.dry_run) {
-      out.line(fmt::format("would retry shape {}: {} cell(s), --array={}: {}", label, indices.size(), spec,
-                           join(names, "; ")));
+      out.line(fmt::format("would retry shape {}: {} cell(s), --array={}: {}", label, indices.size(),
+                           format_array(indices, run.grid->max_parallel), join(names, "; ")));
       continue;
     }
     const RunShape* shape = run.shape(label);
     if (!shape) throw UserError(Location{run.dir + "/run.json"}, "", "the sweep has no array of shape " + label);
-    Attempt at = submit_attempt(run, *shape, ctx.slurm, {"--array=" + spec}, spec);
-    if (at.outcome == Outcome::Submitted) {
-      out.line(fmt::format("shape {}: retrying {} cell(s) as job array {} (--array={}): {}", label, indices.size(),
-                           at.job_id, spec, join(names, "; ")));
-    } else {
-      ++failed;
-      out.error(fmt::format("shape {}: {}: {} (recorded in {}/ledger.json)", label,
-                            at.outcome == Outcome::Rejected ? "sbatch rejected the array" : "sbatch's answer was unclear",
-                            at.reason, run.dir));
-    }
+    out.line(fmt::format("shape {}: retrying {} cell(s): {}", label, indices.size(), join(names, "; ")));
+    failed += submit_cells(run, *shape, indices, run.grid->max_parallel, max_size, ctx.slurm, out, "retrying them as");
   }
   if (failed)
     throw UserError(Location{run.dir + "/ledger.json"}, "",

@@ -35,6 +35,17 @@ std::vector<GridArray> group_cells(const ResolvedGrid& grid);
 // for arrays split below the site's MaxArraySize).
 std::string array_script(const GridArray& array, const std::string& run_dir, const std::string& spec_file);
 
+// One sbatch of an array's cells below the site's MaxArraySize: task N runs
+// cell N + offset (cells 0..M-1 offset 0, M..2M-1 offset M, ...).
+struct ArrayPart {
+  int offset = 0;
+  std::vector<int> tasks;  // ascending
+};
+// `cells` ascending; max_array_size 0: no limit known.
+std::vector<ArrayPart> split_array(const std::vector<int>& cells, long long max_array_size);
+// The site's MaxArraySize (`scontrol show config`); 0 when it cannot be read.
+long long max_array_size(SlurmClient& slurm);
+
 // The cell's script's file name inside the run folder.
 std::string cell_script_name(int index);
 
