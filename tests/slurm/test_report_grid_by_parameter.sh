@@ -87,3 +87,12 @@ PY
 run report "$sweep" --best val_acc:max
 expect_code 1
 expect_err "val_acc': no cell has this metric; the metrics found are 'val_loss'"
+
+# The plot: val_loss against LR, the seeds averaged (a PNG gnuplot drew).
+run report "$sweep" --best val_loss:min --plot "$T/grid.png"
+expect_code 0
+expect_err "plot written to $T/grid.png (val_loss by LR)"
+[ -s "$T/grid.png" ] || fail "report --plot wrote no picture: $(cat "$T/err")"
+run report "$sweep" --plot "$T/grid.png" --x RATE
+expect_code 1
+expect_err "--x: 'RATE': the grid has no such key; its keys are 'LR', 'SEED'"

@@ -15,6 +15,7 @@
 #include "job_files.hpp"
 #include "metric_pattern.hpp"
 #include "report_grid.hpp"
+#include "runs.hpp"
 #include "spec.hpp"
 
 using namespace ddpctl;
@@ -297,4 +298,20 @@ TEST_CASE("the plot's data: a line per other key's value, the seeds averaged wit
   CHECK(by_seed.script.find("set logscale x") == std::string::npos);
   CHECK(by_seed.script.find("index 1 using 1:2 with linespoints") != std::string::npos);
   CHECK(by_seed.script.find("title 'lr=0.01'") != std::string::npos);
+}
+
+TEST_CASE("report of a grid's sweep: named alone it is the grid's report; with other runs, an error",
+          "[report_grid]") {
+  test::TempDir root;
+  Run plain = test::make_local_cpu_run(root.path);
+  Run grid = test::make_local_cpu_run(root.path);
+  grid.grid = grid_run(root.path, "16", "0-3").grid;
+  save_grid(grid);
+  auto found = grid_run_of({grid.id}, root.path);
+  REQUIRE(found);
+  CHECK(found->id == grid.id);
+  CHECK(found->grid->cells.size() == 6);
+  CHECK_FALSE(grid_run_of({plain.id}, root.path));
+  std::string e = test::user_error_of([&] { grid_run_of({plain.id, grid.id}, root.path); });
+  CHECK(e.find("is a grid's sweep: report it on its own") != std::string::npos);
 }
