@@ -61,6 +61,7 @@ struct RunShape {
   long long time_s = 0;
   int max_restarts = 0;  // requeue.max_restarts (0: no requeue, or a record from before it was kept)
   std::optional<ProgressSpec> progress;  // the spec's progress: section
+  std::optional<MetricSpec> metric;      // the spec's metric: section
   std::string comment;  // the spec's comment:, after ddpctl's token in the job's --comment
 };
 

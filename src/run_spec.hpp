@@ -71,6 +71,14 @@ struct ProgressSpec {
   int epoch_base = 1;          // 0 when the program counts epochs from 0 (Lightning)
 };
 
+// Final metrics for a program ddpctl did not write (metric_pattern.hpp):
+// regular expressions whose named groups are metrics, the last match of
+// each in the rank-0 log its value (`report` of a grid's sweep).
+struct MetricSpec {
+  std::vector<std::string> patterns;
+  std::string file = "rank0";  // rank0: task 0's step logs; batch: the batch log
+};
+
 // While it runs (docs/running.md): the job agent's samples and node check
 // (`monitor:`), and the stall watchdog (`watchdog:`).
 struct MonitorSettings {
@@ -137,6 +145,7 @@ struct RunSpec {
   MasterSettings master;
   std::optional<RequeueSettings> requeue;
   std::optional<ProgressSpec> progress;
+  std::optional<MetricSpec> metric;
   MonitorSettings monitor;
   WatchdogSettings watchdog;
   SnapshotSettings snapshot;

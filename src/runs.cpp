@@ -138,6 +138,7 @@ Run create_run(const std::string& root, const std::vector<RunPart>& parts, const
       rs.time_s = s.time_s;
       rs.max_restarts = r.spec.requeue ? r.spec.requeue->max_restarts : 0;
       rs.progress = r.spec.progress;
+      rs.metric = r.spec.metric;
       rs.comment = r.spec.site.comment;
       run.shapes.push_back(rs);
       resolved_shapes.push_back(&s);
@@ -163,6 +164,8 @@ Run create_run(const std::string& root, const std::vector<RunPart>& parts, const
       progress = {{"preset", s.progress->preset}, {"pattern", s.progress->pattern}, {"file", s.progress->file},
                   {"epochs", s.progress->epochs ? json(*s.progress->epochs) : json()},
                   {"epoch_base", s.progress->epoch_base}};
+    json metric = nullptr;
+    if (s.metric) metric = {{"patterns", s.metric->patterns}, {"file", s.metric->file}};
     shapes.push_back({{"label", s.label},
                       {"job_name", s.job_name},
                       {"script", s.script},
@@ -176,6 +179,7 @@ Run create_run(const std::string& root, const std::vector<RunPart>& parts, const
                       {"time_s", s.time_s},
                       {"max_restarts", s.max_restarts},
                       {"progress", progress},
+                      {"metric", metric},
                       {"comment", s.comment},
                       {"directives", resolved_shapes[i]->directives}});
   }
@@ -242,6 +246,12 @@ Run load_run(const std::string& dir) {
       if (auto e = p->find("epochs"); e != p->end() && e->is_number_integer()) ps.epochs = e->get<int>();
       ps.epoch_base = p->value("epoch_base", 1);
       rs.progress = ps;
+    }
+    if (auto m = s.find("metric"); m != s.end() && m->is_object()) {
+      MetricSpec ms;
+      ms.patterns = m->value("patterns", std::vector<std::string>{});
+      ms.file = m->value("file", "rank0");
+      rs.metric = ms;
     }
     run.shapes.push_back(rs);
   }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "metric_pattern.hpp"
 #include "progress_pattern.hpp"
 #include "shell.hpp"
 #include "text.hpp"
@@ -278,6 +279,47 @@ void read_progress_section(MapReader& top, RunSpec& spec) {
   if (auto v = r.integer("epoch_base", 0, 1)) p.epoch_base = static_cast<int>(*v);
   r.finish();
   if (ok && (has_preset || has_pattern)) spec.progress = p;
+}
+
+void read_metric_section(MapReader& top, RunSpec& spec) {
+  if (!top.has("metric")) return;
+  auto check = [](const std::string& s) { return metric_pattern_problem(s); };
+  MetricSpec m;
+  bool ok = true;
+  auto read_patterns = [&](MapReader& r, const std::string& key) {
+    YAML::Node node = r.node(key);
+    if (node.IsSequence()) {
+      auto v = r.string_list(key, check);
+      if (v && v->empty()) r.error(key, "an empty list: name at least one pattern");
+      if (v && !v->empty()) m.patterns = *v;
+      else ok = false;
+    } else if (auto v = r.string(key, check)) {
+      m.patterns = {*v};
+    } else {
+      ok = false;
+    }
+  };
+  YAML::Node node = top.node("metric");
+  if (!node.IsMap()) {
+    read_patterns(top, "metric");
+  } else {
+    MapReader r(top.document(), node, "metric", top.diagnostics());
+    if (!r.has("pattern")) {
+      top.diagnostics().error(top.where("metric"), "metric.pattern",
+                              "required: a regular expression whose named groups are the metrics, e.g. "
+                              "'val_loss=(?P<val_loss>[0-9.eE+-]+)' (or a list of them)");
+      ok = false;
+    } else {
+      read_patterns(r, "pattern");
+    }
+    if (auto v = r.string("file", [](const std::string& s) -> std::optional<std::string> {
+          if (s == "rank0" || s == "batch") return std::nullopt;
+          return "must be 'rank0' (task 0's output) or 'batch' (the job's batch log)" + did_you_mean(s, {"rank0", "batch"});
+        }))
+      m.file = *v;
+    r.finish();
+  }
+  if (ok) spec.metric = m;
 }
 
 // monitor: false | {interval, node_check, check_timeout}

@@ -15,6 +15,8 @@ void read_environment(MapReader& top, RunSpec& spec);  // modules, env, nccl, se
 void read_master(MapReader& top, RunSpec& spec);
 void read_requeue(MapReader& top, RunSpec& spec);
 void read_progress_section(MapReader& top, RunSpec& spec);
+// metric: 'regex' | [regex, ...] | {pattern: regex or list, file: rank0|batch}
+void read_metric_section(MapReader& top, RunSpec& spec);
 void read_running_sections(MapReader& top, RunSpec& spec);  // monitor, watchdog
 void read_snapshot_section(MapReader& top, RunSpec& spec);  // spec_snapshot.cpp
 // container: in a run spec, or (profile) in a cluster profile; spec_container.cpp.

@@ -1,5 +1,6 @@
 // ddpctl report RUN|EXPERIMENT...: the scaling table of runs; --plot draws it
-// through gnuplot (src/report.hpp).
+// through gnuplot (src/report.hpp). A grid's sweep: its cells by parameter
+// (src/report_grid.hpp).
 #include <ctime>
 #include <fmt/format.h>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include "app.hpp"
 #include "common.hpp"
 #include "report.hpp"
+#include "report_grid.hpp"
 #include "text.hpp"
 
 namespace ddpctl::cli {
@@ -17,13 +19,30 @@ namespace {
 struct ReportOptions {
   std::vector<std::string> targets;
   std::string runs, format = "table", plot;
+  std::optional<std::string> seed_key;  // a grid's sweep only
+  std::string best, plot_metric, x;
 };
+
+void print_grid_report(const Run& run, const ReportOptions& o, Context& ctx) {
+  GridReportOptions g{o.seed_key, o.best.empty() ? std::nullopt : std::optional<BestBy>(parse_best(o.best))};
+  ConsoleOutput out;
+  GridReport r = collect_grid_report(run, ctx.slurm, g, out);
+  if (o.format == "table") std::cout << grid_report_table(r);
+  if (o.format == "markdown") std::cout << grid_report_markdown(r);
+  if (o.format == "csv") std::cout << grid_report_csv(r);
+  if (o.format == "json") std::cout << grid_report_json(r);
+  if (!o.plot.empty()) std::cerr << "ddpctl: " << plot_grid_report(r, o.plot, o.plot_metric, o.x, ctx.runner) << '\n';
+}
 
 void run_report(const ReportOptions& o, Context& ctx) {
   const std::vector<std::string> formats = {"table", "markdown", "csv", "json"};
   if (std::find(formats.begin(), formats.end(), o.format) == formats.end())
     throw UserError(Location{"--format"}, "", fmt::format("{}: one of table, markdown, csv, json{}", printable(o.format),
                                                          did_you_mean(o.format, formats)));
+  if (auto grid = grid_run_of(o.targets, runs_root(o.runs))) return print_grid_report(*grid, o, ctx);
+  for (const auto& [given, name] : {std::pair{!o.best.empty(), "--best"}, {o.seed_key.has_value(), "--seed-key"},
+                                    {!o.plot_metric.empty(), "--plot-metric"}, {!o.x.empty(), "--x"}})
+    if (given) throw UserError(Location{name}, "", "is for the report of a grid's sweep (`ddpctl report SWEEP`)");
   ConsoleOutput out;
   std::vector<ReportRow> rows = collect_report(o.targets, runs_root(o.runs), ctx.slurm, out, ctx.clock.now());
   if (o.format == "table") std::cout << report_table(rows);
@@ -47,6 +66,11 @@ void setup_report(CLI::App& app, Context& ctx) {
   cmd->add_option("targets", o->targets, "Runs or experiments (name, id or path)")->required();
   cmd->add_option("--format", o->format, "table (default), markdown, csv or json");
   cmd->add_option("--plot", o->plot, "Also draw speedup and efficiency into FILE.svg or FILE.png (gnuplot)");
+  cmd->add_option("--seed-key", o->seed_key, "A grid's seed axis: mean ± std over it (default: the key named "
+                                             "*seed; 'none': a row per cell)");
+  cmd->add_option("--best", o->best, "Mark a grid's best cell by METRIC:min or METRIC:max (e.g. val_loss:min)");
+  cmd->add_option("--plot-metric", o->plot_metric, "A grid's metric to plot (default: the --best metric)");
+  cmd->add_option("--x", o->x, "The grid key on the plot's x axis (default: the first that is not the seed's)");
   cmd->add_option("--runs", o->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
   cmd->callback([o, &ctx] { run_report(*o, ctx); });
 }
