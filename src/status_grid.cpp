@@ -155,13 +155,13 @@ int record_cell_ends(Run& run, const std::vector<CellState>& cells, bool squeue_
           }
       // Every cell of the array ended, or is a later array's (a retry): the
       // array has ended too.
-      std::vector<int> cells = a.array_cells();
-      if (a.end || cells.empty() || a.task_ends.empty()) continue;
+      std::vector<int> named = a.array_cells();
+      if (a.end || named.empty() || a.task_ends.empty()) continue;
       std::set<int> later;
       for (size_t m = n + 1; m < attempts.size(); ++m)
         if (!attempts[m].array.empty() && attempts[m].outcome == Outcome::Submitted)
           for (int i : attempts[m].array_cells()) later.insert(i);
-      bool all = std::all_of(cells.begin(), cells.end(), [&](int i) { return a.task_end(i) || later.count(i); });
+      bool all = std::all_of(named.begin(), named.end(), [&](int i) { return a.task_end(i) || later.count(i); });
       if (!all) continue;
       Job summary;
       summary.id = a.job_id;

@@ -119,8 +119,9 @@ expect_code 0
 expect_out "would retry shape 2x1: 1 cell(s), --array=3%2: LR=0.2,SEED=2"
 run sweep retry "$sweep"
 expect_code 0
-expect_out "retrying 1 cell(s) as job array"
-retry_array=$(sed -n 's/.* as job array \([0-9]*\) .*/\1/p' "$T/out")
+expect_out "shape 2x1: retrying 1 cell(s): LR=0.2,SEED=2"
+expect_out "(1 cell(s), --array=3%2)"
+retry_array=$(sed -n 's/.* retrying them as job array \([0-9]*\) .*/\1/p' "$T/out")
 [ -n "$retry_array" ] || fail "no array id in: $(cat "$T/out")"
 grep -q '"array": "3%2"' "$run_dir/ledger.json" || fail "the ledger does not record the retry's --array=3%2: $(cat "$run_dir/ledger.json")"
 [ "$(find runs -mindepth 1 -maxdepth 1 -type d -name "$JOB_NAME-*" | wc -l)" = 1 ] || fail "the retry made a run folder of its own: $(ls runs)"

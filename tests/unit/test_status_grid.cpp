@@ -10,6 +10,7 @@
 #include "runs.hpp"
 #include "slurm_parse.hpp"
 #include "status_grid.hpp"
+#include "sweep_grid.hpp"
 
 using namespace ddpctl;
 
@@ -118,4 +119,46 @@ TEST_CASE("status_grid: final cells' ends go into the ledger once; the array's o
   CHECK(from_ledger[1].job.source == "ledger");
   CHECK(grid_summary(from_ledger, 2) == "4 cells: 3 done, 1 failed");
   CHECK(record_cell_ends(again, from_ledger, true, 200) == 0);
+}
+
+TEST_CASE("sweep_grid: cells past the site's MaxArraySize go in further arrays, task N running cell N + offset") {
+  auto parts = split_array({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 4);
+  REQUIRE(parts.size() == 3);
+  CHECK(parts[0].offset == 0);
+  CHECK(parts[0].tasks == std::vector<int>{0, 1, 2, 3});
+  CHECK(parts[1].offset == 4);
+  CHECK(parts[1].tasks == std::vector<int>{0, 1, 2, 3});
+  CHECK(parts[2].offset == 8);
+  CHECK(parts[2].tasks == std::vector<int>{0, 1});
+  // A retry's scattered cells: each part's tasks stay below the limit.
+  parts = split_array({3, 9, 1500}, 1001);
+  REQUIRE(parts.size() == 2);
+  CHECK(parts[0].tasks == std::vector<int>{3, 9});
+  CHECK(parts[1].offset == 1001);
+  CHECK(parts[1].tasks == std::vector<int>{499});
+  // No limit known: one array.
+  CHECK(split_array({0, 5000}, 0).size() == 1);
+}
+
+TEST_CASE("status_grid: an array split below MaxArraySize maps its tasks back to their cells") {
+  Run run = grid_run(6, "70");
+  run.attempts.front().array = "0-3%2";
+  Attempt second = run.attempts.front();
+  second.token = "tok2";
+  second.job_id = "80";
+  second.array = "0-1%2";
+  second.array_offset = 4;
+  run.attempts.push_back(second);
+  Job task;
+  task.id = "81";
+  task.array_job_id = "80";
+  task.array_task_id = 1;
+  task.state = JobState::Running;
+  task.source = "squeue";
+  auto cells = cell_states(run, {task});
+  CHECK(cells[5].shown_id == "80_1");
+  CHECK(cells[5].job.state == JobState::Running);
+  CHECK(cells[4].shown_id == "80_0");
+  CHECK(cells[3].shown_id == "70_3");
+  CHECK(run.attempts.back().array_cells() == std::vector<int>{4, 5});
 }
