@@ -224,7 +224,7 @@ TEST_CASE("each cell on its own with --seed-key none, the best by a maximum", "[
   CHECK(csv.find("\n0.1,2,\"lr=0.1,seed=2\",16_1,18,FAILED,0.1,0.95,") != std::string::npos);
 }
 
-TEST_CASE("--best with a metric no cell has names the metrics found", "[report_grid]") {
+TEST_CASE("best: a metric no cell has names the metrics found", "[report_grid]") {
   test::TempDir dir;
   test::FakeRunner runner;
   std::string e = test::user_error_of([&] { finished_report(dir.path, runner, {std::nullopt, parse_best("val_los:min")}); });
@@ -257,7 +257,7 @@ TEST_CASE("any program: the spec's metric: patterns over each cell's rank-0 log,
   CHECK(r.cells[3].best);
 }
 
-TEST_CASE("a running sweep: squeue says it all (no sacct); cells not ended show their state and no metric",
+TEST_CASE("a running sweep: squeue says it all (no sacct), cells not ended show their state and no metric",
           "[report_grid]") {
   test::TempDir dir;
   test::FakeRunner runner;
@@ -300,7 +300,7 @@ TEST_CASE("the plot's data: a line per other key's value, the seeds averaged wit
   CHECK(by_seed.script.find("title 'lr=0.01'") != std::string::npos);
 }
 
-TEST_CASE("report of a grid's sweep: named alone it is the grid's report; with other runs, an error",
+TEST_CASE("report of a grid's sweep: named alone it is the grid's report, with other runs an error",
           "[report_grid]") {
   test::TempDir root;
   Run plain = test::make_local_cpu_run(root.path);
