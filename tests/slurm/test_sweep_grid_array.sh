@@ -73,8 +73,9 @@ expect_out "$sweep"
 run status "$sweep"
 expect_code 0
 expect_out "LR=0.2,SEED=2"
-grep "LR=0.2,SEED=2" "$T/out" | grep -q "FAILED" || fail "cell LR=0.2,SEED=2 is not FAILED: $(cat "$T/out")"
-grep "LR=0.2,SEED=2" "$T/out" | grep -q "exit code 3" || fail "cell LR=0.2,SEED=2 does not say its exit: $(cat "$T/out")"
+row=$(grep "LR=0.2,SEED=2" "$T/out" || true)
+[[ $row == *FAILED* ]] || fail "cell LR=0.2,SEED=2 is not FAILED: $(cat "$T/out")"
+[[ $row == *"exit code 3"* ]] || fail "cell LR=0.2,SEED=2 does not say its exit: $(cat "$T/out")"
 [ "$(grep -c ' COMPLETED ' "$T/out")" = 3 ] || fail "expected three COMPLETED cells: $(cat "$T/out")"
 
 # Each cell got its own values, as variables and as arguments: its task's
@@ -128,7 +129,8 @@ grep -q '"array": "3%2"' "$run_dir/ledger.json" || fail "the ledger does not rec
 deadline=$((SECONDS + 120))
 while :; do
   run status "$sweep"
-  grep "LR=0.2,SEED=2" "$T/out" | grep -q "${retry_array}_3.*FAILED" && break
+  row=$(grep "LR=0.2,SEED=2" "$T/out" || true)
+  [[ $row == *"${retry_array}_3 "*FAILED* ]] && break
   [ "$SECONDS" -lt "$deadline" ] || fail "the retried cell did not end as ${retry_array}_3 FAILED: $(cat "$T/out" "$T/err")"
   sleep 1
 done

@@ -40,13 +40,15 @@ expect_code 0
 expect_out "1002 cells: 1002 pending"
 run status "$sweep"
 expect_out "${second}_0"
-grep "${second}_0 " "$T/out" | grep -q "I=1001" || fail "task 0 of the second array is not cell I=1001: $(grep "${second}_" "$T/out")"
+row=$(grep "${second}_0 " "$T/out" || true)
+[[ $row == *"I=1001"* ]] || fail "task 0 of the second array is not cell I=1001: $(grep "${second}_" "$T/out")"
 # Released, the second array's task 0 runs cell 1001's script.
 on_login scontrol release "$second"
 deadline=$((SECONDS + 90))
 while :; do
   run status "$sweep"
-  grep "I=1001 " "$T/out" | grep -q COMPLETED && break
+  row=$(grep "I=1001 " "$T/out" || true)
+  [[ $row == *COMPLETED* ]] && break
   [ "$SECONDS" -lt "$deadline" ] || fail "cell I=1001 did not complete: $(grep "I=1001 " "$T/out") $(cat "$T/err")"
   sleep 0.5
 done
