@@ -26,7 +26,7 @@ void cancel_grid_cells(const std::vector<Run*>& sweeps, const std::vector<std::s
   JobQuery q = ctx.slurm.jobs(arrays);
   if (!q.answered) throw UserError("cannot cancel: Slurm could not be asked (" + q.error + ")");
   std::vector<std::string> targets, watched;  // scancel's ids; the cells ("A_i") to see end
-  std::vector<std::string> names, found;
+  std::vector<std::string> names, found, racing;
   for (Run* run : sweeps) {
     std::set<std::string> whole;  // arrays cancelled whole
     for (const auto& c : cell_states(*run, q.jobs)) {
@@ -46,13 +46,21 @@ void cancel_grid_cells(const std::vector<Run*>& sweeps, const std::vector<std::s
         targets.push_back(c.shown_id);
       else if (whole.insert(c.attempt->job_id).second)
         targets.push_back(c.attempt->job_id);
+      // A raced first cell still racing: every shape's job goes (the race
+      // then has no winner, and its other cells are never submitted).
+      for (const Attempt* a : c.racing)
+        if (a != c.attempt && whole.insert(a->job_id).second) {
+          targets.push_back(a->job_id);
+          racing.push_back(a->job_id);
+        }
     }
     if (targets.empty()) continue;
     update_ledger(*run, [&](std::vector<Attempt>& attempts) {
       for (auto& a : attempts)
-        if (!a.array.empty() && std::any_of(watched.begin(), watched.end(), [&](const std::string& w) {
-              return w.rfind(a.job_id + "_", 0) == 0;
-            }))
+        if (!a.array.empty() && (std::find(racing.begin(), racing.end(), a.job_id) != racing.end() ||
+                                 std::any_of(watched.begin(), watched.end(), [&](const std::string& w) {
+                                   return w.rfind(a.job_id + "_", 0) == 0;
+                                 })))
           a.cancel_requested_at = utc_now_iso();
     });
   }

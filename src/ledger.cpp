@@ -132,6 +132,7 @@ json to_json(const Attempt& a) {
   if (a.end) j["end"] = end_json(*a.end);
   if (!a.array.empty()) j["array"] = a.array;
   if (a.array_offset) j["array_offset"] = a.array_offset;
+  if (a.race) j["race"] = true;
   if (!a.task_ends.empty()) {
     json ends = json::array();
     for (const auto& e : a.task_ends) ends.push_back(end_json(e));
@@ -158,6 +159,7 @@ Attempt attempt_from_json(const json& j) {
   a.host = j.value("host", "");
   a.array = j.value("array", "");
   a.array_offset = j.value("array_offset", 0);
+  a.race = j.value("race", false);
   // Only the job's own end: a record of another id is not this job's.
   try {
     if (auto e = j.find("end"); e != j.end() && !a.job_id.empty())

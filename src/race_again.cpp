@@ -29,20 +29,6 @@ bool requeued(const Job& job) {
   return job.state == JobState::Pending || job.state == JobState::RequeueHold;
 }
 
-// Inside a job, sbatch would hand the job's own SLURM_* variables to the new
-// job (srun there reads SLURM_CPUS_PER_TASK, SLURM_NTASKS, ...): they go,
-// SLURM_CONF stays (it says which cluster).
-void forget_job_environment() {
-  if (!std::getenv("SLURM_JOB_ID")) return;
-  std::vector<std::string> names;
-  for (char** e = environ; *e; ++e) {
-    std::string entry = *e;
-    std::string name = entry.substr(0, entry.find('='));
-    if (name.rfind("SLURM_", 0) == 0 && name != "SLURM_CONF") names.push_back(name);
-  }
-  for (const auto& n : names) unsetenv(n.c_str());
-}
-
 // The shapes to submit again: the ranking's (dropped shapes stay out), else
 // every shape, without the requeued winner's (its job is still queued).
 std::vector<std::string> shapes_to_race(const Run& run, const RaceState& race, const std::string& winner_label) {
@@ -59,11 +45,31 @@ std::vector<std::string> shapes_to_race(const Run& run, const RaceState& race, c
 
 }  // namespace
 
+// Inside a job, sbatch would hand the job's own SLURM_* variables to the new
+// job (srun there reads SLURM_CPUS_PER_TASK, SLURM_NTASKS, ...): they go,
+// SLURM_CONF stays (it says which cluster).
+void forget_job_environment() {
+  if (!std::getenv("SLURM_JOB_ID")) return;
+  std::vector<std::string> names;
+  for (char** e = environ; *e; ++e) {
+    std::string entry = *e;
+    std::string name = entry.substr(0, entry.find('='));
+    if (name.rfind("SLURM_", 0) == 0 && name != "SLURM_CONF") names.push_back(name);
+  }
+  for (const auto& n : names) unsetenv(n.c_str());
+}
+
 RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, Output& out) {
   RaceAgain result;
   RaceState race = read_race(run);
   if (!race.is_race) {
     result.why_not = "not a race group";
+    return result;
+  }
+  if (run.grid) {
+    // Race, then sweep (docs/race.md): the grid's other cells run on the
+    // shape that won; its first cell waits for that shape like they do.
+    result.why_not = "a grid's raced first cell is not raced again: the grid runs on the shape that won";
     return result;
   }
   int current = static_cast<int>(race.generations.size());
@@ -131,7 +137,7 @@ std::vector<RaceAgain> race_again_where_requeued(std::vector<Run>& runs, Context
   std::vector<std::string> ids;
   for (auto& run : runs) {
     RaceState race = read_race(run);
-    if (!race.is_race || !race.winner()) continue;
+    if (!race.is_race || !race.winner() || run.grid) continue;
     const RunShape* shape = run.shape(race.winner()->label);
     if (!shape || race.generations.size() >= static_cast<size_t>(1 + shape->max_restarts)) continue;
     // A winner whose end is recorded can no longer be requeued (jobs.hpp).

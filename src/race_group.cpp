@@ -311,7 +311,7 @@ RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, Context& 
 }
 
 std::vector<std::string> submit_race_shapes(Run& run, const std::vector<std::string>& order, int generation,
-                                            SlurmClient& slurm, Output& out) {
+                                            SlurmClient& slurm, Output& out, const std::string& array) {
   std::vector<std::string> submitted;
   for (const auto& label : order) {
     const RunShape& shape = *run.shape(label);
@@ -321,7 +321,8 @@ std::vector<std::string> submit_race_shapes(Run& run, const std::vector<std::str
                            before.winner() ? " by job " + before.winner()->job_id : ""));
       continue;
     }
-    Attempt a = submit_attempt(run, shape, slurm);
+    Attempt a = array.empty() ? submit_attempt(run, shape, slurm)
+                              : submit_attempt(run, shape, slurm, {"--array=" + array}, array, 0, true);
     if (a.outcome == Outcome::Rejected) {
       out.error(fmt::format("shape {}: sbatch rejected the job: {}", shape.label, a.reason));
       continue;

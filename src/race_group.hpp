@@ -88,9 +88,14 @@ RaceSubmission submit_race(const RaceGroup& group, const RaceRequest& request, C
 // Submits the shapes in `order` (labels) into `generation` of the race; each
 // job id is recorded before the claim is looked at, so a winner can always
 // cancel it or ddpctl does. Stops once the generation is claimed (or a newer
-// one opened). Returns "job N (shape L)" per job made.
+// one opened). Returns "job N (shape L)" per job made. With `array` (a raced
+// grid's first cell: "0"), each shape is that job array (Attempt::race).
 std::vector<std::string> submit_race_shapes(Run& run, const std::vector<std::string>& order, int generation,
-                                            SlurmClient& slurm, Output& out);
+                                            SlurmClient& slurm, Output& out, const std::string& array = "");
+
+// Inside a job, drops the job's SLURM_* variables (but SLURM_CONF) so that
+// an sbatch from there does not hand them to the new job.
+void forget_job_environment();
 
 // A re-race: what `race_again` did.
 struct RaceAgain {

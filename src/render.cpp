@@ -44,7 +44,7 @@ mstch::data optional_string(const std::string& value) {
   return mstch::data{value};
 }
 
-mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const std::string& race_dir) {
+mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const RaceRole& race) {
   const RunSpec& spec = run.spec;
   mstch::data d;
   d.set("name", spec.name);
@@ -160,13 +160,17 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
   } else {
     d.set("monitor", mstch::data::type::bool_false);
   }
-  d.set("race_dir", optional_string(race_dir));
-  if (!race_dir.empty()) {
-    // A re-race is started from inside the requeuing job by this ddpctl
-    // (where the compute nodes see its path), bounded by requeue.max_restarts.
-    d.set("run_dir", std::filesystem::path(race_dir).parent_path().string());
+  d.set("race_dir", optional_string(race.dir));
+  d.set("race_again", !race.dir.empty() && race.reraces);
+  d.set("continue_grid", !race.dir.empty() && race.continues_grid);
+  if (!race.dir.empty()) {
+    // A re-race (and a raced grid's other cells) are submitted from inside
+    // the job by this ddpctl (where the compute nodes see its path); re-races
+    // are bounded by requeue.max_restarts.
+    d.set("run_dir", std::filesystem::path(race.dir).parent_path().string());
     d.set("ddpctl_program", agent_program());
-    d.set("race_generations", std::to_string(1 + (spec.requeue ? spec.requeue->max_restarts : 0)));
+    d.set("race_generations",
+          std::to_string(race.reraces ? 1 + (spec.requeue ? spec.requeue->max_restarts : 0) : 1));
   }
   return d;
 }
@@ -241,12 +245,12 @@ std::vector<std::string> write_scripts(const std::vector<RenderedScript>& script
 }
 
 std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const std::string& templates_dir,
-                                           const std::string& race_dir) {
-  return render_scripts(run, load_templates(templates_dir, data_dir() + "/templates"), race_dir);
+                                           const RaceRole& race) {
+  return render_scripts(run, load_templates(templates_dir, data_dir() + "/templates"), race);
 }
 
 std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const TemplateSet& templates,
-                                           const std::string& race_dir) {
+                                           const RaceRole& race) {
   const std::string& path = templates.main.path;
   mstch::mustache tmpl{templates.main.text};
   if (!tmpl.is_valid()) throw UserError(Location{path}, "", "invalid template: " + tmpl.error_message());
@@ -256,7 +260,7 @@ std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const Templat
 
   std::vector<RenderedScript> out;
   for (const ResolvedShape& shape : run.shapes) {
-    mstch::data data = shape_data(run, shape, race_dir);
+    mstch::data data = shape_data(run, shape, race);
     PartsContext ctx(&data, parts, path);
     std::string text = tmpl.render(ctx);
     if (!tmpl.is_valid()) throw UserError(Location{path}, "", "template failed to render: " + tmpl.error_message());

@@ -17,16 +17,30 @@ struct RenderedScript {
   std::string text;
 };
 
+// How a script joins a race group (race.hpp, docs/race.md).
+struct RaceRole {
+  std::string dir;  // the run's race/ folder; empty: not a race
+  // A requeued winner races the group again (`ddpctl race-again`), up to
+  // requeue.max_restarts times; off for a raced grid's first cell.
+  bool reraces = true;
+  // Race, then sweep: the winner submits the grid's other cells on its
+  // shape (`ddpctl sweep continue`) right after it claims the group.
+  bool continues_grid = false;
+  RaceRole() = default;
+  RaceRole(std::string race_dir) : dir(std::move(race_dir)) {}  // NOLINT: a folder is a plain race
+  RaceRole(const char* race_dir) : dir(race_dir) {}             // NOLINT
+};
+
 // Renders one script per shape with sbatch.sh.mustache and the parts it
 // includes, each taken from `templates_dir` when it holds it, else from the
-// bundled templates (templates.hpp). With `race_dir` (a race group: `submit`
+// bundled templates (templates.hpp). With a race (a race group: `submit`
 // of a spec with alternatives), each script first claims the group there; the
 // first shape to start wins (docs/race.md).
 std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const std::string& templates_dir,
-                                           const std::string& race_dir = "");
+                                           const RaceRole& race = {});
 // ... with templates already loaded (load_templates).
 std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const TemplateSet& templates,
-                                           const std::string& race_dir = "");
+                                           const RaceRole& race = {});
 
 // Only the script of the shape labelled `label` (all of them when empty); a
 // UserError listing the labels when none has it.

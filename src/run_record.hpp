@@ -42,6 +42,9 @@ struct Attempt {
   // Task N of the array runs cell N + array_offset: arrays split below the
   // site's MaxArraySize (the array script's $1).
   int array_offset = 0;
+  // One shape's job of a raced grid's first cell (race-then-sweep,
+  // docs/race.md): only the race's winner among them runs the cell.
+  bool race = false;
   std::vector<int> array_cells() const;  // the cells its --array names
   // Its cells' ends, once final (a task's record, array_task_id its cell);
   // `end` is set too when every cell of the array has one.
@@ -77,6 +80,10 @@ struct RunGrid {
   std::vector<std::pair<std::string, std::string>> keys;  // path, name (as cell names show it)
   std::optional<int> max_parallel;
   std::vector<RunCell> cells;  // by index
+  // Race, then sweep (docs/race.md): cell 0 raced the spec's alternatives
+  // (one array per shape, --array=0); the first to start won, and the other
+  // cells go as an array on its shape. Until then their `shape` is empty.
+  bool raced = false;
 };
 
 struct Run {

@@ -263,6 +263,7 @@ Run load_run(const std::string& dir) {
       for (const auto& k : g.value("keys", json::array()))
         grid.keys.emplace_back(k.value("path", ""), k.value("name", ""));
       if (auto m = g.find("max_parallel"); m != g.end() && m->is_number_integer()) grid.max_parallel = m->get<int>();
+      grid.raced = g.value("raced", false);
       for (const auto& c : g.value("cells", json::array())) {
         RunCell cell;
         cell.index = c.value("index", 0);
@@ -292,6 +293,7 @@ void save_grid(const Run& run) {
   }
   json g{{"format", 1}, {"keys", keys}, {"cells", cells}};
   if (run.grid->max_parallel) g["max_parallel"] = *run.grid->max_parallel;
+  if (run.grid->raced) g["raced"] = true;
   write_file_atomic(run.dir + "/grid.json", g.dump(1) + "\n");
 }
 

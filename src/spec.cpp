@@ -168,9 +168,6 @@ RunSpec parse_run_spec_document(const YamlDocument& doc) {
   if (spec.has_grid && spec.has_sweep)
     top.error("sweep", "a spec has either a grid (`grid:`/`include:`) or `sweep:`, not both; a list of shapes is an "
                        "`include:` list now (docs/sweeps.md)");
-  if (spec.has_grid && spec.has_alternatives)
-    top.error("alternatives", "a grid with `alternatives:` (race the shapes, then run the grid on the winner) is "
-                              "not supported yet");
   top.finish();
 
   // Labels derive from nodes and GPUs: compare them only when those read

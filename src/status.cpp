@@ -205,6 +205,23 @@ StatusRow job_row(const JobRef& ref, const Job& job, long long now, Extra& extra
   return row;
 }
 
+// Race, then sweep: where the raced first cell's race stands.
+std::string grid_race_words(const Run& run, const std::vector<CellState>& cells) {
+  if (!run.grid || !run.grid->raced || cells.empty()) return "";
+  const CellState& first = cells.front();
+  if (!first.racing.empty()) {
+    std::vector<std::string> shapes;
+    for (const Attempt* a : first.racing) shapes.push_back(fmt::format("{} (job {})", a->shape, a->job_id));
+    return fmt::format("cell {} races shapes {}: the first to start trains it, and the other {} cell(s) run on its "
+                       "shape",
+                       first.cell->name, join(shapes, ", "), cells.size() - 1);
+  }
+  if (first.attempt && first.attempt->race)
+    return fmt::format("cell {}'s race won by shape {} (job {})", first.cell->name, first.attempt->shape,
+                       first.attempt->job_id);
+  return "";
+}
+
 // A grid's sweep in one row: its arrays, its cells counted by state.
 StatusRow grid_row(const Run& run, const std::vector<CellState>& cells) {
   StatusRow row;
@@ -216,6 +233,10 @@ StatusRow grid_row(const Run& run, const std::vector<CellState>& cells) {
   row.tone = tone_of(state);
   row.info = grid_summary(cells, run.grid ? run.grid->max_parallel : std::nullopt);
   row.json = {{"run", run.id}, {"job_id", row.job}, {"shape", row.shape}, {"state", row.state}, {"cells", row.info}};
+  if (std::string race = grid_race_words(run, cells); !race.empty()) {
+    row.info += "; " + race;
+    row.json["race"] = race;
+  }
   return row;
 }
 
@@ -534,8 +555,26 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
       continue;
     }
     for (const auto& c : cells) {
-      if (!c.attempt) continue;
+      if (!c.attempt) {
+        if (!c.waits_for_race) continue;
+        StatusRow row;
+        row.run = run->id;
+        row.job = "-";
+        row.shape = c.cell->name;
+        row.state = "WAITING";
+        row.info = fmt::format("goes on the shape that wins cell {}'s race", cells.front().cell->name);
+        row.json = {{"run", run->id}, {"job_id", nullptr}, {"cell", c.cell->name}, {"state", row.state},
+                    {"info", row.info}};
+        report.all_done = false;
+        g.rows.push_back(std::move(row));
+        continue;
+      }
       StatusRow row = job_row({c.job.id, run, c.attempt}, c.job, now, extra);
+      if (!c.racing.empty() || (c.attempt->race && c.cell->index == 0)) {
+        std::string race = grid_race_words(*run, cells);
+        row.info = row.info.empty() || row.info == "-" ? race : race + "; " + row.info;
+        row.json["race"] = race;
+      }
       row.job = c.shown_id;
       row.shape = c.cell->name;
       row.json["job_id"] = c.shown_id;
@@ -551,6 +590,7 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
     if (run.grid && !hidden.count(run.dir)) {
       try {
         record_cell_ends(run, cell_states(run, array_records), arrays_answered, now);
+        record_race_losers(run, array_records, arrays_answered, now);
       } catch (const std::exception& e) {
         report.notes.push_back(fmt::format("the ends of sweep {}'s cells could not be recorded ({}); they are asked "
                                            "again next time",

@@ -8,6 +8,7 @@
 
 #include "job_array.hpp"
 #include "ledger.hpp"
+#include "race.hpp"
 #include "text.hpp"
 
 namespace ddpctl {
@@ -34,8 +35,22 @@ std::vector<CellState> cell_states(const Run& run, const std::vector<Job>& recor
   if (!run.grid) return out;
   // Which attempt last named each cell: a retry's array replaces the first.
   std::map<int, const Attempt*> attempt_of;
+  // A raced grid's first cell runs in the job of the shape that won its
+  // race; until one did, in every shape's.
+  std::string winner;  // its label
+  std::vector<const Attempt*> racing;
+  bool continued = false;  // the other cells were submitted (or tried)
+  if (run.grid->raced) {
+    RaceState race = read_race(run);
+    if (!race.generations.empty() && race.generations.front().winner) winner = race.generations.front().winner->label;
+  }
   for (const auto& a : run.attempts) {
+    if (!a.race) continued = continued || run.grid->raced;
     if (a.array.empty() || a.outcome != Outcome::Submitted) continue;
+    if (a.race) {
+      if (winner.empty()) racing.push_back(&a);
+      if (winner.empty() ? attempt_of.count(0) > 0 : a.shape != winner) continue;
+    }
     for (int i : a.array_cells()) attempt_of[i] = &a;
   }
   // The records by array and index: a task's own record first (squeue's
@@ -53,8 +68,10 @@ std::vector<CellState> cell_states(const Run& run, const std::vector<Job>& recor
   for (const RunCell& cell : run.grid->cells) {
     CellState s;
     s.cell = &cell;
+    if (cell.index == 0 && racing.size() > 1) s.racing = racing;
     auto a = attempt_of.find(cell.index);
     if (a == attempt_of.end()) {
+      s.waits_for_race = run.grid->raced && !continued;
       out.push_back(std::move(s));
       continue;
     }
@@ -103,7 +120,7 @@ std::string grid_summary(const std::vector<CellState>& cells, std::optional<int>
   };
   for (const auto& c : cells) {
     if (!c.attempt) {
-      add("not submitted");
+      add(c.waits_for_race ? "waiting for the race" : "not submitted");
       continue;
     }
     switch (c.job.state) {
@@ -132,6 +149,40 @@ std::string grid_summary(const std::vector<CellState>& cells, std::optional<int>
   for (const auto& w : order)
     if (std::find(first.begin(), first.end(), w) == first.end()) parts.push_back(fmt::format("{} {}", count[w], w));
   return fmt::format("{} cell{}: {}", cells.size(), cells.size() == 1 ? "" : "s", join(parts, ", "));
+}
+
+int record_race_losers(Run& run, const std::vector<Job>& records, bool squeue_answered, long long now) {
+  if (!squeue_answered || !run.grid || !run.grid->raced) return 0;
+  RaceState race = read_race(run);
+  if (race.generations.empty() || !race.generations.front().winner) return 0;
+  const std::string winner = race.generations.front().winner->label;
+  std::map<std::string, std::string> how;  // loser job id -> what the race says of it
+  for (const auto& e : race.cancelled) how[e.job_id] = "cancelled by the race's winner";
+  for (const auto& e : race.stood_down) how[e.job_id] = "lost the race and stood down";
+  std::set<std::string> listed;
+  for (const Job& j : records)
+    if (!is_terminal(j.state)) listed.insert(submission_id(j));  // still queued or running
+  int recorded = 0;
+  std::vector<std::pair<std::string, std::string>> ends;  // job id, how
+  for (const auto& a : run.attempts)
+    if (a.race && a.shape != winner && a.outcome == Outcome::Submitted && !a.end && how.count(a.job_id) &&
+        !listed.count(a.job_id))
+      ends.emplace_back(a.job_id, how[a.job_id]);
+  if (ends.empty()) return 0;
+  update_ledger(run, [&](std::vector<Attempt>& attempts) {
+    for (auto& a : attempts)
+      for (const auto& [id, why] : ends)
+        if (a.job_id == id && !a.end) {
+          Job job;
+          job.id = id;
+          job.state = JobState::Cancelled;
+          job.reason = why;
+          job.source = "ledger";
+          a.end = JobEnd{job, {}, {}, now};
+          ++recorded;
+        }
+  });
+  return recorded;
 }
 
 int record_cell_ends(Run& run, const std::vector<CellState>& cells, bool squeue_answered, long long now) {

@@ -18,12 +18,18 @@ struct CellState {
   std::string shown_id;              // "123_4", as squeue and sacct show the task
   Job job;                           // its record; state Unknown when Slurm did not say
   bool throttled = false;            // pending for the array's %K (JobArrayTaskLimit)
+  // Race, then sweep (docs/race.md): the first cell's jobs, one per shape,
+  // while its race has no winner (`attempt` is the first of them) ...
+  std::vector<const Attempt*> racing;
+  // ... and the cells that wait for that winner to be submitted on its shape.
+  bool waits_for_race = false;
 };
 
 // Each cell of `run` (it has a grid) from `records`: squeue's and sacct's
 // records of the run's arrays (jobs() and accounting() of the arrays' ids),
 // squeue's first; a cell whose end the ledger holds from there (source
-// "ledger"). A cell's latest array attempt is the one that names it.
+// "ledger"). A cell's latest array attempt is the one that names it; a
+// raced grid's first cell's is its race winner's (run/race, read here).
 std::vector<CellState> cell_states(const Run& run, const std::vector<Job>& records);
 
 // The array ids of a grid run's submitted attempts (`unended_only`: those
@@ -36,6 +42,12 @@ std::vector<std::string> array_ids(const Run& run, bool unended_only = false);
 // for good, as status's window and index ask). Returns how many it
 // recorded; throws as update_ledger does.
 int record_cell_ends(Run& run, const std::vector<CellState>& cells, bool squeue_answered, long long now);
+
+// A raced grid whose race was won: the losers' jobs (cancelled by the
+// winner, or stood down: run/race says which) that squeue, having answered,
+// no longer lists get their end in the ledger, so an ended sweep costs no
+// Slurm call. `records` as for cell_states. Returns how many it recorded.
+int record_race_losers(Run& run, const std::vector<Job>& records, bool squeue_answered, long long now);
 
 // "4 cells: 2 done, 1 running, 1 pending (throttled %2)"; failures by kind.
 std::string grid_summary(const std::vector<CellState>& cells, std::optional<int> max_parallel);

@@ -153,10 +153,11 @@ std::vector<std::string> sbatch_args(const Run& run, const RunShape& shape, cons
 }
 
 Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, const std::vector<std::string>& extra,
-                       const std::string& array, int array_offset) {
+                       const std::string& array, int array_offset, bool race) {
   Attempt a;
   a.token = new_token();
   a.array = array;
+  a.race = race;
   a.array_offset = array_offset;
   a.shape = shape.label;
   a.script = shape.script;

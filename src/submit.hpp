@@ -44,9 +44,10 @@ int adopt_found_jobs(Run& run, const std::vector<Job>& queue);
 // the outcome, and for an ambiguous outcome looks the token up once. Every
 // record is a read-modify-write of the ledger. Returns the final attempt.
 // `array`: the --array value (in `extra` too) of a grid's array, recorded;
-// `array_offset` goes after the script (its $1: task N runs cell N + offset).
+// `array_offset` goes after the script (its $1: task N runs cell N + offset);
+// `race`: a raced grid's first cell (Attempt::race).
 Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, const std::vector<std::string>& extra = {},
-                       const std::string& array = "", int array_offset = 0);
+                       const std::string& array = "", int array_offset = 0, bool race = false);
 
 // Earlier runs of one identity (run_identity), settled first.
 struct ActiveJob {

@@ -22,16 +22,24 @@ namespace ddpctl {
 
 // One array of a grid's sweep: the cells of one shape.
 struct GridArray {
-  std::string label;         // the shape's label ("2x1"), made unique among the arrays
-  std::string script;        // its file in the run folder: <name>-<label>.array.sbatch
-  std::vector<int> cells;    // cell indices, ascending
-  const ResolvedRun* first;  // a cell of it: its shape's directives are the array's
+  std::string label;             // the shape's label ("2x1"), made unique among the arrays
+  std::string script;            // its file in the run folder: <name>-<label>.array.sbatch
+  std::vector<int> cells;        // cell indices, ascending
+  const ResolvedRun* first;      // a cell of it
+  const ResolvedShape* shape;    // that cell's shape: its directives are the array's
+  std::string cells_dir = "cells";  // where its cells' scripts are, in the run folder
 };
 // The cells grouped by their #SBATCH lines, in order of their first cell.
+// A raced grid (race, then sweep: the spec has alternatives) has one array
+// per alternative, each of every cell, its scripts in cells/<label>/; its
+// cells must agree on each alternative's #SBATCH lines (else a UserError at
+// the grid).
 std::vector<GridArray> group_cells(const ResolvedGrid& grid);
+// The spec has alternatives: cell 0 races them, the rest run on the winner.
+bool is_raced(const ResolvedGrid& grid);
 
 // The array script of one shape: its #SBATCH lines, then `exec` of the
-// cell's script in `run_dir`/cells/ for the task's index (+ $1, an offset,
+// cell's script in `run_dir`/<cells_dir>/ for the task's index (+ $1, an offset,
 // for arrays split below the site's MaxArraySize).
 std::string array_script(const GridArray& array, const std::string& run_dir, const std::string& spec_file);
 
@@ -63,6 +71,24 @@ std::vector<std::string> write_grid_scripts(const std::string& spec, const std::
 // sbatch --array per shape, each recorded before and after like `submit`'s
 // (exactly once; re-running it finds the sweep's arrays still queued).
 void run_grid_sweep(const SweepRequest& request, Context& ctx, Output& out);
+
+// Race, then sweep (docs/race.md): once the raced first cell of a grid has
+// a winner, the other cells go as arrays on the winner's shape, once (the
+// sweep's lock and ledger: the winning job, `status` and a re-run `sweep`
+// may all ask). Says why not otherwise.
+struct GridContinuation {
+  bool submitted = false;
+  std::string why_not;
+  std::string winner;  // "shape 2x1 (job 812)"
+};
+// `locked`: the caller holds the sweep's lock already.
+GridContinuation continue_raced_grid(Run& run, Context& ctx, Output& out, bool locked = false);
+// continue_raced_grid for the raced grids among `targets` (runs by name, id
+// or path), or without targets the recent runs under `root` (status's), whose
+// race has a winner and whose other cells were never submitted; file reads
+// only until one needs it. Returns how many were submitted.
+int continue_raced_grids_in(const std::string& root, const std::vector<std::string>& targets, long long now,
+                            Context& ctx, Output& out);
 
 // `ddpctl sweep retry SWEEP`: the cells that failed, were cancelled, timed
 // out (any end but COMPLETED) or were never submitted, submitted again into

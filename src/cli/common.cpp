@@ -6,6 +6,7 @@
 
 #include "paths.hpp"
 #include "race_group.hpp"
+#include "sweep_grid.hpp"
 
 namespace ddpctl::cli {
 
@@ -64,6 +65,16 @@ bool race_again_if_requeued(const std::string& runs_root, const std::vector<std:
     return !race_again_in(runs_root, targets, ctx.clock.now(), ctx, out).empty();
   } catch (const UserError& e) {
     out.warning(std::string("a requeued race winner could not be re-raced: ") + e.what());
+  }
+  return false;
+}
+
+bool continue_raced_grids(const std::string& runs_root, const std::vector<std::string>& targets, Context& ctx) {
+  SideOutput out;
+  try {
+    return continue_raced_grids_in(runs_root, targets, ctx.clock.now(), ctx, out) > 0;
+  } catch (const UserError& e) {
+    out.warning(std::string("a raced grid's other cells could not be submitted: ") + e.what());
   }
   return false;
 }

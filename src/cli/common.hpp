@@ -41,6 +41,10 @@ class SideOutput : public ConsoleOutput {
 // was requeued (docs/race.md), saying so on stderr; a failure is a warning.
 // True when a generation was opened (the runs' records changed).
 bool race_again_if_requeued(const std::string& runs_root, const std::vector<std::string>& targets, Context& ctx);
+// A raced grid whose first cell's race was won and whose other cells were
+// never submitted (the winning job could not run ddpctl): submits them
+// (sweep_grid.hpp); a failure is a warning. True when something was submitted.
+bool continue_raced_grids(const std::string& runs_root, const std::vector<std::string>& targets, Context& ctx);
 
 // --rank-by start|finish and its older spelling --rank-by-estimate (= start),
 // into `rank_by` (submit and race).

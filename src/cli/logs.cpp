@@ -24,6 +24,7 @@ void setup_logs(CLI::App& app, Context& ctx) {
   cmd->callback([o, &ctx] {
     o->req.runs_root = runs_root(o->runs);
     race_again_if_requeued(o->req.runs_root, {o->req.run}, ctx);
+    continue_raced_grids(o->req.runs_root, {o->req.run}, ctx);
     ConsoleOutput out;
     show_logs(o->req, ctx, out);
   });

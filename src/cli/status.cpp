@@ -49,6 +49,7 @@ Frame poll(const StatusOptions& o, Context& ctx) {
     SlurmClient::Snapshot one_answer(ctx.slurm);
     report = collect_status(o.req, ctx.slurm, ctx.clock.now());
     reraced = race_again_if_requeued(o.req.runs_root, o.req.targets, ctx);
+    reraced = continue_raced_grids(o.req.runs_root, o.req.targets, ctx) || reraced;
   }
   if (reraced) report = collect_status(o.req, ctx.slurm, ctx.clock.now());
   for (const auto& n : report.notes) std::cerr << "ddpctl: note: " << n << '\n';

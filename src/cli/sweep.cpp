@@ -1,5 +1,7 @@
 // ddpctl sweep SPEC: one run per entry of the spec's `sweep:` list, as one
 // experiment (src/sweep.hpp).
+#include <fmt/format.h>
+#include <iostream>
 #include <memory>
 
 #include "app.hpp"
@@ -48,8 +50,23 @@ void setup_sweep(CLI::App& app, Context& ctx) {
     ConsoleOutput out;
     retry_grid_cells(r->req, ctx, out);
   });
-  cmd->callback([o, cmd, retry, &ctx] {
-    if (cmd->got_subcommand(retry)) return;
+  struct ContinueOptions {
+    std::string sweep, runs;
+  };
+  auto c = std::make_shared<ContinueOptions>();
+  CLI::App* cont = cmd->add_subcommand(
+      "continue", "Submit a raced grid's other cells on the shape that won its first cell's race (the winning job "
+                  "does this itself; so does `ddpctl status`)");
+  cont->add_option("sweep", c->sweep, "The sweep (run id, name, prefix or folder)")->required();
+  cont->add_option("--runs", c->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
+  cont->callback([c, &ctx] {
+    Run run = find_run(runs_root(c->runs), c->sweep);
+    ConsoleOutput out;
+    GridContinuation r = continue_raced_grid(run, ctx, out);
+    if (!r.submitted && !r.why_not.empty()) std::cout << fmt::format("sweep {}: nothing submitted: {}\n", run.id, r.why_not);
+  });
+  cmd->callback([o, cmd, retry, cont, &ctx] {
+    if (cmd->got_subcommand(retry) || cmd->got_subcommand(cont)) return;
     if (o->req.spec.empty()) throw CLI::RequiredError("spec");
     o->req.runs_root = runs_root(o->runs);
     o->req.templates_dir = templates_dir(o->templates);

@@ -58,12 +58,14 @@ jobs_report() {
     grep -F -e "$JOB_NAME" -e "$T" || true
 }
 # own_live_jobs: ids of this test's jobs not yet ended, named after it or
-# submitted from its folder $T.
+# submitted from its folder $T (a pending array by its array's id).
 own_live_jobs() {
   local out
   out=$("$LOCAL_SLURM" exec -- squeue -h -a -t PENDING,CONFIGURING,RUNNING,COMPLETING,SUSPENDED -o '%i|%j|%Z' \
     2>/dev/null) || return 0
-  awk -F'|' -v n="$JOB_NAME" -v t="$T" '$2 == n || $3 == t || index($3, t "/") == 1 { print $1 }' <<<"$out"
+  # A pending array's collapsed record ("12_[0-3%2]"; 26.05 also "12_[0]")
+  # stands for its array: squeue -j and scancel take the array's id.
+  awk -F'|' -v n="$JOB_NAME" -v t="$T" '$2 == n || $3 == t || index($3, t "/") == 1 { id = $1; sub(/_\[.*$/, "", id); print id }' <<<"$out" | sort -u
 }
 trap 'cleanup_jobs; keep_on_failure' EXIT
 
