@@ -197,17 +197,18 @@ bool Watcher::take_action() {
   // Cancelling or requeueing the job signals its processes, this one too:
   // it writes what the act returned first (within Slurm's KillWait).
   auto term = std::signal(SIGTERM, SIG_IGN);
+  const std::string& target = o_.slurm_id.empty() ? o_.job_id : o_.slurm_id;
   std::optional<std::string> failed;
   if (requeue_) {
     std::cerr << fmt::format("ddpctl: requeueing job {} (restart {} of {}): by the watchdog: {}\n", o_.job_id,
                              o_.attempt + 1, o_.max_restarts, what);
-    failed = requeue_job(runner_, o_.job_id, {});
-    record_.result = failed ? "scontrol requeue failed: " + *failed : fmt::format("scontrol requeue {}: done", o_.job_id);
+    failed = requeue_job(runner_, target, {});
+    record_.result = failed ? "scontrol requeue failed: " + *failed : fmt::format("scontrol requeue {}: done", target);
   } else {
     std::cerr << fmt::format("ddpctl: watchdog: cancelling job {}: {}\n", o_.job_id, what);
-    CommandResult c = runner_.run({"scancel", o_.job_id}, std::chrono::seconds(30));
+    CommandResult c = runner_.run({"scancel", target}, std::chrono::seconds(30));
     if (!c.ok()) failed = c.describe();
-    record_.result = failed ? "scancel failed: " + *failed : fmt::format("scancel {}: done", o_.job_id);
+    record_.result = failed ? "scancel failed: " + *failed : fmt::format("scancel {}: done", target);
   }
   if (failed) {
     record_.taken = requeue_ ? "requeue-failed" : "cancel-failed";
@@ -226,6 +227,7 @@ bool Watcher::take_action() {
 void run_watch(WatchOptions o, Context& ctx) {
   JobPlace place = job_place(ctx.env);
   o.job_id = place.job_id;
+  o.slurm_id = place.slurm_id;
   o.attempt = place.attempt;
   // The step's srun still there (it may be another user's pid only after it ended and the pid was reused: rare, and
   // then the batch shell's kill ends this).
@@ -324,6 +326,10 @@ JobPlace job_place(const Environment& env) {
   p.job_id = env.value("SLURM_JOB_ID");
   if (p.job_id.empty())
     throw UserError(Location{"SLURM_JOB_ID"}, "", "ddpctl job runs inside a Slurm job (SLURM_JOB_ID is not set)");
+  p.slurm_id = p.job_id;
+  if (std::string array = env.value("SLURM_ARRAY_JOB_ID"), task = env.value("SLURM_ARRAY_TASK_ID");
+      !array.empty() && !task.empty())
+    p.slurm_id = array + "_" + task;
   p.node = env.value("SLURMD_NODENAME", env.hostname());
   auto number = [&](const char* name) {
     std::string problem;

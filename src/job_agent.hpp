@@ -24,6 +24,10 @@ namespace ddpctl {
 // Where the agent runs, as Slurm's environment says: the job, this node, the attempt.
 struct JobPlace {
   std::string job_id;
+  // What scontrol and scancel act on: the job's id, or an array task's
+  // <array id>_<task id> (Slurm runs one task of an array under the
+  // array's own id, which names every task of the array to them).
+  std::string slurm_id;
   std::string node;       // SLURMD_NODENAME, else the host's name
   int attempt = 0;        // SLURM_RESTART_COUNT
   int cpus = 0;           // SLURM_CPUS_ON_NODE
@@ -53,6 +57,7 @@ void run_sampler(const SampleOptions& o, Context& ctx);
 struct WatchOptions {
   std::string log_base;  // <output_dir>/<job name>_<job id>
   std::string job_id;
+  std::string slurm_id;  // what it requeues or cancels (JobPlace); empty: job_id
   int attempt = 0, max_restarts = 0;
   int tasks = 1, tasks_per_node = 1;
   bool per_gpu = false;  // a task is a rank

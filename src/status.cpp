@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "job_files.hpp"
 #include "experiments.hpp"
@@ -99,6 +100,41 @@ void add_running_view(const RunShape& shape, const Job& job, long long now, Stat
   row.info = join(parts, "; ");
 }
 
+// sacct --duplicates' records of arrays (tasks and collapsed pending
+// records, every task in the order its attempts were submitted): each
+// task's latest record (its current attempt, its restart count that of its
+// earlier ones) and its earlier attempts by its own job id. An earlier
+// record under another job name is another job's that once had the same
+// ids (a cluster whose ids started again): left out.
+struct TaskAttempts {
+  std::vector<Job> latest;
+  std::map<std::string, std::vector<Job>> earlier;
+};
+TaskAttempts task_attempts(std::vector<Job> records) {
+  TaskAttempts out;
+  std::map<std::tuple<std::string, int, std::string>, std::vector<Job>> tasks;
+  for (Job& j : records) {
+    if (!j.array_task_id) {
+      out.latest.push_back(std::move(j));
+      continue;
+    }
+    tasks[{j.array_job_id, *j.array_task_id, j.id}].push_back(std::move(j));
+  }
+  for (auto& [key, list] : tasks) {
+    std::stable_sort(list.begin(), list.end(),
+                     [](const Job& a, const Job& b) { return a.submit_time.value_or(0) < b.submit_time.value_or(0); });
+    Job latest = std::move(list.back());
+    list.pop_back();
+    std::vector<Job>& earlier = out.earlier[latest.id];
+    for (Job& j : list)
+      if (j.name == latest.name) earlier.push_back(std::move(j));
+    // sacct has no restart count; its records of the task do.
+    latest.restarts = std::max(latest.restarts, static_cast<int>(earlier.size()));
+    out.latest.push_back(std::move(latest));
+  }
+  return out;
+}
+
 // What a job row needs from Slurm beyond the job itself: the earlier
 // attempts of a requeued job, who cancelled a job, whose node a NODE_FAIL
 // lost. A job whose end is recorded has them in its ledger (JobEnd), a job
@@ -115,9 +151,17 @@ class Extra {
   std::vector<Job> earlier(const Job& job) {
     if (auto e = states_.ends.find(job.id); e != states_.ends.end()) return e->second.earlier;
     if (auto e = states_.earlier.find(job.id); e != states_.earlier.end()) return e->second;
-    std::vector<Job> all = slurm_.attempts(job.id).jobs;
-    if (!all.empty()) all.pop_back();  // the current attempt
-    return all;
+    if (!job.array_task_id) {
+      std::vector<Job> all = slurm_.attempts(job.id).jobs;
+      if (!all.empty()) all.pop_back();  // the current attempt
+      return all;
+    }
+    // An array task as <array>_<task>: its own id may be the array's, for
+    // which sacct answers every task's records, in the order they were
+    // (re)submitted.
+    auto split = task_attempts(slurm_.attempts(fmt::format("{}_{}", submission_id(job), *job.array_task_id)).jobs);
+    auto e = split.earlier.find(job.id);
+    return e == split.earlier.end() ? std::vector<Job>() : e->second;
   }
 
  private:
@@ -473,8 +517,11 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
         for (const auto& c : cell_states(run, array_records))
           if (c.attempt && c.job.state == JobState::Unknown) all_seen = false;
     if (!all_seen) {
-      JobQuery acc = slurm.accounting(arrays);
-      array_records.insert(array_records.end(), acc.jobs.begin(), acc.jobs.end());
+      // With every attempt: a requeued cell's earlier ones explain it, and
+      // are kept with its end.
+      TaskAttempts acc = task_attempts(slurm.attempts(arrays).jobs);
+      array_records.insert(array_records.end(), acc.latest.begin(), acc.latest.end());
+      for (auto& [id, earlier] : acc.earlier) states.earlier[id] = std::move(earlier);
     }
   }
   report.notes = states.notes;
@@ -569,6 +616,8 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
         g.rows.push_back(std::move(row));
         continue;
       }
+      // A cell whose end is kept is explained from the ledger alone.
+      if (const JobEnd* end = c.attempt->task_end(c.cell->index)) states.ends.emplace(c.job.id, *end);
       StatusRow row = job_row({c.job.id, run, c.attempt}, c.job, now, extra);
       if (!c.racing.empty() || (c.attempt->race && c.cell->index == 0)) {
         std::string race = grid_race_words(*run, cells);
@@ -589,7 +638,7 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
   for (auto& run : runs)
     if (run.grid && !hidden.count(run.dir)) {
       try {
-        record_cell_ends(run, cell_states(run, array_records), arrays_answered, now);
+        record_cell_ends(run, cell_states(run, array_records), arrays_answered, now, states.earlier);
         record_race_losers(run, array_records, arrays_answered, now);
       } catch (const std::exception& e) {
         report.notes.push_back(fmt::format("the ends of sweep {}'s cells could not be recorded ({}); they are asked "

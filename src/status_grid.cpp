@@ -185,7 +185,8 @@ int record_race_losers(Run& run, const std::vector<Job>& records, bool squeue_an
   return recorded;
 }
 
-int record_cell_ends(Run& run, const std::vector<CellState>& cells, bool squeue_answered, long long now) {
+int record_cell_ends(Run& run, const std::vector<CellState>& cells, bool squeue_answered, long long now,
+                     const std::map<std::string, std::vector<Job>>& earlier) {
   if (!squeue_answered) return 0;  // a controller that did not answer proves nothing
   std::map<std::string, std::vector<Job>> news;  // by array id
   for (const auto& c : cells)
@@ -201,7 +202,8 @@ int record_cell_ends(Run& run, const std::vector<CellState>& cells, bool squeue_
       if (auto it = news.find(a.job_id); it != news.end())
         for (const Job& job : it->second)
           if (!a.task_end(*job.array_task_id + a.array_offset)) {
-            a.task_ends.push_back(JobEnd{job, {}, {}, now});
+            auto e = earlier.find(job.id);
+            a.task_ends.push_back(JobEnd{job, e == earlier.end() ? std::vector<Job>() : e->second, {}, now});
             ++recorded;
           }
       // Every cell of the array ended, or is a later array's (a retry): the

@@ -3,6 +3,7 @@
 // arrays say: each cell's task (its own job id, state, times), a pending
 // cell from the collapsed record of its array ("123_[4-19%4]"), and the
 // sweep in one line ("12 done, 3 running, 4 pending (throttled %4), 1 failed").
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,9 +40,11 @@ std::vector<std::string> array_ids(const Run& run, bool unended_only = false);
 // Records in the run's ledger the cells' ends that are final: squeue
 // answered without them and sacct says they ended (jobs.hpp's rule); an
 // array whose every cell has one gets its own end (the run can then end
-// for good, as status's window and index ask). Returns how many it
-// recorded; throws as update_ledger does.
-int record_cell_ends(Run& run, const std::vector<CellState>& cells, bool squeue_answered, long long now);
+// for good, as status's window and index ask). `earlier`: sacct's earlier
+// attempts of requeued cells, by the task's own job id, kept with its end.
+// Returns how many it recorded; throws as update_ledger does.
+int record_cell_ends(Run& run, const std::vector<CellState>& cells, bool squeue_answered, long long now,
+                     const std::map<std::string, std::vector<Job>>& earlier = {});
 
 // A raced grid whose race was won: the losers' jobs (cancelled by the
 // winner, or stood down: run/race says which) that squeue, having answered,

@@ -168,7 +168,7 @@ void setup_requeue(CLI::App* job, Context& ctx) {
     std::vector<std::string> nodes;
     for (const auto& n : split(*exclude, ','))
       if (!n.empty()) nodes.push_back(n);
-    if (auto why = requeue_job(ctx.runner, job_place(ctx.env).job_id, nodes)) {
+    if (auto why = requeue_job(ctx.runner, job_place(ctx.env).slurm_id, nodes)) {
       std::cerr << "ddpctl: requeue: " << *why << '\n';
       throw CLI::RuntimeError(1);
     }

@@ -164,6 +164,26 @@ TEST_CASE("a race group with requeue re-races from inside the requeuing job, bou
     // Bounded, so that the requeue still happens before the time limit.
     CHECK(s.text.rfind("timeout 60 ", again) != std::string::npos);
     // The other shapes are submitted before this job requeues itself.
-    CHECK(again < s.text.find("scontrol requeue \"$SLURM_JOB_ID\""));
+    CHECK(again < s.text.find("scontrol requeue \"$ddpctl_self\""));
   }
+}
+
+TEST_CASE("the requeue trap requeues a plain job by its id, an array task as <array>_<task>") {
+  std::string script = render_one(resolve("partition: cpu\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: [hostname]\n"
+                                          "requeue: {signal: USR1, grace: 60, max_restarts: 2}\n"));
+  size_t begin = script.find("ddpctl_requeue() {");
+  REQUIRE(begin != std::string::npos);
+  size_t end = script.find("\n}\n", begin);
+  REQUIRE(end != std::string::npos);
+  // The function as the script defines it, with scontrol faked: what it is asked.
+  std::string function = script.substr(begin, end + 3 - begin);
+  auto requeued = [&](const std::string& env) {
+    return run_bash("scontrol() { echo \"scontrol $*\"; }\nddpctl_attempt=0\n" + env + "\n" + function +
+                    "(ddpctl_requeue '') 2>/dev/null");
+  };
+  CHECK(requeued("SLURM_JOB_ID=42") == "scontrol requeue 42\n");
+  // Slurm runs an array's last task under the array's own id (42 here):
+  // `scontrol requeue 42` would requeue every task of the array.
+  CHECK(requeued("SLURM_JOB_ID=42 SLURM_ARRAY_JOB_ID=42 SLURM_ARRAY_TASK_ID=1") == "scontrol requeue 42_1\n");
+  CHECK(requeued("SLURM_JOB_ID=43 SLURM_ARRAY_JOB_ID=42 SLURM_ARRAY_TASK_ID=0") == "scontrol requeue 42_0\n");
 }

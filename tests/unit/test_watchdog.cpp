@@ -703,6 +703,15 @@ TEST_CASE("the watch loop on a clock: a look every interval, the cancel after st
     CHECK(f.runner.calls.empty());
     CHECK_FALSE(read_stall_record(f.o.log_base));
   }
+  SECTION("an array task is cancelled as <array>_<task>: its own id may be the array's, which names every task") {
+    env.vars["SLURM_ARRAY_JOB_ID"] = "42";
+    env.vars["SLURM_ARRAY_TASK_ID"] = "3";
+    run_watch(f.o, ctx);
+    CHECK(f.runner.calls == std::vector<std::vector<std::string>>{{"scancel", "42_3"}});
+    auto r = read_stall_record(f.o.log_base);
+    REQUIRE(r);
+    CHECK(r->result == "scancel 42_3: done");
+  }
   SECTION("outside a job it says so") {
     env.vars.erase("SLURM_JOB_ID");
     CHECK_THAT(test::user_error_of([&] { run_watch(f.o, ctx); }), Catch::Contains("SLURM_JOB_ID is not set"));
@@ -738,6 +747,22 @@ TEST_CASE("the sampler's loop on a clock: a sample every interval, the stacks as
   CHECK(read_file(stacks_path(o.log_base, 1, "g1")) ==
         "# stacks of job 42's training processes on g1\n(no training process found)\n");
   CHECK(runner.count("nvidia-smi") == 1);  // not on this node: not asked again
+}
+
+TEST_CASE("job_place: scontrol and scancel act on a job by its id, on an array task as <array>_<task>", "[job_agent]") {
+  FakeEnvironment env;
+  env.vars = {{"SLURM_JOB_ID", "42"}, {"SLURM_RESTART_COUNT", "1"}};
+  CHECK(job_place(env).slurm_id == "42");
+  // The array's last task runs under the array's own id: `scontrol requeue
+  // 42` would requeue every task of array 42 (Slurm 22.05, seen).
+  env.vars["SLURM_ARRAY_JOB_ID"] = "42";
+  env.vars["SLURM_ARRAY_TASK_ID"] = "1";
+  JobPlace p = job_place(env);
+  CHECK(p.job_id == "42");  // its logs and processes are still the job's own
+  CHECK(p.slurm_id == "42_1");
+  env.vars["SLURM_JOB_ID"] = "43";
+  env.vars["SLURM_ARRAY_TASK_ID"] = "0";
+  CHECK(job_place(env).slurm_id == "42_0");
 }
 
 TEST_CASE("requeue_job: a plain requeue, or hold, exclude, release", "[job_agent]") {
