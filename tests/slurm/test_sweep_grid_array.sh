@@ -4,7 +4,8 @@
 # Slurm holds the others with JobArrayTaskLimit, and sacct's start and end
 # times show no third overlapping), each cell gets its values as variables
 # and arguments, the one cell whose value the program rejects is explained
-# by cell, and `status` without arguments sums the sweep up in one line.
+# by cell, `status` without arguments sums the sweep up in one line, and
+# `logs SWEEP --cell NAME` shows (and -f follows) one cell's logs.
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # Each cell runs until the test has seen two running and two held back, then
@@ -59,6 +60,18 @@ run status
 expect_code 0
 expect_out "4 cells: 2 running, 2 pending (throttled %2)"
 
+# A cell's logs, followed: a running cell's to its end, and a pending one's
+# from when its task starts (logs -f waits for it).
+"$LOCAL_SLURM" exec -- timeout 150 "$DDPCTL" logs "$sweep" --cell LR=0.1,SEED=1 -f >"$T/follow-running" 2>&1 &
+follow_running=$!
+"$LOCAL_SLURM" exec -- timeout 150 "$DDPCTL" logs "$sweep" --cell LR=0.2,SEED=1 -f >"$T/follow-pending" 2>&1 &
+follow_pending=$!
+# The pending cell's follower says it waits before the cells go on.
+deadline=$((SECONDS + 30))
+until grep -q "==> cell LR=0.2,SEED=1 (${array}_2) is PENDING: waiting for it to start <==" "$T/follow-pending"; do
+  [ "$SECONDS" -lt "$deadline" ] || fail "logs -f of the pending cell does not say it waits: $(cat "$T/follow-pending")"
+  sleep 0.3
+done
 touch "$T/finish"
 deadline=$((SECONDS + 180))
 while :; do
@@ -77,6 +90,39 @@ row=$(grep "LR=0.2,SEED=2" "$T/out" || true)
 [[ $row == *FAILED* ]] || fail "cell LR=0.2,SEED=2 is not FAILED: $(cat "$T/out")"
 [[ $row == *"exit code 3"* ]] || fail "cell LR=0.2,SEED=2 does not say its exit: $(cat "$T/out")"
 [ "$(grep -c ' COMPLETED ' "$T/out")" = 3 ] || fail "expected three COMPLETED cells: $(cat "$T/out")"
+
+wait "$follow_running" || fail "logs -f of cell LR=0.1,SEED=1 failed: $(cat "$T/follow-running")"
+wait "$follow_pending" || fail "logs -f of cell LR=0.2,SEED=1 failed: $(cat "$T/follow-pending")"
+grep -qF "cell LR=0.1,SEED=1 lr=0.1 seed=1 args=0.1/1" "$T/follow-running" ||
+  fail "logs -f of cell LR=0.1,SEED=1 did not show its output: $(cat "$T/follow-running")"
+grep -qF "==> cell LR=0.1,SEED=1 (${array}_0) ended: COMPLETED <==" "$T/follow-running" ||
+  fail "logs -f of cell LR=0.1,SEED=1 did not end with it: $(cat "$T/follow-running")"
+grep -qF "cell LR=0.2,SEED=1 lr=0.2 seed=1 args=0.2/1" "$T/follow-pending" ||
+  fail "logs -f of the pending cell did not show its output once it ran: $(cat "$T/follow-pending")"
+grep -qF "==> cell LR=0.2,SEED=1 (${array}_2) ended: COMPLETED <==" "$T/follow-pending" ||
+  fail "logs -f of the pending cell did not end with it: $(cat "$T/follow-pending")"
+
+# A cell's logs by name; the sweep alone names its cells.
+run logs "$sweep"
+expect_code 1
+expect_err "is a grid's sweep of 4 cells, each with logs of its own: --cell NAME picks one; its cells are LR=0.1,SEED=1; LR=0.1,SEED=2; LR=0.2,SEED=1; LR=0.2,SEED=2"
+run logs "$sweep" --cell LR=0.3,SEED=2
+expect_code 1
+expect_err "has no cell 'LR=0.3,SEED=2'"
+expect_err "did you mean"
+run logs "$sweep" --cell LR=0.1,SEED=2
+expect_code 0
+expect_out "cell LR=0.1,SEED=2 lr=0.1 seed=2 args=0.1/2"
+if grep -q "SEED=1 lr=" "$T/out"; then fail "logs of LR=0.1,SEED=2 show another cell's: $(cat "$T/out")"; fi
+# The failed cell opens at its failing rank and says how it ended.
+run logs "$sweep" --cell LR=0.2,SEED=2
+expect_code 0
+expect_out "==> cell LR=0.2,SEED=2 (${array}_3) ended FAILED: "
+expect_out "exit code 3"
+expect_out "cell LR=0.2,SEED=2 lr=0.2 seed=2 args=0.2/2"
+run logs "$sweep" --cell LR=0.2,SEED=2 --rank 1
+expect_code 0
+expect_out "(training output, attempt 1, task 1)"
 
 # Each cell got its own values, as variables and as arguments: its task's
 # log (the task's own job id, from status --json, as %j names the log).
