@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fstream>
 
+#include "cell_files.hpp"
 #include "job_files.hpp"
 #include "experiments.hpp"
 #include "failure.hpp"
@@ -193,16 +194,6 @@ const RunCell& pick_cell(const LogsRequest& o, const Run& run) {
   }
   throw UserError(Location{"--cell"}, "", fmt::format("sweep {} has no cell {}{}", run.id, printable(o.cell, 200),
                                                       did_you_mean(o.cell, names)));
-}
-
-std::string cell_task_job_id(const CellState& c) {
-  // A task that started has a record of its own (its own job id; the last
-  // task's is the array's); a pending one is in its array's collapsed
-  // record, and an unknown one carries the "123_4" form.
-  const Job& j = c.job;
-  if (!c.attempt || !j.array_task_id || !j.array_tasks.empty() || j.id.empty() || j.id.find('_') != std::string::npos)
-    return "";
-  return j.id;
 }
 
 JobLogs locate_cell_logs(const LogsRequest& o, const Run& run, const CellState& c) {

@@ -43,9 +43,6 @@ const RunCell& pick_cell(const LogsRequest& request, const Run& run);
 // status --json's task_job_id), `request.rank`'s task among them. A
 // UserError for a cell never submitted, or whose task has not started.
 JobLogs locate_cell_logs(const LogsRequest& request, const Run& run, const CellState& cell);
-// The task's own job id a cell's record carries, or "" (pending in its
-// array's collapsed record, or unknown: no log is named by it yet).
-std::string cell_task_job_id(const CellState& cell);
 
 // Prints the logs through `out` (the file headings as lines, their bytes as
 // they are); with `follow`, waits for a race's winner first and keeps

@@ -4,8 +4,9 @@
 # Slurm holds the others with JobArrayTaskLimit, and sacct's start and end
 # times show no third overlapping), each cell gets its values as variables
 # and arguments, the one cell whose value the program rejects is explained
-# by cell, `status` without arguments sums the sweep up in one line, and
-# `logs SWEEP --cell NAME` shows (and -f follows) one cell's logs.
+# by cell with its last metric (the spec's metric: pattern), `status`
+# without arguments sums the sweep up in one line, and `logs SWEEP --cell
+# NAME` shows (and -f follows) one cell's logs.
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # Each cell runs until the test has seen two running and two held back, then
@@ -17,7 +18,8 @@ gpus_per_node: 0
 procs_per_node: 1
 cpus_per_task: 1
 mem: 200M
-command: 'echo "cell \$DDPCTL_CELL lr=\$DDPCTL_GRID_LR seed=\$DDPCTL_GRID_SEED args={LR}/{SEED}"; while [ ! -e $T/finish ]; do sleep 0.2; done; sleep 2; if [ "\$DDPCTL_GRID_LR" = 0.2 ] && [ "\$DDPCTL_GRID_SEED" = 2 ]; then echo "lr 0.2 with seed 2 diverges" >&2; exit 3; fi'
+metric: 'loss=(?P<loss>[0-9.]+)'
+command: 'echo "cell \$DDPCTL_CELL lr=\$DDPCTL_GRID_LR seed=\$DDPCTL_GRID_SEED args={LR}/{SEED}"; echo "loss=0.9{SEED}"; echo "loss=0.4{SEED}"; while [ ! -e $T/finish ]; do sleep 0.2; done; sleep 2; if [ "\$DDPCTL_GRID_LR" = 0.2 ] && [ "\$DDPCTL_GRID_SEED" = 2 ]; then echo "lr 0.2 with seed 2 diverges" >&2; exit 3; fi'
 grid:
   env.LR: ["0.1", "0.2"]
   env.SEED: [1, 2]
@@ -89,6 +91,10 @@ expect_out "LR=0.2,SEED=2"
 row=$(grep "LR=0.2,SEED=2" "$T/out" || true)
 [[ $row == *FAILED* ]] || fail "cell LR=0.2,SEED=2 is not FAILED: $(cat "$T/out")"
 [[ $row == *"exit code 3"* ]] || fail "cell LR=0.2,SEED=2 does not say its exit: $(cat "$T/out")"
+# Each cell's last metric (the spec's metric: pattern, the last match in its log).
+[[ $row == *"; loss 0.42" ]] || fail "cell LR=0.2,SEED=2 does not end its row with its last metric: $row"
+row=$(grep "LR=0.1,SEED=1 " "$T/out" || true)
+[[ $row == *COMPLETED*"loss 0.41" ]] || fail "cell LR=0.1,SEED=1 does not show its last metric: $(cat "$T/out")"
 [ "$(grep -c ' COMPLETED ' "$T/out")" = 3 ] || fail "expected three COMPLETED cells: $(cat "$T/out")"
 
 wait "$follow_running" || fail "logs -f of cell LR=0.1,SEED=1 failed: $(cat "$T/follow-running")"
@@ -128,7 +134,11 @@ expect_out "(training output, attempt 1, task 1)"
 # log (the task's own job id, from status --json, as %j names the log).
 "$LOCAL_SLURM" exec -- "$DDPCTL" status "$sweep" --json >"$T/status.json"
 python3 -c 'import json, sys
-for r in json.load(open(sys.argv[1])): print(r["cell"], r["task_job_id"])' "$T/status.json" >"$T/tasks"
+for r in json.load(open(sys.argv[1])):
+    m, seed = r.get("metric"), r["cell"][-1]
+    if not m or m["name"] != "loss" or m["value"] != float("0.4" + seed):
+        sys.exit("cell %s has no metric loss 0.4%s in status --json: %s" % (r["cell"], seed, m))
+    print(r["cell"], r["task_job_id"])' "$T/status.json" >"$T/tasks" || fail "status --json: $(cat "$T/status.json")"
 [ "$(wc -l <"$T/tasks")" = 4 ] || fail "status --json does not list four cells: $(cat "$T/status.json")"
 while read -r cell task; do
   out=$(cat logs/"${JOB_NAME}_$task".restart0.0.out 2>/dev/null || true)
