@@ -264,9 +264,11 @@ Usage parse_assoc_mgr(const std::string& text, const std::string& uid) {
     auto f = fields_of(line);
     if (record == Assoc) {
       if (f.count("GrpJobs")) if (auto n = used_count(f["GrpJobs"])) u.account_jobs[key] = *n;
+      if (f.count("GrpSubmitJobs")) if (auto n = used_count(f["GrpSubmitJobs"])) u.account_submit[key] = *n;
       if (f.count("GrpTRES") && key.find('/') == std::string::npos) u.account_tres[key] = usage_of(f["GrpTRES"]);
     } else if (section == Own) {
       if (f.count("GrpJobs")) if (auto n = used_count(f["GrpJobs"])) u.qos_jobs[key] = *n;
+      if (f.count("GrpSubmitJobs")) if (auto n = used_count(f["GrpSubmitJobs"])) u.qos_submit[key] = *n;
       if (f.count("GrpTRES")) u.qos_tres[key] = usage_of(f["GrpTRES"]);
     } else if (section == Users && mine) {
       if (f.count("MaxJobsPU")) if (auto n = used_count(f["MaxJobsPU"])) u.qos_user_jobs[key] = *n;

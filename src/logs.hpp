@@ -1,12 +1,14 @@
 #pragma once
 // `ddpctl logs RUN`: the job's logs, found from the run record (Slurm's %x_%j
 // names and the per-attempt, per-task step logs of the template), followed
-// across requeues until the job ends.
+// across requeues until the job ends. `logs SWEEP --cell NAME`: a grid
+// cell's, its array task's own job id naming them.
 #include <string>
 
 #include "context.hpp"
 #include "output.hpp"
 #include "runs.hpp"
+#include "status_grid.hpp"
 
 namespace ddpctl {
 
@@ -16,6 +18,9 @@ struct LogsRequest {
   std::string shape;  // the job of this shape; empty: the latest job (a race's winner)
   int rank = -1;      // whose training output; -1: a failed job's first failing rank, else 0
   bool follow = false;
+  // A grid's sweep: the cell (by name) whose array task's logs to show;
+  // empty: the sweep's one cell, an error naming them when it has several.
+  std::string cell;
 };
 
 // Where one job's logs are.
@@ -29,6 +34,15 @@ struct JobLogs {
 JobLogs locate_logs(const LogsRequest& request, const Run& run, const std::string& race_winner);
 // The highest restart number with a step log for the task, or -1.
 int latest_restart(const JobLogs& logs);
+
+// The cell of a grid's sweep `request` names (--cell, did-you-mean for a
+// name it does not have), or its only cell; a UserError naming the cells
+// when it has several and none is named.
+const RunCell& pick_cell(const LogsRequest& request, const Run& run);
+// Where a cell's logs are: its array task's own job id names them (as
+// status --json's task_job_id), `request.rank`'s task among them. A
+// UserError for a cell never submitted, or whose task has not started.
+JobLogs locate_cell_logs(const LogsRequest& request, const Run& run, const CellState& cell);
 
 // Prints the logs through `out` (the file headings as lines, their bytes as
 // they are); with `follow`, waits for a race's winner first and keeps

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 
+#include "cell_files.hpp"
 #include "experiments.hpp"
 #include "files.hpp"
 #include "job_files.hpp"
@@ -26,41 +27,12 @@ std::string join_quoted(const std::vector<std::string>& items) {
   return join(q, ", ");
 }
 
-// The cell's final metrics: its metrics file's last epoch (the bundled
-// trainer), then the spec's metric: patterns over its rank-0 log (a later
-// attempt's match wins over an earlier one's).
-void read_cell_metrics(const RunShape& shape, const std::string& task_job_id, GridCellRow& row, Output& out) {
-  std::string base = log_base(shape, task_job_id);
-  std::string metrics_path = job_files::metrics(base);
-  std::error_code ec;
-  if (fs::exists(metrics_path, ec)) {
-    MetricsFile m = read_metrics(metrics_path);
-    for (const auto& w : m.warnings) out.warning(w);
-    if (!m.epochs.empty()) {
-      const EpochMetrics& last = m.epochs.back();
-      auto put = [&](const char* name, const std::optional<double>& v) {
-        if (v) row.metrics[name] = *v;
-      };
-      put("val_loss", last.val_loss);
-      put("val_acc", last.val_acc);
-      put("train_loss", last.train_loss);
-      put("train_acc", last.train_acc);
-      put("img_per_s", last.img_per_s);
-      row.source = metrics_path;
-    }
-  }
-  if (!shape.metric) return;
-  std::vector<std::string> paths;
-  if (shape.metric->file == "batch") {
-    paths.push_back(job_files::batch_out(base));
-  } else {
-    for (int k = 0, last = latest_restart(base); k <= last; ++k) paths.push_back(job_files::step_log(base, k, 0));
-  }
-  for (const auto& path : paths) {
-    auto values = read_metric_values(*shape.metric, tail_lines(path));
-    for (const auto& [name, v] : values) row.metrics[name] = v;
-    if (!values.empty()) row.source = path;
-  }
+// The cell's final metrics (cell_files.hpp), into its row.
+void put_cell_metrics(const RunShape& shape, const std::string& task_job_id, GridCellRow& row, Output& out) {
+  CellMetrics m = read_cell_metrics(shape, task_job_id);
+  for (const auto& w : m.warnings) out.warning(w);
+  row.metrics = m.values;
+  row.source = m.source;
 }
 
 }  // namespace
@@ -120,13 +92,9 @@ GridReport collect_grid_report(const Run& run, SlurmClient& slurm, const GridRep
     row.ended = is_terminal(s.job.state);
     row.completed = s.job.state == JobState::Completed;
     // A task's own job id (not the array's "123_4") names its files.
-    // (The last task may carry the array's own id; a collapsed pending
-    // record's id is the array's too, but it lists its tasks.)
-    bool own_id = s.job.array_task_id && s.job.array_tasks.empty() && !s.job.id.empty() &&
-                  s.job.id.find('_') == std::string::npos;
-    if (own_id) row.task_job_id = s.job.id;
-    if (row.ended && own_id)
-      if (const RunShape* shape = run.shape(s.attempt->shape)) read_cell_metrics(*shape, row.task_job_id, row, out);
+    row.task_job_id = cell_task_job_id(s);
+    if (row.ended && !row.task_job_id.empty())
+      if (const RunShape* shape = run.shape(s.attempt->shape)) put_cell_metrics(*shape, row.task_job_id, row, out);
     rows.push_back(std::move(row));
   }
   GridReport report = make_grid_report(run, std::move(rows), options);

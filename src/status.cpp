@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "cell_files.hpp"
 #include "job_files.hpp"
 #include "experiments.hpp"
 #include "snapshot.hpp"
@@ -630,6 +631,11 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
       row.json["task_job_id"] = c.job.id;
       row.json["cell"] = c.cell->name;
       row.json["array_shape"] = c.attempt->shape;
+      // The cell's last metric, from its files (cell_files.hpp): no Slurm call.
+      if (auto m = cell_metric_view(*run, c)) {
+        row.info = row.info.empty() ? m->text : row.info + "; " + m->text;
+        row.json["metric"] = m->json;
+      }
       g.rows.push_back(std::move(row));
     }
   }

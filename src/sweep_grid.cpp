@@ -7,6 +7,7 @@
 #include <set>
 
 #include "files.hpp"
+#include "grid_limits.hpp"
 #include "job_array.hpp"
 #include "paths.hpp"
 #include "preflight.hpp"
@@ -273,8 +274,8 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   std::vector<GridArray> arrays = group_cells(g);
   std::string identity = run_identity({{o.spec, g.text}}, o.sets, "grid");
 
+  SiteLimits limits;  // the preflight's: the submit limits are checked against them below
   if (o.preflight) {
-    SiteLimits limits;
     for (const GridArray& a : arrays) {
       std::vector<ShapeLimits> verdicts = preflight_all(*a.first, {a.shape}, slurm, &limits);
       for (const auto& w : limit_warnings(verdicts)) out.warning(fmt::format("shape {}: {}", a.label, w));
@@ -286,7 +287,26 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
                        format_array(a.cells, g.grid.max_parallel));
   };
   const bool raced = is_raced(g);
+  // Every task counts against MaxSubmitJobs and its kin (grid_limits.hpp).
+  // A raced grid asks for one job per shape, then the other cells on
+  // whichever wins: each possible winner must fit.
+  auto check_submit_limits = [&] {
+    if (!o.preflight) return;
+    if (!raced) {
+      refuse_over_submit_limits(grid_submit_asks(arrays, limits), limits, SubmitWhat::Grid, g.grid.where, out);
+      return;
+    }
+    for (const GridArray& winner : arrays) {
+      std::vector<GridArray> asked = arrays;
+      for (GridArray& a : asked) a.cells = {0};
+      GridArray rest = winner;
+      rest.cells = rest_of_grid(g.grid.cells.size());
+      if (!rest.cells.empty()) asked.push_back(rest);
+      refuse_over_submit_limits(grid_submit_asks(asked, limits), limits, SubmitWhat::Grid, g.grid.where, out);
+    }
+  };
   if (o.dry_run) {
+    check_submit_limits();
     out.line(fmt::format("dry run: {} passed validation{}: {} cell(s); nothing was submitted", o.spec,
                          o.preflight ? " and the cluster preflight" : "", g.grid.cells.size()));
     if (raced) {
@@ -313,6 +333,7 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
     if (active.grid && active.grid->raced && read_race(active).claimed()) continue_raced_grid(active, ctx, out, true);
     return;
   }
+  check_submit_limits();  // here, so that a sweep already queued is "already submitted", not over a limit
   for (auto& cell : g.cells) create_output_dir(cell);
   std::string cwd = fs::current_path().string();
   SnapshotDecision snap = take_snapshot(g.cells.at(0).spec, cwd, o.runs_root, !o.snapshot, ctx.runner);
@@ -547,6 +568,7 @@ void retry_grid_cells(const RetryRequest& o, Context& ctx, Output& out) {
   // One array per shape, of exactly the chosen indices.
   std::map<std::string, std::vector<int>> by_shape;
   for (const CellState* c : chosen) by_shape[c->cell->shape].push_back(c->cell->index);
+  if (o.preflight) check_retry_submit_limits(run, by_shape, ctx.slurm, out);
   int failed = 0;
   long long max_size = o.dry_run ? 0 : max_array_size(ctx.slurm);
   for (auto& [label, indices] : by_shape) {

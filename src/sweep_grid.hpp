@@ -100,6 +100,7 @@ struct RetryRequest {
   std::vector<std::string> cells;  // names; empty: every cell that ended without completing
   std::string runs_root;
   bool dry_run = false;
+  bool preflight = true;  // the user's submit limits, read and checked before sbatch (grid_limits.hpp)
 };
 void retry_grid_cells(const RetryRequest& request, Context& ctx, Output& out);
 

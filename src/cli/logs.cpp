@@ -1,5 +1,5 @@
-// ddpctl logs RUN [-f] [--rank N]: the job's logs, followed across requeues
-// (src/logs.hpp).
+// ddpctl logs RUN [-f] [--rank N] [--cell NAME]: the job's logs (a grid
+// cell's), followed across requeues (src/logs.hpp).
 #include <memory>
 
 #include "app.hpp"
@@ -19,6 +19,7 @@ void setup_logs(CLI::App& app, Context& ctx) {
   cmd->add_option("--rank", o->req.rank,
                   "Show the training output of this global rank (default: a failed job's first failing rank, else 0)");
   cmd->add_option("--shape", o->req.shape, "The job of this shape (default: the latest job; a race's winner)");
+  cmd->add_option("--cell", o->req.cell, "A grid's sweep: this cell's logs, by name (lr=0.1,seed=2)");
   cmd->add_option("--runs", o->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
   cmd->add_flag("-f,--follow", o->req.follow, "Keep printing as the job writes, across requeues, until it ends");
   cmd->callback([o, &ctx] {

@@ -45,6 +45,7 @@ void setup_sweep(CLI::App& app, Context& ctx) {
       ->delimiter(';');
   retry->add_option("--runs", r->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
   retry->add_flag("--dry-run", r->req.dry_run, "Say which cells would be submitted; submit nothing");
+  retry->add_flag("--no-preflight{false}", r->req.preflight, "Skip the check of the cells against your submit limits");
   retry->callback([r, &ctx] {
     r->req.runs_root = runs_root(r->runs);
     ConsoleOutput out;

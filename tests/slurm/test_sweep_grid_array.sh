@@ -4,7 +4,9 @@
 # Slurm holds the others with JobArrayTaskLimit, and sacct's start and end
 # times show no third overlapping), each cell gets its values as variables
 # and arguments, the one cell whose value the program rejects is explained
-# by cell, and `status` without arguments sums the sweep up in one line.
+# by cell with its last metric (the spec's metric: pattern), `status`
+# without arguments sums the sweep up in one line, and `logs SWEEP --cell
+# NAME` shows (and -f follows) one cell's logs.
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # Each cell runs until the test has seen two running and two held back, then
@@ -16,7 +18,8 @@ gpus_per_node: 0
 procs_per_node: 1
 cpus_per_task: 1
 mem: 200M
-command: 'echo "cell \$DDPCTL_CELL lr=\$DDPCTL_GRID_LR seed=\$DDPCTL_GRID_SEED args={LR}/{SEED}"; while [ ! -e $T/finish ]; do sleep 0.2; done; sleep 2; if [ "\$DDPCTL_GRID_LR" = 0.2 ] && [ "\$DDPCTL_GRID_SEED" = 2 ]; then echo "lr 0.2 with seed 2 diverges" >&2; exit 3; fi'
+metric: 'loss=(?P<loss>[0-9.]+)'
+command: 'echo "cell \$DDPCTL_CELL lr=\$DDPCTL_GRID_LR seed=\$DDPCTL_GRID_SEED args={LR}/{SEED}"; echo "loss=0.9{SEED}"; echo "loss=0.4{SEED}"; while [ ! -e $T/finish ]; do sleep 0.2; done; sleep 2; if [ "\$DDPCTL_GRID_LR" = 0.2 ] && [ "\$DDPCTL_GRID_SEED" = 2 ]; then echo "lr 0.2 with seed 2 diverges" >&2; exit 3; fi'
 grid:
   env.LR: ["0.1", "0.2"]
   env.SEED: [1, 2]
@@ -59,6 +62,18 @@ run status
 expect_code 0
 expect_out "4 cells: 2 running, 2 pending (throttled %2)"
 
+# A cell's logs, followed: a running cell's to its end, and a pending one's
+# from when its task starts (logs -f waits for it).
+"$LOCAL_SLURM" exec -- timeout 150 "$DDPCTL" logs "$sweep" --cell LR=0.1,SEED=1 -f >"$T/follow-running" 2>&1 &
+follow_running=$!
+"$LOCAL_SLURM" exec -- timeout 150 "$DDPCTL" logs "$sweep" --cell LR=0.2,SEED=1 -f >"$T/follow-pending" 2>&1 &
+follow_pending=$!
+# The pending cell's follower says it waits before the cells go on.
+deadline=$((SECONDS + 30))
+until grep -q "==> cell LR=0.2,SEED=1 (${array}_2) is PENDING: waiting for it to start <==" "$T/follow-pending"; do
+  [ "$SECONDS" -lt "$deadline" ] || fail "logs -f of the pending cell does not say it waits: $(cat "$T/follow-pending")"
+  sleep 0.3
+done
 touch "$T/finish"
 deadline=$((SECONDS + 180))
 while :; do
@@ -76,13 +91,54 @@ expect_out "LR=0.2,SEED=2"
 row=$(grep "LR=0.2,SEED=2" "$T/out" || true)
 [[ $row == *FAILED* ]] || fail "cell LR=0.2,SEED=2 is not FAILED: $(cat "$T/out")"
 [[ $row == *"exit code 3"* ]] || fail "cell LR=0.2,SEED=2 does not say its exit: $(cat "$T/out")"
+# Each cell's last metric (the spec's metric: pattern, the last match in its log).
+[[ $row == *"; loss 0.42" ]] || fail "cell LR=0.2,SEED=2 does not end its row with its last metric: $row"
+row=$(grep "LR=0.1,SEED=1 " "$T/out" || true)
+[[ $row == *COMPLETED*"loss 0.41" ]] || fail "cell LR=0.1,SEED=1 does not show its last metric: $(cat "$T/out")"
 [ "$(grep -c ' COMPLETED ' "$T/out")" = 3 ] || fail "expected three COMPLETED cells: $(cat "$T/out")"
+
+wait "$follow_running" || fail "logs -f of cell LR=0.1,SEED=1 failed: $(cat "$T/follow-running")"
+wait "$follow_pending" || fail "logs -f of cell LR=0.2,SEED=1 failed: $(cat "$T/follow-pending")"
+grep -qF "cell LR=0.1,SEED=1 lr=0.1 seed=1 args=0.1/1" "$T/follow-running" ||
+  fail "logs -f of cell LR=0.1,SEED=1 did not show its output: $(cat "$T/follow-running")"
+grep -qF "==> cell LR=0.1,SEED=1 (${array}_0) ended: COMPLETED <==" "$T/follow-running" ||
+  fail "logs -f of cell LR=0.1,SEED=1 did not end with it: $(cat "$T/follow-running")"
+grep -qF "cell LR=0.2,SEED=1 lr=0.2 seed=1 args=0.2/1" "$T/follow-pending" ||
+  fail "logs -f of the pending cell did not show its output once it ran: $(cat "$T/follow-pending")"
+grep -qF "==> cell LR=0.2,SEED=1 (${array}_2) ended: COMPLETED <==" "$T/follow-pending" ||
+  fail "logs -f of the pending cell did not end with it: $(cat "$T/follow-pending")"
+
+# A cell's logs by name; the sweep alone names its cells.
+run logs "$sweep"
+expect_code 1
+expect_err "is a grid's sweep of 4 cells, each with logs of its own: --cell NAME picks one; its cells are LR=0.1,SEED=1; LR=0.1,SEED=2; LR=0.2,SEED=1; LR=0.2,SEED=2"
+run logs "$sweep" --cell LR=0.3,SEED=2
+expect_code 1
+expect_err "has no cell 'LR=0.3,SEED=2'"
+expect_err "did you mean"
+run logs "$sweep" --cell LR=0.1,SEED=2
+expect_code 0
+expect_out "cell LR=0.1,SEED=2 lr=0.1 seed=2 args=0.1/2"
+if grep -q "SEED=1 lr=" "$T/out"; then fail "logs of LR=0.1,SEED=2 show another cell's: $(cat "$T/out")"; fi
+# The failed cell opens at its failing rank and says how it ended.
+run logs "$sweep" --cell LR=0.2,SEED=2
+expect_code 0
+expect_out "==> cell LR=0.2,SEED=2 (${array}_3) ended FAILED: "
+expect_out "exit code 3"
+expect_out "cell LR=0.2,SEED=2 lr=0.2 seed=2 args=0.2/2"
+run logs "$sweep" --cell LR=0.2,SEED=2 --rank 1
+expect_code 0
+expect_out "(training output, attempt 1, task 1)"
 
 # Each cell got its own values, as variables and as arguments: its task's
 # log (the task's own job id, from status --json, as %j names the log).
 "$LOCAL_SLURM" exec -- "$DDPCTL" status "$sweep" --json >"$T/status.json"
 python3 -c 'import json, sys
-for r in json.load(open(sys.argv[1])): print(r["cell"], r["task_job_id"])' "$T/status.json" >"$T/tasks"
+for r in json.load(open(sys.argv[1])):
+    m, seed = r.get("metric"), r["cell"][-1]
+    if not m or m["name"] != "loss" or m["value"] != float("0.4" + seed):
+        sys.exit("cell %s has no metric loss 0.4%s in status --json: %s" % (r["cell"], seed, m))
+    print(r["cell"], r["task_job_id"])' "$T/status.json" >"$T/tasks" || fail "status --json: $(cat "$T/status.json")"
 [ "$(wc -l <"$T/tasks")" = 4 ] || fail "status --json does not list four cells: $(cat "$T/status.json")"
 while read -r cell task; do
   out=$(cat logs/"${JOB_NAME}_$task".restart0.0.out 2>/dev/null || true)
