@@ -317,7 +317,11 @@ void show_logs(const LogsRequest& o, Context& ctx, Output& out) {
     throw UserError(Location{"--cell"}, "", fmt::format("run {} is not a grid's sweep: it has no cells", run.id));
   // A job id names that job, whichever shape or generation it ran as.
   const Attempt* named = job_attempt(run, o.run);
-  JobLogs l = named ? locate_logs(o, run, named->job_id) : locate_logs(o, run, race_winner(o, run, ctx, out));
+  std::string winner = named ? named->job_id : race_winner(o, run, ctx, out);
+  // A winner of a generation opened since the run was read (a re-race
+  // submitted its job after): its attempt is in the ledger now.
+  if (!winner.empty() && !job_attempt(run, winner)) run = load_run(run.dir);
+  JobLogs l = locate_logs(o, run, winner);
   if (!o.follow) l = open_failing_rank(o, run, l, ctx, out);
 
   LogFiles files(l);
