@@ -2,12 +2,14 @@
 // For the unit tests of the workflows: run specs written into a test's
 // temporary folder (on the bundled `local` cluster profile, logs inside that
 // folder), and a fixture that submits one through the fake Slurm.
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "fake_runner.hpp"
 #include "files.hpp"
 #include "helpers.hpp"
+#include "race.hpp"
 #include "submit.hpp"
 
 namespace ddpctl::test {
@@ -25,6 +27,13 @@ inline std::string write_one_shape_spec(const std::string& dir, const std::strin
 // A spec whose shapes race: 1x1 on cpu and 2x1 on a100-80gb.
 inline std::string write_race_spec(const std::string& dir, const std::string& name = "race") {
   return write_one_shape_spec(dir, name, "alternatives:\n  - {nodes: 2, partition: a100-80gb, label: 2x1}\n");
+}
+
+// What a starting job's script does when it wins its race: mkdir the claim,
+// write the winner (job id, label, time, attempt).
+inline void claim_race(const Run& run, const std::string& job_id, const std::string& label) {
+  std::filesystem::create_directory(race_dir(run) + "/claim");
+  write_file_atomic(race_dir(run) + "/claim/winner", job_id + " " + label + " 1795300010 0\n");
 }
 
 // A temporary folder, a fake Slurm, and a one-shape spec ready to submit.

@@ -35,11 +35,6 @@ struct Fixture {
   }
 };
 
-// What a starting job's script does when it wins: mkdir the claim, write the winner.
-void claim(const Run& run, const std::string& job_id, const std::string& label) {
-  fs::create_directory(race_dir(run) + "/claim");
-  write_file_atomic(race_dir(run) + "/claim/winner", job_id + " " + label + " 1795300010\n");
-}
 
 }  // namespace
 
@@ -61,7 +56,7 @@ TEST_CASE("a race submits every shape and records each job id for the winner to 
 TEST_CASE("a shape not yet submitted when the group is won is not submitted") {
   Fixture f;
   f.slurm.on_submit = [&](FakeSlurm::FakeJob& job) {
-    if (job.id == "100") claim(f.only_run(), "100", "1x1");  // the first job starts and wins at once
+    if (job.id == "100") test::claim_race(f.only_run(), "100", "1x1");  // the first job starts and wins at once
   };
   RaceSubmission r = f.submit();
   CHECK(r.submitted == std::vector<std::string>{"job 100 (shape 1x1)"});
@@ -74,7 +69,7 @@ TEST_CASE("a job submitted as the group is claimed, before its id was recorded, 
   // Job 100 wins while sbatch of the second shape is still running: its
   // script cannot cancel job 101, whose id is not recorded yet.
   f.slurm.on_submit = [&](FakeSlurm::FakeJob& job) {
-    if (job.id == "101") claim(f.only_run(), "100", "1x1");
+    if (job.id == "101") test::claim_race(f.only_run(), "100", "1x1");
   };
   RaceSubmission r = f.submit();
   CHECK(r.submitted.size() == 2);
@@ -119,7 +114,7 @@ TEST_CASE("wait_for_race says who won and who stands down") {
   RaceSubmission r = f.submit();
   f.slurm.clock.on_sleep = [&] {
     f.slurm.job("101")->state = "RUNNING";
-    claim(r.run, "101", "2x1");
+    test::claim_race(r.run, "101", "2x1");
   };
   wait_for_race(f.slurm.ctx, r.run, false, f.out);
   REQUIRE(f.out.lines.size() == 2);

@@ -63,11 +63,6 @@ bool ends_with(const std::vector<std::string>& argv, const std::string& tail) {
          argv.back().compare(argv.back().size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// What the winning job's script does: mkdir the claim, write the winner.
-void claim(const Run& run, const std::string& job_id, const std::string& label) {
-  fs::create_directory(race_dir(run) + "/claim");
-  write_file_atomic(race_dir(run) + "/claim/winner", job_id + " " + label + " 1795300010 0\n");
-}
 
 }  // namespace
 
@@ -114,7 +109,7 @@ TEST_CASE("race then sweep: the winner's shape takes the other cells as one arra
   CHECK(continue_raced_grids_in(f.req.runs_root, {}, f.slurm.clock.now(), f.slurm.ctx, f.out) == 0);
   CHECK(f.slurm.runner.count("sbatch") == 2);
 
-  claim(run, "101", "a100");
+  test::claim_race(run, "101", "a100");
   // status (without targets) finds the sweep by its files and submits.
   CHECK(continue_raced_grids_in(f.req.runs_root, {}, f.slurm.clock.now(), f.slurm.ctx, f.out) == 1);
   REQUIRE(f.slurm.runner.count("sbatch") == 3);
@@ -145,7 +140,7 @@ TEST_CASE("race then sweep: a sweep cancelled while it raced submits nothing mor
   update_ledger(run, [](std::vector<Attempt>& all) {
     for (auto& a : all) a.cancel_requested_at = "2026-11-26T10:00:00Z";
   });
-  claim(run, "100", "1x1");  // the winner claimed just before scancel reached it
+  test::claim_race(run, "100", "1x1");  // the winner claimed just before scancel reached it
   GridContinuation c = continue_raced_grid(run, f.slurm.ctx, f.out);
   CHECK_FALSE(c.submitted);
   CHECK(c.why_not.find("the sweep was cancelled at 2026-11-26T10:00:00Z while cell LR=0.1,SEED=1 raced") !=
@@ -156,7 +151,7 @@ TEST_CASE("race then sweep: a sweep cancelled while it raced submits nothing mor
 TEST_CASE("race then sweep: the losers' ends come from the race's files once squeue has let them go") {
   Fixture f;
   Run run = f.sweep();
-  claim(run, "100", "1x1");
+  test::claim_race(run, "100", "1x1");
   write_file_atomic(race_dir(run) + "/cancelled.101", "101 1795300011\n");
   // Still listed as pending: not final.
   Job pending;
