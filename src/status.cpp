@@ -261,10 +261,10 @@ std::string grid_race_words(const Run& run, const std::vector<CellState>& cells)
                        "shape",
                        first.cell->name, join(shapes, ", "), cells.size() - 1);
   }
-  if (first.attempt && first.attempt->race)
-    return fmt::format("cell {}'s race won by shape {} (job {})", first.cell->name, first.attempt->shape,
-                       first.attempt->job_id);
-  return "";
+  RaceState race = read_race(run);
+  if (race.generations.empty() || !race.generations.front().winner) return "";
+  const RaceEvent& won = *race.generations.front().winner;
+  return fmt::format("cell {}'s race won by shape {} (job {})", first.cell->name, won.label, won.job_id);
 }
 
 // A grid's sweep in one row: its arrays, its cells counted by state.
@@ -620,7 +620,7 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
       // A cell whose end is kept is explained from the ledger alone.
       if (const JobEnd* end = c.attempt->task_end(c.cell->index)) states.ends.emplace(c.job.id, *end);
       StatusRow row = job_row({c.job.id, run, c.attempt}, c.job, now, extra);
-      if (!c.racing.empty() || (c.attempt->race && c.cell->index == 0)) {
+      if (c.cell->index == 0 && run->grid->raced) {
         std::string race = grid_race_words(*run, cells);
         row.info = row.info.empty() || row.info == "-" ? race : race + "; " + row.info;
         row.json["race"] = race;
@@ -644,7 +644,7 @@ StatusReport collect_status(const StatusRequest& req, SlurmClient& slurm, long l
   for (auto& run : runs)
     if (run.grid && !hidden.count(run.dir)) {
       try {
-        record_cell_ends(run, cell_states(run, array_records), arrays_answered, now, states.earlier);
+        record_cell_ends(run, cell_states(run, array_records), arrays_answered, now, states.earlier, array_records);
         record_race_losers(run, array_records, arrays_answered, now);
       } catch (const std::exception& e) {
         report.notes.push_back(fmt::format("the ends of sweep {}'s cells could not be recorded ({}); they are asked "

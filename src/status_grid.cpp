@@ -186,13 +186,26 @@ int record_race_losers(Run& run, const std::vector<Job>& records, bool squeue_an
 }
 
 int record_cell_ends(Run& run, const std::vector<CellState>& cells, bool squeue_answered, long long now,
-                     const std::map<std::string, std::vector<Job>>& earlier) {
+                     const std::map<std::string, std::vector<Job>>& earlier, const std::vector<Job>& records) {
   if (!squeue_answered) return 0;  // a controller that did not answer proves nothing
   std::map<std::string, std::vector<Job>> news;  // by array id
   for (const auto& c : cells)
     if (c.attempt && c.job.source == "sacct" && is_terminal(c.job.state) && c.job.array_task_id &&
         !c.attempt->task_end(c.cell->index))
       news[c.attempt->job_id].push_back(c.job);
+  // An array whose every cell a later array took over (a retry, before its
+  // own ends were kept) is no cell's: its tasks' ends come from its records.
+  std::set<std::string> current, listed;  // arrays of cells; arrays squeue still lists
+  for (const auto& c : cells)
+    if (c.attempt) current.insert(c.attempt->job_id);
+  for (const Job& j : records)
+    if (j.source != "sacct") listed.insert(submission_id(j));
+  for (const Job& j : records)
+    if (j.source == "sacct" && is_terminal(j.state) && j.array_task_id && !current.count(submission_id(j)) &&
+        !listed.count(submission_id(j)))
+      if (const Attempt* a = job_attempt(run, submission_id(j)); a && !a->array.empty() && !a->end &&
+                                                                  !a->task_end(*j.array_task_id + a->array_offset))
+        news[a->job_id].push_back(j);
   if (news.empty()) return 0;
   int recorded = 0;
   update_ledger(run, [&](std::vector<Attempt>& attempts) {

@@ -42,9 +42,12 @@ std::vector<std::string> array_ids(const Run& run, bool unended_only = false);
 // array whose every cell has one gets its own end (the run can then end
 // for good, as status's window and index ask). `earlier`: sacct's earlier
 // attempts of requeued cells, by the task's own job id, kept with its end.
+// `records` (cell_states'): an array whose every cell a later array took
+// over before its ends were kept gets them from its own records there.
 // Returns how many it recorded; throws as update_ledger does.
 int record_cell_ends(Run& run, const std::vector<CellState>& cells, bool squeue_answered, long long now,
-                     const std::map<std::string, std::vector<Job>>& earlier = {});
+                     const std::map<std::string, std::vector<Job>>& earlier = {},
+                     const std::vector<Job>& records = {});
 
 // A raced grid whose race was won: the losers' jobs (cancelled by the
 // winner, or stood down: run/race says which) that squeue, having answered,

@@ -162,7 +162,8 @@ Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, cons
   a.shape = shape.label;
   a.script = shape.script;
   std::vector<std::string> args = sbatch_args(run, shape, a.token, extra);
-  if (array_offset) args.push_back(std::to_string(array_offset));  // the array script's $1
+  if (array_offset || race) args.push_back(std::to_string(array_offset));  // the array script's $1
+  if (race) args.push_back("race");  // its $2: a raced grid's first cell runs its race script
   a.argv = {"sbatch", "--parsable"};
   a.argv.insert(a.argv.end(), args.begin(), args.end());
   a.intent_at = utc_now_iso();

@@ -45,7 +45,8 @@ int adopt_found_jobs(Run& run, const std::vector<Job>& queue);
 // record is a read-modify-write of the ledger. Returns the final attempt.
 // `array`: the --array value (in `extra` too) of a grid's array, recorded;
 // `array_offset` goes after the script (its $1: task N runs cell N + offset);
-// `race`: a raced grid's first cell (Attempt::race).
+// `race`: a raced grid's first cell (Attempt::race): "race" follows the
+// offset, and the array script runs the cell's race script.
 Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, const std::vector<std::string>& extra = {},
                        const std::string& array = "", int array_offset = 0, bool race = false);
 

@@ -91,13 +91,20 @@ std::string array_script(const GridArray& array, const std::string& run_dir, con
       "fi\n"
       "ddpctl_cell=$((SLURM_ARRAY_TASK_ID + ${{1:-0}}))\n"
       "ddpctl_cell_script={dir_word}/{cells}/$ddpctl_cell.sh\n"
+      "{race}"
       "if [ ! -r \"$ddpctl_cell_script\" ]; then\n"
       "  echo \"ddpctl: error: array task $SLURM_ARRAY_TASK_ID (cell $ddpctl_cell) finds no $ddpctl_cell_script on $(hostname): the runs folder must be shared with the nodes\" >&2\n"
       "  exit 1\n"
       "fi\n"
       "exec /bin/bash \"$ddpctl_cell_script\"\n",
       fmt::arg("spec", plain_line(spec_file)), fmt::arg("label", array.label), fmt::arg("dir", plain_line(run_dir)),
-      fmt::arg("dir_word", shell_quote(run_dir)), fmt::arg("cells", array.cells_dir));
+      fmt::arg("dir_word", shell_quote(run_dir)), fmt::arg("cells", array.cells_dir),
+      fmt::arg("race", array.cells_dir == "cells"
+                           ? ""
+                           : fmt::format("# The race of the first cell ($2 = race) claims the race first; a retry\n"
+                                         "# of that cell runs it plainly.\n"
+                                         "if [ \"${{2:-}}\" = race ]; then ddpctl_cell_script={}/{}/$ddpctl_cell.race.sh; fi\n",
+                                         shell_quote(run_dir), array.cells_dir)));
   return out;
 }
 
@@ -143,17 +150,20 @@ GridPlan plan_grid(ResolvedGrid& g, const std::string& run_dir, const std::strin
     r.env.emplace_back("DDPCTL_CELL_DIR", dir);
     // A raced grid's first cell claims the race in its scripts; its winner
     // submits the other cells, and a requeue does not race again.
-    RaceRole role;
-    if (raced && i == 0) {
-      role = RaceRole((fs::path(run_dir) / "race").string());
-      role.reraces = false;
-      role.continues_grid = true;
-    }
-    std::vector<RenderedScript> rendered = render_scripts(r, templates, role);
+    std::vector<RenderedScript> rendered = render_scripts(r, templates);
     if (!raced)
       plan.scripts.emplace_back(cell_script_name(i), rendered.at(0).text);
     else
       for (const RenderedScript& rs : rendered) plan.scripts.emplace_back(fmt::format("cells/{}/{}.sh", rs.label, i), rs.text);
+    if (raced && i == 0) {
+      // The race's scripts (cells/<label>/0.race.sh): the claim first, and
+      // the winner submits the other cells; a requeue does not race again.
+      RaceRole role((fs::path(run_dir) / "race").string());
+      role.reraces = false;
+      role.continues_grid = true;
+      for (const RenderedScript& rs : render_scripts(r, templates, role))
+        plan.scripts.emplace_back(fmt::format("cells/{}/0.race.sh", rs.label), rs.text);
+    }
     RunCell rc{i, cell.name, raced ? "" : array_of.at(i), dir, {}};
     for (const auto& v : cell.values) rc.values.emplace_back(v.key, v.text);
     plan.grid.cells.push_back(std::move(rc));

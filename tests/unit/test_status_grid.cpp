@@ -162,3 +162,48 @@ TEST_CASE("status_grid: an array split below MaxArraySize maps its tasks back to
   CHECK(cells[3].shown_id == "70_3");
   CHECK(run.attempts.back().array_cells() == std::vector<int>{4, 5});
 }
+
+TEST_CASE("status_grid: an array whose every cell a retry took over gets its ends from its own records") {
+  test::TempDir dir;
+  Run run = test::make_local_cpu_run(dir.path);
+  Run g = grid_run(2, "300");
+  run.grid = g.grid;
+  Attempt retry = g.attempts.front();
+  retry.token = "tok2";
+  retry.job_id = "400";
+  update_ledger(run, [&](std::vector<Attempt>& all) {
+    all.push_back(g.attempts.front());
+    all.push_back(retry);
+  });
+  auto record = [](const std::string& array, int task, JobState state) {
+    Job j;
+    j.id = array + std::to_string(task);  // a task's own id
+    j.array_job_id = array;
+    j.array_task_id = task;
+    j.state = state;
+    j.source = "sacct";
+    return j;
+  };
+  std::vector<Job> records = {record("300", 0, JobState::Failed), record("300", 1, JobState::Failed),
+                              record("400", 0, JobState::Completed), record("400", 1, JobState::Completed)};
+  std::vector<CellState> cells = cell_states(run, records);
+  REQUIRE(cells[0].attempt->job_id == "400");
+  // Without the records only the cells' own (the retry's) ends: 300 would be asked forever.
+  CHECK(record_cell_ends(run, cells, true, 100, {}, records) == 4);
+  Run again = load_run(run.dir);
+  again.grid = g.grid;
+  CHECK(array_ids(again, true).empty());
+  CHECK(again.attempts[again.attempts.size() - 2].end->job.state == JobState::Failed);
+  CHECK(again.attempts.back().end->job.state == JobState::Completed);
+  // Squeue still listing the superseded array: its ends are not final yet.
+  Run other = test::make_local_cpu_run(dir.path + "/b");
+  other.grid = g.grid;
+  update_ledger(other, [&](std::vector<Attempt>& all) {
+    all.push_back(g.attempts.front());
+    all.push_back(retry);
+  });
+  Job listed = record("300", 0, JobState::Failed);
+  listed.source = "squeue";
+  records.insert(records.begin(), listed);
+  CHECK(record_cell_ends(other, cell_states(other, records), true, 100, {}, records) == 2);
+}

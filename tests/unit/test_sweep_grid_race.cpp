@@ -70,10 +70,15 @@ TEST_CASE("race then sweep: the first cell races every shape as a one-task array
   Fixture f;
   Run run = f.sweep();
   REQUIRE(f.slurm.runner.count("sbatch") == 2);
-  CHECK(has(f.sbatch(0), "--array=0"));
-  CHECK(ends_with(f.sbatch(0), "rs-1x1.array.sbatch"));
-  CHECK(has(f.sbatch(1), "--array=0"));
-  CHECK(ends_with(f.sbatch(1), "rs-a100.array.sbatch"));
+  // Task 0 of each shape's array script, told to run the race's script ($1 $2 = 0 race).
+  for (size_t n : {0, 1}) {
+    std::vector<std::string> argv = f.sbatch(n);
+    CHECK(has(argv, "--array=0"));
+    REQUIRE(argv.size() > 3);
+    CHECK(argv[argv.size() - 2] == "0");
+    CHECK(argv.back() == "race");
+    CHECK(argv[argv.size() - 3].find(n == 0 ? "rs-1x1.array.sbatch" : "rs-a100.array.sbatch") != std::string::npos);
+  }
   REQUIRE(run.grid);
   CHECK(run.grid->raced);
   CHECK(read_race(run).job_of_label() == std::map<std::string, std::string>{{"1x1", "100"}, {"a100", "101"}});
@@ -81,11 +86,15 @@ TEST_CASE("race then sweep: the first cell races every shape as a one-task array
 
   // Each shape's array runs its own cell scripts; only cell 0's race, its
   // winner submits the rest and is never raced again.
-  CHECK(read_file(run.dir + "/rs-a100.array.sbatch").find("/cells/a100/$ddpctl_cell.sh") != std::string::npos);
-  std::string first = read_file(run.dir + "/cells/1x1/0.sh");
+  std::string array = read_file(run.dir + "/rs-a100.array.sbatch");
+  CHECK(array.find("/cells/a100/$ddpctl_cell.sh") != std::string::npos);
+  CHECK(array.find("if [ \"${2:-}\" = race ]; then ddpctl_cell_script=") != std::string::npos);
+  std::string first = read_file(run.dir + "/cells/1x1/0.race.sh");
   CHECK(first.find("sweep continue") != std::string::npos);
   CHECK(first.find("race-again") == std::string::npos);
   CHECK(first.find("ddpctl_race=") != std::string::npos);
+  // A retry of the first cell runs it plainly: a claim already won would make it stand down.
+  CHECK(read_file(run.dir + "/cells/1x1/0.sh").find("ddpctl_race=") == std::string::npos);
   CHECK(read_file(run.dir + "/cells/a100/3.sh").find("ddpctl_race=") == std::string::npos);
   CHECK(read_file(run.dir + "/cells/a100/3.sh").find("#SBATCH --partition=a100-80gb") != std::string::npos);
 
@@ -114,7 +123,7 @@ TEST_CASE("race then sweep: the winner's shape takes the other cells as one arra
   CHECK(continue_raced_grids_in(f.req.runs_root, {}, f.slurm.clock.now(), f.slurm.ctx, f.out) == 1);
   REQUIRE(f.slurm.runner.count("sbatch") == 3);
   CHECK(has(f.sbatch(2), "--array=1-3%2"));
-  CHECK(ends_with(f.sbatch(2), "rs-a100.array.sbatch"));
+  CHECK(ends_with(f.sbatch(2), "rs-a100.array.sbatch"));  // no offset, not the race
 
   // The job's own `sweep continue`, a second login node: nothing more.
   run = load_run(run.dir);
