@@ -202,14 +202,12 @@ std::optional<StallRecord> read_stall_record(const std::string& log_base) try {
 std::string describe_stall(const StallRecord& r, std::optional<double> for_s) {
   std::string dur = format_duration(std::llround(for_s.value_or(r.for_s)));
   std::string s;
-  if (r.culprit_named) {
-    s = fmt::format("stalled {}: {}", dur, r.culprit);
-  } else {
-    s = r.detail.empty() ? fmt::format("stalled {}: {}", dur, r.why)
-                         : fmt::format("stalled {} (no progress in {}): {}", dur, r.basis, r.detail);
-    if (!r.culprit.empty()) s += "; stacks: " + r.culprit;
-  }
+  if (r.culprit_named) s = fmt::format("stalled {}: {}", dur, r.culprit);
+  else if (r.detail.empty()) s = fmt::format("stalled {}: {}", dur, r.why);
+  else s = fmt::format("stalled {} (no progress in {}): {}", dur, r.basis, r.detail);
   if (!r.stacks.empty()) s += "; stacks in " + join(r.stacks, ", ");
+  // Why the stacks name nobody, after where they are (status cuts a long line).
+  if (!r.culprit_named && !r.culprit.empty()) s += (r.stacks.empty() ? "; stacks: " : ": ") + r.culprit;
   return s;
 }
 
