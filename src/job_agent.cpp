@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "culprit.hpp"
 #include "job_files.hpp"
 #include "diagnostics.hpp"
 #include "files.hpp"
@@ -114,7 +115,8 @@ void Watcher::save() {
 }
 
 bool Watcher::tick(double now) {
-  StallVerdict v = watch_.observe(observer_.observe(now));
+  last_ = observer_.observe(now);
+  StallVerdict v = watch_.observe(last_);
   if (tries_ > 0) {  // an act that failed: again, while the job is still stalled
     if (!v.stalled) tries_ = 0;
     else return !take_action();
@@ -188,6 +190,29 @@ void Watcher::gather_stacks(double now) {
   if (record_.stacks.size() < o_.nodes.size())
     std::cerr << fmt::format("ddpctl: watchdog: stacks recorded on {} of {} node(s) within {:.0f}s\n",
                              record_.stacks.size(), o_.nodes.size(), o_.stacks_wait_s);
+  // Who hung it, from the stacks; recorded before the act.
+  std::vector<RankEvidence> ranks;
+  for (const auto& node : o_.nodes) {
+    std::string path = stacks_path(o_.log_base, o_.attempt, node);
+    if (std::find(record_.stacks.begin(), record_.stacks.end(), path) == record_.stacks.end()) continue;
+    try {
+      for (auto& r : read_stacks_file(read_file(path, 16 << 20), node)) ranks.push_back(std::move(r));
+    } catch (const std::exception& e) {
+      std::cerr << "ddpctl: watchdog: error: cannot read " << path << " (" << e.what() << ")\n";
+    }
+  }
+  for (auto& r : ranks)
+    for (const auto& t : last_.tasks)
+      if (t.node == r.node && (r.rank ? t.rank == r.rank : t.task == r.task)) r.cpu_pct = t.cpu_pct;
+  if (ranks.empty()) return;
+  CulpritVerdict c = decide_culprit(ranks);
+  record_.culprit = c.text;
+  record_.culprit_named = c.kind == CulpritKind::Named;
+  if (record_.culprit_named) {
+    record_.stopped.clear();
+    for (const auto& r : c.culprits) record_.stopped.push_back({r.task, r.rank, r.node});
+  }
+  save();
 }
 
 bool Watcher::take_action() {

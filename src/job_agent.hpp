@@ -105,6 +105,7 @@ class Watcher {
   StepObserver observer_;
   StallWatch watch_;
   StallRecord record_;
+  Observation last_;  // the latest observation (each task's CPU, for the culprit)
   bool stalled_ = false;
   bool requeue_ = false;  // the action to take: requeue, else cancel
   int tries_ = 0;         // of the action, when it fails (a few, an interval apart)

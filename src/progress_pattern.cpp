@@ -42,10 +42,12 @@ std::optional<ProgressSpec> progress_preset(const std::string& name) {
     p.pattern = R"(Epoch \[(?<epoch>\d+)/(?<epochs>\d+)\].*?Loss[^:]*: (?<loss>)" + n +
                 R"().*?Throughput: (?<samples_per_s>)" + n + ") img/s";
   } else if (name == "huggingface") {
-    p.pattern = R"(\{'loss': (?<loss>)" + n + R"().*'epoch': (?<epoch>)" + n + R"()\})";
+    // transformers 5 quotes the values ({'loss': '5.384', ..., 'epoch': '0.07937'}); 4 did not.
+    p.pattern = R"(\{'loss': '?(?<loss>)" + n + R"()'?,.*'epoch': '?(?<epoch>)" + n + R"()'?\})";
   } else if (name == "lightning") {
-    // tqdm's rate is "9.52it/s", "2.50s/it" when slow, or "?it/s" before the first.
-    p.pattern = R"(Epoch (?<epoch>\d+):.*?\| *(?<step>\d+)/(?<steps>\d+) \[[^\]]*?(?:(?<it_per_s>)" + n +
+    // tqdm's rate is "9.52it/s", "2.50s/it" when slow, or "?it/s" before the first;
+    // a loader of unknown length counts "5/?" (Lightning 2).
+    p.pattern = R"(Epoch (?<epoch>\d+):.*?\| *(?<step>\d+)/(?:(?<steps>\d+)|\?) \[[^\]]*?(?:(?<it_per_s>)" + n +
                 R"()it/s|)" + n + R"(s/it|\?it/s)(?:[^\]]*loss=(?<loss>)" + n + "))?";
     p.epoch_base = 0;
   } else {

@@ -150,6 +150,8 @@ nlohmann::json stall_record_json(const StallRecord& r) {
           {"detail", r.detail},
           {"stopped", stopped},
           {"stacks", r.stacks},
+          {"culprit", r.culprit},
+          {"culprit_named", r.culprit_named},
           {"resumed_at", r.resumed_at ? nlohmann::json(*r.resumed_at) : nlohmann::json()}};
 }
 
@@ -189,6 +191,8 @@ std::optional<StallRecord> read_stall_record(const std::string& log_base) try {
   if (j.contains("stacks") && j["stacks"].is_array())
     for (const auto& s : j["stacks"])
       if (s.is_string()) r.stacks.push_back(s.get<std::string>());
+  r.culprit = str("culprit");
+  r.culprit_named = j.value("culprit_named", false);
   r.resumed_at = json_field::number(j, "resumed_at");
   return r;
 } catch (const nlohmann::json::exception&) {
@@ -197,9 +201,13 @@ std::optional<StallRecord> read_stall_record(const std::string& log_base) try {
 
 std::string describe_stall(const StallRecord& r, std::optional<double> for_s) {
   std::string dur = format_duration(std::llround(for_s.value_or(r.for_s)));
-  std::string s = r.detail.empty() ? fmt::format("stalled {}: {}", dur, r.why)
-                                   : fmt::format("stalled {} (no progress in {}): {}", dur, r.basis, r.detail);
+  std::string s;
+  if (r.culprit_named) s = fmt::format("stalled {}: {}", dur, r.culprit);
+  else if (r.detail.empty()) s = fmt::format("stalled {}: {}", dur, r.why);
+  else s = fmt::format("stalled {} (no progress in {}): {}", dur, r.basis, r.detail);
   if (!r.stacks.empty()) s += "; stacks in " + join(r.stacks, ", ");
+  // Why the stacks name nobody, after where they are (status cuts a long line).
+  if (!r.culprit_named && !r.culprit.empty()) s += (r.stacks.empty() ? "; stacks: " : ": ") + r.culprit;
   return s;
 }
 

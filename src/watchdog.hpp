@@ -84,13 +84,20 @@ struct StallRecord {
   std::string basis, detail;  // the verdict's: what counted as progress, who stopped
   std::vector<StoppedTask> stopped;
   std::vector<std::string> stacks;  // files holding the ranks' stacks
+  // The culprit decision over those stacks (culprit.hpp): who is not in a
+  // collective while the others wait in one, or why none is named.
+  std::string culprit;
+  bool culprit_named = false;
   std::optional<double> resumed_at;
 };
 nlohmann::json stall_record_json(const StallRecord& r);
 std::optional<StallRecord> read_stall_record(const std::string& log_base);
 std::string stall_record_path(const std::string& log_base);
 // "stalled 30s (no progress in the progress pattern): rank 1 (g1) ...; stacks
-// in FILE"; `for_s` overrides the record's duration (a live stall's).
+// in FILE"; when the stacks name a culprit, it is what the stall says:
+// "stalled 30s: rank 1 (g1) is not in a collective — at ...; rank 0 (g1)
+// waits in all_reduce; stacks in FILE". `for_s` overrides the record's
+// duration (a live stall's).
 std::string describe_stall(const StallRecord& r, std::optional<double> for_s = std::nullopt);
 
 // The guides' troubleshooting over a job's recent samples (every node).

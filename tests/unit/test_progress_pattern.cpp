@@ -65,6 +65,34 @@ TEST_CASE("the huggingface preset reads the Trainer's log dicts") {
   CHECK(format_progress(*p) == "epoch 1/2 [#####-----] 50% loss 1.812 ETA 3m00s");
 }
 
+TEST_CASE("the huggingface preset reads transformers 5's quoted values, from a real Trainer log") {
+  // transformers 5.12's Trainer on CPU (tests/unit/data/progress/README.md):
+  // {'loss': '4.338', 'grad_norm': '1.149', 'learning_rate': '3.125e-06', 'epoch': '2'}
+  auto r = read("huggingface", tail_lines(test::source_dir() + "/tests/unit/data/progress/transformers-5.12-trainer.out"));
+  REQUIRE(r.matched);
+  CHECK(r.epoch == Approx(2));
+  CHECK(r.loss == Approx(4.338));
+  REQUIRE(r.per_epoch.size() == 2);
+  CHECK(r.per_epoch.at(1).train_loss == Approx(4.328));  // the line of 'epoch': '1'
+  auto half = read("huggingface", {"{'loss': '4.319', 'grad_norm': '1.061', 'learning_rate': '4.063e-05', 'epoch': '0.5'}"});
+  CHECK(half.epoch == Approx(0.5));
+  // The run's summary line is no progress line.
+  CHECK_FALSE(read("huggingface", {"{'train_runtime': '2.055', 'train_samples_per_second': '62.28', "
+                                   "'train_steps_per_second': '7.784', 'train_loss': '4.324', 'epoch': '2'}"})
+                  .matched);
+}
+
+TEST_CASE("the lightning preset reads Lightning 2's bar over a loader of unknown length (N/?)") {
+  auto r = read("lightning", tail_lines(test::source_dir() + "/tests/unit/data/progress/lightning-2-unsized-bar.out"));
+  REQUIRE(r.matched);
+  CHECK(r.epoch == 1);
+  CHECK(r.step == 5);
+  CHECK_FALSE(r.steps);
+  CHECK(r.loss == Approx(14.90));
+  CHECK(r.it_per_s == Approx(0.06));
+  CHECK(read("lightning", {"Epoch 0: |          | 0/? [00:00<?, ?it/s] 141) "}).step == 0);
+}
+
 TEST_CASE("the lightning preset reads tqdm's bar, counting epochs from 0") {
   auto r = read("lightning",
                 {"Epoch 0:  50%|█████     | 50/100 [00:05<00:05,  9.52it/s, v_num=0, train_loss=0.512]",

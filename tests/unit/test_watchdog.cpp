@@ -269,6 +269,8 @@ TEST_CASE("the stall record survives its file", "[watchdog]") {
   r.detail = "rank 1 (g1) stopped at epoch 0 step 0";
   r.stopped = {stopped(1, 1, "g1"), stopped(2, std::nullopt, "g2")};
   r.stacks = {base + ".restart1.stacks.g1.txt", base + ".restart1.stacks.g2.txt"};
+  r.culprit = "rank 1 (g1) is not in a collective — at hang.py:15 in on_step_end; rank 0 (g1) waits in all_reduce";
+  r.culprit_named = true;
   r.resumed_at = 1795300700;
   write_file_atomic(stall_record_path(base), stall_record_json(r).dump() + "\n");
 
@@ -292,6 +294,8 @@ TEST_CASE("the stall record survives its file", "[watchdog]") {
   CHECK(back->stopped[1].task == 2);
   CHECK_FALSE(back->stopped[1].rank);
   CHECK(back->stacks == r.stacks);
+  CHECK(back->culprit == r.culprit);
+  CHECK(back->culprit_named);
   CHECK(back->resumed_at == 1795300700);
 
   r.resumed_at.reset();
@@ -316,6 +320,20 @@ TEST_CASE("describe_stall: how long, what counted as progress, who stopped, wher
         "stalled 1m15s (no progress in the progress pattern): rank 1 (g1) stopped at epoch 0 step 0; stacks in "
         "logs/j_7.restart0.stacks.g1.txt, logs/j_7.restart0.stacks.g2.txt");
 
+  SECTION("stacks that name a culprit: it is what the stall says") {
+    r.culprit = "rank 1 (g1) is not in a collective — at hang.py:15 in on_step_end; rank 0 (g1) waits in all_reduce";
+    r.culprit_named = true;
+    CHECK(describe_stall(r) ==
+          "stalled 1m15s: rank 1 (g1) is not in a collective — at hang.py:15 in on_step_end; rank 0 (g1) waits in "
+          "all_reduce; stacks in logs/j_7.restart0.stacks.g1.txt, logs/j_7.restart0.stacks.g2.txt");
+  }
+  SECTION("stacks that name none: why, after the progress detail") {
+    r.culprit = "no rank is in a collective, so the stacks name no culprit";
+    CHECK(describe_stall(r) ==
+          "stalled 1m15s (no progress in the progress pattern): rank 1 (g1) stopped at epoch 0 step 0; stacks in "
+          "logs/j_7.restart0.stacks.g1.txt, logs/j_7.restart0.stacks.g2.txt: no rank is in a collective, so the "
+          "stacks name no culprit");
+  }
   SECTION("a record from before basis and detail were kept: its why") {
     r.basis.clear();
     r.detail.clear();
@@ -569,6 +587,51 @@ TEST_CASE("the watcher with action cancel asks for stacks, records, then scancel
   CHECK(r->taken == "cancelled");
   CHECK(r->stacks == std::vector<std::string>{f.o.log_base + ".restart0.stacks.g1.txt"});
   CHECK(w.record().taken == "cancelled");
+}
+
+TEST_CASE("the watcher names the culprit from the stacks, not from who printed last", "[job_agent]") {
+  // The issue's hang: rank 1 sleeps in a callback after printing; rank 0
+  // printed earlier and waits in all_reduce. Output timing names rank 0.
+  WatchFixture f;
+  f.o.action = StallAction::Cancel;
+  f.runner.on("scancel", {}, exits(0));
+  f.write_log(0, "step\n", T0 - 10);
+  f.write_log(1, "step\n", T0);
+  auto section = [](int pid, int rank, const std::string& fixture) {
+    return fmt::format("\n## pid {} (rank {}), state S: gdb -p {} -batch -nx -ex 'thread apply all bt'\n", pid, rank,
+                       pid) +
+           read_file(test::source_dir() + "/tests/unit/data/stacks/" + fixture);
+  };
+  write_file_atomic(stacks_path(f.o.log_base, 0, "g1"), "# stacks of job 42's training processes on g1\n" +
+                                                             section(17721, 0, "gloo-gdb-rank0-all_reduce.txt"));
+  std::string g2 = "# stacks of job 42's training processes on g2\n" + section(17723, 1, "gloo-gdb-rank1-sleep.txt");
+  SECTION("both nodes' stacks: rank 1 is named with its frame") {
+    write_file_atomic(stacks_path(f.o.log_base, 0, "g2"), g2);
+    Watcher w(f.o, f.runner, f.clock, T0);
+    CHECK_FALSE(w.tick(T0 + 60));
+    auto r = read_stall_record(f.o.log_base);
+    REQUIRE(r);
+    CHECK(r->detail == "rank 0 (g1) wrote its last output 10s before the others");  // the timing guess, kept apart
+    CHECK(r->culprit_named);
+    CHECK(r->culprit == "rank 1 (g2) is not in a collective — at clock_nanosleep; rank 0 (g1) waits in a collective "
+                        "(c10d::Work::wait)");
+    REQUIRE(r->stopped.size() == 1);
+    CHECK(r->stopped[0].rank == 1);
+    CHECK(r->stopped[0].node == "g2");
+    std::string said = describe_stall(*r);
+    CHECK(said.rfind("stalled 1m00s: rank 1 (g2) is not in a collective — at clock_nanosleep; rank 0 (g1) waits", 0) == 0);
+    CHECK(said.find("last output") == std::string::npos);
+  }
+  SECTION("g2 answered nothing: the stacks say why no culprit, beside the timing") {
+    Watcher w(f.o, f.runner, f.clock, T0);
+    CHECK_FALSE(w.tick(T0 + 60));
+    auto r = read_stall_record(f.o.log_base);
+    REQUIRE(r);
+    CHECK_FALSE(r->culprit_named);
+    CHECK(r->culprit == "only rank 0 (g1)'s stacks were read, nothing to compare them with (waiting in a collective "
+                        "(c10d::Work::wait))");
+    CHECK(describe_stall(*r).find(".stacks.g1.txt: only rank 0 (g1)'s stacks were read") != std::string::npos);
+  }
 }
 
 TEST_CASE("the watcher with action requeue requeues while restarts are left, else cancels", "[job_agent]") {

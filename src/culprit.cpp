@@ -1,0 +1,429 @@
+#include "culprit.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+
+#include "regex.hpp"
+#include "text.hpp"
+
+namespace ddpctl {
+
+std::string stack_format_name(StackFormat f) {
+  switch (f) {
+    case StackFormat::Gdb: return "gdb";
+    case StackFormat::PySpy: return "py-spy";
+    case StackFormat::Faulthandler: return "faulthandler";
+  }
+  return "gdb";
+}
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out = split(text, '\n');
+  for (auto& l : out)
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+  return out;
+}
+
+// A Python stack's outermost frame is <module> on the main thread only.
+void mark_python_main(ThreadStack& t) {
+  if (!t.frames.empty() && t.frames.back().function == "<module>") t.main = true;
+}
+
+}  // namespace
+
+// "Thread 5 (Thread 0x7ffb5393e6c0 (LWP 17783) "pt_tcpstore"):" then
+// "#3  0x00007ffb791c5f76 in poll () from /usr/lib/.../libc.so.6",
+// "#1  futex_wait_simple (private=...) at ../sysdeps/nptl/futex-internal.h:177"
+// (an inlined frame has no address), a long frame going on in "   from LIB".
+// A bare `bt` (a core's) has frames and no thread line: one thread.
+std::vector<ThreadStack> parse_gdb_stacks(const std::string& text) {
+  static const Regex thread_line(R"re(^Thread (\d+) \((.*)\):$)re");
+  static const Regex frame_line(R"re(^#(\d+) +(?:0x[0-9a-fA-F]+ in )?(.*)$)re");
+  static const Regex at_file(R"re( at (\S+):(\d+)$)re");
+  static const Regex from_lib(R"re(^\s*from ?(\S+)$)re");
+  std::vector<ThreadStack> out;
+  for (const auto& line : lines_of(text)) {
+    RegexMatch m;
+    if (thread_line.search(line, &m)) {
+      ThreadStack t;
+      t.format = StackFormat::Gdb;
+      t.name = "Thread " + m.str(1) + " (" + m.str(2) + ")";
+      t.main = m.str(1) == "1";
+      out.push_back(t);
+      continue;
+    }
+    if (frame_line.search(line, &m)) {
+      if (out.empty() || (m.str(1) == "0" && !out.back().frames.empty())) {
+        ThreadStack t;  // a bare backtrace
+        t.format = StackFormat::Gdb;
+        t.name = "the backtrace";
+        t.main = true;
+        out.push_back(t);
+      }
+      std::string rest = m.str(2);
+      StackFrame f;
+      // The name runs to its argument list: "c10d::Work::wait(std::chrono::...) ()",
+      // "poll ()", "futex_wait (private=...)".
+      size_t paren = rest.find('(');
+      f.function = trim(paren == std::string::npos ? rest : rest.substr(0, paren));
+      RegexMatch fm;
+      if (at_file.search(rest, &fm)) {
+        f.file = fm.str(1);
+        f.line = std::stoi(fm.str(2));
+      } else if (size_t from = rest.rfind(" from "); from != std::string::npos) {
+        f.file = trim(rest.substr(from + 6));
+      }
+      out.back().frames.push_back(f);
+      continue;
+    }
+    if (!out.empty() && !out.back().frames.empty() && from_lib.search(line, &m) &&
+        out.back().frames.back().file.empty())
+      out.back().frames.back().file = m.str(1);
+  }
+  return out;
+}
+
+// `Thread 688514 (idle): "MainThread"` then `    wait (threading.py:306)`;
+// --native adds native frames the same way (`    ncclKernel (libnccl.so.2)`).
+std::vector<ThreadStack> parse_py_spy_stacks(const std::string& text) {
+  static const Regex thread_line(R"re(^Thread (0x[0-9A-Fa-f]+|\d+) \(([^)]*)\)(?:: "(.*)")?$)re");
+  static const Regex frame_line(R"re(^    (\S.*?) \(([^():]+?)(?::(\d+))?\)$)re");
+  std::vector<ThreadStack> out;
+  bool in_thread = false;
+  for (const auto& line : lines_of(text)) {
+    RegexMatch m;
+    if (thread_line.search(line, &m)) {
+      ThreadStack t;
+      t.format = StackFormat::PySpy;
+      t.name = m.matched(3) ? m.str(3) : "Thread " + m.str(1);
+      t.main = m.str(3) == "MainThread";
+      out.push_back(t);
+      in_thread = true;
+      continue;
+    }
+    if (in_thread && frame_line.search(line, &m)) {
+      StackFrame f;
+      f.function = m.str(1);
+      f.file = m.str(2);
+      f.line = m.matched(3) ? std::stoi(m.str(3)) : 0;
+      f.python = f.file.size() > 3 && f.file.compare(f.file.size() - 3, 3, ".py") == 0;
+      out.back().frames.push_back(f);
+      continue;
+    }
+    // Locals (--locals) are indented deeper; anything else ends the thread.
+    if (line.rfind("        ", 0) != 0) in_thread = false;
+  }
+  for (auto& t : out) mark_python_main(t);
+  return out;
+}
+
+// Python's faulthandler: `Thread 0x00007f... (most recent call first):` or,
+// for the thread that took the signal, `Current thread 0x... [python3] (most
+// recent call first):` (3.14 names the thread in brackets), then
+// `  File "/tmp/hang.py", line 15 in on_step_end`.
+std::vector<ThreadStack> parse_faulthandler_stacks(const std::string& text) {
+  static const Regex thread_line(R"re(^(Current thread|Thread) (0x[0-9a-fA-F]+)(?: \[(.*)\])? \(most recent call first\):$)re");
+  static const Regex frame_line(R"re(^  File "(.*)", line (\d+|\?\?\?) in (.*)$)re");
+  std::vector<ThreadStack> out;
+  bool in_thread = false;
+  for (const auto& line : lines_of(text)) {
+    RegexMatch m;
+    if (thread_line.search(line, &m)) {
+      ThreadStack t;
+      t.format = StackFormat::Faulthandler;
+      t.name = m.str(1) + " " + m.str(2) + (m.matched(3) ? " [" + m.str(3) + "]" : "");
+      out.push_back(t);
+      in_thread = true;
+      continue;
+    }
+    if (in_thread && frame_line.search(line, &m)) {
+      StackFrame f;
+      f.file = m.str(1);
+      f.line = m.str(2) == "???" ? 0 : std::stoi(m.str(2));
+      f.function = m.str(3);
+      f.python = true;
+      out.back().frames.push_back(f);
+      continue;
+    }
+    in_thread = false;
+  }
+  for (auto& t : out) mark_python_main(t);
+  return out;
+}
+
+std::vector<ThreadStack> parse_stacks(const std::string& text) {
+  std::vector<ThreadStack> out = parse_faulthandler_stacks(text);
+  for (auto& t : parse_py_spy_stacks(text)) out.push_back(std::move(t));
+  for (auto& t : parse_gdb_stacks(text)) out.push_back(std::move(t));
+  return out;
+}
+
+namespace {
+
+// The frames the decision knows, innermost first in a thread deciding. Each
+// has a recorded example in tests/unit/data/stacks/ (README.md there).
+enum class FrameMeans { Waits, Idle };
+struct KnownFrame {
+  const char* function;  // a native name's prefix (gdb's, py-spy --native's)
+  FrameMeans means;
+};
+const KnownFrame kNativeFrames[] = {
+    // The caller of a collective waiting for its result (gloo-gdb-rank0-all_reduce.txt, main thread).
+    {"c10d::Work::wait", FrameMeans::Waits},
+    // A Gloo worker running the collective, waiting for a peer's data (the same file, a pt_gloo_runloop thread).
+    {"gloo::transport::tcp::UnboundBuffer::waitRecv", FrameMeans::Waits},
+    {"c10d::ProcessGroupGloo::AsyncWork::execute", FrameMeans::Waits},
+    // Threads every rank has, idle or not: a Gloo worker waiting for work, Gloo's
+    // event loop (both files), NCCL's watchdog thread (gdb-nccl-workcleanuploop-core.txt).
+    {"c10d::ProcessGroupGloo::runLoop", FrameMeans::Idle},
+    {"gloo::transport::tcp::Loop::run", FrameMeans::Idle},
+    {"c10d::ProcessGroupNCCL::workCleanupLoop", FrameMeans::Idle},
+};
+
+// torch.distributed's Python collectives (distributed_c10d.py): the
+// faulthandler and py-spy fixtures show all_reduce and broadcast.
+const std::set<std::string>& python_collectives() {
+  static const std::set<std::string> names = {
+      "all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "reduce", "reduce_scatter",
+      "reduce_scatter_tensor", "broadcast", "broadcast_object_list", "barrier", "monitored_barrier", "all_to_all",
+      "all_to_all_single", "gather", "gather_object", "scatter", "scatter_object_list", "send", "recv"};
+  return names;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::string base_name(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::optional<CollectiveWait> thread_collective(const ThreadStack& t) {
+  for (const auto& f : t.frames) {
+    if (f.python) {
+      if (ends_with(f.file, "distributed_c10d.py") && python_collectives().count(f.function))
+        return CollectiveWait{f.function, f.function + " (" + f.file + ")"};
+      continue;
+    }
+    for (const auto& k : kNativeFrames)
+      if (f.function.rfind(k.function, 0) == 0) {
+        if (k.means == FrameMeans::Idle) return std::nullopt;
+        return CollectiveWait{fmt::format("a collective ({})", k.function), f.function};
+      }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Library code, not where the program itself is: the interpreter's standard
+// library and packages (absolute paths), torch, and the standard modules
+// py-spy names by a bare file name.
+bool library_frame(const StackFrame& f) {
+  static const std::set<std::string> stdlib = {"threading.py", "queue.py", "selectors.py", "socket.py",
+                                               "subprocess.py", "ssl.py", "connection.py", "synchronize.py",
+                                               "popen_fork.py", "tempfile.py", "shutil.py", "os.py"};
+  const std::string& p = f.file;
+  if (p.find("site-packages/") != std::string::npos || p.find("dist-packages/") != std::string::npos) return true;
+  if (p.find("/lib/python3") != std::string::npos || p.rfind("torch/", 0) == 0) return true;
+  for (const char* d : {"multiprocessing/", "concurrent/", "asyncio/", "importlib/"})
+    if (p.rfind(d, 0) == 0) return true;
+  return stdlib.count(p) > 0;
+}
+
+std::string python_place(const StackFrame& f) {
+  std::string file = !f.file.empty() && f.file[0] == '/' ? base_name(f.file) : f.file;
+  return f.line > 0 ? fmt::format("{}:{} in {}", file, f.line, f.function) : fmt::format("{} in {}", file, f.function);
+}
+
+const ThreadStack* main_thread(const RankEvidence& r, bool python) {
+  const ThreadStack* any = nullptr;
+  for (const auto& t : r.threads) {
+    bool is_python = t.format != StackFormat::Gdb;
+    if (is_python != python || t.frames.empty()) continue;
+    if (t.main) return &t;
+    if (!any) any = &t;
+  }
+  return any;
+}
+
+// Where a rank is: its main thread's innermost frame of the program itself,
+// and, in parentheses, what it is inside (a library frame, else gdb's
+// innermost named native frame).
+std::string where_of(const RankEvidence& r) {
+  const ThreadStack* py = main_thread(r, true);
+  const ThreadStack* native = main_thread(r, false);
+  std::string native_inner;
+  if (native)
+    for (const auto& f : native->frames)
+      if (f.function != "??" && !f.function.empty()) {
+        native_inner = f.function;
+        break;
+      }
+  if (py) {
+    const StackFrame* user = nullptr;
+    for (const auto& f : py->frames)
+      if (!library_frame(f)) {
+        user = &f;
+        break;
+      }
+    const StackFrame& inner = py->frames.front();
+    if (!user) return python_place(inner) + (native_inner.empty() ? "" : " (" + native_inner + ")");
+    std::string inside = user != &inner ? fmt::format("{} in {}", inner.function, base_name(inner.file)) : native_inner;
+    return python_place(*user) + (inside.empty() ? "" : " (" + inside + ")");
+  }
+  if (!native_inner.empty()) return native_inner;
+  return "an unknown frame";
+}
+
+std::string rank_name(const RankEvidence& r) {
+  return r.rank ? fmt::format("rank {}", *r.rank) : fmt::format("task {}", r.task);
+}
+
+// "rank 1 (g1)", "ranks 0, 2, 3 (g1, g2)"
+std::string describe(const std::vector<const RankEvidence*>& rs) {
+  if (rs.empty()) return "";
+  if (rs.size() == 1) return rank_name(*rs[0]) + (rs[0]->node.empty() ? "" : " (" + rs[0]->node + ")");
+  bool ranks = std::all_of(rs.begin(), rs.end(), [](const RankEvidence* r) { return r->rank.has_value(); });
+  std::vector<std::string> ids, nodes;
+  for (const auto* r : rs) {
+    ids.push_back(std::to_string(ranks ? *r->rank : r->task));
+    if (!r->node.empty() && std::find(nodes.begin(), nodes.end(), r->node) == nodes.end()) nodes.push_back(r->node);
+  }
+  return fmt::format("{} {}{}", ranks ? "ranks" : "tasks", join(ids, ", "),
+                     nodes.empty() ? "" : " (" + join(nodes, ", ") + ")");
+}
+
+std::string collectives_text(const std::vector<std::string>& labels) {
+  std::vector<std::string> distinct;
+  for (const auto& l : labels)
+    if (std::find(distinct.begin(), distinct.end(), l) == distinct.end()) distinct.push_back(l);
+  return distinct.size() == 1 ? distinct[0] : "collectives (" + join(distinct, ", ") + ")";
+}
+
+}  // namespace
+
+CulpritVerdict decide_culprit(const std::vector<RankEvidence>& ranks) {
+  CulpritVerdict v;
+  std::vector<const RankEvidence*> with, without, in, out;
+  std::vector<std::string> labels;
+  for (const auto& r : ranks) {
+    bool any = std::any_of(r.threads.begin(), r.threads.end(), [](const ThreadStack& t) { return !t.frames.empty(); });
+    (any ? with : without).push_back(&r);
+    if (!any) continue;
+    // A Python frame names the collective best, then the main thread's wait.
+    std::optional<CollectiveWait> wait;
+    int best = -1;
+    for (const auto& t : r.threads)
+      if (auto w = thread_collective(t)) {
+        int score = (w->collective.rfind("a collective", 0) != 0 ? 2 : 0) + (t.main ? 1 : 0);
+        if (score > best) wait = w, best = score;
+      }
+    if (wait) {
+      in.push_back(&r);
+      labels.push_back(wait->collective);
+    } else {
+      out.push_back(&r);
+    }
+  }
+  std::string missing;
+  if (!without.empty() && !with.empty()) {
+    std::vector<std::string> whys;
+    for (const auto* r : without)
+      if (!r->no_stacks_why.empty() && std::find(whys.begin(), whys.end(), r->no_stacks_why) == whys.end())
+        whys.push_back(r->no_stacks_why);
+    missing = "; no stacks from " + describe(without) + (whys.empty() ? "" : ": " + join(whys, "; "));
+  }
+  if (with.empty()) {
+    v.kind = CulpritKind::NoStacks;
+    std::vector<std::string> whys;
+    for (const auto& r : ranks)
+      if (!r.no_stacks_why.empty() && std::find(whys.begin(), whys.end(), r.no_stacks_why) == whys.end())
+        whys.push_back(r.no_stacks_why);
+    v.text = "no stacks to tell the ranks apart" + (whys.empty() ? std::string() : " (" + join(whys, "; ") + ")");
+    return v;
+  }
+  if (with.size() == 1) {
+    v.kind = CulpritKind::OneRank;
+    v.text = fmt::format("only {}'s stacks were read, nothing to compare them with ({} {}){}", describe(with),
+                         in.empty() ? "not in a collective, at" : "waiting in", in.empty() ? where_of(*out[0]) : labels[0],
+                         missing);
+    return v;
+  }
+  if (out.empty()) {
+    v.kind = CulpritKind::AllInCollective;
+    v.text = fmt::format("every rank's stacks show it waiting in {}, so none stands out by its stack{}",
+                         collectives_text(labels), missing);
+    return v;
+  }
+  if (in.empty()) {
+    v.kind = CulpritKind::NoneInCollective;
+    v.text = fmt::format("no rank is in a collective, so the stacks name no culprit{}", missing);
+    return v;
+  }
+  v.kind = CulpritKind::Named;
+  std::vector<std::string> wheres;
+  for (const auto* r : out) {
+    std::string w = where_of(*r);
+    if (r->cpu_pct && *r->cpu_pct > 5) w += fmt::format(", using {:.0f}% of a core", *r->cpu_pct);
+    wheres.push_back(w);
+    v.culprits.push_back({r->task, r->rank, r->node, w});
+  }
+  std::string at;
+  if (std::all_of(wheres.begin(), wheres.end(), [&](const std::string& w) { return w == wheres[0]; })) {
+    at = "at " + wheres[0];
+  } else {
+    std::vector<std::string> each;
+    for (size_t i = 0; i < out.size(); i++) each.push_back(rank_name(*out[i]) + " at " + wheres[i]);
+    at = join(each, "; ");
+  }
+  v.text = fmt::format("{} {} not in a collective — {}; {} {} in {}{}", describe(out), out.size() == 1 ? "is" : "are", at,
+                       describe(in), in.size() == 1 ? "waits" : "wait", collectives_text(labels), missing);
+  return v;
+}
+
+std::vector<RankEvidence> read_stacks_file(const std::string& text, const std::string& node) {
+  static const Regex header(R"re(^(## )?pid (\d+) \((rank|task) (-?\d+)\), state [^:]*:(.*)$)re");
+  std::vector<RankEvidence> out;
+  std::string section;
+  bool open = false;  // a "## pid" section collecting its stacks
+  auto close = [&] {
+    if (open) out.back().threads = parse_stacks(section);
+    open = false;
+    section.clear();
+  };
+  for (const auto& line : lines_of(text)) {
+    RegexMatch m;
+    if (header.search(line, &m)) {
+      close();
+      RankEvidence r;
+      r.node = node;
+      int id = std::stoi(m.str(4));
+      r.task = id;
+      if (m.str(3) == "rank") r.rank = id;
+      if (m.matched(1)) {
+        open = true;
+      } else {
+        r.no_stacks_why = trim(m.str(5));
+      }
+      out.push_back(r);
+      continue;
+    }
+    if (open && line.rfind("## ", 0) == 0) {  // another part of the file
+      close();
+      continue;
+    }
+    if (open) section += line + "\n";
+  }
+  close();
+  return out;
+}
+
+}  // namespace ddpctl

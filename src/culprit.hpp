@@ -1,0 +1,87 @@
+#pragma once
+// Who hung the job: the rank that is not inside a collective while the
+// others wait in one (docs/running.md). A pure decision over each rank's
+// stacks as the watchdog recorded them (gdb, py-spy, Python's faulthandler),
+// so every frame it knows is tested on a recorded example
+// (tests/unit/data/stacks/). Output timing is no evidence: the rank that
+// hangs is often the last to print.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddpctl {
+
+enum class StackFormat { Gdb, PySpy, Faulthandler };
+std::string stack_format_name(StackFormat f);  // "gdb", "py-spy", "faulthandler"
+
+struct StackFrame {
+  std::string function;  // "on_step_end", "c10d::Work::wait", "??"
+  std::string file;      // "hang.py", "/usr/lib/.../libgloo.so.0"; "" when unknown
+  int line = 0;          // 0: unknown
+  bool python = false;   // a Python frame (py-spy, faulthandler), else native (gdb)
+};
+
+struct ThreadStack {
+  StackFormat format = StackFormat::Gdb;
+  std::string name;   // "Thread 1 (LWP 17721 \"python3\")", "MainThread"
+  bool main = false;  // the process's main thread (gdb's thread 1; a Python stack ending in <module>)
+  std::vector<StackFrame> frames;  // innermost first
+};
+
+// Each format's parser reads only its own lines, so a text holding several
+// (a rank's faulthandler dump and its gdb backtrace) is read by all three.
+std::vector<ThreadStack> parse_gdb_stacks(const std::string& text);
+std::vector<ThreadStack> parse_py_spy_stacks(const std::string& text);
+std::vector<ThreadStack> parse_faulthandler_stacks(const std::string& text);
+std::vector<ThreadStack> parse_stacks(const std::string& text);
+
+// Whether a thread waits in a collective: its innermost frame that the table
+// knows decides (a Gloo worker's UnboundBuffer::waitRecv under runLoop waits;
+// runLoop alone is an idle worker every rank has).
+struct CollectiveWait {
+  std::string collective;  // "all_reduce", "a collective (c10d::Work::wait)"
+  std::string frame;       // the frame that said so
+};
+std::optional<CollectiveWait> thread_collective(const ThreadStack& t);
+
+// What the watchdog has on one rank (or task).
+struct RankEvidence {
+  int task = 0;
+  std::optional<int> rank;
+  std::string node;
+  std::vector<ThreadStack> threads;  // empty: no stacks taken
+  std::string no_stacks_why;         // "no py-spy or gdb on g1"
+  std::optional<double> cpu_pct;     // its processes' CPU (100 = a core)
+};
+
+enum class CulpritKind {
+  Named,             // ranks outside any collective while others wait in one
+  NoStacks,          // no rank's stacks could be read
+  OneRank,           // the stacks of a single rank: nothing to compare
+  AllInCollective,   // every rank waits in a collective: no rank stands out by its stack
+  NoneInCollective,  // no rank is in a collective: the program hangs elsewhere
+};
+
+struct CulpritRank {
+  int task = 0;
+  std::optional<int> rank;
+  std::string node;
+  std::string where;  // "hang.py:15 in on_step_end (clock_nanosleep)"
+};
+
+struct CulpritVerdict {
+  CulpritKind kind = CulpritKind::NoStacks;
+  std::vector<CulpritRank> culprits;  // Named only
+  // "rank 1 (g1) is not in a collective — at hang.py:15 in on_step_end
+  // (clock_nanosleep); rank 0 (g1) waits in all_reduce", or why none is named.
+  std::string text;
+};
+
+CulpritVerdict decide_culprit(const std::vector<RankEvidence>& ranks);
+
+// One node's stacks file, as `ddpctl job` writes it: a "## pid N (rank R),
+// state S: ..." section per training process, or "pid N (rank R), state S:
+// no py-spy or gdb on NODE" lines.
+std::vector<RankEvidence> read_stacks_file(const std::string& text, const std::string& node);
+
+}  // namespace ddpctl
