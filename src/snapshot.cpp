@@ -251,7 +251,15 @@ SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, cons
     if (!own_index.empty() && own_index[0] != '/') own_index = cwd + "/" + own_index;
     git.index = scratch.path() + "/index";
     std::error_code ec;
-    if (fs::exists(own_index)) fs::copy_file(own_index, git.index, ec);
+    if (fs::exists(own_index)) {
+      fs::copy_file(own_index, git.index, ec);
+      // With the index's own time: git re-reads a file changed in the same
+      // second as the index was written ("racily clean"), judged by the
+      // index file's mtime. A copy made now would make such a file look
+      // unchanged (same size, same second), and the snapshot would hold
+      // the committed text instead of the file on disk.
+      if (!ec) fs::last_write_time(git.index, fs::last_write_time(own_index, ec), ec);
+    }
     std::vector<std::string> add = {"add", "--all", "--", ":/"};
     for (const auto& e : s.exclude) add.push_back(":(top,exclude)" + e);
     // ddpctl's own outputs are never code: the logs folder and the runs
