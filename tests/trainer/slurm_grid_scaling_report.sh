@@ -38,7 +38,7 @@ expect_code 0
 expect_out "shape 1x1: submitted job array"
 first=$(sed -n 's/^shape 1x1: submitted job array \([0-9]*\) .*/\1/p' "$T/out")
 second=$(sed -n 's/^shape 1x2: submitted job array \([0-9]*\) .*/\1/p' "$T/out")
-[ -n "$first" ] && [ -n "$second" ] || fail "the sweep did not say its arrays: $(cat "$T/out")"
+if [ -z "$first" ] || [ -z "$second" ]; then fail "the sweep did not say its arrays: $(cat "$T/out")"; fi
 expect_out "shape 1x2: submitted job array $second (1 cell(s), --array=1%1, starts after job array $first ends)"
 expect_out "starts after job array $second ends)"
 expect_out "3 cell(s) in 3 array(s)"
