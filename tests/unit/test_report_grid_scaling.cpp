@@ -414,3 +414,21 @@ TEST_CASE("report of a grid of shapes: cells of one array (the same #SBATCH line
   CHECK(*rows[1].speedup == Approx(1.9));
   CHECK(*rows[1].efficiency == Approx(0.95));
 }
+
+TEST_CASE("a grid of shapes named with other runs is one scaling table of them all; a grid by parameter is not",
+          "[report_grid_scaling]") {
+  test::TempDir root;
+  Run plain = test::make_local_cpu_run(root.path);
+  Run shapes = test::make_local_cpu_run(root.path);
+  shapes.grid = scaling_run(root.path, kShapeKeys, {{"1", "1"}, {"2", "1"}}, {kShapes[0], kShapes[2]}, 80).grid;
+  save_grid(shapes);
+  CHECK_FALSE(grid_run_of({plain.id, shapes.id}, root.path));  // collect_report takes them both
+  auto alone = grid_run_of({shapes.id}, root.path);
+  REQUIRE(alone);
+  CHECK(grid_report_kind(*alone->grid) == GridReportKind::Scaling);
+  Run by_parameter = test::make_local_cpu_run(root.path);
+  by_parameter.grid = scaling_run(root.path, {{"trainer.lr", "lr"}}, {{"0.1"}, {"0.2"}}, {kShapes[0]}, 90).grid;
+  save_grid(by_parameter);
+  std::string e = test::user_error_of([&] { grid_run_of({plain.id, by_parameter.id}, root.path); });
+  CHECK(e.find("is a grid's sweep: report it on its own") != std::string::npos);
+}
