@@ -375,6 +375,24 @@ TEST_CASE("max_parallel: 1 over a grid of shapes: each shape's array after the p
       return l.find("starts after job array " + slurm.jobs.at(0).id + " ends") != std::string::npos;
     }));
   }
+  SECTION("sweep retry of several shapes with max_parallel: 1: chained the same way") {
+    req.spec = test::write_one_shape_spec(tmp.path, "again", extra + "max_parallel: 1\n");
+    slurm.sbatch = test::FakeSlurm::Sbatch::Rejects;  // nothing was submitted: every cell is to retry
+    CHECK_FALSE(test::user_error_of([&] { run_grid_sweep(req, slurm.ctx, out); }).empty());
+    REQUIRE(sbatches().size() == 3);
+    for (const auto& c : sbatches()) CHECK(dependency(c).empty());  // no array was made to wait for
+    slurm.sbatch = test::FakeSlurm::Sbatch::Ok;
+    RetryRequest retry;
+    retry.sweep = "again";
+    retry.runs_root = req.runs_root;
+    retry.preflight = false;
+    retry_grid_cells(retry, slurm.ctx, out);
+    auto calls = sbatches();
+    REQUIRE(calls.size() == 6);
+    CHECK(dependency(calls[3]).empty());
+    CHECK(dependency(calls[4]) == "--dependency=afterany:" + slurm.jobs.at(0).id);
+    CHECK(dependency(calls[5]) == "--dependency=afterany:" + slurm.jobs.at(1).id);
+  }
   SECTION("max_parallel: 2 (or none): each shape's array on its own, at once") {
     req.spec = test::write_one_shape_spec(tmp.path, "apart", extra + "max_parallel: 2\n");
     run_grid_sweep(req, slurm.ctx, out);
