@@ -150,6 +150,7 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
   if (!metrics || metrics->epochs.empty()) {
     r.problem = "no metrics yet at " + r.metrics_path;
   } else {
+    r.has_metrics = true;
     const EpochMetrics& first = metrics->epochs.front();
     const EpochMetrics& last = metrics->epochs.back();
     r.epochs_done = last.epoch;

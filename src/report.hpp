@@ -28,6 +28,7 @@ struct ReportRow {
   int world() const { return nodes * ranks_per_node; }
   int gpus = 0;  // allocated GPUs (sacct), else nodes x gpus_per_node
   std::string metrics_path;
+  bool has_metrics = false;  // its metrics file (or progress: pattern) had an epoch
   std::string problem;  // why numbers are missing (no job, no metrics file)
   std::string failure;  // how the job failed, first (failure.hpp), if it did
   int epochs_done = 0, epochs = 0;
@@ -56,6 +57,18 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
                           long long now);
 // The usage columns from the job's samples (every attempt's); none without samples.
 void add_usage(ReportRow& row, const std::string& log_base);
+// make_report_row with what else there is to read of the job `attempt`
+// made (null: none) as `job` says (null: Slurm did not): its metrics file,
+// else the epochs its log shows through the spec's progress: pattern; how
+// it failed (explain_failure with `states`, the node states asked at most
+// once into `nodes`); its usage samples and environment. Unreadable
+// metrics lines are warnings to `out`.
+ReportRow collect_report_row(const Run& run, const Attempt* attempt, const Job* job, const JobStates& states,
+                             SlurmClient& slurm, std::optional<std::vector<NodeInfo>>& nodes, Output& out,
+                             long long now);
+// Speedup and efficiency (compute_scaling) once every row is made; a
+// UserError when no row has metrics or usage samples yet.
+void finish_report_rows(std::vector<ReportRow>& rows);
 // Speedup and efficiency against the row with the fewest ranks (the first of
 // those) that has a throughput, within each group of rows that ran the same
 // code (`code`): across two programs they would measure the change.

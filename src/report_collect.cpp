@@ -10,7 +10,9 @@
 #include "progress_pattern.hpp"
 #include "race.hpp"
 #include "report.hpp"
+#include "report_grid.hpp"
 #include "resolve.hpp"
+#include "spec.hpp"
 #include "text.hpp"
 #include "usage.hpp"
 #include "yaml_reader.hpp"
@@ -21,9 +23,30 @@ namespace fs = std::filesystem;
 
 std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, const std::string& root,
                                       SlurmClient& slurm, Output& out, long long now) {
-  std::vector<Run> runs;
+  std::vector<Run> all;
   for (const auto& t : targets)
-    for (Run& r : find_runs(root, t)) runs.push_back(std::move(r));
+    for (Run& r : find_runs(root, t)) all.push_back(std::move(r));
+  // A grid of shapes (`include:` of shapes, the new spelling of `sweep:`):
+  // its cells' rows (report_grid.hpp), in its place among the runs'.
+  std::vector<Run> runs;
+  std::vector<std::vector<ReportRow>> grid_rows;  // by place in `all`; runs' places are empty
+  std::vector<bool> is_grid;
+  for (Run& r : all) {
+    is_grid.push_back(r.grid.has_value());
+    grid_rows.emplace_back();
+    if (!r.grid) {
+      runs.push_back(std::move(r));
+      continue;
+    }
+    if (grid_report_kind(*r.grid) == GridReportKind::ByParameter)
+      throw UserError(Location{r.id}, "",
+                      "is a grid's sweep by parameter: report it on its own (`ddpctl report " + r.id +
+                          "`); the scaling table is for runs of one program on several shapes");
+    GridRecords records = read_grid_records(r, slurm);
+    for (const auto& n : records.notes) out.warning(n);
+    for (auto& t : grid_scaling_tables(r, records, slurm, out, now))
+      for (auto& row : t.rows) grid_rows.back().push_back(std::move(row));
+  }
   // Each run's job: a race's winner, else its latest job.
   std::vector<const Attempt*> attempts;
   std::vector<std::string> ids;
@@ -44,37 +67,51 @@ std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, c
     out.warning("Slurm could not be asked (" + states.error + "); wall times come from the metrics files");
   std::vector<ReportRow> rows;
   std::optional<std::vector<NodeInfo>> nodes;  // asked at most once
-  bool any_metrics = false, any_usage = false;
-  for (size_t i = 0; i < runs.size(); ++i) {
+  for (size_t place = 0, i = 0; place < is_grid.size(); ++place) {
+    if (is_grid[place]) {
+      for (auto& row : grid_rows[place]) rows.push_back(std::move(row));
+      continue;
+    }
     const Attempt* a = attempts[i];
     const Job* job = nullptr;
     if (a) {
       const Job& j = states.jobs.at(a->job_id);
       if (j.state != JobState::Unknown) job = &j;
     }
-    ReportRow probe = make_report_row(runs[i], a, job, nullptr, now);
-    MetricsFile metrics;
-    if (!probe.metrics_path.empty()) metrics = read_metrics(probe.metrics_path);
-    for (const auto& w : metrics.warnings) out.warning(w);
-    // A program ddpctl did not write: the epochs its log shows through the spec's progress: pattern.
-    std::string pattern_log;
-    if (metrics.epochs.empty() && a)
-      if (const RunShape* shape = runs[i].shape(a->shape)) metrics = pattern_metrics(*shape, a->job_id, &pattern_log);
-    any_metrics = any_metrics || !metrics.epochs.empty();
-    rows.push_back(make_report_row(runs[i], a, job, &metrics, now));
-    if (!pattern_log.empty()) rows.back().metrics_path = pattern_log;
-    if (job && a)
-      if (const RunShape* shape = runs[i].shape(a->shape))
-        if (auto f = explain_failure(*shape, *job, states, slurm, &nodes)) rows.back().failure = describe_failure(*f);
-    if (a)
-      if (const RunShape* shape = runs[i].shape(a->shape)) {
-        add_usage(rows.back(), log_base(*shape, a->job_id));
-        rows.back().environment = read_latest_environment(log_base(*shape, a->job_id));
-      }
-    any_usage = any_usage || rows.back().rss_peak_bytes.has_value();
+    rows.push_back(collect_report_row(runs[i], a, job, states, slurm, nodes, out, now));
+    ++i;
   }
+  finish_report_rows(rows);
+  return rows;
+}
+
+ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, const JobStates& states,
+                             SlurmClient& slurm, std::optional<std::vector<NodeInfo>>& nodes, Output& out,
+                             long long now) {
+  ReportRow probe = make_report_row(run, a, job, nullptr, now);
+  MetricsFile metrics;
+  if (!probe.metrics_path.empty()) metrics = read_metrics(probe.metrics_path);
+  for (const auto& w : metrics.warnings) out.warning(w);
+  // A program ddpctl did not write: the epochs its log shows through the spec's progress: pattern.
+  std::string pattern_log;
+  const RunShape* shape = a ? run.shape(a->shape) : nullptr;
+  if (metrics.epochs.empty() && shape) metrics = pattern_metrics(*shape, a->job_id, &pattern_log);
+  ReportRow row = make_report_row(run, a, job, &metrics, now);
+  if (!pattern_log.empty()) row.metrics_path = pattern_log;
+  if (job && shape)
+    if (auto f = explain_failure(*shape, *job, states, slurm, &nodes)) row.failure = describe_failure(*f);
+  if (shape) {
+    add_usage(row, log_base(*shape, a->job_id));
+    row.environment = read_latest_environment(log_base(*shape, a->job_id));
+  }
+  return row;
+}
+
+void finish_report_rows(std::vector<ReportRow>& rows) {
   // Without metrics, the usage columns alone still say something of any program.
-  if (!any_metrics && !any_usage) {
+  bool any = std::any_of(rows.begin(), rows.end(),
+                         [](const ReportRow& r) { return r.has_metrics || r.rss_peak_bytes.has_value(); });
+  if (!any) {
     std::vector<std::string> where;
     for (const auto& r : rows) where.push_back(r.metrics_path.empty() ? r.run_id + ": no job" : r.metrics_path);
     throw UserError(fmt::format("no metrics in any of the runs yet (the bundled trainer writes one line per epoch "
@@ -82,7 +119,6 @@ std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, c
                                 join(where, ", ")));
   }
   compute_scaling(rows);
-  return rows;
 }
 
 std::string usage_plot_path(const std::string& plot, const ReportRow& row) {
@@ -161,20 +197,38 @@ int spec_epochs(const RunSpec& spec) {
 }
 
 Plan make_plan(const PlanRequest& req, SlurmClient& slurm, Output& out, long long now) {
-  ResolvedRun resolved = load_and_resolve(req.spec, req.sets);
-  std::vector<std::string> from = req.from.empty() ? std::vector<std::string>{resolved.spec.name} : req.from;
+  // A grid's shapes are its cells' (a grid of shapes: `include:` of them).
+  std::string name;
+  int epochs_of_spec = 0;
+  std::vector<PlanShape> shapes;
+  auto add_shape = [&](const ResolvedShape& s) {
+    for (const auto& x : shapes)
+      if (x.label == s.label) return;  // a grid's cells of one shape
+    shapes.push_back({s.label, s.nodes, s.ranks_per_node, s.gpus_per_node});
+  };
+  if (load_run_spec(req.spec, req.sets).has_grid) {
+    ResolvedGrid grid = load_and_resolve_grid(req.spec, req.sets);
+    name = grid.cells.at(0).spec.name;
+    epochs_of_spec = spec_epochs(grid.cells.at(0).spec);
+    for (const auto& cell : grid.cells)
+      for (const auto& s : cell.shapes) add_shape(s);
+  } else {
+    ResolvedRun resolved = load_and_resolve(req.spec, req.sets);
+    name = resolved.spec.name;
+    epochs_of_spec = spec_epochs(resolved.spec);
+    for (const auto& s : resolved.shapes) add_shape(s);
+  }
+  std::vector<std::string> from = req.from.empty() ? std::vector<std::string>{name} : req.from;
   std::vector<ReportRow> measured = collect_report(from, req.runs_root, slurm, out, now);
   Plan plan;
   plan.measured = measured.size();
   const ReportRow* base = nullptr;
   for (const auto& r : measured)
     if (r.img_per_s && r.images_per_epoch && (!base || r.world() < base->world())) base = &r;
-  plan.epochs = req.epochs > 0 ? req.epochs : spec_epochs(resolved.spec);
+  plan.epochs = req.epochs > 0 ? req.epochs : epochs_of_spec;
   if (plan.epochs <= 0 && base) plan.epochs = base->epochs;
   if (plan.epochs <= 0)
     throw UserError(Location{req.spec}, "trainer.epochs", "how many epochs to plan for? set trainer.epochs or --epochs");
-  std::vector<PlanShape> shapes;
-  for (const auto& s : resolved.shapes) shapes.push_back({s.label, s.nodes, s.ranks_per_node, s.gpus_per_node});
   plan.shapes = predict(measured, shapes, plan.epochs);  // throws when nothing was measured
   plan.base = *base;
   plan.by_gpu_hours = std::all_of(plan.shapes.begin(), plan.shapes.end(), [](auto& x) { return x.gpu_hours.has_value(); });

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include "cell_files.hpp"
 #include "experiments.hpp"
@@ -14,6 +17,7 @@
 #include "status_grid.hpp"
 #include "task_logs.hpp"
 #include "text.hpp"
+#include "values.hpp"
 
 namespace ddpctl {
 
@@ -35,6 +39,18 @@ void put_cell_metrics(const RunShape& shape, const std::string& task_job_id, Gri
   row.source = m.source;
 }
 
+// The cells of one array share its #SBATCH lines, which a CPU shape's
+// procs_per_node need not change (the cell's own script starts its ranks):
+// the cell's own value then, and the label of its shape.
+void own_ranks(const RunCell& cell, ReportRow& row) {
+  for (const auto& [path, value] : cell.values)
+    if (path == "procs_per_node" && row.gpus_per_node == 0)
+      if (auto ranks = parse_int(value, 1, 1024, nullptr); ranks && *ranks != row.ranks_per_node) {
+        row.ranks_per_node = static_cast<int>(*ranks);
+        row.label = fmt::format("{}x{}", row.nodes, row.ranks_per_node);
+      }
+}
+
 }  // namespace
 
 std::optional<Run> grid_run_of(const std::vector<std::string>& targets, const std::string& root) {
@@ -43,6 +59,11 @@ std::optional<Run> grid_run_of(const std::vector<std::string>& targets, const st
     for (Run& r : find_runs(root, t)) runs.push_back(std::move(r));
   auto grid = std::find_if(runs.begin(), runs.end(), [](const Run& r) { return r.grid.has_value(); });
   if (grid == runs.end()) return std::nullopt;
+  // A grid of shapes with other runs: one scaling table of them all (collect_report).
+  if (runs.size() > 1 && std::all_of(runs.begin(), runs.end(), [](const Run& r) {
+        return !r.grid || grid_report_kind(*r.grid) == GridReportKind::Scaling;
+      }))
+    return std::nullopt;
   if (runs.size() > 1)
     throw UserError(Location{grid->id}, "",
                     "is a grid's sweep: report it on its own (`ddpctl report " + grid->id +
@@ -50,27 +71,35 @@ std::optional<Run> grid_run_of(const std::vector<std::string>& targets, const st
   return std::move(*grid);
 }
 
-GridReport collect_grid_report(const Run& run, SlurmClient& slurm, const GridReportOptions& options, Output& out) {
-  std::vector<std::string> arrays = array_ids(run);
-  std::vector<Job> records;
-  std::vector<std::string> notes;
-  if (!arrays.empty()) {
-    // One squeue for every array of the sweep; one sacct for the cells it no longer shows.
-    JobQuery q = slurm.jobs(arrays);
-    records = q.jobs;
-    bool all_seen = q.answered;
-    for (const auto& c : cell_states(run, records))
-      if (c.attempt && c.job.state == JobState::Unknown) all_seen = false;
-    if (!all_seen) {
-      JobQuery acc = slurm.accounting(arrays);
-      records.insert(records.end(), acc.jobs.begin(), acc.jobs.end());
-      if (!q.answered && !acc.answered)
-        notes.push_back(fmt::format("Slurm could not be asked ({}): cells' states are unknown, and their metrics "
+GridRecords read_grid_records(const Run& run, SlurmClient& slurm) {
+  GridRecords out;
+  // The arrays whose every cell's end the ledger keeps are not asked about.
+  std::vector<std::string> arrays = array_ids(run, true);
+  if (arrays.empty()) return out;
+  // One squeue for every array of the sweep; one sacct for the cells it no longer shows.
+  JobQuery q = slurm.jobs(arrays);
+  out.jobs = q.jobs;
+  bool all_seen = q.answered;
+  for (const auto& c : cell_states(run, out.jobs))
+    if (c.attempt && c.job.state == JobState::Unknown) all_seen = false;
+  if (all_seen) return out;
+  JobQuery acc = slurm.accounting(arrays);
+  for (const Job& j : acc.jobs) out.accounted.insert(j.id);
+  out.jobs.insert(out.jobs.end(), acc.jobs.begin(), acc.jobs.end());
+  if (!q.answered && !acc.answered)
+    out.notes.push_back(fmt::format("Slurm could not be asked ({}): cells' states are unknown, and their metrics "
                                     "with them (a task's job id names its files)",
                                     q.error.empty() ? acc.error : q.error));
-    }
-  }
-  std::vector<CellState> states = cell_states(run, records);
+  return out;
+}
+
+GridReport collect_grid_report(const Run& run, SlurmClient& slurm, const GridReportOptions& options, Output& out) {
+  return grid_report_of(run, read_grid_records(run, slurm), options, out);
+}
+
+GridReport grid_report_of(const Run& run, const GridRecords& records, const GridReportOptions& options, Output& out) {
+  const std::vector<std::string>& notes = records.notes;
+  std::vector<CellState> states = cell_states(run, records.jobs);
   std::vector<GridCellRow> rows;
   for (const CellState& s : states) {
     GridCellRow row;
@@ -107,6 +136,168 @@ GridReport collect_grid_report(const Run& run, SlurmClient& slurm, const GridRep
         "no ended cell has metrics: the bundled trainer writes its metrics file; another program's final numbers "
         "are read from its rank-0 log through the spec's `metric:` patterns (docs/report.md)");
   return report;
+}
+
+bool is_shape_key(const std::string& path) {
+  // The fields read_shape_fields (spec.cpp) reads for a shape, its site
+  // fields, and an entry's label.
+  static const std::set<std::string> shape = {
+      "nodes",     "gpus_per_node", "procs_per_node", "gpu_type", "partition", "account",   "qos",
+      "constraint", "cpus_per_gpu", "cpus_per_task",  "mem",      "time",      "exclusive", "nodelist",
+      "exclude",   "reservation",   "label"};
+  return shape.count(path) > 0;
+}
+
+GridReportKind grid_report_kind(const RunGrid& grid) {
+  size_t shape_keys = 0;
+  for (const auto& [path, name] : grid.keys) shape_keys += is_shape_key(path) ? 1 : 0;
+  if (shape_keys == 0) return GridReportKind::ByParameter;
+  return shape_keys == grid.keys.size() ? GridReportKind::Scaling : GridReportKind::Both;
+}
+
+std::vector<ScalingTable> grid_scaling_tables(const Run& run, const GridRecords& records, SlurmClient& slurm,
+                                              Output& out, long long now) {
+  std::vector<ScalingTable> tables;
+  if (!run.grid) return tables;
+  std::vector<CellState> cells = cell_states(run, records.jobs);
+  // What explain_failure knows already: the ends the ledger keeps (their
+  // nodes' states), the jobs sacct answered for (who cancelled them).
+  JobStates known;
+  known.accounted = records.accounted;
+  for (const CellState& c : cells)
+    if (c.attempt)
+      if (const JobEnd* end = c.attempt->task_end(c.cell->index)) known.ends[end->job.id] = *end;
+  std::optional<std::vector<NodeInfo>> nodes;  // asked at most once
+  std::map<std::vector<std::pair<std::string, std::string>>, size_t> table_of;
+  for (const CellState& c : cells) {
+    std::vector<std::pair<std::string, std::string>> values;
+    for (const auto& [path, name] : run.grid->keys)
+      if (!is_shape_key(path)) {
+        std::string v;
+        for (const auto& [p, value] : c.cell->values)
+          if (p == path) v = value;
+        values.emplace_back(name, v);
+      }
+    auto [it, fresh] = table_of.emplace(values, tables.size());
+    if (fresh) {
+      std::vector<std::string> parts;
+      for (const auto& [name, v] : values)
+        if (!v.empty()) parts.push_back(name + "=" + v);
+      tables.push_back({values, join(parts, ","), {}});
+    }
+    ScalingTable& t = tables[it->second];
+    if (!c.attempt) {
+      // Never submitted (or waiting for its race): a row of the shape it would run in.
+      ReportRow row = make_report_row(run, nullptr, nullptr, nullptr, now);
+      if (const RunShape* shape = run.shape(c.cell->shape)) {
+        row.label = shape->label, row.nodes = shape->nodes, row.ranks_per_node = shape->ranks_per_node;
+        row.gpus_per_node = shape->gpus_per_node, row.gpus = shape->nodes * shape->gpus_per_node;
+      }
+      row.problem = c.waits_for_race ? "waits for the race's winner" : "not submitted";
+      own_ranks(*c.cell, row);
+      t.rows.push_back(std::move(row));
+      continue;
+    }
+    // A task's own job id names its files (the metrics file, logs, samples),
+    // as a run's job id does: the row is made as a run's, with that id.
+    std::string own = cell_task_job_id(c);
+    Attempt task = *c.attempt;
+    task.job_id = own.empty() ? c.shown_id : own;
+    const Job* job = c.job.state == JobState::Unknown ? nullptr : &c.job;
+    ReportRow row;
+    if (own.empty()) {
+      row = make_report_row(run, &task, job, nullptr, now);
+      row.metrics_path.clear();
+      row.problem = job ? "not started yet: its task's own job id (which names its files) is not known"
+                        : "Slurm did not say where its task is";
+    } else {
+      row = collect_report_row(run, &task, job, known, slurm, nodes, out, now);
+    }
+    row.job_id = c.shown_id;
+    own_ranks(*c.cell, row);
+    t.rows.push_back(std::move(row));
+  }
+  for (auto& t : tables) compute_scaling(t.rows);
+  return tables;
+}
+
+GridReports collect_grid_reports(const Run& run, SlurmClient& slurm, const GridReportOptions& options, Output& out,
+                                 long long now) {
+  GridReports r;
+  if (!run.grid) throw UserError(Location{run.id}, "", "is not a grid's sweep");
+  r.kind = grid_report_kind(*run.grid);
+  if (r.kind == GridReportKind::Scaling) {
+    std::string given = options.best ? "--best" : options.seed_key ? "--seed-key" : "";
+    if (!given.empty())
+      throw UserError(Location{given}, "",
+                      "is for a grid's report by parameter; this grid varies the shape alone, and its report is the "
+                      "scaling table (speedup and efficiency vs the fewest ranks)");
+  }
+  GridRecords records = read_grid_records(run, slurm);
+  if (r.kind != GridReportKind::ByParameter) {
+    r.scaling = grid_scaling_tables(run, records, slurm, out, now);
+    if (r.kind == GridReportKind::Scaling) {
+      for (const auto& n : records.notes) out.warning(n);
+      finish_report_rows(r.scaling.front().rows);  // as an experiment's: an error when no cell has metrics yet
+      return r;
+    }
+  }
+  r.by_parameter = grid_report_of(run, records, options, out);
+  return r;
+}
+
+std::string format_grid_reports(const GridReports& r, const std::string& format, std::vector<std::string>& warnings) {
+  if (r.kind == GridReportKind::Scaling) {
+    const std::vector<ReportRow>& rows = r.scaling.front().rows;
+    // The table and Markdown say it in their notes; CSV and JSON have no place for it.
+    if (format == "csv" || format == "json")
+      for (const auto& note : {mixed_code_note(rows), mixed_environment_note(rows)})
+        if (!note.empty()) warnings.push_back(note);
+    if (format == "markdown") return report_markdown(rows);
+    if (format == "csv") return report_csv(rows);
+    if (format == "json") return report_json(rows);
+    return report_table(rows);
+  }
+  const GridReport& g = r.by_parameter;
+  if (format == "csv") {
+    if (r.kind == GridReportKind::Both)
+      warnings.push_back("the CSV is the table by parameter; the scaling tables per combination of the keys that do "
+                         "not set the shape are in --format table, markdown or json");
+    return grid_report_csv(g);
+  }
+  if (format == "json") {
+    if (r.kind == GridReportKind::ByParameter) return grid_report_json(g);
+    nlohmann::json doc = nlohmann::json::parse(grid_report_json(g));
+    nlohmann::json scaling = nlohmann::json::array();
+    for (const auto& t : r.scaling) {
+      nlohmann::json values = nlohmann::json::object();
+      for (const auto& [name, v] : t.values) values[name] = v;
+      scaling.push_back({{"values", values}, {"title", t.title}, {"rows", nlohmann::json::parse(report_json(t.rows))}});
+    }
+    doc["scaling"] = scaling;
+    return doc.dump(2) + "\n";
+  }
+  bool md = format == "markdown";
+  std::string text = md ? grid_report_markdown(g) : grid_report_table(g);
+  for (const auto& t : r.scaling) {
+    bool any = std::any_of(t.rows.begin(), t.rows.end(), [](const ReportRow& row) { return row.img_per_s.has_value(); });
+    std::string head = fmt::format("scaling at {}{}", t.title.empty() ? "the grid's other values" : t.title,
+                                   any ? "" : " (no cell has a throughput yet)");
+    text += md ? "\n### " + head + "\n\n" + report_markdown(t.rows) : "\n" + head + "\n" + report_table(t.rows);
+  }
+  return text;
+}
+
+std::vector<std::string> plot_grid_reports(const GridReports& r, const std::string& path, const std::string& metric,
+                                           const std::string& x, CommandRunner& runner) {
+  if (r.kind == GridReportKind::Scaling) {
+    for (const auto& [given, name] : {std::pair{!metric.empty(), "--plot-metric"}, {!x.empty(), "--x"}})
+      if (given)
+        throw UserError(Location{name}, "", "is for a grid's plot by parameter; this grid varies the shape alone, "
+                                            "and its plot is speedup and efficiency against the ranks");
+    return plot_report(r.scaling.front().rows, path, runner);
+  }
+  return {plot_grid_report(r.by_parameter, path, metric, x, runner)};
 }
 
 std::string plot_grid_report(const GridReport& r, const std::string& path, const std::string& metric,

@@ -12,13 +12,43 @@
 #include "sweep_grid.hpp"
 #include "text.hpp"
 #include "values.hpp"
+#include "yaml_reader.hpp"
 
 namespace ddpctl {
+
+std::string sweep_list_note(const std::string& spec_file, bool one_at_a_time) {
+  YAML::Node entries;
+  try {
+    YAML::Node root = YAML::Load(read_file(spec_file));
+    if (!root.IsMap() || !root["sweep"] || !root["sweep"].IsSequence()) return "";
+    entries = root["sweep"];
+  } catch (const std::exception&) {
+    return "";
+  }
+  std::string yaml = "    include:";
+  for (const auto& entry : entries) {
+    YAML::Emitter e;
+    e.SetMapFormat(YAML::Flow);
+    e.SetSeqFormat(YAML::Flow);
+    e << entry;
+    yaml += std::string("\n      - ") + e.c_str();
+  }
+  yaml += "\n    max_parallel: 1";
+  return std::string("`sweep:` is the old spelling of a grid of shapes, still read as before. As a grid (one sweep, "
+                     "one job array per shape, the same scaling table from `ddpctl report`; docs/sweeps.md), in place "
+                     "of `sweep:`:\n") +
+         yaml +
+         (one_at_a_time ? "   # one cell at a time, as --one-at-a-time did"
+                        : "   # one cell at a time, if the shapes should not compete (--one-at-a-time); without "
+                          "it they all run at once, as now");
+}
 
 void run_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   SlurmClient& slurm = ctx.slurm;
   if (load_run_spec(o.spec, o.sets).has_grid) return run_grid_sweep(o, ctx, out);
   ResolvedRun resolved = load_and_resolve(o.spec, o.sets);
+  if (resolved.spec.has_sweep)
+    if (std::string note = sweep_list_note(o.spec, o.one_at_a_time); !note.empty()) out.note(note);
   if (!resolved.spec.has_sweep)
     throw UserError(Location{o.spec}, "sweep",
                     "this spec has no `sweep:` list of shapes (e.g. `sweep: [{nodes: 1, gpus_per_node: 1}, {nodes: 2, "

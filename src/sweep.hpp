@@ -31,4 +31,11 @@ struct SweepRequest {
 // submission, as `submit --shape` does.
 void run_sweep(const SweepRequest& request, Context& ctx, Output& out);
 
+// `sweep:` is the old spelling of a grid of shapes (docs/sweeps.md, "Why
+// one word"): for a spec that has one, the note `sweep` and `gen` print
+// once, with its `include:` equivalent (the same entries, and
+// `max_parallel: 1` for --one-at-a-time); "" for any other spec, or one
+// whose text cannot be read.
+std::string sweep_list_note(const std::string& spec_file, bool one_at_a_time);
+
 }  // namespace ddpctl

@@ -224,8 +224,12 @@ std::vector<int> rest_of_grid(size_t n) {
 
 // Submits `cells` (ascending) of one shape as arrays, split below the
 // site's MaxArraySize; says each through `out`. Returns how many failed.
+// `after` (max_parallel: 1 over several arrays: one cell of the sweep at a
+// time, as a `sweep:` list's --one-at-a-time did): each array waits for the
+// one submitted before it to end (afterany), and becomes the one to wait for.
 int submit_cells(Run& run, const RunShape& shape, const std::vector<int>& cells, std::optional<int> max_parallel,
-                 long long max_size, SlurmClient& slurm, Output& out, const std::string& verb) {
+                 long long max_size, SlurmClient& slurm, Output& out, const std::string& verb,
+                 std::string* after = nullptr) {
   int failed = 0;
   std::vector<ArrayPart> parts = split_array(cells, max_size);
   for (const ArrayPart& part : parts) {
@@ -234,10 +238,15 @@ int submit_cells(Run& run, const RunShape& shape, const std::vector<int>& cells,
                                                        part.offset + part.tasks.front(), part.offset + part.tasks.back(),
                                                        max_size, part.offset)
                                          : "";
-    Attempt at = submit_attempt(run, shape, slurm, {"--array=" + spec}, spec, part.offset);
+    std::vector<std::string> args = {"--array=" + spec};
+    std::string waits = after && !after->empty() ? *after : "";
+    if (!waits.empty()) args.push_back("--dependency=afterany:" + waits);
+    Attempt at = submit_attempt(run, shape, slurm, args, spec, part.offset);
     if (at.outcome == Outcome::Submitted) {
-      out.line(fmt::format("shape {}: {} job array {} ({} cell(s), --array={}{})", shape.label, verb, at.job_id,
-                           part.tasks.size(), spec, split));
+      if (after) *after = at.job_id;
+      out.line(fmt::format("shape {}: {} job array {} ({} cell(s), --array={}{}{})", shape.label, verb, at.job_id,
+                           part.tasks.size(), spec, split,
+                           waits.empty() ? "" : ", starts after job array " + waits + " ends"));
     } else {
       ++failed;
       out.error(fmt::format("shape {}: {}: {} (recorded in {}/ledger.json)", shape.label,
@@ -280,7 +289,8 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
                                             "(grid:, include:, exclude:)");
   if (o.one_at_a_time)
     throw UserError(Location{"--one-at-a-time"}, "",
-                    "is for a `sweep:` list of shapes; a grid's arrays run max_parallel: cells at once");
+                    "is for a `sweep:` list of shapes; a grid runs max_parallel: cells at once (`max_parallel: 1`: "
+                    "one at a time, each shape's array after the previous one ends)");
   std::vector<GridArray> arrays = group_cells(g);
   std::string identity = run_identity({{o.spec, g.text}}, o.sets, "grid");
 
@@ -327,6 +337,8 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
       return;
     }
     for (const GridArray& a : arrays) out.line("would submit " + describe(a));
+    if (g.grid.max_parallel == 1 && arrays.size() > 1)
+      out.line("one cell at a time (max_parallel: 1): each array after the previous one ends");
     return;
   }
 
@@ -403,10 +415,13 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
 
   int failed = 0;
   long long max_size = max_array_size(slurm);
+  std::string previous;  // max_parallel: 1 over several arrays: one after another
+  const bool chained = g.grid.max_parallel == 1 && arrays.size() > 1;
   for (const GridArray& a : arrays) {
     const RunShape* shape = run.shape(a.label);
     if (!shape) throw std::logic_error("grid sweep: no shape " + a.label);
-    failed += submit_cells(run, *shape, a.cells, g.grid.max_parallel, max_size, slurm, out, "submitted");
+    failed += submit_cells(run, *shape, a.cells, g.grid.max_parallel, max_size, slurm, out, "submitted",
+                           chained ? &previous : nullptr);
   }
   out.line(fmt::format("sweep {}: {} cell(s) in {} array(s){}\n  status: ddpctl status {}\n  report: ddpctl report {}",
                        run.id, g.grid.cells.size(), arrays.size(),
@@ -581,6 +596,8 @@ void retry_grid_cells(const RetryRequest& o, Context& ctx, Output& out) {
   if (o.preflight) check_retry_submit_limits(run, by_shape, ctx.slurm, out);
   int failed = 0;
   long long max_size = o.dry_run ? 0 : max_array_size(ctx.slurm);
+  std::string previous;  // max_parallel: 1 over several arrays: one after another
+  const bool chained = run.grid->max_parallel == 1 && by_shape.size() > 1;
   for (auto& [label, indices] : by_shape) {
     std::sort(indices.begin(), indices.end());
     std::vector<std::string> names;
@@ -593,7 +610,8 @@ void retry_grid_cells(const RetryRequest& o, Context& ctx, Output& out) {
     const RunShape* shape = run.shape(label);
     if (!shape) throw UserError(Location{run.dir + "/run.json"}, "", "the sweep has no array of shape " + label);
     out.line(fmt::format("shape {}: retrying {} cell(s): {}", label, indices.size(), join(names, "; ")));
-    failed += submit_cells(run, *shape, indices, run.grid->max_parallel, max_size, ctx.slurm, out, "retrying them as");
+    failed += submit_cells(run, *shape, indices, run.grid->max_parallel, max_size, ctx.slurm, out, "retrying them as",
+                           chained ? &previous : nullptr);
   }
   if (failed)
     throw UserError(Location{run.dir + "/ledger.json"}, "",

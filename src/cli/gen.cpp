@@ -6,6 +6,7 @@
 #include "common.hpp"
 #include "render.hpp"
 #include "spec.hpp"
+#include "sweep.hpp"
 #include "sweep_grid.hpp"
 
 namespace ddpctl::cli {
@@ -37,6 +38,8 @@ void setup_gen(CLI::App& app, Context&) {
       return;
     }
     ResolvedRun run = load_and_resolve(o->spec, o->sets);
+    if (run.spec.has_sweep)
+      if (std::string note = sweep_list_note(o->spec, false); !note.empty()) ConsoleOutput().note(note);
     auto scripts = select_shape(render_scripts(run, templates_dir(o->templates)), o->shape);
     if (!o->to_stdout) {
       for (const auto& path : write_scripts(scripts, o->out_dir)) std::cout << path << '\n';

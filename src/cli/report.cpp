@@ -1,6 +1,6 @@
 // ddpctl report RUN|EXPERIMENT...: the scaling table of runs; --plot draws it
-// through gnuplot (src/report.hpp). A grid's sweep: its cells by parameter
-// (src/report_grid.hpp).
+// through gnuplot (src/report.hpp). A grid's sweep: its cells by parameter,
+// and the scaling table of the shapes it varies (src/report_grid.hpp).
 #include <ctime>
 #include <fmt/format.h>
 #include <iostream>
@@ -26,12 +26,13 @@ struct ReportOptions {
 void print_grid_report(const Run& run, const ReportOptions& o, Context& ctx) {
   GridReportOptions g{o.seed_key, o.best.empty() ? std::nullopt : std::optional<BestBy>(parse_best(o.best))};
   ConsoleOutput out;
-  GridReport r = collect_grid_report(run, ctx.slurm, g, out);
-  if (o.format == "table") std::cout << grid_report_table(r);
-  if (o.format == "markdown") std::cout << grid_report_markdown(r);
-  if (o.format == "csv") std::cout << grid_report_csv(r);
-  if (o.format == "json") std::cout << grid_report_json(r);
-  if (!o.plot.empty()) std::cerr << "ddpctl: " << plot_grid_report(r, o.plot, o.plot_metric, o.x, ctx.runner) << '\n';
+  GridReports r = collect_grid_reports(run, ctx.slurm, g, out, ctx.clock.now());
+  std::vector<std::string> warnings;
+  std::cout << format_grid_reports(r, o.format, warnings);
+  for (const auto& w : warnings) std::cerr << "ddpctl: warning: " << w << '\n';
+  if (o.plot.empty()) return;
+  for (const auto& line : plot_grid_reports(r, o.plot, o.plot_metric, o.x, ctx.runner))
+    std::cerr << "ddpctl: " << line << '\n';
 }
 
 void run_report(const ReportOptions& o, Context& ctx) {
@@ -61,8 +62,9 @@ void run_report(const ReportOptions& o, Context& ctx) {
 
 void setup_report(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<ReportOptions>();
-  CLI::App* cmd = app.add_subcommand("report", "Scaling table of runs or experiments: throughput, speedup, "
-                                               "efficiency, time, GPU-hours, memory");
+  CLI::App* cmd = app.add_subcommand("report", "Scaling table of runs, experiments or a grid of shapes "
+                                               "(throughput, speedup, efficiency, time, GPU-hours, memory); a grid's "
+                                               "cells by parameter");
   cmd->add_option("targets", o->targets, "Runs or experiments (name, id or path)")->required();
   cmd->add_option("--format", o->format, "table (default), markdown, csv or json");
   cmd->add_option("--plot", o->plot, "Also draw speedup and efficiency into FILE.svg or FILE.png (gnuplot)");

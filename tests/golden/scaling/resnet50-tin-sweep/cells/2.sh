@@ -1,5 +1,5 @@
 #!/bin/bash
-#SBATCH --job-name=resnet50-tin-1x4
+#SBATCH --job-name=resnet50-tin
 #SBATCH --nodes=1
 #SBATCH --ntasks-per-node=1
 #SBATCH --cpus-per-task=24
@@ -25,6 +25,11 @@ ddpctl_attempt=${SLURM_RESTART_COUNT:-0}
 ddpctl_hello="ddpctl: job ${SLURM_JOB_ID} (${SLURM_JOB_NAME}) attempt $((ddpctl_attempt + 1)) on ${SLURM_JOB_NODELIST}"
 echo "$ddpctl_hello"
 echo "$ddpctl_hello" >&2
+
+# Environment from the cluster profile and the run spec (env:).
+export DDPCTL_CELL=gpus_per_node=4
+export DDPCTL_GRID_GPUS_PER_NODE=4
+export DDPCTL_CELL_DIR=logs/scaling/resnet50-tin-gen/gpus_per_node=4
 
 # NCCL and torch.distributed settings from the cluster profile and the run spec (nccl:).
 export NCCL_SOCKET_IFNAME=ib0
@@ -102,7 +107,7 @@ if [ -n "$ddpctl_agent" ]; then
   # variables above), recorded in the background while training starts.
   # shellcheck disable=SC2016
   DDPCTL_AGENT_PROCESS=1 "$ddpctl_agent" job environment --log-base "$ddpctl_log_base" --nodes "${ddpctl_nodes[*]}" \
-    --env 'NCCL_SOCKET_IFNAME TORCH_NCCL_ASYNC_ERROR_HANDLING NCCL_ASYNC_ERROR_HANDLING MASTER_ADDR MASTER_PORT WORLD_SIZE NNODES NPROC_PER_NODE LOCAL_WORLD_SIZE' -- ddp-train --nproc-per-node=4 --model=resnet50 --data=/ibex/scratch/lusu/tiny-imagenet-200 --epochs=3 --batch-size=128 --lr=0.1 --amp=fp16 --workers=6 </dev/null >/dev/null 2>>"$ddpctl_log_base.agent.err" &
+    --env 'DDPCTL_CELL DDPCTL_GRID_GPUS_PER_NODE DDPCTL_CELL_DIR NCCL_SOCKET_IFNAME TORCH_NCCL_ASYNC_ERROR_HANDLING NCCL_ASYNC_ERROR_HANDLING MASTER_ADDR MASTER_PORT WORLD_SIZE NNODES NPROC_PER_NODE LOCAL_WORLD_SIZE' -- ddp-train --nproc-per-node=4 --model=resnet50 --data=/ibex/scratch/lusu/tiny-imagenet-200 --epochs=3 --batch-size=128 --lr=0.1 --amp=fp16 --workers=6 </dev/null >/dev/null 2>>"$ddpctl_log_base.agent.err" &
   ddpctl_recorder=$!
 fi
 

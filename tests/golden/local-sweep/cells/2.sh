@@ -1,5 +1,5 @@
 #!/bin/bash
-#SBATCH --job-name=local-sweep-2x1
+#SBATCH --job-name=local-sweep
 #SBATCH --partition=cpu
 #SBATCH --nodes=2
 #SBATCH --ntasks-per-node=1
@@ -25,6 +25,12 @@ ddpctl_attempt=${SLURM_RESTART_COUNT:-0}
 ddpctl_hello="ddpctl: job ${SLURM_JOB_ID} (${SLURM_JOB_NAME}) attempt $((ddpctl_attempt + 1)) on ${SLURM_JOB_NODELIST}"
 echo "$ddpctl_hello"
 echo "$ddpctl_hello" >&2
+
+# Environment from the cluster profile and the run spec (env:).
+export DDPCTL_CELL=nodes=2,procs_per_node=1
+export DDPCTL_GRID_NODES=2
+export DDPCTL_GRID_PROCS_PER_NODE=1
+export DDPCTL_CELL_DIR=logs/local-sweep-gen/nodes=2,procs_per_node=1
 
 # NCCL and torch.distributed settings from the cluster profile and the run spec (nccl:).
 export NCCL_SOCKET_IFNAME=ib0
@@ -100,7 +106,7 @@ if [ -n "$ddpctl_agent" ]; then
   # variables above), recorded in the background while training starts.
   # shellcheck disable=SC2016
   DDPCTL_AGENT_PROCESS=1 "$ddpctl_agent" job environment --log-base "$ddpctl_log_base" --nodes "${ddpctl_nodes[*]}" \
-    --env 'NCCL_SOCKET_IFNAME MASTER_ADDR MASTER_PORT WORLD_SIZE NNODES NPROC_PER_NODE LOCAL_WORLD_SIZE' -- ddp-train --nproc-per-node=1 --model=smallcnn --data=synthetic --epochs=3 --batch-size=16 --workers=0 --synthetic-size 1280 --image-size 32 </dev/null >/dev/null 2>>"$ddpctl_log_base.agent.err" &
+    --env 'DDPCTL_CELL DDPCTL_GRID_NODES DDPCTL_GRID_PROCS_PER_NODE DDPCTL_CELL_DIR NCCL_SOCKET_IFNAME MASTER_ADDR MASTER_PORT WORLD_SIZE NNODES NPROC_PER_NODE LOCAL_WORLD_SIZE' -- ddp-train --nproc-per-node=1 --model=smallcnn --data=synthetic --epochs=3 --batch-size=16 --workers=0 --synthetic-size 1280 --image-size 32 </dev/null >/dev/null 2>>"$ddpctl_log_base.agent.err" &
   ddpctl_recorder=$!
 fi
 
