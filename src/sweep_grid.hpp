@@ -8,6 +8,7 @@
 // script, rendered from the templates as a run of its own), and per shape
 // an array script whose task N runs cells/<N + offset>.sh. A task index is
 // its cell's index, so a task, its requeue and a retry of it are the cell.
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +54,18 @@ struct ArrayPart {
 std::vector<ArrayPart> split_array(const std::vector<int>& cells, long long max_array_size);
 // The site's MaxArraySize (`scontrol show config`); 0 when it cannot be read.
 long long max_array_size(SlurmClient& slurm);
+
+// Submits `cells` (ascending) of one shape as arrays, split below the
+// site's MaxArraySize (max_size, 0: no limit); says each through `out`
+// ("shape L: <verb> job array N ..."). Returns how many failed. `after`
+// (max_parallel: 1 over several arrays: one cell of the sweep at a time):
+// each array waits for the one submitted before it to end (afterany), and
+// becomes the one to wait for.
+int submit_grid_cells(Run& run, const RunShape& shape, const std::vector<int>& cells, std::optional<int> max_parallel,
+                      long long max_size, SlurmClient& slurm, Output& out, const std::string& verb,
+                      std::string* after = nullptr);
+// A raced grid's cells after its first: 1 .. n-1.
+std::vector<int> rest_of_grid(size_t n);
 
 // The cell's script's file name inside the run folder.
 std::string cell_script_name(int index);
