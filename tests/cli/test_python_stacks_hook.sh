@@ -38,7 +38,7 @@ before=$(find "$T" | sort)
 PYTHONPATH=$hook:$T "$PY" plain.py a b >with.out 2>with.err; rc_with=$?
 after=$(find "$T" | sort)
 set -e
-[ "$rc_without" = 3 ] && [ "$rc_with" = 3 ] || fail "exit status $rc_with with the hook, $rc_without without"
+{ [ "$rc_without" = 3 ] && [ "$rc_with" = 3 ]; } || fail "exit status $rc_with with the hook, $rc_without without"
 grep -qx "hook fds: 1" with.out || fail "the hook did not register (the test would prove nothing): $(cat with.out with.err)"
 diff <(grep -v "hook fds" without.out) <(grep -v "hook fds" with.out) || fail "stdout differs with the hook"
 diff without.err with.err || fail "stderr differs with the hook"
