@@ -389,6 +389,19 @@ CulpritVerdict decide_culprit(const std::vector<RankEvidence>& ranks) {
   return v;
 }
 
+std::string describe_stack_sources(const std::vector<RankEvidence>& ranks) {
+  std::vector<std::pair<std::string, std::vector<const RankEvidence*>>> ways;
+  for (const auto& r : ranks) {
+    std::string how = r.taken_by ? stack_format_name(*r.taken_by) : "none";
+    auto w = std::find_if(ways.begin(), ways.end(), [&](const auto& x) { return x.first == how; });
+    if (w == ways.end()) w = ways.insert(ways.end(), {how, {}});
+    w->second.push_back(&r);
+  }
+  std::vector<std::string> parts;
+  for (const auto& [how, rs] : ways) parts.push_back(how + ": " + describe(rs));
+  return join(parts, "; ");
+}
+
 std::vector<RankEvidence> read_stacks_file(const std::string& text, const std::string& node) {
   static const Regex header(R"re(^(## )?pid (\d+) \((rank|task) (-?\d+)\), state [^:]*:(.*)$)re");
   std::vector<RankEvidence> out;
@@ -410,6 +423,9 @@ std::vector<RankEvidence> read_stacks_file(const std::string& text, const std::s
       if (m.str(3) == "rank") r.rank = id;
       if (m.matched(1)) {
         open = true;
+        std::string how = trim(m.str(5));
+        for (StackFormat f : {StackFormat::Faulthandler, StackFormat::PySpy, StackFormat::Gdb})
+          if (how.rfind(stack_format_name(f), 0) == 0) r.taken_by = f;
       } else {
         r.no_stacks_why = trim(m.str(5));
       }

@@ -51,6 +51,7 @@ struct RankEvidence {
   std::string node;
   std::vector<ThreadStack> threads;  // empty: no stacks taken
   std::string no_stacks_why;         // "no py-spy or gdb on g1"
+  std::optional<StackFormat> taken_by;  // how its stacks were taken (the stacks file's heading); none: not taken
   std::optional<double> cpu_pct;     // its processes' CPU (100 = a core)
 };
 
@@ -78,6 +79,10 @@ struct CulpritVerdict {
 };
 
 CulpritVerdict decide_culprit(const std::vector<RankEvidence>& ranks);
+
+// How each rank's stacks were taken: "faulthandler: ranks 0, 1 (g1); none:
+// rank 2 (g2)", in the order the ways first appear.
+std::string describe_stack_sources(const std::vector<RankEvidence>& ranks);
 
 // One node's stacks file, as `ddpctl job` writes it: a "## pid N (rank R),
 // state S: ..." section per training process, or "pid N (rank R), state S:

@@ -21,6 +21,7 @@
 #include "files.hpp"
 #include "jobs.hpp"
 #include "shell.hpp"
+#include "stacks_hook.hpp"
 #include "progress_pattern.hpp"
 #include "text.hpp"
 #include "sampler.hpp"
@@ -207,6 +208,7 @@ void Watcher::gather_stacks(double now) {
   if (ranks.empty()) return;
   CulpritVerdict c = decide_culprit(ranks);
   record_.culprit = c.text;
+  record_.stacks_by = describe_stack_sources(ranks);
   record_.culprit_named = c.kind == CulpritKind::Named;
   if (record_.culprit_named) {
     record_.stopped.clear();
@@ -314,35 +316,59 @@ std::string dump_stacks(CommandRunner& runner, Clock& clock, const std::string& 
   std::string out = fmt::format("# stacks of job {}'s training processes on {}\n", job_id, node);
   if (procs.empty()) return out + "(no training process found)\n";
   out += trainer_states(clock, proc_root, procs, log_base, node);
-  // py-spy names Python frames; gdb shows native ones (the bundled trainer,
-  // and a process py-spy cannot read). Probed once.
-  bool py_spy = !runner.run({"py-spy", "--version"}, std::chrono::seconds(5)).not_found;
-  bool gdb = !runner.run({"gdb", "--version"}, std::chrono::seconds(5)).not_found;
-  if (!py_spy && !gdb) {
-    for (const auto& p : procs)
-      out += fmt::format("pid {} ({}{}), state {}: no py-spy or gdb on {}\n", p.pid, p.rank ? "rank " : "task ",
-                         p.rank ? *p.rank : p.task.value_or(-1), p.state, node);
-    return out;
-  }
-  auto ms = std::chrono::milliseconds(static_cast<long long>(budget_s * 1000));
-  std::vector<std::future<CommandResult>> results;
-  for (const auto& p : procs) {
-    std::vector<std::string> spy = {"py-spy", "dump", "--pid", std::to_string(p.pid)};
-    std::vector<std::string> bt = {"gdb", "-p", std::to_string(p.pid), "-batch", "-nx", "-ex", "thread apply all bt"};
-    results.push_back(std::async(std::launch::async, [&runner, spy, bt, ms, py_spy, gdb] {
-      if (!py_spy) return runner.run(bt, ms);
-      CommandResult r = runner.run(spy, ms);
-      return r.ok() || !gdb ? r : runner.run(bt, ms);
-    }));
-  }
+  // Python ranks answer themselves (stacks_hook.hpp): nothing installed, no
+  // ptrace. Only a registered process gets the signal; only on the real /proc.
+  std::vector<int> pids;
+  for (const auto& p : procs) pids.push_back(p.pid);
+  bool real = proc_root == "/proc";
+  std::vector<HookDump> asked = ask_python_stacks(proc_root, pids, clock, std::min(budget_s, 5.0),
+                                                  [real](int pid, int sig) { return real && ::kill(pid, sig) == 0; });
+  auto label = [](const ProcessUsage& p) {
+    return fmt::format("pid {} ({} {}), state {}", p.pid, p.rank ? "rank" : "task", p.rank ? *p.rank : p.task.value_or(-1),
+                       p.state);
+  };
+  std::vector<std::string> sections(procs.size());
+  std::vector<size_t> rest;  // the processes the tools are for
   for (size_t i = 0; i < procs.size(); i++) {
-    const auto& p = procs[i];
-    CommandResult r = results[i].get();
-    out += fmt::format("\n## pid {} ({} {}), state {}: {}\n", p.pid, p.rank ? "rank" : "task",
-                       p.rank ? *p.rank : p.task.value_or(-1), p.state, shell_join(r.argv));
-    out += r.out;
-    if (!r.ok()) out += "(" + r.describe() + ")\n";
+    const HookDump& d = asked[i];
+    if (d.outcome != HookOutcome::Dumped) {
+      rest.push_back(i);
+      continue;
+    }
+    sections[i] = fmt::format("\n## {}: {}\n{}", label(procs[i]), describe_hook_dump(d), d.text);
+    if (!d.text.empty() && d.text.back() != '\n') sections[i] += '\n';
   }
+  if (!rest.empty()) {
+    // py-spy names Python frames; gdb shows native ones (the bundled trainer,
+    // and a process py-spy cannot read). Probed once; one that cannot say its
+    // version is not there.
+    bool py_spy = runner.run({"py-spy", "--version"}, std::chrono::seconds(5)).ok();
+    bool gdb = runner.run({"gdb", "--version"}, std::chrono::seconds(5)).ok();
+    if (!py_spy && !gdb) {
+      for (size_t i : rest)
+        sections[i] = fmt::format("{}: no py-spy or gdb on {}, and {}\n", label(procs[i]), node, describe_hook_dump(asked[i]));
+    } else {
+      auto ms = std::chrono::milliseconds(static_cast<long long>(budget_s * 1000));
+      std::vector<std::future<CommandResult>> results;
+      for (size_t i : rest) {
+        std::string pid = std::to_string(procs[i].pid);
+        std::vector<std::string> spy = {"py-spy", "dump", "--pid", pid};
+        std::vector<std::string> bt = {"gdb", "-p", pid, "-batch", "-nx", "-ex", "thread apply all bt"};
+        results.push_back(std::async(std::launch::async, [&runner, spy, bt, ms, py_spy, gdb] {
+          if (!py_spy) return runner.run(bt, ms);
+          CommandResult r = runner.run(spy, ms);
+          return r.ok() || !gdb ? r : runner.run(bt, ms);
+        }));
+      }
+      for (size_t k = 0; k < rest.size(); k++) {
+        CommandResult r = results[k].get();
+        std::string& s = sections[rest[k]];
+        s = fmt::format("\n## {}: {}\n", label(procs[rest[k]]), shell_join(r.argv)) + r.out;
+        if (!r.ok()) s += "(" + r.describe() + ")\n";
+      }
+    }
+  }
+  for (const auto& s : sections) out += s;
   return out;
 }
 

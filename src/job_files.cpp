@@ -44,6 +44,7 @@ std::string stacks(std::string_view base, int attempt, std::string_view node) {
   return fmt::format("{}.restart{}.stacks.{}.txt", base, attempt, node);
 }
 std::string stacks_request(std::string_view base, int attempt) { return fmt::format("{}.restart{}.stacks-request", base, attempt); }
+std::string python_hook(std::string_view base) { return fmt::format("{}.python", base); }
 std::string state_dump(std::string_view base, std::string_view node, long long pid) {
   return fmt::format("{}.state.{}.{}.txt", base, node, pid);
 }

@@ -41,6 +41,7 @@ std::string node_check(std::string_view base, int attempt, std::string_view node
 std::string environment(std::string_view base, int attempt);      // <base>.restart<N>.environment.json
 std::string stacks(std::string_view base, int attempt, std::string_view node);  // .restart<N>.stacks.<node>.txt
 std::string stacks_request(std::string_view base, int attempt);   // <base>.restart<N>.stacks-request
+std::string python_hook(std::string_view base);                  // <base>.python: the sitecustomize (stacks_hook.hpp)
 std::string state_dump(std::string_view base, std::string_view node, long long pid);  // <base>.state.<node>.<pid>.txt
 
 }  // namespace ddpctl::job_files

@@ -152,6 +152,7 @@ nlohmann::json stall_record_json(const StallRecord& r) {
           {"stacks", r.stacks},
           {"culprit", r.culprit},
           {"culprit_named", r.culprit_named},
+          {"stacks_by", r.stacks_by},
           {"resumed_at", r.resumed_at ? nlohmann::json(*r.resumed_at) : nlohmann::json()}};
 }
 
@@ -193,6 +194,7 @@ std::optional<StallRecord> read_stall_record(const std::string& log_base) try {
       if (s.is_string()) r.stacks.push_back(s.get<std::string>());
   r.culprit = str("culprit");
   r.culprit_named = j.value("culprit_named", false);
+  r.stacks_by = str("stacks_by");
   r.resumed_at = json_field::number(j, "resumed_at");
   return r;
 } catch (const nlohmann::json::exception&) {
@@ -208,6 +210,7 @@ std::string describe_stall(const StallRecord& r, std::optional<double> for_s) {
   if (!r.stacks.empty()) s += "; stacks in " + join(r.stacks, ", ");
   // Why the stacks name nobody, after where they are (status cuts a long line).
   if (!r.culprit_named && !r.culprit.empty()) s += (r.stacks.empty() ? "; stacks: " : ": ") + r.culprit;
+  if (!r.stacks_by.empty()) s += "; stacks taken by " + r.stacks_by;
   return s;
 }
 

@@ -88,6 +88,8 @@ struct StallRecord {
   // collective while the others wait in one, or why none is named.
   std::string culprit;
   bool culprit_named = false;
+  // How each rank's stacks were taken: "faulthandler: ranks 0, 1 (g1); none: rank 2 (g2)".
+  std::string stacks_by;
   std::optional<double> resumed_at;
 };
 nlohmann::json stall_record_json(const StallRecord& r);

@@ -1,4 +1,4 @@
-// ddpctl job sample|watch|check|checked|stacks|environment|requeue: the job
+// ddpctl job sample|watch|check|checked|stacks|python-hook|environment|requeue: the job
 // agent, which the sbatch script runs on the compute nodes while the job runs
 // (docs/running.md); hidden from the command list. What each does is in the
 // core (job_agent.hpp); here: its options, the call, and what it prints.
@@ -11,6 +11,7 @@
 
 #include "app.hpp"
 #include "job_agent.hpp"
+#include "stacks_hook.hpp"
 #include "text.hpp"
 
 namespace ddpctl::cli {
@@ -134,6 +135,14 @@ void setup_stacks(CLI::App* job, Context& ctx) {
   c->callback([o, &ctx] { std::cout << record_stacks(o->log_base, o->proc, o->budget, ctx) << '\n'; });
 }
 
+void setup_python_hook(CLI::App* job, Context&) {
+  auto log_base = std::make_shared<std::string>();
+  // The script puts the folder it prints first on the job's PYTHONPATH.
+  CLI::App* c = job->add_subcommand("python-hook", "Write the sitecustomize that lets Python ranks dump their stacks; print its folder");
+  add_log_base(c, *log_base);
+  c->callback([log_base] { std::cout << write_python_hook(*log_base) << '\n'; });
+}
+
 void setup_environment(CLI::App* job, Context& ctx) {
   struct O {
     EnvironmentOptions eo;
@@ -181,7 +190,8 @@ void setup_job(CLI::App& app, Context& ctx) {
   CLI::App* job = app.add_subcommand("job", "The job agent, run by the sbatch script on the compute nodes");
   job->group("");
   job->require_subcommand(1);
-  for (auto setup : {setup_sample, setup_watch, setup_check, setup_checked, setup_stacks, setup_environment, setup_requeue})
+  for (auto setup : {setup_sample, setup_watch, setup_check, setup_checked, setup_stacks, setup_python_hook, setup_environment,
+                     setup_requeue})
     setup(job, ctx);
 }
 

@@ -897,7 +897,8 @@ TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else 
   process(201, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "SLURM_PROCID=0"});  // the sampler's shell
   SECTION("neither tool") {
     runner.on("py-spy", {}, test::not_found()).on("gdb", {}, test::not_found());
-    CHECK(dump_stacks(runner, clock, proc.path, "42", "g1", 5) == head + "pid 200 (rank 0), state S: no py-spy or gdb on g1\n");
+    CHECK(dump_stacks(runner, clock, proc.path, "42", "g1", 5) == head + "pid 200 (rank 0), state S: no py-spy or gdb on g1, and it did not register for faulthandler (not "
+                 "Python, or started without ddpctl's sitecustomize)\n");
   }
   SECTION("py-spy fails on a native program (the bundled trainer): gdb") {
     runner.on("py-spy", {"--version"}, exits(0, "py-spy 0.3.14\n"));

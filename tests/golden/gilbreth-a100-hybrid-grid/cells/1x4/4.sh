@@ -162,6 +162,15 @@ if [ -n "$ddpctl_agent" ]; then
     --env 'DDPCTL_CELL DDPCTL_GRID_LR DDPCTL_GRID_SEED DDPCTL_CELL_DIR NCCL_SOCKET_IFNAME NCCL_IB_HCA TORCH_NCCL_ASYNC_ERROR_HANDLING NCCL_ASYNC_ERROR_HANDLING MASTER_ADDR MASTER_PORT WORLD_SIZE NNODES NPROC_PER_NODE LOCAL_WORLD_SIZE' -- ddp-train --nproc-per-node=4 --model=resnet50 --data=/scratch/gilbreth/lusu/tiny-imagenet-200 --epochs=3 --batch-size=128 --lr=0.02 --amp=fp16 --workers=8 --global-batch=512 --checkpoint-dir=checkpoints/lr=0.02,seed=1 --seed=1 </dev/null >/dev/null 2>>"$ddpctl_log_base.agent.err" &
   ddpctl_recorder=$!
 fi
+if [ -n "$ddpctl_agent" ]; then
+  # Python ranks dump their own stacks when the watchdog asks (docs/running.md
+  # "Who hung the job"): a sitecustomize first on PYTHONPATH, silent until then.
+  if ddpctl_python_hook=$("$ddpctl_agent" job python-hook --log-base "$ddpctl_log_base" 2>>"$ddpctl_log_base.agent.err"); then
+    export PYTHONPATH="$ddpctl_python_hook${PYTHONPATH:+:$PYTHONPATH}"
+  else
+    ddpctl_agent_error "$ddpctl_agent job python-hook failed: Python stacks only where py-spy or gdb are"
+  fi
+fi
 
 # Launch: one launcher task per node, which starts 4 worker(s). A task that fails ends the step (-K1).
 # One output file per task (srun expands %t); `ddpctl logs --rank N` reads them.
