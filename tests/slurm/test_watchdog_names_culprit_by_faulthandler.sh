@@ -9,7 +9,10 @@
 # chroots).
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
-on_login /usr/bin/python3 -c 'import torch' 2>/dev/null || skip "the nodes' /usr/bin/python3 cannot import torch (python3-torch)"
+# Asked on a node: the login host's Python is not the nodes' (24.11's and
+# 26.05's nodes run in their chroots).
+on_login srun -N 1 -n 1 -p cpu -t 1 -J "$JOB_NAME-probe" /usr/bin/python3 -c 'import torch' >/dev/null 2>&1 ||
+  skip "the nodes' /usr/bin/python3 cannot import torch (python3-torch)"
 # The job inherits this PATH (sbatch's default --export=ALL).
 # shellcheck disable=SC2016  # expanded when the fakes run
 for tool in gdb py-spy; do fake_command "$tool" 'echo "$0 $*" >>"'"$T"'/tools-called"; echo "${0##*/}: not found" >&2; exit 127'; done
