@@ -106,6 +106,11 @@ std::string race_winner(const LogsRequest& o, const Run& run, Context& ctx, Outp
     ctx.clock.sleep(ctx.poll_s / 2);
     race = read_race(run);
   }
+  // Followed from a re-race on (started after one, or going on with the
+  // next generation's winner): said once per winner, whatever the timing.
+  if (o.follow && race.generations.size() > 1)
+    out.line(fmt::format("==> race {}: generation {} won by shape {} (job {}); following it <==", run.id,
+                         race.generations.size(), race.winner()->label, race.winner()->job_id));
   return race.winner()->job_id;
 }
 
@@ -346,11 +351,8 @@ void show_logs(const LogsRequest& o, Context& ctx, Output& out) {
     }
     if (raced) {
       RaceState race = read_race(run);
-      if (race.generations.size() > generation && race.winner() && race.winner()->job_id != l.job_id) {
-        out.line(fmt::format("==> race {}: generation {} won by shape {} (job {}); following it <==", run.id,
-                             race.generations.size(), race.winner()->label, race.winner()->job_id));
-        return show_logs(o, ctx, out);
-      }
+      if (race.generations.size() > generation && race.winner() && race.winner()->job_id != l.job_id)
+        return show_logs(o, ctx, out);  // race_winner says which generation it follows now
     }
     files.follow_requeue(out);
     files.show(out);

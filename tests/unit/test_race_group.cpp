@@ -3,11 +3,13 @@
 // when a race has failed. The claim itself (mkdir in the script) is
 // exercised on the real cluster in tests/slurm/test_race_*.
 #include "catch.hpp"
+#include <algorithm>
 #include <filesystem>
 
 #include "fake_runner.hpp"
 #include "files.hpp"
 #include "helpers.hpp"
+#include "logs.hpp"
 #include "race_group.hpp"
 #include "fixtures.hpp"
 
@@ -248,4 +250,24 @@ TEST_CASE("a shape the site's limits never let start is dropped from the race wi
     CHECK_THAT(test::user_error_of([&] { f.submit(); }), Catch::Contains("no shape of the race can ever start here"));
     CHECK(f.slurm.runner.count("sbatch") == 0);
   }
+}
+
+TEST_CASE("logs -f of a race already re-raced says once which generation's winner it follows") {
+  RequeueFixture f;
+  RaceSubmission r = f.submit();
+  Run run = r.run;
+  test::claim_race(run, "100", "1x1");
+  f.slurm.job("100")->state = "PENDING";  // requeued: generation 2 races job 100 and 2x1 again
+  REQUIRE(race_again(run, "", f.slurm.ctx, f.out).opened);
+  fs::create_directory(claim_dir(run, 2));
+  write_file_atomic(claim_dir(run, 2) + "/winner", "102 2x1 1795300020 0\n");
+  f.slurm.job("102")->state = "COMPLETED";
+  LogsRequest req;
+  req.run = run.id;
+  req.runs_root = f.req.runs_root;
+  req.follow = true;
+  f.out = {};
+  show_logs(req, f.slurm.ctx, f.out);
+  std::string line = "==> race " + run.id + ": generation 2 won by shape 2x1 (job 102); following it <==";
+  CHECK(std::count(f.out.lines.begin(), f.out.lines.end(), line) == 1);
 }
