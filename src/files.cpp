@@ -63,6 +63,12 @@ std::vector<std::string> tail_lines(const std::string& path, size_t max_bytes) {
   return lines;
 }
 
+std::string absolute_path(const std::string& p) {
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(p, ec);
+  return ec ? p : abs.lexically_normal().string();
+}
+
 void write_file_atomic(const std::string& path, const std::string& content, mode_t mode) {
   fs::path target(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");

@@ -19,6 +19,10 @@ std::vector<std::string> tail_lines(const std::string& path, size_t max_bytes = 
 // or the new one, never a part. Throws UserError on failure.
 void write_file_atomic(const std::string& path, const std::string& content, mode_t mode = 0644);
 
+// `p` made absolute (against the working directory) and normalized; `p`
+// itself when that cannot be done.
+std::string absolute_path(const std::string& p);
+
 // A fresh folder under the system's temporary directory (prefix-XXXXXX),
 // removed with everything in it when this goes out of scope.
 class ScratchDir {

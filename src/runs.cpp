@@ -29,12 +29,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string absolute(const std::string& p) {
-  std::error_code ec;
-  fs::path abs = fs::absolute(p, ec);
-  return ec ? p : abs.lexically_normal().string();
-}
-
 bool is_run_dir(const fs::directory_entry& entry) {
   std::error_code ec;
   return entry.is_directory(ec) && fs::exists(entry.path() / "run.json", ec);
@@ -81,7 +75,7 @@ std::string run_identity(const std::vector<SpecSource>& specs, const std::vector
     h = (h ^ 0xff) * 1099511628211ULL;  // separator
   };
   const SpecSource& first = specs.at(0);
-  feed(absolute(first.path));
+  feed(absolute_path(first.path));
   feed(first.text);
   for (const auto& o : overrides) feed(o);
   if (!shape.empty()) {
@@ -112,14 +106,14 @@ Run create_run(const std::string& root, const std::vector<RunPart>& parts, const
   Run run;
   run.name = first.spec.name;
   run.cluster = first.profile.name;
-  run.spec_file = absolute(first.spec.file);
+  run.spec_file = absolute_path(first.spec.file);
   run.spec_hash = hash;
   run.created_at = utc_now_iso();
   run.cwd = fs::current_path().string();
-  run.output_dir = absolute(first.spec.output_dir);
+  run.output_dir = absolute_path(first.spec.output_dir);
   run.overrides = overrides;
   run.id = id.empty() ? new_run_id(run.name, run.created_at) : id;
-  run.dir = absolute((fs::path(root) / run.id).string());
+  run.dir = absolute_path((fs::path(root) / run.id).string());
   std::vector<const ResolvedShape*> resolved_shapes;
   for (const auto& part : parts) {
     const ResolvedRun& r = *part.resolved;
@@ -129,8 +123,8 @@ Run create_run(const std::string& root, const std::vector<RunPart>& parts, const
       rs.job_name = s.job_name;
       rs.script = s.script_name;
       rs.partition = s.partition;
-      rs.spec_file = absolute(r.spec.file);
-      rs.output_dir = absolute(r.spec.output_dir);
+      rs.spec_file = absolute_path(r.spec.file);
+      rs.output_dir = absolute_path(r.spec.output_dir);
       rs.nodes = s.nodes;
       rs.gpus_per_node = s.gpus_per_node;
       rs.ranks_per_node = s.ranks_per_node;
@@ -205,7 +199,7 @@ std::string identity_lock_path(const std::string& root, const std::string& ident
 
 Run load_run(const std::string& dir) {
   Run run;
-  run.dir = absolute(dir);
+  run.dir = absolute_path(dir);
   run.id = fs::path(run.dir).filename().string();
   json meta, ledger;
   try {
@@ -300,7 +294,7 @@ void save_grid(const Run& run) {
 std::vector<Run> list_runs(const std::string& root) {
   std::vector<Run> runs;
   std::error_code ec;
-  const std::string abs_root = absolute(root);
+  const std::string abs_root = absolute_path(root);
   if (!fs::is_directory(abs_root, ec)) return runs;
   for (const auto& entry : fs::directory_iterator(abs_root, ec)) {
     if (!is_run_dir(entry)) continue;
@@ -406,7 +400,7 @@ RecentRuns recent_runs(const std::string& root, long long since,
   RecentRuns out;
   std::error_code ec;
   // Absolute once, not once per run (load_run makes its folder absolute).
-  const std::string abs_root = absolute(root);
+  const std::string abs_root = absolute_path(root);
   if (!fs::is_directory(abs_root, ec)) return out;
   std::optional<std::map<std::string, IndexEntry>> index;  // read when first needed
   std::map<std::string, View> kept = views ? read_views(abs_root) : std::map<std::string, View>{};
@@ -447,7 +441,7 @@ RecentRuns recent_runs(const std::string& root, long long since,
 
 void index_ended_runs(const std::string& root, const std::vector<const Run*>& runs,
                       const std::map<std::string, std::string>& views) {
-  const fs::path abs_root = absolute(root);
+  const fs::path abs_root = absolute_path(root);
   auto index = read_index(abs_root);
   auto kept = views.empty() ? std::map<std::string, View>{} : read_views(abs_root);
   bool changed = false;

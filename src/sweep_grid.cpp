@@ -110,12 +110,6 @@ std::string array_script(const GridArray& array, const std::string& run_dir, con
 
 namespace {
 
-std::string absolute(const std::string& p) {
-  std::error_code ec;
-  fs::path abs = fs::absolute(p, ec);
-  return ec ? p : abs.lexically_normal().string();
-}
-
 // What the sweep renders and records, before anything is queued.
 struct GridPlan {
   std::vector<GridArray> arrays;
@@ -145,7 +139,7 @@ GridPlan plan_grid(ResolvedGrid& g, const std::string& run_dir, const std::strin
     const GridCell& cell = g.grid.cells[n];
     ResolvedRun& r = g.cells[n];
     std::string dir = (fs::path(r.spec.output_dir) / run_id / cell.dir_name).lexically_normal().string();
-    if (absolute_paths) dir = absolute(dir);
+    if (absolute_paths) dir = absolute_path(dir);
     for (auto& [name, value] : cell_environment(g.grid, cell)) r.env.emplace_back(name, value);
     r.env.emplace_back("DDPCTL_CELL_DIR", dir);
     // A raced grid's first cell claims the race in its scripts; its winner
@@ -269,7 +263,7 @@ std::vector<std::pair<std::string, std::string>> render_grid_scripts(const std::
 std::vector<std::string> write_grid_scripts(const std::string& spec, const std::vector<std::string>& sets,
                                             const std::string& out_dir, const std::string& templates_dir) {
   auto scripts = render_grid_scripts(spec, sets, out_dir, templates_dir);
-  std::string dir = absolute(out_dir);
+  std::string dir = absolute_path(out_dir);
   write_scripts_into(dir, scripts);
   std::vector<std::string> paths;
   for (const auto& [file, text] : scripts) paths.push_back(dir + "/" + file);
@@ -359,7 +353,7 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   // An earlier sweep of this spec that made no job is retried in its own run.
   bool retry = earlier.retry && !o.again;
   std::string id = retry ? earlier.retry->id : new_run_id(g.cells[0].spec.name, utc_now_iso());
-  GridPlan plan = plan_grid(g, absolute((fs::path(o.runs_root) / id).string()), id, o.templates_dir);
+  GridPlan plan = plan_grid(g, absolute_path((fs::path(o.runs_root) / id).string()), id, o.templates_dir);
   for (const auto& c : plan.grid.cells) {
     std::error_code ec;
     fs::create_directories(c.dir, ec);
