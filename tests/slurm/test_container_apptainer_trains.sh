@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # DDP in an Apptainer image (docs/containers.md): 2 nodes x 2 ranks, one task
-# per rank, each running the image's Python and torch (Debian forky's, not
-# the node's). The ranks rendezvous and train, the job completes; ddpctl's
+# per rank, each running the image's Python and torch (Debian forky's). The ranks rendezvous and train, the job completes; ddpctl's
 # variables and the spec's env: reach every rank though the options include
 # --cleanenv; status names the image, and the environment record holds the
 # image's Python and torch, asked inside it. Runs on the 26.05 cluster, whose
@@ -45,7 +44,10 @@ grep -q "^done$" "logs/${JOB_NAME}_$id.restart0.0.out" || fail "rank 0 did not f
 # The image's Python is not the node's: the record asked inside the image.
 env_json="logs/${JOB_NAME}_$id.restart0.environment.json"
 [ -s "$env_json" ] || fail "no environment record: $(ls logs)"
-# (The nodes have no torch; the image has forky's.)
+# (The 26.05 nodes have forky's python3-torch too, the same build as the
+# image's (scripts/local-slurm's node packages): the version shows the record
+# holds the image's torch, not that it was asked inside; the ranks'
+# APPTAINER_NAME above shows where they ran.)
 image_torch=$(on_login srun -p cpu -N1 -n1 apptainer exec --no-privs "$sif" python3 -c 'import torch; print(torch.__version__)' 2>/dev/null || true)
 [ -n "$image_torch" ] || fail "cannot ask the image for its torch"
 run status "$JOB_NAME"
