@@ -5,8 +5,8 @@
 # PATH that say "not found" and record being called). The ranks' own
 # faulthandler (ddpctl's sitecustomize) gives the stacks, and the watchdog's
 # cancel and status name rank 1 with its frame, and say how the stacks were
-# taken. Skips where the nodes' Python has no torch (the 24.11 and 26.05
-# chroots).
+# taken. Skips where the nodes' Python has no torch (scripts/local-slurm
+# installs python3-torch on every version's nodes: 1.13, 2.6, 2.14).
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # Asked on a node: the login host's Python is not the nodes' (24.11's and
