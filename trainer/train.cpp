@@ -326,6 +326,8 @@ int run_worker(const Options& opts) {
         if (p.grad().defined()) p.mutable_grad().zero_();
       for (int micro = 0; micro < o.grad_accum; ++micro) {
         state_dump::set_phase("rank %d: epoch %d, step %ld of %ld: loading a batch", env.rank, epoch + 1, step + 1, steps);
+        if (o.test_hang && o.test_hang->rank == env.rank && o.test_hang->step == step + 1 && epoch == pos.epoch && micro == 0)
+          while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));  // --test-hang-at
         auto batch = loader.next();
         if (!batch) break;
         auto x = batch->images.to(device, /*non_blocking=*/true);
