@@ -38,40 +38,37 @@ std::optional<CulpritVerdict> decide_by_collectives(const std::vector<RankEviden
   v.evidence = CulpritEvidence::TrainerCounters;
   std::string unheard = silent.empty() ? "" : "; " + describe_ranks(silent) + " gave no counters";
 
-  // The furthest collective a rank waits in.
-  const TrainerState* front = nullptr;
+  // The furthest collective any rank has entered (#N). Those that entered it
+  // wait in it, or, on a GPU, went on: NCCL's wait only orders the GPU's
+  // stream, so the host leaves the collective at once and blocks later.
+  const TrainerState* front = &*counted[0]->trainer;
   for (const auto* r : counted)
-    if (r->trainer->in_collective() && (!front || r->trainer->entered.seq > front->entered.seq)) front = &*r->trainer;
-  if (!front) {
-    v.kind = CulpritKind::NoneInCollective;
-    std::uint64_t lo = counted[0]->trainer->left.seq, hi = lo;
-    for (const auto* r : counted) lo = std::min(lo, r->trainer->left.seq), hi = std::max(hi, r->trainer->left.seq);
-    v.text = lo == hi
-                 ? fmt::format("by the trainer's counters no rank is in a collective: every rank left #{}", hi)
-                 : fmt::format("by the trainer's counters no rank is in a collective: they left #{} to #{}", lo, hi);
-    v.text += unheard;
-    return v;
-  }
+    if (r->trainer->entered.seq > front->entered.seq) front = &*r->trainer;
   const std::uint64_t n = front->entered.seq;
-  std::vector<const RankEvidence*> waiting, behind, past;
+  std::vector<const RankEvidence*> waiting, went_on, behind;
   for (const auto* r : counted) {
     const TrainerState& t = *r->trainer;
     if (t.entered.seq < n)
       behind.push_back(r);
-    else if (t.in_collective() && t.entered.seq == n)
-      waiting.push_back(r);
     else
-      past.push_back(r);  // left #N already: nothing it waits for
+      (t.in_collective() ? waiting : went_on).push_back(r);
+  }
+  if (n == 0 || (behind.empty() && waiting.empty())) {
+    v.kind = CulpritKind::NoneInCollective;
+    v.text = n == 0 ? "by the trainer's counters no rank has entered a collective yet"
+                    : fmt::format("by the trainer's counters no rank is in a collective: every rank left #{}", n);
+    v.text += unheard;
+    return v;
   }
   if (behind.empty()) {
     v.kind = CulpritKind::AllInCollective;
     v.text =
-        past.empty()
+        went_on.empty()
             ? fmt::format("by the trainer's counters every rank is in collective {}: none is missing from it",
                           mark(front->entered))
             : fmt::format("by the trainer's counters {} {} in collective {}, which {} left: none is missing from it",
                           describe_ranks(waiting), waiting.size() == 1 ? "is" : "are", mark(front->entered),
-                          describe_ranks(past));
+                          describe_ranks(went_on));
     v.text += unheard;
     return v;
   }
@@ -91,8 +88,13 @@ std::optional<CulpritVerdict> decide_by_collectives(const std::vector<RankEviden
                                  t.left.seq, said(t)));
     v.culprits.push_back({r->task, r->rank, r->node, t.phase});
   }
-  v.text = fmt::format("{}; {} {} in #{}{}", join(each, "; "), describe_ranks(waiting),
-                       waiting.size() == 1 ? "waits" : "wait", n, unheard);
+  std::vector<std::string> ahead;
+  if (!waiting.empty())
+    ahead.push_back(fmt::format("{} {} in #{}", describe_ranks(waiting), waiting.size() == 1 ? "waits" : "wait", n));
+  if (!went_on.empty())
+    ahead.push_back(fmt::format("{} entered #{} and went on (on a GPU it runs on after the host has left it)",
+                                describe_ranks(went_on), n));
+  v.text = fmt::format("{}; {}{}", join(each, "; "), join(ahead, "; "), unheard);
   return v;
 }
 

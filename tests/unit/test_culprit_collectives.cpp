@@ -133,6 +133,19 @@ TEST_CASE("the rank that never entered the collective the others wait in is name
           "rank 1 (g1) never entered collective #57 backward with the Reducer's gradient all_reduce — it "
           "left #56, at \"epoch 1, step 3 of 50: loading a batch\" for 31 s; ranks 0, 2, 3 (g1, g2) wait in #57");
   }
+  SECTION("on a GPU the others' hosts went on past the collective (NCCL's wait does not block the host)") {
+    std::string went = "epoch 1, step 3 of 50: backward and the gradient allreduce";
+    auto v =
+        decide_by_collectives({said(0, "g1", line(0, went, 57, "all_reduce (gradients)", 57, "all_reduce (gradients)")),
+                               said(1, "g1", line(1, "epoch 1, step 3 of 50: loading a batch", 56, kStart, 56, kStart)),
+                               said(2, "g2", line(2, went, 57, "all_reduce (gradients)", 56, kStart))});
+    REQUIRE(v);
+    CHECK(v->kind == CulpritKind::Named);
+    CHECK(v->text ==
+          "rank 1 (g1) never entered collective #57 all_reduce (gradients) — it left #56, at \"epoch 1, step "
+          "3 of 50: loading a batch\" for 31 s; rank 2 (g2) waits in #57; rank 0 (g1) entered #57 and went on "
+          "(on a GPU it runs on after the host has left it)");
+  }
   SECTION("stuck inside an earlier collective that the others left") {
     auto v = decide_by_collectives({said(0, "g1", line(0, "a", 57, kGrad, 56, kStart)),
                                     said(1, "g2", line(1, "b", 56, kStart, 55, "all_reduce (epoch statistics)"))});
@@ -180,6 +193,13 @@ TEST_CASE("when the counters tell no rank apart, they say why", "[culprit]") {
   REQUIRE(none);
   CHECK(none->kind == CulpritKind::NoneInCollective);
   CHECK(none->text == "by the trainer's counters no rank is in a collective: every rank left #56");
+
+  auto before = decide_by_collectives(
+      {said(0, "g1", "ddp-train: rank 0 of 2: in the rendezvous for 3 s; collectives: none yet"),
+       said(1, "g2", "ddp-train: rank 1 of 2: in the rendezvous for 3 s; collectives: none yet")});
+  REQUIRE(before);
+  CHECK(before->kind == CulpritKind::NoneInCollective);
+  CHECK(before->text == "by the trainer's counters no rank has entered a collective yet");
 
   // Fewer than two ranks counted: nothing to compare.
   CHECK_FALSE(decide_by_collectives({said(0, "g1", kReducerRank0)}));
