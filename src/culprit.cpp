@@ -291,14 +291,19 @@ std::string rank_name(const RankEvidence& r) {
 std::string describe(const std::vector<const RankEvidence*>& rs) {
   if (rs.empty()) return "";
   if (rs.size() == 1) return rank_name(*rs[0]) + (rs[0]->node.empty() ? "" : " (" + rs[0]->node + ")");
-  bool ranks = std::all_of(rs.begin(), rs.end(), [](const RankEvidence* r) { return r->rank.has_value(); });
-  std::vector<std::string> ids, nodes;
+  // Ranks, then processes known by their task only (a launcher beside its
+  // workers): "ranks 0, 1, 2, 3 and tasks 0, 1 (g1, g2)".
+  std::vector<std::string> ranks, tasks, nodes;
   for (const auto* r : rs) {
-    ids.push_back(std::to_string(ranks ? *r->rank : r->task));
+    (r->rank ? ranks : tasks).push_back(std::to_string(r->rank ? *r->rank : r->task));
     if (!r->node.empty() && std::find(nodes.begin(), nodes.end(), r->node) == nodes.end()) nodes.push_back(r->node);
   }
-  return fmt::format("{} {}{}", ranks ? "ranks" : "tasks", join(ids, ", "),
-                     nodes.empty() ? "" : " (" + join(nodes, ", ") + ")");
+  auto some = [](const char* one, const char* many, const std::vector<std::string>& ids) {
+    return ids.empty() ? std::string() : fmt::format("{} {}", ids.size() == 1 ? one : many, join(ids, ", "));
+  };
+  std::string who = some("rank", "ranks", ranks);
+  if (!tasks.empty()) who += (who.empty() ? "" : " and ") + some("task", "tasks", tasks);
+  return who + (nodes.empty() ? "" : " (" + join(nodes, ", ") + ")");
 }
 
 std::string collectives_text(const std::vector<std::string>& labels) {
@@ -310,7 +315,22 @@ std::string collectives_text(const std::vector<std::string>& labels) {
 
 }  // namespace
 
+std::string describe_ranks(const std::vector<const RankEvidence*>& ranks) { return describe(ranks); }
+
 CulpritVerdict decide_culprit(const std::vector<RankEvidence>& ranks) {
+  CulpritVerdict by_stacks = decide_by_stacks(ranks);
+  std::optional<CulpritVerdict> by_counters = decide_by_collectives(ranks);
+  if (!by_counters) return by_stacks;
+  if (by_counters->kind == CulpritKind::Named) return *by_counters;
+  if (by_stacks.kind == CulpritKind::Named) {
+    by_stacks.text += "; " + by_counters->text;
+    return by_stacks;
+  }
+  by_counters->text += "; " + by_stacks.text;
+  return *by_counters;
+}
+
+CulpritVerdict decide_by_stacks(const std::vector<RankEvidence>& ranks) {
   CulpritVerdict v;
   std::vector<const RankEvidence*> with, without, in, out;
   std::vector<std::string> labels;
@@ -404,9 +424,12 @@ std::string describe_stack_sources(const std::vector<RankEvidence>& ranks) {
 
 std::vector<RankEvidence> read_stacks_file(const std::string& text, const std::string& node) {
   static const Regex header(R"re(^(## )?pid (\d+) \((rank|task) (-?\d+)\), state [^:]*:(.*)$)re");
+  static const Regex state_line(R"re(^pid (\d+): (.*)$)re");
   std::vector<RankEvidence> out;
+  std::vector<std::pair<int, TrainerState>> states;  // pid, its answer
   std::string section;
-  bool open = false;  // a "## pid" section collecting its stacks
+  bool open = false;    // a "## pid" section collecting its stacks
+  bool asked = false;   // in the trainer's answers
   auto close = [&] {
     if (open) out.back().threads = parse_stacks(section);
     open = false;
@@ -416,8 +439,10 @@ std::vector<RankEvidence> read_stacks_file(const std::string& text, const std::s
     RegexMatch m;
     if (header.search(line, &m)) {
       close();
+      asked = false;
       RankEvidence r;
       r.node = node;
+      r.pid = std::stoi(m.str(2));
       int id = std::stoi(m.str(4));
       r.task = id;
       if (m.str(3) == "rank") r.rank = id;
@@ -432,13 +457,24 @@ std::vector<RankEvidence> read_stacks_file(const std::string& text, const std::s
       out.push_back(r);
       continue;
     }
-    if (open && line.rfind("## ", 0) == 0) {  // another part of the file
+    if (line.rfind("## ", 0) == 0) {  // another part of the file
       close();
+      asked = line.rfind("## where the bundled trainer's workers say", 0) == 0;
+      continue;
+    }
+    if (asked && state_line.search(line, &m)) {
+      if (auto s = parse_trainer_state(m.str(2))) states.emplace_back(std::stoi(m.str(1)), *s);
       continue;
     }
     if (open) section += line + "\n";
   }
   close();
+  for (auto& [pid, state] : states)
+    for (auto& r : out)
+      if (r.pid == pid) {
+        if (!r.rank) r.rank = state.rank;
+        r.trainer = state;
+      }
   return out;
 }
 

@@ -3,11 +3,15 @@
 // others wait in one (docs/running.md). A pure decision over each rank's
 // stacks as the watchdog recorded them (gdb, py-spy, Python's faulthandler),
 // so every frame it knows is tested on a recorded example
-// (tests/unit/data/stacks/). Output timing is no evidence: the rank that
-// hangs is often the last to print.
+// (tests/unit/data/stacks/). The bundled trainer says itself how far each
+// rank got (its collectives, counted: trainer_state.hpp); where it does, that
+// decides. Output timing is no evidence: the rank that hangs is often the
+// last to print.
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "trainer_state.hpp"
 
 namespace ddpctl {
 
@@ -49,6 +53,8 @@ struct RankEvidence {
   int task = 0;
   std::optional<int> rank;
   std::string node;
+  int pid = 0;  // 0: not known
+  std::optional<TrainerState> trainer;  // the bundled trainer's own answer (SIGQUIT)
   std::vector<ThreadStack> threads;  // empty: no stacks taken
   std::string no_stacks_why;         // "no py-spy or gdb on g1"
   std::optional<StackFormat> taken_by;  // how its stacks were taken (the stacks file's heading); none: not taken
@@ -70,15 +76,37 @@ struct CulpritRank {
   std::string where;  // "hang.py:15 in on_step_end (clock_nanosleep)"
 };
 
+// What decided: each rank's stacks, or the bundled trainer's collective counters.
+enum class CulpritEvidence { Stacks, TrainerCounters };
+
 struct CulpritVerdict {
   CulpritKind kind = CulpritKind::NoStacks;
+  CulpritEvidence evidence = CulpritEvidence::Stacks;
   std::vector<CulpritRank> culprits;  // Named only
   // "rank 1 (g1) is not in a collective — at hang.py:15 in on_step_end
   // (clock_nanosleep); rank 0 (g1) waits in all_reduce", or why none is named.
   std::string text;
 };
 
+// The counters decide when they name a culprit: they are exact (each rank
+// says which collective it reached), where stacks are read against a table
+// of frames; ddp-train's gradient allreduce runs from autograd hooks inside
+// backward, and a rank stuck in backward's compute is not told apart by its
+// stack. Otherwise a culprit the stacks name, and the counters' account is
+// added; naming nobody, the counters' account comes first.
 CulpritVerdict decide_culprit(const std::vector<RankEvidence>& ranks);
+
+// The decision over the counters alone (culprit_collectives.cpp): nullopt
+// when fewer than two ranks gave them. A rank that has not entered the
+// collective the others wait in (#N) is named: "rank 1 (g1) never entered
+// collective #57 all_reduce (gradients) — it left #56, at "epoch 1, step 3
+// of 50: loading a batch" for 31 s; ranks 0, 2, 3 (g1, g2) wait in #57".
+std::optional<CulpritVerdict> decide_by_collectives(const std::vector<RankEvidence>& ranks);
+// The decision over the stacks alone.
+CulpritVerdict decide_by_stacks(const std::vector<RankEvidence>& ranks);
+
+// "rank 1 (g1)", "ranks 0, 2, 3 (g1, g2)", "tasks 0, 1 (g1)".
+std::string describe_ranks(const std::vector<const RankEvidence*>& ranks);
 
 // How each rank's stacks were taken: "faulthandler: ranks 0, 1 (g1); none:
 // rank 2 (g2)", in the order the ways first appear.
@@ -86,7 +114,9 @@ std::string describe_stack_sources(const std::vector<RankEvidence>& ranks);
 
 // One node's stacks file, as `ddpctl job` writes it: a "## pid N (rank R),
 // state S: ..." section per training process, or "pid N (rank R), state S:
-// no py-spy or gdb on NODE" lines.
+// no py-spy or gdb on NODE" lines; the bundled trainer's answers ("pid N:
+// ddp-train: rank R: …") under "## where the bundled trainer's workers say
+// they are (SIGQUIT)" go to the process of that pid.
 std::vector<RankEvidence> read_stacks_file(const std::string& text, const std::string& node);
 
 }  // namespace ddpctl

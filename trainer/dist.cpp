@@ -132,11 +132,25 @@ Dist init_dist(const Options& o, const DistEnv& env, bool cuda) {
   return d;
 }
 
-void allreduce_sum(Dist& d, std::vector<at::Tensor> tensors) { wait(d.pg->allreduce(tensors)); }
+using state_dump::Collective;
+using state_dump::CollectiveScope;
+
+void allreduce_sum(Dist& d, std::vector<at::Tensor> tensors, Collective what) {
+  CollectiveScope counted(what);
+  wait(d.pg->allreduce(tensors));
+}
+
+void allreduce_max(Dist& d, at::Tensor& t, Collective what) {
+  CollectiveScope counted(what);
+  c10d::AllreduceOptions mx;
+  mx.reduceOp = c10d::ReduceOp::MAX;
+  std::vector<at::Tensor> one{t};
+  wait(d.pg->allreduce(one, mx));
+}
 
 void barrier(Dist& d) {
   auto t = torch::zeros({1});
-  allreduce_sum(d, {t});
+  allreduce_sum(d, {t}, Collective::Barrier);
 }
 
 void sync_from_rank0(Dist& d, const std::vector<at::Tensor>& tensors, const std::string& what) {
@@ -152,8 +166,14 @@ void sync_from_rank0(Dist& d, const std::vector<at::Tensor>& tensors, const std:
   mn.reduceOp = c10d::ReduceOp::MIN;
   mx.reduceOp = c10d::ReduceOp::MAX;
   std::vector<at::Tensor> vlo{d.nccl ? lo.cuda() : lo}, vhi{d.nccl ? hi.cuda() : hi};
-  wait(d.pg->allreduce(vlo, mn));
-  wait(d.pg->allreduce(vhi, mx));
+  {
+    CollectiveScope counted(Collective::ModelCheck);
+    wait(d.pg->allreduce(vlo, mn));
+  }
+  {
+    CollectiveScope counted(Collective::ModelCheck);
+    wait(d.pg->allreduce(vhi, mx));
+  }
   if (vlo[0].item<int64_t>() != vhi[0].item<int64_t>())
     throw std::runtime_error(what + " differ across ranks (count, shapes or dtypes); every rank must build the same model");
   std::map<at::ScalarType, std::vector<at::Tensor>> by_type;
@@ -162,7 +182,10 @@ void sync_from_rank0(Dist& d, const std::vector<at::Tensor>& tensors, const std:
     std::vector<at::Tensor> flat_views;
     for (auto& t : group) flat_views.push_back(t.detach().reshape({-1}));
     std::vector<at::Tensor> flat{torch::cat(flat_views)};
-    wait(d.pg->broadcast(flat));
+    {
+      CollectiveScope counted(Collective::ModelBroadcast);
+      wait(d.pg->broadcast(flat));
+    }
     int64_t offset = 0;
     torch::NoGradGuard no_grad;
     for (auto& t : group) {
@@ -178,8 +201,14 @@ bool replicas_identical(Dist& d, const at::Tensor& flat, int64_t* numel) {
   c10d::AllreduceOptions mn, mx;
   mn.reduceOp = c10d::ReduceOp::MIN;
   mx.reduceOp = c10d::ReduceOp::MAX;
-  wait(d.pg->allreduce(lo, mn));
-  wait(d.pg->allreduce(hi, mx));
+  {
+    CollectiveScope counted(Collective::ReplicaCheck);
+    wait(d.pg->allreduce(lo, mn));
+  }
+  {
+    CollectiveScope counted(Collective::ReplicaCheck);
+    wait(d.pg->allreduce(hi, mx));
+  }
   return torch::equal(lo[0], hi[0]);
 }
 
@@ -205,17 +234,35 @@ class ReducerSync : public GradSync {
   }
   void before_forward() override {
     // Collective on every rank alike: after the first step, buckets follow the
-    // order in which gradients actually became ready.
-    reducer_->rebuild_buckets();
+    // order in which gradients actually became ready. That happens once, at
+    // the first forward after a synchronised backward (before it, the Reducer
+    // has no order to rebuild from; after it, nothing to do): counted there.
+    if (synced_ && !rebuilt_) {
+      CollectiveScope counted(Collective::BucketRebuild);
+      rebuilt_ = reducer_->rebuild_buckets();
+    } else {
+      reducer_->rebuild_buckets();
+    }
     reducer_->prepare_for_forward();
   }
+  // The Reducer allreduces each bucket from an autograd hook as its gradients
+  // become ready and waits for them all at backward's end: its collectives
+  // are counted as one, entered before backward and left after it.
   void before_backward(bool sync) override {
-    if (sync) reducer_->prepare_for_backward({});
+    if (!sync) return;
+    reducer_->prepare_for_backward({});
+    state_dump::enter(Collective::ReducerBackward);
+  }
+  void after_backward(bool sync) override {
+    if (!sync) return;
+    state_dump::leave();
+    synced_ = true;
   }
   std::string name() const override { return fp16_ ? "reducer+fp16" : "reducer"; }
 
  private:
   bool fp16_;
+  bool synced_ = false, rebuilt_ = false;
   std::unique_ptr<c10d::Reducer> reducer_;
 };
 
@@ -240,6 +287,7 @@ class FlatSync : public GradSync {
   }
   void after_backward(bool sync) override {
     if (!sync || d_.env.world == 1) return;
+    CollectiveScope counted(Collective::Gradients);  // every bucket in flight, then waited for
     std::vector<at::Tensor> flats;
     std::vector<c10::intrusive_ptr<compat::Work>> works;
     for (const auto& bucket : buckets_) {
@@ -287,6 +335,7 @@ bool allreduces_half(Dist& d) {
   // Gloo checks the type before it sends anything, on every rank alike.
   std::vector<at::Tensor> probe{torch::zeros({1}, torch::kHalf)};
   try {
+    CollectiveScope counted(Collective::HalfProbe);
     wait(d.pg->allreduce(probe));
     return true;
   } catch (const std::exception&) {

@@ -6,6 +6,7 @@
 
 #include "pch.hpp"
 #include "options.hpp"
+#include "state_dump.hpp"
 
 namespace ddptrain {
 
@@ -31,7 +32,12 @@ struct Dist {
 // --collective-timeout. Throws with the address, port and arrival count.
 Dist init_dist(const Options& o, const DistEnv& env, bool cuda);
 
-void allreduce_sum(Dist& d, std::vector<at::Tensor> tensors);
+// Every collective here is counted for the state dump as `what`
+// (state_dump::CollectiveScope), so that ranks can be compared by how far
+// they got; the gradient synchronisation counts its own.
+void allreduce_sum(Dist& d, std::vector<at::Tensor> tensors, state_dump::Collective what);
+// The largest value on any rank, in place.
+void allreduce_max(Dist& d, at::Tensor& t, state_dump::Collective what);
 void barrier(Dist& d);
 // Broadcasts every tensor from rank 0 (flattened per dtype), after checking
 // that all ranks hold the same number of tensors with the same shapes.

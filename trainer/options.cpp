@@ -87,6 +87,10 @@ Options parse_options(int argc, char** argv) {
                  "(tests) every rank appends the sample indices it trained on, one line \"EPOCH IDX...\" per "
                  "micro-batch, to PREFIX.rank<R>.<pid>");
   app.add_flag("!--no-keep-memory", o.keep_memory, "Let malloc return freed tensors to the OS");
+  std::string hang;
+  app.add_option("--test-hang-at", hang,
+                 "(tests) RANK:STEP: that rank stops before loading step STEP's batch (of the first epoch it trains) "
+                 "until SIGTERM, while the others wait for it in the gradient allreduce");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -98,6 +102,17 @@ Options parse_options(int argc, char** argv) {
   if (global_batch->count() > 0 && grad_accum->count() > 0)
     throw std::runtime_error("--global-batch sets the accumulation itself (N / (world size x --batch-size)); "
                              "leave out --grad-accum");
+  if (!hang.empty()) {
+    // RANK:STEP, both whole numbers; STEP counts from 1 as the state dump does.
+    size_t colon = hang.find(':');
+    char* end = nullptr;
+    long rank = colon == std::string::npos ? -1 : std::strtol(hang.c_str(), &end, 10);
+    bool rank_ok = colon != std::string::npos && end == hang.c_str() + colon && colon > 0 && rank >= 0 && rank < 65536;
+    long step = rank_ok ? std::strtol(hang.c_str() + colon + 1, &end, 10) : 0;
+    if (!rank_ok || colon + 1 == hang.size() || *end != '\0' || step < 1)
+      throw std::runtime_error("--test-hang-at: " + hang + " is not RANK:STEP (a rank from 0, a step from 1)");
+    o.test_hang = Options::Hang{static_cast<int>(rank), step};
+  }
   if (o.amp == "true") o.amp = "fp16";
   if (o.amp == "false") o.amp = "off";
   if (o.resume && o.checkpoint_dir.empty()) throw std::runtime_error("--resume needs --checkpoint-dir");

@@ -1,6 +1,7 @@
 #pragma once
 // ddp-train's command line. The flags that `ddpctl gen` emits (docs/spec.md,
 // trainer:) are the contract; the rest are for tests, benchmarks and tuning.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,15 @@ struct Options {
   std::string metrics;   // JSON lines; default <checkpoint_dir>/metrics.jsonl if a checkpoint dir is set
   std::string progress;  // default $DDPCTL_PROGRESS_FILE
   std::string trace_samples;  // tests: each rank appends the sample indices it trained on to PREFIX.rank<R>.<pid>
+  // Tests: --test-hang-at RANK:STEP: that rank stops before loading the batch
+  // of that step (of the first epoch it trains) until it is told to stop
+  // (SIGTERM), as a rank blocked in a read would; the others wait for it in
+  // the step's gradient allreduce. A hung rank to name, for ddpctl's tests.
+  struct Hang {
+    int rank = 0;
+    long step = 1;
+  };
+  std::optional<Hang> test_hang;
   bool keep_memory = true;  // mallopt so freed tensors stay mapped
 };
 

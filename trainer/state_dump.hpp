@@ -4,12 +4,23 @@
 // of two buffers); on SIGQUIT the handler writes that line, with how long it
 // has been there, into $DDPCTL_LOG_BASE.state.<node>.<pid>.txt, which the job
 // agent's stack dump of this node reads. Only async-signal-safe calls in the
-// handler: open, write, close, clock_gettime.
+// handler: open, write, close, clock_gettime, and lock-free atomic loads.
+//
+// The line ends with the collectives this rank has entered and left, counted
+// (CollectiveScope): every rank runs the same collectives in the same order,
+// so the n-th one it enters is the n-th on every rank, and a rank that has
+// left #56 and not entered #57 while the others wait in #57 is the one that
+// hung the job (ddpctl's culprit decision reads it; docs/running.md):
+//   ddp-train: rank 1: epoch 1, step 3 of 50: loading a batch for 31 s; collectives: entered #56 all_reduce (the step's start), left #56 all_reduce (the step's start)
+//   ddp-train: rank 0: epoch 1, step 3 of 50: backward and the gradient allreduce for 31 s; collectives: entered #57 backward with the Reducer's gradient all_reduce, left #56 all_reduce (the step's start)
+//   ddp-train: rank 0 of 2: in the rendezvous for 2 s; collectives: none yet
+// No name holds a comma, so "entered #E NAME, left #L NAME" splits at ", left #".
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,6 +62,89 @@ inline void write_all(int fd, const char* p, size_t n) {
   }
 }
 
+inline void write_str(int fd, const char* s) { write_all(fd, s, std::strlen(s)); }
+
+inline void write_number(int fd, unsigned long long v) {
+  char num[24];
+  int i = sizeof num;
+  do num[--i] = static_cast<char>('0' + v % 10), v /= 10;
+  while (v > 0 && i > 0);
+  write_all(fd, num + i, sizeof num - static_cast<size_t>(i));
+}
+
+// The collectives ddp-train waits on, by what they are for. The Reducer's
+// bucket allreduces are launched from autograd hooks, inside backward: they
+// are counted as one, around the backward that launches and finishes them.
+enum class Collective : std::uint8_t {
+  None,
+  HalfProbe,
+  ModelCheck,
+  ModelBroadcast,
+  StepStart,
+  BucketRebuild,
+  ReducerBackward,
+  Gradients,
+  EpochStats,
+  Validation,
+  Barrier,
+  ReplicaCheck,
+};
+
+inline const char* collective_name(Collective c) {
+  switch (c) {
+    case Collective::None: return "none";
+    case Collective::HalfProbe: return "all_reduce (fp16 probe)";
+    case Collective::ModelCheck: return "all_reduce (model shape check)";
+    case Collective::ModelBroadcast: return "broadcast (rank 0's parameters)";
+    case Collective::StepStart: return "all_reduce (the step's start)";
+    case Collective::BucketRebuild: return "broadcast (the Reducer's bucket rebuild)";
+    case Collective::ReducerBackward: return "backward with the Reducer's gradient all_reduce";
+    case Collective::Gradients: return "all_reduce (gradients)";
+    case Collective::EpochStats: return "all_reduce (epoch statistics)";
+    case Collective::Validation: return "all_reduce (validation statistics)";
+    case Collective::Barrier: return "barrier";
+    case Collective::ReplicaCheck: return "all_reduce (replica check)";
+  }
+  return "none";
+}
+
+// (sequence number << 8) | Collective, in one word each, so that the handler
+// never reads a number with another collective's name. Written by the thread
+// that runs the collectives (the main thread), read by the handler.
+inline std::atomic<std::uint64_t> g_entered{0}, g_left{0};
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+
+inline void enter(Collective c) {
+  std::uint64_t seq = (g_entered.load(std::memory_order_relaxed) >> 8) + 1;
+  g_entered.store(seq << 8 | static_cast<std::uint64_t>(c), std::memory_order_release);
+}
+inline void leave() { g_left.store(g_entered.load(std::memory_order_relaxed), std::memory_order_release); }
+
+// Entered for its lifetime; left also when the collective throws.
+class CollectiveScope {
+ public:
+  explicit CollectiveScope(Collective c) { enter(c); }
+  ~CollectiveScope() { leave(); }
+  CollectiveScope(const CollectiveScope&) = delete;
+  CollectiveScope& operator=(const CollectiveScope&) = delete;
+};
+
+inline void write_collectives(int fd) {
+  std::uint64_t e = g_entered.load(std::memory_order_acquire), l = g_left.load(std::memory_order_acquire);
+  if (e == 0) {
+    write_str(fd, "; collectives: none yet");
+    return;
+  }
+  write_str(fd, "; collectives: entered #");
+  write_number(fd, e >> 8);
+  write_str(fd, " ");
+  write_str(fd, collective_name(static_cast<Collective>(e & 0xff)));
+  write_str(fd, ", left #");
+  write_number(fd, l >> 8);
+  write_str(fd, " ");
+  write_str(fd, collective_name(static_cast<Collective>(l & 0xff)));
+}
+
 inline void on_quit(int) {
   int saved = errno;
   int cur = g_current.load(std::memory_order_acquire);
@@ -67,15 +161,11 @@ inline void on_quit(int) {
       timespec now{};
       clock_gettime(CLOCK_MONOTONIC, &now);
       long secs = static_cast<long>(now.tv_sec - s.since);
-      char num[32];
-      int i = sizeof num;
-      num[--i] = '\0';
-      do num[--i] = static_cast<char>('0' + secs % 10), secs /= 10;
-      while (secs > 0 && i > 0);
-      write_all(fd, " for ", 5);
-      write_all(fd, num + i, std::strlen(num + i));
-      write_all(fd, " s", 2);
+      write_str(fd, " for ");
+      write_number(fd, static_cast<unsigned long long>(secs < 0 ? 0 : secs));
+      write_str(fd, " s");
     }
+    write_collectives(fd);
     write_all(fd, "\n", 1);
     if (fd != 2) ::close(fd);
   }

@@ -305,7 +305,7 @@ int run_worker(const Options& opts) {
       state_dump::set_phase("rank %d: epoch %d, step %ld of %ld: waiting for every rank at the step's start (an allreduce)",
                             env.rank, epoch + 1, step + 1, steps);
       auto stop = torch::tensor({static_cast<float>(g_stop)});
-      allreduce_sum(d, {cuda ? stop.to(device) : stop});
+      allreduce_sum(d, {cuda ? stop.to(device) : stop}, state_dump::Collective::StepStart);
       if (stop.item<float>() > 0 || (cuda && stop.to(device).item<float>() > 0)) {
         if (r0) {
           progress.update("checkpointing", epoch + 1, step, steps, 0, -1, true);
@@ -326,6 +326,8 @@ int run_worker(const Options& opts) {
         if (p.grad().defined()) p.mutable_grad().zero_();
       for (int micro = 0; micro < o.grad_accum; ++micro) {
         state_dump::set_phase("rank %d: epoch %d, step %ld of %ld: loading a batch", env.rank, epoch + 1, step + 1, steps);
+        if (o.test_hang && o.test_hang->rank == env.rank && o.test_hang->step == step + 1 && epoch == pos.epoch && micro == 0)
+          while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));  // --test-hang-at
         auto batch = loader.next();
         if (!batch) break;
         auto x = batch->images.to(device, /*non_blocking=*/true);
@@ -370,18 +372,16 @@ int run_worker(const Options& opts) {
     // Global numbers: sums over every rank (and the slowest rank's time).
     state_dump::set_phase("rank %d: end of epoch %d: the epoch's statistics (allreduces)", env.rank, epoch + 1);
     auto train_stats = torch::tensor({loss_sum, correct, seen}, torch::kDouble);
-    allreduce_sum(d, {train_stats});
+    allreduce_sum(d, {train_stats}, state_dump::Collective::EpochStats);
     auto times = torch::zeros({env.world}, torch::kDouble), mems = torch::zeros({env.world}, torch::kDouble);
     long done_steps = std::max(1L, steps - first);
     times[env.rank] = step_time / static_cast<double>(done_steps);
     mems[env.rank] = peak_mem_mib(cuda_device);
-    allreduce_sum(d, {times});
-    allreduce_sum(d, {mems});
+    allreduce_sum(d, {times}, state_dump::Collective::EpochStats);
+    allreduce_sum(d, {mems}, state_dump::Collective::EpochStats);
     auto max_elapsed = torch::tensor({elapsed}, torch::kDouble);
-    c10d::AllreduceOptions mx;
-    mx.reduceOp = c10d::ReduceOp::MAX;
     std::vector<at::Tensor> me{max_elapsed};
-    d.pg->allreduce(me, mx)->wait();
+    allreduce_max(d, me[0], state_dump::Collective::EpochStats);
 
     double val_loss = 0, val_acc = 0;
     bool validated = !o.no_val && src.val_size() > 0;
@@ -404,7 +404,7 @@ int run_worker(const Options& opts) {
         vn += static_cast<double>(y.size(0));
       }
       auto v = torch::tensor({vs, vc, vn}, torch::kDouble);
-      allreduce_sum(d, {v});
+      allreduce_sum(d, {v}, state_dump::Collective::Validation);
       if (v[2].item<double>() > 0) {
         val_loss = v[0].item<double>() / v[2].item<double>();
         val_acc = 100.0 * v[1].item<double>() / v[2].item<double>();

@@ -19,6 +19,11 @@ expect_in d "ddp-train: error: --data:"
 train e --resume
 expect_code 1 e
 expect_in e "--resume needs --checkpoint-dir"
+for bad in 1 1: :3 -1:3 1:0 1:x; do
+  train hang --test-hang-at "$bad"
+  expect_code 1 hang
+  expect_in hang "ddp-train: error: --test-hang-at: $bad is not RANK:STEP (a rank from 0, a step from 1)"
+done
 
 # A corrupt image: the rank that reads it fails naming the file, and the
 # launcher names that rank.

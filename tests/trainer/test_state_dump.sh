@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SIGQUIT asks each worker where it is (the job agent does before a stall's
 # cancel): the worker writes its rank, epoch, step and phase with how long it
-# has been there into $DDPCTL_LOG_BASE.state.<node>.<pid>.txt and trains on; the
-# launcher ignores it.
+# has been there, and the collectives it last entered and left, into
+# $DDPCTL_LOG_BASE.state.<node>.<pid>.txt and trains on; the launcher ignores
+# it.
 # shellcheck source=tests/trainer/lib.sh
 . "$(dirname "$0")/lib.sh"
 export DDPCTL_PROGRESS_FILE=$T/progress.json DDPCTL_LOG_BASE=$T/job_1
@@ -18,8 +19,8 @@ for w in $workers; do
   for _ in $(seq 100); do [ -s "$f" ] && break; sleep 0.1; done
   [ -s "$f" ] || fail "worker $w wrote no state to $f"
   echo "worker $w: $(cat "$f")"
-  grep -qE "^ddp-train: rank [01]: epoch [0-9]+, step [0-9]+ of [0-9]+: .* for [0-9]+ s$" "$f" ||
-    fail "the state of worker $w does not say rank, epoch, step and phase: $(cat "$f")"
+  grep -qE "^ddp-train: rank [01]: epoch [0-9]+, step [0-9]+ of [0-9]+: .* for [0-9]+ s; collectives: entered #[1-9][0-9]* [^,]+, left #[0-9]+ [^,]+$" "$f" ||
+    fail "the state of worker $w does not say rank, epoch, step, phase and collectives: $(cat "$f")"
 done
 # Both go on training: the launcher and its workers are all still there.
 kill -0 "$launcher" 2>/dev/null || fail "the launcher ended on SIGQUIT"

@@ -634,6 +634,30 @@ TEST_CASE("the watcher names the culprit from the stacks, not from who printed l
   }
 }
 
+TEST_CASE("the watcher names ddp-train's hung rank from the trainer's collective counters", "[job_agent]") {
+  // The nodes' stacks files of a real ddp-train hang without gdb or py-spy
+  // (tests/unit/data/stacks/README.md): no stacks, only the workers' answers.
+  WatchFixture f;
+  f.o.action = StallAction::Cancel;
+  f.runner.on("scancel", {}, exits(0));
+  f.both_write(T0);
+  for (const char* node : {"g1", "g2"})
+    write_file_atomic(stacks_path(f.o.log_base, 0, node),
+                      read_file(fmt::format("{}/tests/unit/data/stacks/ddp-train-hang-rank1-{}.txt", test::source_dir(), node)));
+  Watcher w(f.o, f.runner, f.clock, T0);
+  CHECK_FALSE(w.tick(T0 + 60));
+  auto r = read_stall_record(f.o.log_base);
+  REQUIRE(r);
+  CHECK(r->culprit_named);
+  REQUIRE(r->stopped.size() == 1);
+  CHECK(r->stopped[0].rank == 1);
+  CHECK(r->stopped[0].node == "g1");
+  CHECK(describe_stall(*r).rfind("stalled 1m00s: rank 1 (g1) never entered collective #11 backward with the Reducer's "
+                                 "gradient all_reduce — it left #10, at \"epoch 1, step 3 of 1562: loading a batch\" "
+                                 "for 20 s; ranks 0, 2, 3 (g1, g2) wait in #11; stacks in ",
+                                 0) == 0);
+}
+
 TEST_CASE("the watcher with action requeue requeues while restarts are left, else cancels", "[job_agent]") {
   WatchFixture f;
   f.o.action = StallAction::Requeue;
