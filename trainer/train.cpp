@@ -304,9 +304,13 @@ int run_worker(const Options& opts) {
       // Every rank stops at the same step boundary once any was signalled.
       state_dump::set_phase("rank %d: epoch %d, step %ld of %ld: waiting for every rank at the step's start (an allreduce)",
                             env.rank, epoch + 1, step + 1, steps);
-      auto stop = torch::tensor({static_cast<float>(g_stop)});
-      allreduce_sum(d, {cuda ? stop.to(device) : stop}, state_dump::Collective::StepStart);
-      if (stop.item<float>() > 0 || (cuda && stop.to(device).item<float>() > 0)) {
+      // The flag lives where the process group reduces (NCCL: the GPU), and
+      // the reduced tensor is the one read: a copy made for the allreduce
+      // would leave each rank with only its own flag, and a rank signalled
+      // alone would stop while the others wait for it.
+      auto stop = torch::tensor({static_cast<float>(g_stop)}).to(device);
+      allreduce_sum(d, {stop}, state_dump::Collective::StepStart);
+      if (stop.item<float>() > 0) {
         if (r0) {
           progress.update("checkpointing", epoch + 1, step, steps, 0, -1, true);
           state_dump::set_phase("rank %d: epoch %d, step %ld: saving the checkpoint", env.rank, epoch + 1, step);
