@@ -219,13 +219,13 @@ std::string describe_stall(const StallRecord& r, std::optional<double> for_s) {
   else if (r.flight_recorder_named) s = fmt::format("stalled {}: {} (flight recorder{})", dur, r.flight_recorder, fr_count);
   else if (r.detail.empty()) s = fmt::format("stalled {}: {}", dur, r.why);
   else s = fmt::format("stalled {} (no progress in {}): {}", dur, r.basis, r.detail);
+  if (!r.stacks.empty()) s += "; stacks in " + join(r.stacks, ", ");
+  // Why the stacks name nobody, after where they are (status cuts a long line).
+  if (!r.culprit_named && !r.culprit.empty()) s += (r.stacks.empty() ? "; stacks: " : ": ") + r.culprit;
   // Beside the stacks' culprit, or why none: what the Flight Recorder says.
   if (!r.flight_recorder_named && !r.flight_recorder.empty())
     s += fmt::format("; flight recorder{}: {}", r.flight_recorder_count.empty() ? "" : " (" + r.flight_recorder_count + ")",
                      r.flight_recorder);
-  if (!r.stacks.empty()) s += "; stacks in " + join(r.stacks, ", ");
-  // Why the stacks name nobody, after where they are (status cuts a long line).
-  if (!r.culprit_named && !r.culprit.empty()) s += (r.stacks.empty() ? "; stacks: " : ": ") + r.culprit;
   if (!r.stacks_by.empty()) s += "; stacks taken by " + r.stacks_by;
   return s;
 }

@@ -108,8 +108,9 @@ std::string stall_record_path(const std::string& log_base);
 // "stalled 30s: rank 1 (g1) is not in a collective — at ...; rank 0 (g1)
 // waits in all_reduce; stacks in FILE"; when only the Flight Recorder names
 // one: "stalled 30s: rank 1 (g2) never entered all_reduce #7 (process group
-// 0); rank 0 (g1) is in it (flight recorder, 2 of 2 ranks dumped); ...".
-// `for_s` overrides the record's duration (a live stall's).
+// 0); rank 0 (g1) is in it (flight recorder, 2 of 2 ranks dumped); ...";
+// else what the dumps say follows the stacks. `for_s` overrides the
+// record's duration (a live stall's).
 std::string describe_stall(const StallRecord& r, std::optional<double> for_s = std::nullopt);
 
 // The guides' troubleshooting over a job's recent samples (every node).
