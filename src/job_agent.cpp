@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "culprit.hpp"
+#include "flight_recorder.hpp"
+#include "flight_recorder_pipe.hpp"
 #include "job_files.hpp"
 #include "diagnostics.hpp"
 #include "files.hpp"
@@ -170,6 +172,9 @@ bool Watcher::act(const StallVerdict& v, double now) {
 // What every rank was doing, before they are killed: each node's sampler
 // dumps its node's ranks when the request file appears.
 void Watcher::gather_stacks(double now) {
+  // The dumps already there: only one written after the ask counts.
+  std::map<int, FileId> fr_before;
+  if (!o_.fr_dump_prefix.empty()) fr_before = existing_dumps(o_.fr_dump_prefix);
   try {
     write_file_atomic(stacks_request_path(o_.log_base, o_.attempt), fmt::format("{}\n", now));
   } catch (const std::exception& e) {
@@ -205,16 +210,72 @@ void Watcher::gather_stacks(double now) {
   for (auto& r : ranks)
     for (const auto& t : last_.tasks)
       if (t.node == r.node && (r.rank ? t.rank == r.rank : t.task == r.task)) r.cpu_pct = t.cpu_pct;
-  if (ranks.empty()) return;
-  CulpritVerdict c = decide_culprit(ranks);
-  record_.culprit = c.text;
-  record_.stacks_by = describe_stack_sources(ranks);
-  record_.culprit_named = c.kind == CulpritKind::Named;
-  if (record_.culprit_named) {
-    record_.stopped.clear();
-    for (const auto& r : c.culprits) record_.stopped.push_back({r.task, r.rank, r.node});
+  std::optional<CulpritVerdict> c;
+  if (!ranks.empty()) {
+    c = decide_culprit(ranks);
+    record_.culprit = c->text;
+    record_.stacks_by = describe_stack_sources(ranks);
+    record_.culprit_named = c->kind == CulpritKind::Named;
+    if (record_.culprit_named) {
+      record_.stopped.clear();
+      for (const auto& r : c->culprits) record_.stopped.push_back({r.task, r.rank, r.node});
+    }
   }
+  gather_flight_recorder(fr_before, c ? &*c : nullptr);
   save();
+}
+
+void Watcher::gather_flight_recorder(const std::map<int, FileId>& before, const CulpritVerdict* stacks) {
+  if (o_.fr_dump_prefix.empty()) return;
+  std::vector<FrAsk> asks;
+  for (const auto& node : o_.nodes) {
+    std::string path = stacks_path(o_.log_base, o_.attempt, node);
+    if (std::find(record_.stacks.begin(), record_.stacks.end(), path) == record_.stacks.end()) continue;
+    try {
+      for (auto& a : read_fr_asks(read_file(path, 16 << 20), node)) asks.push_back(a);
+    } catch (const std::exception&) {
+    }
+  }
+  std::map<int, std::string> nodes;
+  std::vector<int> asked, not_asked;
+  std::map<PipeAsk, std::vector<int>> by_outcome;
+  for (const auto& a : asks) {
+    nodes[a.rank] = a.node;
+    (a.outcome == PipeAsk::Asked ? asked : not_asked).push_back(a.rank);
+    by_outcome[a.outcome].push_back(a.rank);
+  }
+  if (asks.empty()) {
+    record_.flight_recorder = "no rank was asked for a dump (no dump pipe to ask, or no node's agent answered)";
+  } else if (asked.empty()) {
+    std::vector<std::string> why;
+    for (const auto& [outcome, ranks] : by_outcome) why.push_back(describe_ranks(ranks, nodes) + ": " + pipe_ask_name(outcome));
+    record_.flight_recorder =
+        by_outcome.size() == 1 && by_outcome.count(PipeAsk::NoPipe)
+            ? "no dumps: no rank has a dump pipe (its torch has no Flight Recorder, as 1.13, or no process group yet)"
+            : "no dumps: " + join(why, "; ");
+  } else {
+    FrCollected got = collect_fr_dumps(o_.fr_dump_prefix, asked, before, clock_, kFlightRecorderWait);
+    record_.flight_recorder_count = fmt::format("{} of {} ranks dumped", got.dumps.size(), asks.size());
+    record_.flight_recorder_dumps = got.paths;
+    std::vector<int> missing = got.missing;
+    missing.insert(missing.end(), not_asked.begin(), not_asked.end());
+    for (const auto& p : got.problems) std::cerr << "ddpctl: watchdog: flight recorder: " << p << "\n";
+    if (got.dumps.empty()) {
+      record_.flight_recorder = fmt::format("no dump within {:.0f}s of the ask", kFlightRecorderWait);
+    } else {
+      FrVerdict v = analyze_flight_recorder(got.dumps, missing, nodes);
+      record_.flight_recorder = v.text;
+      if (auto named = flight_recorder_culprit(stacks ? *stacks : CulpritVerdict{}, v, nodes)) {
+        record_.flight_recorder_named = true;
+        record_.stopped.clear();
+        for (const auto& r : named->culprits) record_.stopped.push_back({r.task, r.rank, r.node});
+      }
+    }
+  }
+  std::string dir = o_.fr_dump_prefix.substr(0, o_.fr_dump_prefix.rfind('/') + 1);
+  std::cerr << fmt::format("ddpctl: watchdog: flight recorder{}: {}{}\n",
+                           record_.flight_recorder_count.empty() ? "" : ": " + record_.flight_recorder_count,
+                           record_.flight_recorder, record_.flight_recorder_dumps.empty() ? "" : " (dumps in " + dir + ")");
 }
 
 bool Watcher::take_action() {
@@ -256,6 +317,7 @@ void run_watch(WatchOptions o, Context& ctx) {
   o.job_id = place.job_id;
   o.slurm_id = place.slurm_id;
   o.attempt = place.attempt;
+  o.fr_dump_prefix = ctx.env.value("TORCH_FR_DUMP_TEMP_FILE", ctx.env.value("TORCH_NCCL_DEBUG_INFO_TEMP_FILE"));
   // The step's srun still there (it may be another user's pid only after it ended and the pid was reused: rare, and
   // then the batch shell's kill ends this).
   auto step_running = [pid = o.step_pid] { return pid <= 0 || ::kill(pid, 0) == 0 || errno == EPERM; };
@@ -308,13 +370,22 @@ std::string trainer_states(Clock& clock, const std::string& proc_root, const std
 }  // namespace
 
 std::string dump_stacks(CommandRunner& runner, Clock& clock, const std::string& proc_root, const std::string& job_id,
-                        const std::string& node, double budget_s, const std::string& log_base) {
+                        const std::string& node, double budget_s, const std::string& log_base,
+                        const std::string& fr_pipe_stem) {
   JobProcessReader reader(proc_root, job_id, 100, 4096, node);
   std::vector<ProcessUsage> procs;
   for (const auto& p : reader.read())
     if (p.training) procs.push_back(p);
   std::string out = fmt::format("# stacks of job {}'s training processes on {}\n", job_id, node);
   if (procs.empty()) return out + "(no training process found)\n";
+  if (!fr_pipe_stem.empty()) {
+    // First, so that torch dumps while the stacks are taken.
+    std::vector<FrAsk> asks;
+    for (const auto& p : procs)
+      if (p.rank && std::none_of(asks.begin(), asks.end(), [&](const FrAsk& a) { return a.rank == *p.rank; }))
+        asks.push_back({*p.rank, ask_dump_pipe(fr_pipe_path(fr_pipe_stem, *p.rank)), node});
+    out += fr_asks_section(fr_pipe_stem, asks);
+  }
   out += trainer_states(clock, proc_root, procs, log_base, node);
   // Python ranks answer themselves (stacks_hook.hpp): nothing installed, no
   // ptrace. Only a registered process gets the signal; only on the real /proc.
@@ -446,7 +517,8 @@ void run_sampler(const SampleOptions& o, Context& ctx) {
     }
     // The watchdog asks for the ranks' stacks before it cancels or requeues.
     if (::access(request.c_str(), F_OK) == 0 && ::access(stacks.c_str(), F_OK) != 0)
-      write_file_atomic(stacks, dump_stacks(ctx.runner, ctx.clock, o.proc_root, so.job_id, so.node, 10, o.log_base));
+      write_file_atomic(stacks, dump_stacks(ctx.runner, ctx.clock, o.proc_root, so.job_id, so.node, 10, o.log_base,
+                                            ctx.env.value("TORCH_NCCL_DEBUG_INFO_PIPE_FILE")));
     if (o.count == 0 || taken < o.count) ctx.clock.sleep(0.5);
   }
 }
@@ -492,7 +564,8 @@ CheckDecision read_node_checks(const std::string& log_base, const std::vector<st
 std::string record_stacks(const std::string& log_base, const std::string& proc_root, double budget_s, Context& ctx) {
   JobPlace place = job_place(ctx.env);
   std::string path = stacks_path(log_base, place.attempt, place.node);
-  write_file_atomic(path, dump_stacks(ctx.runner, ctx.clock, proc_root, place.job_id, place.node, budget_s, log_base));
+  write_file_atomic(path, dump_stacks(ctx.runner, ctx.clock, proc_root, place.job_id, place.node, budget_s, log_base,
+                                      ctx.env.value("TORCH_NCCL_DEBUG_INFO_PIPE_FILE")));
   return path;
 }
 

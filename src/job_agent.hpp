@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "context.hpp"
+#include "culprit.hpp"
+#include "flight_recorder_pipe.hpp"
 #include "job_environment.hpp"
 #include "node_check.hpp"
 #include "process.hpp"
@@ -67,6 +69,9 @@ struct WatchOptions {
   std::optional<ProgressSpec> progress;  // the spec's pattern, applied to each task's log
   double stacks_wait_s = 20;  // how long the samplers may take to dump the stacks
   int step_pid = 0;           // the training step's process (the batch shell's srun); 0: not known
+  // Where the ranks' Flight Recorder dumps go (TORCH_FR_DUMP_TEMP_FILE, else
+  // TORCH_NCCL_DEBUG_INFO_TEMP_FILE, as the script set them); "": none asked for.
+  std::string fr_dump_prefix;
 };
 
 // One observation of the running step from its files.
@@ -99,6 +104,10 @@ class Watcher {
   bool take_action();  // scancel or scontrol requeue; true when it did
   void save();         // the record, atomically; a failure is reported, not thrown
   void gather_stacks(double now);
+  // The Flight Recorder's dumps of the ranks the samplers asked (their
+  // stacks files say which), into the record; its verdict when the stacks
+  // name no culprit.
+  void gather_flight_recorder(const std::map<int, FileId>& before, const CulpritVerdict* stacks);
   WatchOptions o_;
   CommandRunner& runner_;
   Clock& clock_;
@@ -141,9 +150,13 @@ JobEnvironment record_environment(const std::string& log_base, const Environment
 // for <log base>.restart<A>.stacks.<node>.txt. With `log_base`, the bundled
 // trainer's workers (comm ddp-train, with a RANK) are asked first where they
 // are: SIGQUIT, answered in <log_base>.state.<pid>.txt
-// (trainer/state_dump.hpp); only on the real /proc.
+// (trainer/state_dump.hpp); only on the real /proc. With `fr_pipe_stem`
+// (TORCH_NCCL_DEBUG_INFO_PIPE_FILE), before anything else, every rank's
+// Flight Recorder is asked for a dump through its pipe, and the text says
+// which were (flight_recorder_pipe.hpp).
 std::string dump_stacks(CommandRunner& runner, Clock& clock, const std::string& proc_root, const std::string& job_id,
-                        const std::string& node, double budget_s, const std::string& log_base = "");
+                        const std::string& node, double budget_s, const std::string& log_base = "",
+                        const std::string& fr_pipe_stem = "");
 std::string stacks_path(const std::string& log_base, int attempt, const std::string& node);
 // Opens the log folder: on NFS that revalidates its cached entries, so that a
 // file another node just created is seen (negative lookups are cached).

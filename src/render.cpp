@@ -1,5 +1,6 @@
 #include "render.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <kainjow/mustache.hpp>
@@ -93,6 +94,11 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
   for (const char* n : {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "NNODES", "NPROC_PER_NODE", "LOCAL_WORLD_SIZE"})
     names.push_back(n);
   if (run.snapshot) names.insert(names.end(), {"DDPCTL_SNAPSHOT", "PYTHONPATH"});
+  // The Flight Recorder's (launch.sh), where the watchdog may ask for dumps.
+  if (spec.monitor.enabled && spec.watchdog.enabled)
+    for (const char* n : {"TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE", "TORCH_NCCL_DUMP_ON_TIMEOUT",
+                          "TORCH_FR_DUMP_TEMP_FILE", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "TORCH_NCCL_DEBUG_INFO_PIPE_FILE"})
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   if (run.container) {
     const ResolvedContainer& c = *run.container;
     ContainerScript cs = container_script(c, spec, shape.gpus_per_node, run.snapshot ? run.snapshot->dir : "", names,

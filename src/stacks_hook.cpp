@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "files.hpp"
+#include "flight_recorder_pipe.hpp"
 #include "job_files.hpp"
 #include "text.hpp"
 
@@ -78,10 +79,14 @@ def _ddpctl_next_sitecustomize():
     module = importlib.util.module_from_spec(spec)
     sys.modules["sitecustomize"] = module
     spec.loader.exec_module(module)
-
+@FLIGHT_RECORDER@
 
 try:
     _ddpctl_stacks_hook(@SIGNAL@)
+except Exception:
+    pass
+try:
+    _ddpctl_flight_recorder()
 except Exception:
     pass
 _ddpctl_next_sitecustomize()
@@ -136,6 +141,8 @@ int stacks_signal() { return SIGRTMIN + 8; }
 std::string python_hook_text(int sig) {
   std::string text(kHook);
   for (size_t at; (at = text.find("@SIGNAL@")) != std::string::npos;) text.replace(at, 8, std::to_string(sig));
+  // The Flight Recorder's pipe for ranks without NCCL (flight_recorder_pipe.hpp).
+  if (size_t at = text.find("@FLIGHT_RECORDER@\n"); at != std::string::npos) text.replace(at, 18, python_fr_hook_text());
   return text;
 }
 

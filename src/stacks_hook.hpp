@@ -7,8 +7,9 @@
 // file until asked. The agent finds that memfd among a process's open files
 // (/proc/PID/fd), so it signals only processes that registered (the signal's
 // default action would kill any other), checks the signal is still caught,
-// and reads the dump back through /proc/PID/fd/FD. Then the sitecustomize
-// that would have run without ddpctl's runs (Debian's, the user's).
+// and reads the dump back through /proc/PID/fd/FD. It also gives a Gloo
+// rank a Flight Recorder pipe (flight_recorder_pipe.hpp). Then the
+// sitecustomize that would have run without ddpctl's runs (Debian's, the user's).
 #include <functional>
 #include <optional>
 #include <string>

@@ -153,6 +153,10 @@ nlohmann::json stall_record_json(const StallRecord& r) {
           {"culprit", r.culprit},
           {"culprit_named", r.culprit_named},
           {"stacks_by", r.stacks_by},
+          {"flight_recorder", r.flight_recorder},
+          {"flight_recorder_count", r.flight_recorder_count},
+          {"flight_recorder_named", r.flight_recorder_named},
+          {"flight_recorder_dumps", r.flight_recorder_dumps},
           {"resumed_at", r.resumed_at ? nlohmann::json(*r.resumed_at) : nlohmann::json()}};
 }
 
@@ -195,6 +199,12 @@ std::optional<StallRecord> read_stall_record(const std::string& log_base) try {
   r.culprit = str("culprit");
   r.culprit_named = j.value("culprit_named", false);
   r.stacks_by = str("stacks_by");
+  r.flight_recorder = str("flight_recorder");
+  r.flight_recorder_count = str("flight_recorder_count");
+  r.flight_recorder_named = j.value("flight_recorder_named", false);
+  if (j.contains("flight_recorder_dumps") && j["flight_recorder_dumps"].is_array())
+    for (const auto& d : j["flight_recorder_dumps"])
+      if (d.is_string()) r.flight_recorder_dumps.push_back(d.get<std::string>());
   r.resumed_at = json_field::number(j, "resumed_at");
   return r;
 } catch (const nlohmann::json::exception&) {
@@ -204,12 +214,18 @@ std::optional<StallRecord> read_stall_record(const std::string& log_base) try {
 std::string describe_stall(const StallRecord& r, std::optional<double> for_s) {
   std::string dur = format_duration(std::llround(for_s.value_or(r.for_s)));
   std::string s;
+  std::string fr_count = r.flight_recorder_count.empty() ? "" : ", " + r.flight_recorder_count;
   if (r.culprit_named) s = fmt::format("stalled {}: {}", dur, r.culprit);
+  else if (r.flight_recorder_named) s = fmt::format("stalled {}: {} (flight recorder{})", dur, r.flight_recorder, fr_count);
   else if (r.detail.empty()) s = fmt::format("stalled {}: {}", dur, r.why);
   else s = fmt::format("stalled {} (no progress in {}): {}", dur, r.basis, r.detail);
   if (!r.stacks.empty()) s += "; stacks in " + join(r.stacks, ", ");
   // Why the stacks name nobody, after where they are (status cuts a long line).
   if (!r.culprit_named && !r.culprit.empty()) s += (r.stacks.empty() ? "; stacks: " : ": ") + r.culprit;
+  // Beside the stacks' culprit, or why none: what the Flight Recorder says.
+  if (!r.flight_recorder_named && !r.flight_recorder.empty())
+    s += fmt::format("; flight recorder{}: {}", r.flight_recorder_count.empty() ? "" : " (" + r.flight_recorder_count + ")",
+                     r.flight_recorder);
   if (!r.stacks_by.empty()) s += "; stacks taken by " + r.stacks_by;
   return s;
 }

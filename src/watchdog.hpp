@@ -90,6 +90,14 @@ struct StallRecord {
   bool culprit_named = false;
   // How each rank's stacks were taken: "faulthandler: ranks 0, 1 (g1); none: rank 2 (g2)".
   std::string stacks_by;
+  // torch's Flight Recorder (flight_recorder.hpp), dumped before the act:
+  // what the dumps say ("rank 1 (g2) never entered all_reduce #7 (process
+  // group 0); rank 0 (g1) is in it"), or why there are none; "" where no
+  // node's agent had a dump pipe to ask (the run sets none).
+  std::string flight_recorder;
+  std::string flight_recorder_count;    // "2 of 2 ranks dumped"
+  bool flight_recorder_named = false;   // it named the culprit, the stacks did not
+  std::vector<std::string> flight_recorder_dumps;
   std::optional<double> resumed_at;
 };
 nlohmann::json stall_record_json(const StallRecord& r);
@@ -98,8 +106,11 @@ std::string stall_record_path(const std::string& log_base);
 // "stalled 30s (no progress in the progress pattern): rank 1 (g1) ...; stacks
 // in FILE"; when the stacks name a culprit, it is what the stall says:
 // "stalled 30s: rank 1 (g1) is not in a collective — at ...; rank 0 (g1)
-// waits in all_reduce; stacks in FILE". `for_s` overrides the record's
-// duration (a live stall's).
+// waits in all_reduce; stacks in FILE"; when only the Flight Recorder names
+// one: "stalled 30s: rank 1 (g2) never entered all_reduce #7 (process group
+// 0); rank 0 (g1) is in it (flight recorder, 2 of 2 ranks dumped); ...";
+// else what the dumps say follows the stacks. `for_s` overrides the
+// record's duration (a live stall's).
 std::string describe_stall(const StallRecord& r, std::optional<double> for_s = std::nullopt);
 
 // The guides' troubleshooting over a job's recent samples (every node).

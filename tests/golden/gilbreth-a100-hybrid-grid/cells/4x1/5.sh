@@ -152,6 +152,28 @@ if [ -n "$ddpctl_agent" ]; then
     *) ddpctl_agent_error "$ddpctl_agent job checked failed (exit status $ddpctl_check_rc): the node check's results were not read; the job goes on unchecked" ;;
   esac
 fi
+# torch.distributed's Flight Recorder (docs/running.md "Flight Recorder"): each
+# rank's last collectives, dumped into <log base>.restart<N>.fr/ when the
+# watchdog asks through the rank's pipe, before it acts (NCCL also dumps at a
+# timeout). A variable the run sets itself (env:, setup:, the submitting
+# shell) is left as it is. Both names of a variable: older torch reads only
+# the older one (and 2.14 says once per rank that it is deprecated).
+ddpctl_flight_recorder() {
+  mkdir -p "$1" 2>/dev/null || { echo "ddpctl: flight recorder: cannot create $1: no dumps" >&2; return 0; }
+  [ -n "${TORCH_FR_BUFFER_SIZE:-}${TORCH_NCCL_TRACE_BUFFER_SIZE:-}" ] ||
+    export TORCH_FR_BUFFER_SIZE=2000 TORCH_NCCL_TRACE_BUFFER_SIZE=2000
+  [ -n "${TORCH_NCCL_DUMP_ON_TIMEOUT:-}" ] || export TORCH_NCCL_DUMP_ON_TIMEOUT=1
+  [ -n "${TORCH_FR_DUMP_TEMP_FILE:-}${TORCH_NCCL_DEBUG_INFO_TEMP_FILE:-}" ] ||
+    export TORCH_FR_DUMP_TEMP_FILE="$1/rank_" TORCH_NCCL_DEBUG_INFO_TEMP_FILE="$1/rank_"
+  [ -z "${TORCH_NCCL_DEBUG_INFO_PIPE_FILE:-}" ] || return 0
+  # torch fails to start a process group where it cannot make its pipe: tried here first.
+  if mkfifo "$1/probe.pipe" 2>/dev/null && rm -f "$1/probe.pipe"; then
+    export TORCH_NCCL_DEBUG_INFO_PIPE_FILE="$1/pipe_"
+  else
+    echo "ddpctl: flight recorder: $1 cannot hold a pipe (its file system): no dumps on demand" >&2
+  fi
+}
+ddpctl_flight_recorder "$ddpctl_log_base.restart$ddpctl_attempt.fr"
 
 if [ -n "$ddpctl_agent" ]; then
   # Provenance (docs/runs.md): what this attempt runs with (the program's
@@ -159,7 +181,7 @@ if [ -n "$ddpctl_agent" ]; then
   # variables above), recorded in the background while training starts.
   # shellcheck disable=SC2016
   DDPCTL_AGENT_PROCESS=1 "$ddpctl_agent" job environment --log-base "$ddpctl_log_base" --nodes "${ddpctl_nodes[*]}" \
-    --env 'DDPCTL_CELL DDPCTL_GRID_LR DDPCTL_GRID_SEED DDPCTL_CELL_DIR NCCL_SOCKET_IFNAME NCCL_IB_HCA TORCH_NCCL_ASYNC_ERROR_HANDLING NCCL_ASYNC_ERROR_HANDLING MASTER_ADDR MASTER_PORT WORLD_SIZE NNODES NPROC_PER_NODE LOCAL_WORLD_SIZE' -- ddp-train --nproc-per-node=1 --model=resnet50 --data=/scratch/gilbreth/lusu/tiny-imagenet-200 --epochs=3 --batch-size=128 --lr=0.02 --amp=fp16 --workers=8 --global-batch=512 --checkpoint-dir=checkpoints/lr=0.02,seed=2 --seed=2 </dev/null >/dev/null 2>>"$ddpctl_log_base.agent.err" &
+    --env 'DDPCTL_CELL DDPCTL_GRID_LR DDPCTL_GRID_SEED DDPCTL_CELL_DIR NCCL_SOCKET_IFNAME NCCL_IB_HCA TORCH_NCCL_ASYNC_ERROR_HANDLING NCCL_ASYNC_ERROR_HANDLING MASTER_ADDR MASTER_PORT WORLD_SIZE NNODES NPROC_PER_NODE LOCAL_WORLD_SIZE TORCH_FR_BUFFER_SIZE TORCH_NCCL_TRACE_BUFFER_SIZE TORCH_NCCL_DUMP_ON_TIMEOUT TORCH_FR_DUMP_TEMP_FILE TORCH_NCCL_DEBUG_INFO_TEMP_FILE TORCH_NCCL_DEBUG_INFO_PIPE_FILE' -- ddp-train --nproc-per-node=1 --model=resnet50 --data=/scratch/gilbreth/lusu/tiny-imagenet-200 --epochs=3 --batch-size=128 --lr=0.02 --amp=fp16 --workers=8 --global-batch=512 --checkpoint-dir=checkpoints/lr=0.02,seed=2 --seed=2 </dev/null >/dev/null 2>>"$ddpctl_log_base.agent.err" &
   ddpctl_recorder=$!
 fi
 if [ -n "$ddpctl_agent" ]; then
