@@ -118,7 +118,7 @@ FrDump parse_fr_dump(const Json& dump, int rank) {
 
 FrDump read_fr_dump(std::string_view pickle_bytes, int rank) { return parse_fr_dump(read_pickle(pickle_bytes), rank); }
 
-std::string describe_ranks(const std::vector<int>& ranks, const std::map<int, std::string>& nodes) {
+std::string describe_rank_numbers(const std::vector<int>& ranks, const std::map<int, std::string>& nodes) {
   std::vector<int> r = ranks;
   std::sort(r.begin(), r.end());
   r.erase(std::unique(r.begin(), r.end()), r.end());
@@ -212,7 +212,7 @@ GroupVerdict judge_group(const std::string& group, const std::vector<Place>& pla
       for (const auto* p : at_top)
         if (p->rank == ranks.front()) e = p->last;
       // Sizes only when the ops agree and the sizes do not.
-      each.push_back(fmt::format("{} in {}{}", describe_ranks(ranks, nodes), e->op, ops.size() == 1 ? " " + e->sizes : ""));
+      each.push_back(fmt::format("{} in {}{}", describe_rank_numbers(ranks, nodes), e->op, ops.size() == 1 ? " " + e->sizes : ""));
     }
     v.kind = FrVerdictKind::Mismatch;
     v.text = fmt::format("ranks disagree on collective #{} of {}: {}", top, label, join(each, "; "));
@@ -223,7 +223,7 @@ GroupVerdict judge_group(const std::string& group, const std::vector<Place>& pla
     if (!behind.empty()) {
       v.kind = FrVerdictKind::Named;
       v.culprits = behind;
-      v.text = fmt::format("{} never entered collective #{} of {}; {}", describe_ranks(behind, nodes), top, label,
+      v.text = fmt::format("{} never entered collective #{} of {}; {}", describe_rank_numbers(behind, nodes), top, label,
                            join(each, "; "));
     }
     return v;
@@ -234,8 +234,8 @@ GroupVerdict judge_group(const std::string& group, const std::vector<Place>& pla
     v.culprits = behind;
     std::vector<int> others = in;
     others.insert(others.end(), finished.begin(), finished.end());
-    v.text = fmt::format("{} never entered {} #{} ({}); {} {} in it{}", describe_ranks(behind, nodes), op, top, label,
-                         describe_ranks(others, nodes), others.size() == 1 ? "is" : "are",
+    v.text = fmt::format("{} never entered {} #{} ({}); {} {} in it{}", describe_rank_numbers(behind, nodes), op, top, label,
+                         describe_rank_numbers(others, nodes), others.size() == 1 ? "is" : "are",
                          where.empty() ? "" : " (at " + where + ")");
     return v;
   }
@@ -248,8 +248,8 @@ GroupVerdict judge_group(const std::string& group, const std::vector<Place>& pla
     v.text = fmt::format("every rank finished {} #{} ({}), its last collective", op, top, label);
   } else {
     v.kind = FrVerdictKind::AllInCollective;
-    v.text = fmt::format("{} finished {} #{} ({}); {} {} still in it", describe_ranks(finished, nodes), op, top, label,
-                         describe_ranks(in, nodes), in.size() == 1 ? "is" : "are");
+    v.text = fmt::format("{} finished {} #{} ({}); {} {} still in it", describe_rank_numbers(finished, nodes), op, top, label,
+                         describe_rank_numbers(in, nodes), in.size() == 1 ? "is" : "are");
   }
   return v;
 }
@@ -259,7 +259,7 @@ GroupVerdict judge_group(const std::string& group, const std::vector<Place>& pla
 FrVerdict analyze_flight_recorder(const std::vector<FrDump>& dumps, const std::vector<int>& missing,
                                   const std::map<int, std::string>& nodes) {
   FrVerdict v;
-  std::string no_dump = missing.empty() ? "" : "; no dump from " + describe_ranks(missing, nodes);
+  std::string no_dump = missing.empty() ? "" : "; no dump from " + describe_rank_numbers(missing, nodes);
   if (dumps.empty()) {
     v.text = "no dump to read" + no_dump;
     return v;
@@ -313,7 +313,7 @@ FrVerdict analyze_flight_recorder(const std::vector<FrDump>& dumps, const std::v
     const FrEntry* last = nullptr;
     for (const auto& e : dumps[0].entries)
       if (!e.p2p && (!last || e.seq >= last->seq)) last = &e;
-    std::string one = describe_ranks({dumps[0].rank}, nodes);
+    std::string one = describe_rank_numbers({dumps[0].rank}, nodes);
     v.text = !last ? fmt::format("only {}'s dump came, and it records no collective", one)
                    : fmt::format("only {}'s dump came, nothing to compare it with: it {} {} #{} ({})", one,
                                  last->done ? "finished" : "is in", last->op, last->seq,

@@ -70,7 +70,7 @@ FrVerdict analyze_flight_recorder(const std::vector<FrDump>& dumps, const std::v
                                   const std::map<int, std::string>& nodes = {});
 
 // "rank 3", "ranks 0–2, 5", with their nodes: "ranks 0–2 (g1, g2)".
-std::string describe_ranks(const std::vector<int>& ranks, const std::map<int, std::string>& nodes = {});
+std::string describe_rank_numbers(const std::vector<int>& ranks, const std::map<int, std::string>& nodes = {});
 
 // The stall's culprit from the Flight Recorder: when the stacks name no rank
 // and the recorder does, its verdict, its ranks the culprits. nullopt: the

@@ -248,7 +248,7 @@ void Watcher::gather_flight_recorder(const std::map<int, FileId>& before, const 
     record_.flight_recorder = "no rank was asked for a dump (no dump pipe to ask, or no node's agent answered)";
   } else if (asked.empty()) {
     std::vector<std::string> why;
-    for (const auto& [outcome, ranks] : by_outcome) why.push_back(describe_ranks(ranks, nodes) + ": " + pipe_ask_name(outcome));
+    for (const auto& [outcome, ranks] : by_outcome) why.push_back(describe_rank_numbers(ranks, nodes) + ": " + pipe_ask_name(outcome));
     record_.flight_recorder =
         by_outcome.size() == 1 && by_outcome.count(PipeAsk::NoPipe)
             ? "no dumps: no rank has a dump pipe (its torch has no Flight Recorder, as 1.13, or no process group yet)"

@@ -142,9 +142,9 @@ TEST_CASE("when every rank is in the same collective, or none is, nobody is name
 }
 
 TEST_CASE("ranks are listed with runs and their nodes", "[flight_recorder]") {
-  CHECK(describe_ranks({3}) == "rank 3");
-  CHECK(describe_ranks({2, 0, 1, 5}, {{0, "g1"}, {1, "g1"}, {5, "g2"}}) == "ranks 0–2, 5 (g1, g2)");
-  CHECK(describe_ranks({0, 1, 3, 4}) == "ranks 0, 1, 3, 4");
+  CHECK(describe_rank_numbers({3}) == "rank 3");
+  CHECK(describe_rank_numbers({2, 0, 1, 5}, {{0, "g1"}, {1, "g1"}, {5, "g2"}}) == "ranks 0–2, 5 (g1, g2)");
+  CHECK(describe_rank_numbers({0, 1, 3, 4}) == "ranks 0, 1, 3, 4");
 }
 
 TEST_CASE("the Flight Recorder names the culprit only where the stacks do not", "[flight_recorder]") {
