@@ -181,6 +181,16 @@ wait_for_job() {
   done
 }
 
+# job_logs_of ID: the last lines of what job ID wrote into the test's logs/
+# (its batch log, its tasks' step logs), for a failure's message.
+job_logs_of() {
+  local f
+  for f in "$T"/logs/*_"$1".err "$T"/logs/*_"$1".restart*.out "$T"/logs/*_"$1"_*.err; do
+    [ -s "$f" ] || continue
+    printf '\n%s (last lines):\n%s' "${f#"$T"/}" "$(tail -n 8 "$f")"
+  done
+}
+
 # wait_for_sacct ID STATE [SECONDS]: polls sacct until it records job ID as
 # STATE (slurmdbd records the end a moment after the job ends).
 wait_for_sacct() {
@@ -190,7 +200,7 @@ wait_for_sacct() {
     state=$(on_login sacct -n -X -P -j "$id" -o State 2>/dev/null | cut -d' ' -f1 || true)
     [ "$state" = "$want" ] && return 0
     [ "$SECONDS" -lt "$deadline" ] ||
-      fail "sacct did not record job $id as $want within ${limit}s (last: ${state:-no record})$(slurmctld_log_of "$id")"
+      fail "sacct did not record job $id as $want within ${limit}s (last: ${state:-no record})$(slurmctld_log_of "$id")$(job_logs_of "$id")"
     sleep 0.2
   done
 }

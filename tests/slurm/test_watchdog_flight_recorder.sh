@@ -37,6 +37,8 @@ command: [/bin/bash, -c, "trap '' $sig; exec /usr/bin/python3 $prog"]
 progress: {pattern: 'epoch (?P<epoch>\d+) step (?P<step>\d+)', epochs: 1}
 monitor: {interval: 2s}
 watchdog: {stall_after: 20s, action: cancel}
+# Debian builds torch without libuv (2.6 on the 24.11 nodes, 2.14 on 26.05's).
+env: {USE_LIBUV: "0"}
 YAML
 run submit job.yaml --wait
 expect_code 0
