@@ -17,6 +17,7 @@
 #include "node_check.hpp"
 #include "process.hpp"
 #include "run_spec.hpp"
+#include "straggler.hpp"
 #include "watchdog.hpp"
 
 namespace ddpctl {
@@ -67,6 +68,8 @@ struct WatchOptions {
   std::optional<ProgressSpec> progress;  // the spec's pattern, applied to each task's log
   double stacks_wait_s = 20;  // how long the samplers may take to dump the stacks
   int step_pid = 0;           // the training step's process (the batch shell's srun); 0: not known
+  double slow_after_s = 300;  // a rank below kSlowBelow this long is slow (straggler.hpp)
+  bool exclude_slow = false;  // its node is left out of the requeue
 };
 
 // One observation of the running step from its files.
@@ -104,6 +107,7 @@ class Watcher {
   Clock& clock_;
   StepObserver observer_;
   StallWatch watch_;
+  StragglerMonitor slow_;
   StallRecord record_;
   Observation last_;  // the latest observation (each task's CPU, for the culprit)
   bool stalled_ = false;
