@@ -6,7 +6,7 @@
 # exclude_slow the requeue at the time limit leaves its node out.
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
-"$LOCAL_SLURM" node throttle g2 15 >/dev/null
+"$LOCAL_SLURM" node throttle g2 5 >/dev/null
 at_exit "'$LOCAL_SLURM' node unthrottle g2"
 write_spec job.yaml <<YAML
 partition: cpu

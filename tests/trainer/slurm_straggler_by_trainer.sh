@@ -7,6 +7,8 @@
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 : "${DDP_TRAIN:?}"
+# 15%: enough to start ddp-train there within the rendezvous timeout. While
+# it starts (rank 0 waits), the samples may name it slow by its CPU first.
 "$LOCAL_SLURM" node throttle g2 15 >/dev/null
 at_exit "'$LOCAL_SLURM' node unthrottle g2"
 write_spec job.yaml <<YAML
@@ -31,9 +33,9 @@ run submit job.yaml --wait
 expect_code 0
 id=$(submitted_job_id)
 deadline=$((SECONDS + 240))
-until grep -q "slow: rank 1 (g2)" "$T/out" 2>/dev/null; do
+until grep -q "slow: rank 1 (g2) at .* (by the trainer's" "$T/out" 2>/dev/null; do
   [ "$SECONDS" -lt "$deadline" ] ||
-    fail "status never named rank 1 (g2) slow: $(cat "$T/out" "$T/err"); progress: $(cat "logs/${JOB_NAME}_$id.progress.json" 2>&1); record: $(cat "logs/${JOB_NAME}_$id.slow.json" 2>&1)"
+    fail "status never named rank 1 (g2) slow by the trainer's figures: $(cat "$T/out" "$T/err"); progress: $(cat "logs/${JOB_NAME}_$id.progress.json" 2>&1); record: $(cat "logs/${JOB_NAME}_$id.slow.json" 2>&1)"
   sleep 1
   run status "$JOB_NAME"
 done
