@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The job agent's costs (docs/running.md), on the real local Slurm cluster:
 #  1. the sampler's CPU per node: `ddpctl job sample` on a node of a running
-#     4-rank job, every 5 s (the default), with a fake nvidia-smi on PATH (a
+#     4-rank job (THREADS threads a rank, default 32, as a torch process
+#     has), every 5 s (the default), with a fake nvidia-smi on PATH (a
 #     fork and exec per sample, as the real one), against the baseline the
 #     site guides put in every job script: a shell loop running `ps` and
 #     `nvidia-smi --query-gpu=... ` every 5 s. Both run side by side for
@@ -32,11 +33,18 @@ ticks=$(getconf CLK_TCK)
 cpu_s() { awk -v t="$ticks" '{ c = $0; sub(/.*\) /, "", c); split(c, f, " "); printf "%.3f\n", (f[12] + f[13] + f[14] + f[15]) / t }' "/proc/$1/stat"; }
 
 # 1. The sampler against the guides' shell loop, on one node of a 4-rank job.
-cat >sleeper.py <<'PY'
-import os, time
+# Each rank has THREADS threads, as a torch process has (intra-op, Gloo, data
+# loading): the sampler reads every training thread's schedstat (wait_pct).
+THREADS=${THREADS:-32}
+cat >sleeper.py <<PY
+import os, threading, time
 stop = os.path.join(os.getcwd(), "stop")
-while not os.path.exists(stop):
-    time.sleep(0.5)
+def idle():
+    while not os.path.exists(stop):
+        time.sleep(0.5)
+for _ in range($THREADS - 1):
+    threading.Thread(target=idle, daemon=True).start()
+idle()
 PY
 cat >load.yaml <<YAML
 name: bench-watchdog-load
@@ -75,7 +83,7 @@ sampler_pct=$(awk -v a="$s0" -v b="$s1" -v t="$SECONDS_SAMPLED" 'BEGIN { printf 
 baseline_pct=$(awk -v a="$b0" -v b="$b1" -v t="$SECONDS_SAMPLED" 'BEGIN { printf "%.3f", 100 * (b - a) / t }')
 echo "| sampler (\`ddpctl job sample\`, 5 s, fake nvidia-smi) | $sampler_pct% of a core | $(awk -v s="$sampler_pct" 'BEGIN { printf "%.1f", s * 36 }') s/h | $(awk -v s="$sampler_pct" -v b="$baseline_pct" 'BEGIN { printf "%.2f×", (b > 0 ? s / b : 0) }') |"
 echo "| baseline (shell loop: ps + nvidia-smi every 5 s) | $baseline_pct% of a core | $(awk -v s="$baseline_pct" 'BEGIN { printf "%.1f", s * 36 }') s/h | 1 |"
-echo "(${SECONDS_SAMPLED} s; $samples samples on g1)"
+echo "(${SECONDS_SAMPLED} s; $samples samples on g1; $THREADS threads a rank)"
 rm -f stop
 
 # 2. Stall to end with action: cancel.

@@ -94,7 +94,10 @@ Observation StepObserver::observe(double now) {
 }
 
 Watcher::Watcher(WatchOptions o, CommandRunner& runner, Clock& clock, double started_at)
-    : o_(std::move(o)), runner_(runner), clock_(clock), observer_(o_), watch_(o_.stall_after_s, started_at) {
+    : o_(std::move(o)), runner_(runner), clock_(clock), observer_(o_), watch_(o_.stall_after_s, started_at),
+      slow_({o_.log_base, o_.attempt, o_.nodes, o_.tasks, o_.tasks_per_node, o_.per_gpu, o_.interval_s,
+             o_.slow_after_s, o_.exclude_slow},
+            started_at) {
   record_.attempt = o_.attempt;
   record_.stall_after_s = o_.stall_after_s;
   record_.action = stall_action_name(o_.action);
@@ -118,6 +121,7 @@ void Watcher::save() {
 }
 
 bool Watcher::tick(double now) {
+  slow_.tick(now);
   last_ = observer_.observe(now);
   StallVerdict v = watch_.observe(last_);
   if (tries_ > 0) {  // an act that failed: again, while the job is still stalled
@@ -290,7 +294,10 @@ bool Watcher::take_action() {
   if (requeue_) {
     std::cerr << fmt::format("ddpctl: requeueing job {} (restart {} of {}): by the watchdog: {}\n", o_.job_id,
                              o_.attempt + 1, o_.max_restarts, what);
-    failed = requeue_job(runner_, target, {});
+    // With watchdog.exclude_slow, the slow ranks' nodes stay out of the next attempt.
+    std::vector<std::string> exclude = slow_.exclusion();
+    if (!exclude.empty()) std::cerr << fmt::format("ddpctl: watchdog: excluding {} (slow)\n", join(exclude, ", "));
+    failed = requeue_job(runner_, target, exclude);
     record_.result = failed ? "scontrol requeue failed: " + *failed : fmt::format("scontrol requeue {}: done", target);
   } else {
     std::cerr << fmt::format("ddpctl: watchdog: cancelling job {}: {}\n", o_.job_id, what);

@@ -19,6 +19,7 @@
 #include "node_check.hpp"
 #include "process.hpp"
 #include "run_spec.hpp"
+#include "straggler.hpp"
 #include "watchdog.hpp"
 
 namespace ddpctl {
@@ -72,6 +73,8 @@ struct WatchOptions {
   // Where the ranks' Flight Recorder dumps go (TORCH_FR_DUMP_TEMP_FILE, else
   // TORCH_NCCL_DEBUG_INFO_TEMP_FILE, as the script set them); "": none asked for.
   std::string fr_dump_prefix;
+  double slow_after_s = 300;  // a rank below kSlowBelow this long is slow (straggler.hpp)
+  bool exclude_slow = false;  // its node is left out of the requeue
 };
 
 // One observation of the running step from its files.
@@ -113,6 +116,7 @@ class Watcher {
   Clock& clock_;
   StepObserver observer_;
   StallWatch watch_;
+  StragglerMonitor slow_;
   StallRecord record_;
   Observation last_;  // the latest observation (each task's CPU, for the culprit)
   bool stalled_ = false;

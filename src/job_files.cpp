@@ -29,6 +29,7 @@ std::string usage(std::string_view base, std::string_view node) { return fmt::fo
 std::string usage_prefix(std::string_view base_name) { return fmt::format("{}.usage.", base_name); }
 
 std::string stall_record(std::string_view base) { return fmt::format("{}.stall.json", base); }
+std::string slow(std::string_view base) { return fmt::format("{}.slow.json", base); }
 std::string agent_stderr(std::string_view base) { return fmt::format("{}.agent.err", base); }
 
 std::string monitor_off(std::string_view base, std::string_view attempt) { return fmt::format("{}.restart{}.monitor-off", base, attempt); }

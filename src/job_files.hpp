@@ -32,6 +32,7 @@ std::string usage(std::string_view base, std::string_view node);  // <base>.usag
 std::string usage_prefix(std::string_view base_name);             // "<name>_<id>.usage." of usage()
 inline constexpr std::string_view kUsageSuffix = ".jsonl";
 std::string stall_record(std::string_view base);                  // <base>.stall.json
+std::string slow(std::string_view base);                          // <base>.slow.json: the slow ranks (straggler.hpp)
 std::string agent_stderr(std::string_view base);                  // <base>.agent.err
 std::string monitor_off(std::string_view base, std::string_view attempt);
 std::string monitor_off(std::string_view base, int attempt);      // <base>.restart<N>.monitor-off

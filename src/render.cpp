@@ -158,6 +158,10 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
       bool per_task = spec.progress && spec.progress->file == "rank0";
       w.set("pattern", optional_string(per_task ? spec.progress->pattern : ""));
       w.set("epoch_base", std::to_string(spec.progress ? spec.progress->epoch_base : 1));
+      // Only what differs from `job watch`'s defaults (straggler.hpp).
+      bool default_slow = spec.watchdog.slow_after_s == WatchdogSettings::kSlowAfterDefault;
+      w.set("slow_after", optional_string(default_slow ? "" : std::to_string(spec.watchdog.slow_after_s) + "s"));
+      w.set("exclude_slow", flag(spec.watchdog.exclude_slow));
       m.set("watchdog", w);
     } else {
       m.set("watchdog", mstch::data::type::bool_false);
@@ -166,6 +170,8 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
   } else {
     d.set("monitor", mstch::data::type::bool_false);
   }
+  // The requeue (requeue.sh) leaves the slow ranks' nodes out.
+  d.set("exclude_slow", flag(spec.monitor.enabled && spec.watchdog.enabled && spec.watchdog.exclude_slow));
   d.set("race_dir", optional_string(race.dir));
   d.set("race_again", !race.dir.empty() && race.reraces);
   d.set("continue_grid", !race.dir.empty() && race.continues_grid);

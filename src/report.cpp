@@ -344,6 +344,8 @@ std::string report_table(const std::vector<ReportRow>& rows) {
   for (const auto& r : rows)
     if (!r.failure.empty()) notes.push_back(fmt::format("{} ({}): failed: {}", r.label, r.run_id, r.failure));
   for (const auto& r : rows)
+    if (!r.slow.empty()) notes.push_back(fmt::format("{} ({}): slow: {}", r.label, r.run_id, r.slow));
+  for (const auto& r : rows)
     if (!r.problem.empty()) notes.push_back(fmt::format("{} ({}): {}", r.label, r.run_id, r.problem));
   for (const auto& n : notes) out += "  " + n + "\n";
   return out;
@@ -413,7 +415,8 @@ std::string report_json(const std::vector<ReportRow>& rows) {
                               {"gpu_mem_mib", {{"peak", opt(r.gpu_mem_peak_mib)}, {"avg", opt(r.gpu_mem_mean_mib)},
                                                {"mode", opt(r.gpu_mem_mode_mib)}}},
                               {"cpu_pct", opt(r.cpu_pct_mean)}, {"rss_peak_bytes", opt(r.rss_peak_bytes)}}},
-                   {"metrics", r.metrics_path}, {"problem", r.problem}, {"failure", r.failure}});
+                   {"metrics", r.metrics_path}, {"problem", r.problem}, {"failure", r.failure},
+                   {"slow", r.slow.empty() ? json() : json(r.slow)}});
   return out.dump(2) + "\n";
 }
 

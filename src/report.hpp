@@ -49,6 +49,7 @@ struct ReportRow {
   std::string usage_base;  // <output_dir>/<job name>_<job id>: where the samples are
   std::string code;        // the code it ran (snapshot.hpp's code_label); "" without a record
   std::optional<JobEnvironment> environment;  // what its latest attempt ran with, where recorded
+  std::string slow;  // the ranks its watchdog found slow (straggler.hpp), "" for none
 };
 
 // Fills a row from a run, its job (as Slurm sees it; may be null) and the

@@ -10,6 +10,7 @@
 #include "progress_pattern.hpp"
 #include "race.hpp"
 #include "report.hpp"
+#include "straggler.hpp"
 #include "report_grid.hpp"
 #include "resolve.hpp"
 #include "spec.hpp"
@@ -103,6 +104,7 @@ ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, c
   if (shape) {
     add_usage(row, log_base(*shape, a->job_id));
     row.environment = read_latest_environment(log_base(*shape, a->job_id));
+    if (auto slow = read_slow_record(log_base(*shape, a->job_id))) row.slow = describe_slow_history(*slow);
   }
   return row;
 }

@@ -91,6 +91,10 @@ struct WatchdogSettings {
   bool enabled = true;            // watchdog: false turns it off
   long long stall_after_s = 1800;  // no progress this long is a stall
   std::string action = "warn";    // warn, cancel, requeue
+  // A rank below 0.7× the others this long is named slow (straggler.hpp).
+  static constexpr long long kSlowAfterDefault = 300;
+  long long slow_after_s = kSlowAfterDefault;
+  bool exclude_slow = false;      // its node is left out of the job's next attempt
   Location where;
 };
 

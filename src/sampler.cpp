@@ -76,6 +76,25 @@ std::optional<Stat> parse_stat(const std::string& text) {
 
 double round1(double v) { return std::round(v * 10) / 10; }
 
+// Seconds the threads of a process spent runnable but not running: the
+// second field of each /proc/PID/task/TID/schedstat (run_delay, in ns). A
+// CPU quota's throttling counts here too, as does a crowded core.
+double run_delay_s(const std::string& process_dir) {
+  DIR* dir = ::opendir((process_dir + "/task").c_str());
+  if (!dir) return 0;
+  unsigned long long ns = 0;
+  while (dirent* e = ::readdir(dir)) {
+    if (!to_int(e->d_name)) continue;
+    auto text = slurp(process_dir + "/task/" + e->d_name + "/schedstat", 256);
+    if (!text) continue;
+    std::istringstream in(*text);
+    unsigned long long run = 0, delay = 0;
+    if (in >> run >> delay) ns += delay;
+  }
+  ::closedir(dir);
+  return static_cast<double>(ns) / 1e9;
+}
+
 }  // namespace
 
 JobProcessReader::JobProcessReader(std::string proc_root, std::string job_id, long ticks_per_s, long page_size,
@@ -145,6 +164,7 @@ std::vector<ProcessUsage> JobProcessReader::read() {
     p.training = id.training;
     p.state = st->state;
     p.cpu_s = static_cast<double>(st->utime + st->stime) / static_cast<double>(ticks_);
+    if (id.training) p.wait_s = run_delay_s(base);
     p.rss_bytes = st->rss_pages * page_;
     out.push_back(p);
   }
@@ -206,7 +226,7 @@ UsageSample Sampler::take(double now) {
   double dt = first_ ? 0 : now - last_t_;
   s.interval_s = round1(dt);
   std::vector<ProcessUsage> procs = reader_.read();
-  std::map<int, double> cpu_now;
+  std::map<int, double> cpu_now, wait_now;
   double busy = 0;
   std::map<std::pair<int, int>, RankUsage> ranks;  // (rank or -1, task or -1)
   for (const auto& p : procs) {
@@ -223,18 +243,24 @@ UsageSample Sampler::take(double now) {
     if (!p.rank) r.task = p.task;
     r.cpu_s += p.cpu_s;
     r.cpu_pct = r.cpu_pct.value_or(0) + (dt > 0 ? 100 * delta / dt : 0);
+    // Threads that ended take their share with them: a sum that went down counts as none.
+    wait_now[p.pid] = p.wait_s;
+    auto last_wait = last_wait_.find(p.pid);
+    double waited = last_wait == last_wait_.end() ? p.wait_s : std::max(0.0, p.wait_s - last_wait->second);
+    r.wait_pct = r.wait_pct.value_or(0) + (dt > 0 ? 100 * waited / dt : 0);
     r.rss_bytes += p.rss_bytes;
     r.procs++;
     r.states += p.state;
   }
   for (auto& [key, r] : ranks) {
-    if (dt <= 0) r.cpu_pct.reset();
-    else r.cpu_pct = round1(*r.cpu_pct);
+    if (dt <= 0) r.cpu_pct.reset(), r.wait_pct.reset();
+    else r.cpu_pct = round1(*r.cpu_pct), r.wait_pct = round1(*r.wait_pct);
     r.cpu_s = round1(r.cpu_s);
     s.ranks.push_back(r);
   }
   if (dt > 0) s.cpu_pct = round1(100 * busy / dt);
   last_cpu_ = std::move(cpu_now);
+  last_wait_ = std::move(wait_now);
   last_t_ = now;
   first_ = false;
 

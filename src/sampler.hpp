@@ -62,6 +62,7 @@ class Sampler {
   CommandRunner& runner_;
   JobProcessReader reader_;
   std::map<int, double> last_cpu_;  // pid -> CPU seconds at the last sample
+  std::map<int, double> last_wait_;  // pid -> seconds its threads waited for a CPU, at the last sample
   double last_t_ = 0;
   bool first_ = true, query_gpus_ = true;
   std::string gpu_note_;

@@ -323,7 +323,7 @@ void read_metric_section(MapReader& top, RunSpec& spec) {
 }
 
 // monitor: false | {interval, node_check, check_timeout}
-// watchdog: false | {stall_after, action}
+// watchdog: false | {stall_after, action, slow_after, exclude_slow}
 void read_running_sections(MapReader& top, RunSpec& spec) {
   if (top.has("monitor")) {
     YAML::Node node = top.node("monitor");
@@ -367,6 +367,20 @@ void read_running_sections(MapReader& top, RunSpec& spec) {
         if (spec.watchdog.action == "requeue" && !top.has("requeue"))
           r.error("action", "requeue needs a requeue: section (max_restarts), and the program resuming from its "
                             "checkpoint; or use cancel");
+        // Slow ranks (docs/running.md "Stragglers"): named after minutes, not one look.
+        if (auto v = r.span("slow_after")) {
+          long long least_slow = std::max<long long>(30, 6LL * spec.monitor.interval_s);
+          if (*v < least_slow)
+            r.error("slow_after", fmt::format("must be at least {}s (six monitor intervals, and 30s)", least_slow));
+          else
+            spec.watchdog.slow_after_s = *v;
+        }
+        if (auto v = r.boolean("exclude_slow")) {
+          spec.watchdog.exclude_slow = *v;
+          if (*v && !top.has("requeue"))
+            r.error("exclude_slow", "leaves a slow node out of the job's next attempt, which needs a requeue: section "
+                                    "(max_restarts)");
+        }
         r.finish();
       }
     }

@@ -26,6 +26,7 @@
 #include "submit.hpp"
 #include "text.hpp"
 #include "usage.hpp"
+#include "straggler.hpp"
 #include "watchdog.hpp"
 
 namespace ddpctl {
@@ -82,6 +83,11 @@ void add_running_view(const RunShape& shape, const Job& job, long long now, Stat
       row.tone = Tone::Bad;
       parts.insert(parts.begin(), describe_stall(*r, std::max(r->for_s, static_cast<double>(now) - r->since)));
     }
+  }
+  // A rank that keeps the others waiting (straggler.hpp), named by the watchdog.
+  if (auto r = read_slow_record(base); r && r->attempt == job.restarts) {
+    j["slow"] = slow_record_json(*r);
+    if (std::string slow = describe_slow(*r, static_cast<double>(now)); !slow.empty()) parts.push_back("slow: " + slow);
   }
   try {
     std::string off = read_file(job_files::monitor_off(base, job.restarts), 4096);

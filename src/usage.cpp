@@ -26,8 +26,8 @@ nlohmann::json usage_sample_json(const UsageSample& s) {
   nlohmann::json ranks = nlohmann::json::array();
   for (const auto& r : s.ranks)
     ranks.push_back({{"rank", opt_json(r.rank)}, {"task", opt_json(r.task)}, {"cpu_s", r.cpu_s},
-                     {"cpu_pct", opt_json(r.cpu_pct)}, {"rss_bytes", r.rss_bytes}, {"procs", r.procs},
-                     {"states", r.states}});
+                     {"cpu_pct", opt_json(r.cpu_pct)}, {"wait_pct", opt_json(r.wait_pct)}, {"rss_bytes", r.rss_bytes},
+                     {"procs", r.procs}, {"states", r.states}});
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& g : s.gpus)
     gpus.push_back({{"index", g.index}, {"util_pct", g.util_pct}, {"mem_used_mib", g.mem_used_mib},
@@ -79,6 +79,7 @@ std::optional<UsageSample> parse_usage_sample(const std::string& line) {
       u.task = integer(r, "task");
       u.cpu_s = num(r, "cpu_s").value_or(0);
       u.cpu_pct = num(r, "cpu_pct");
+      u.wait_pct = num(r, "wait_pct");
       u.rss_bytes = big(r, "rss_bytes");
       u.procs = integer(r, "procs").value_or(0);
       u.states = str(r, "states");

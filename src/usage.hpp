@@ -19,6 +19,7 @@ struct ProcessUsage {
   bool training = false;    // a process of the training step (DDPCTL_TRAINING=1)
   char state = '?';         // R, S, D (waiting on I/O), Z, T, ...
   double cpu_s = 0;         // user + system time
+  double wait_s = 0;        // its threads' time runnable but waiting for a CPU (schedstat); training processes only
   long long rss_bytes = 0;
 };
 
@@ -27,6 +28,9 @@ struct RankUsage {
   std::optional<int> task;
   double cpu_s = 0;
   std::optional<double> cpu_pct;  // over the last interval; none at the first sample
+  // Of the last interval, its threads' time runnable but not running: CPU it
+  // waited for (a quota's throttling, or others on its cores); 100 = a core.
+  std::optional<double> wait_pct;
   long long rss_bytes = 0;
   int procs = 0;
   std::string states;  // each process's state letter, e.g. "SSR"

@@ -119,13 +119,25 @@ class ProgressFile {
     char buf[512];
     std::snprintf(buf, sizeof buf,
                   "{\"phase\": \"%s\", \"epoch\": %d, \"epochs\": %d, \"step\": %ld, \"steps\": %ld, "
-                  "\"samples_per_s\": %.1f, \"eta_s\": %.0f, \"updated\": %ld}\n",
+                  "\"samples_per_s\": %.1f, \"eta_s\": %.0f, \"updated\": %ld",
                   phase, epoch, epochs_, step, steps, rate, eta, static_cast<long>(std::time(nullptr)));
-    write_atomic(path_, buf);
+    write_atomic(path_, buf + rank_work_ + "}\n");
+  }
+  // Each rank's seconds loading batches and running forward passes so far
+  // (the job agent's measure of stragglers, docs/running.md).
+  void set_rank_work(const double* work, int world) {
+    if (path_.empty()) return;
+    rank_work_ = ", \"rank_work_s\": [";
+    char num[32];
+    for (int r = 0; r < world; ++r) {
+      std::snprintf(num, sizeof num, "%s%.3f", r ? ", " : "", work[r]);
+      rank_work_ += num;
+    }
+    rank_work_ += "]";
   }
 
  private:
-  std::string path_;
+  std::string path_, rank_work_;
   int epochs_;
   Clock::time_point last_ = Clock::now() - std::chrono::seconds(1);
 };
@@ -280,6 +292,9 @@ int run_worker(const Options& opts) {
   }
   MemorySampler memory(cuda_device);
   auto criterion = torch::nn::CrossEntropyLoss();
+  // This rank's work: loading its batches and their forward passes, where no
+  // rank waits for another (the gradient allreduce waits in backward).
+  double rank_work_s = 0;
 
   for (int epoch = pos.epoch; epoch < o.epochs; ++epoch) {
     double lr = o.lr * std::pow(o.gamma, epoch / o.step_size);
@@ -304,13 +319,19 @@ int run_worker(const Options& opts) {
       // Every rank stops at the same step boundary once any was signalled.
       state_dump::set_phase("rank %d: epoch %d, step %ld of %ld: waiting for every rank at the step's start (an allreduce)",
                             env.rank, epoch + 1, step + 1, steps);
-      // The flag lives where the process group reduces (NCCL: the GPU), and
-      // the reduced tensor is the one read: a copy made for the allreduce
-      // would leave each rank with only its own flag, and a rank signalled
-      // alone would stop while the others wait for it.
-      auto stop = torch::tensor({static_cast<float>(g_stop)}).to(device);
-      allreduce_sum(d, {stop}, state_dump::Collective::StepStart);
-      if (stop.item<float>() > 0) {
+      // The reduced tensor is the one read (NCCL: `sent`, copied back): a copy
+      // made only for the allreduce would leave each rank its own stop flag.
+      // The same allreduce carries every rank's work so far to rank 0's
+      // progress file: each rank's speed, and no collective of its own.
+      auto flags = torch::zeros({1 + env.world}, torch::kDouble);
+      flags.data_ptr<double>()[0] = static_cast<double>(g_stop);
+      flags.data_ptr<double>()[1 + env.rank] = rank_work_s;
+      at::Tensor sent = cuda ? flags.to(device) : flags;
+      allreduce_sum(d, {sent}, state_dump::Collective::StepStart);
+      if (cuda) flags = sent.cpu();
+      // On a GPU the host's clock sees kernel launches, not the GPU's work: not reported.
+      if (r0 && !cuda) progress.set_rank_work(flags.data_ptr<double>() + 1, env.world);
+      if (flags.data_ptr<double>()[0] > 0) {
         if (r0) {
           progress.update("checkpointing", epoch + 1, step, steps, 0, -1, true);
           state_dump::set_phase("rank %d: epoch %d, step %ld: saving the checkpoint", env.rank, epoch + 1, step);
@@ -332,20 +353,24 @@ int run_worker(const Options& opts) {
         state_dump::set_phase("rank %d: epoch %d, step %ld of %ld: loading a batch", env.rank, epoch + 1, step + 1, steps);
         if (o.test_hang && o.test_hang->rank == env.rank && o.test_hang->step == step + 1 && epoch == pos.epoch && micro == 0)
           while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));  // --test-hang-at
+        auto t_load = Clock::now();
         auto batch = loader.next();
         if (!batch) break;
         auto x = batch->images.to(device, /*non_blocking=*/true);
         if (cuda) x = x.contiguous(torch::MemoryFormat::ChannelsLast);
         auto y = batch->labels.to(device, true);
+        rank_work_s += seconds_since(t_load);
         bool sync_now = micro == o.grad_accum - 1;
         state_dump::set_phase("rank %d: epoch %d, step %ld of %ld: forward", env.rank, epoch + 1, step + 1, steps);
-        grad_sync->before_forward();
+        grad_sync->before_forward();  // collective once, when the buckets are rebuilt: not this rank's work
+        auto t_forward = Clock::now();
         torch::Tensor out, loss;
         {
           AutocastGuard autocast(amp, cuda, amp_dtype);
           out = model->forward(x);
           loss = criterion(out, y) / o.grad_accum;
         }
+        rank_work_s += seconds_since(t_forward);
         state_dump::set_phase("rank %d: epoch %d, step %ld of %ld: backward%s", env.rank, epoch + 1, step + 1, steps,
                               sync_now ? " and the gradient allreduce" : "");
         grad_sync->before_backward(sync_now);

@@ -2,6 +2,7 @@
 // agent, which the sbatch script runs on the compute nodes while the job runs
 // (docs/running.md); hidden from the command list. What each does is in the
 // core (job_agent.hpp); here: its options, the call, and what it prints.
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -45,7 +46,8 @@ void setup_sample(CLI::App* job, Context& ctx) {
 void setup_watch(CLI::App* job, Context& ctx) {
   struct O {
     WatchOptions w;
-    std::string stall_after = "30m", action = "warn", interval = "5", nodes, pattern;
+    std::string stall_after = "30m", action = "warn", interval = "5", nodes, pattern,
+                slow_after = std::to_string(WatchdogSettings::kSlowAfterDefault);
     int epoch_base = 1;
   };
   auto o = std::make_shared<O>();
@@ -62,10 +64,13 @@ void setup_watch(CLI::App* job, Context& ctx) {
   c->add_option("--pattern", o->pattern, "The progress pattern (named groups epoch, step)");
   c->add_option("--epoch-base", o->epoch_base, "progress.epoch_base");
   c->add_option("--step-pid", o->w.step_pid, "The training step's process: the watch ends with it");
+  c->add_option("--slow-after", o->slow_after, "A rank below 0.7x the others this long is slow (5m)");
+  c->add_flag("--exclude-slow", o->w.exclude_slow, "Leave the slow ranks' nodes out of the watchdog's requeue");
   c->callback([o, &ctx] {
     o->w.nodes = split_ws(o->nodes);
     o->w.stall_after_s = agent_seconds(o->stall_after, "--stall-after");
     o->w.interval_s = agent_seconds(o->interval, "--interval");
+    o->w.slow_after_s = agent_seconds(o->slow_after, "--slow-after");
     o->w.action = o->action == "cancel" ? StallAction::Cancel : o->action == "requeue" ? StallAction::Requeue : StallAction::Warn;
     if (!o->pattern.empty()) {
       o->w.progress = ProgressSpec{};
@@ -167,17 +172,26 @@ void setup_environment(CLI::App* job, Context& ctx) {
 }
 
 void setup_requeue(CLI::App* job, Context& ctx) {
-  auto exclude = std::make_shared<std::string>();
+  auto exclude = std::make_shared<std::string>(), slow_of = std::make_shared<std::string>();
   CLI::App* c = job->add_subcommand("requeue", "Requeue this job, excluding nodes");
   c->add_option("--exclude", *exclude, "Nodes to exclude, comma-separated");
-  c->callback([exclude, &ctx] {
+  c->add_option("--slow-of", *slow_of, "A log base: also exclude the nodes its slow ranks' record names (watchdog.exclude_slow)");
+  c->callback([exclude, slow_of, &ctx] {
     // Requeuing signals this job's processes, this one included; it
     // finishes what it started within Slurm's KillWait.
     std::signal(SIGTERM, SIG_IGN);
+    JobPlace place = job_place(ctx.env);
     std::vector<std::string> nodes;
     for (const auto& n : split(*exclude, ','))
       if (!n.empty()) nodes.push_back(n);
-    if (auto why = requeue_job(ctx.runner, job_place(ctx.env).slurm_id, nodes)) {
+    if (!slow_of->empty()) {
+      std::string why_slow;
+      std::vector<std::string> slow = recorded_slow_nodes(*slow_of, place.attempt, &why_slow);
+      if (!slow.empty()) std::cerr << "ddpctl: requeue: excluding " << join(slow, ", ") << ": slow: " << why_slow << '\n';
+      for (const auto& n : slow)
+        if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
+    }
+    if (auto why = requeue_job(ctx.runner, place.slurm_id, nodes)) {
       std::cerr << "ddpctl: requeue: " << *why << '\n';
       throw CLI::RuntimeError(1);
     }

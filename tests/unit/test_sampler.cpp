@@ -50,6 +50,11 @@ struct FakeProc {
         "MemTotal:       {} kB\nMemFree:         1234 kB\nMemAvailable:   {} kB\nBuffers:          100 kB\n", total_kib,
         available_kib);
   }
+  // A thread of `pid` that has run `run_ns` and waited `delay_ns` for a CPU (its schedstat).
+  void thread(int pid, int tid, long long run_ns, long long delay_ns) {
+    std::filesystem::create_directories(dir(pid) + "/task/" + std::to_string(tid));
+    std::ofstream(dir(pid) + "/task/" + std::to_string(tid) + "/schedstat") << fmt::format("{} {} 42\n", run_ns, delay_ns);
+  }
   std::string dir(int pid) const { return root + "/" + std::to_string(pid); }
 };
 
@@ -286,4 +291,43 @@ TEST_CASE("nvidia-smi's CSV is read, and anything else is a problem", "[usage]")
   CHECK_FALSE(parse_nvidia_smi("index, utilization.gpu [%], memory.used [MiB], memory.total [MiB]\n", nullptr));
   CHECK_FALSE(parse_nvidia_smi("0, 97, 61000, 81920\n\x1b[31mFailed\n", &problem));
   CHECK(problem == "nvidia-smi printed '\\u{001b}[31mFailed'");
+}
+
+TEST_CASE("a sampler's wait figures are the time the ranks' threads waited for a CPU", "[usage][straggler]") {
+  // Rank 1 is throttled (a CPU quota, or a busy neighbour): its threads are
+  // runnable most of the time and run little; rank 0's run when they want.
+  FakeProc proc;
+  proc.rank(100, 0, 100, 'R');
+  proc.thread(100, 100, 1000000000, 10000000);
+  proc.rank(101, 1, 100, 'R');
+  proc.thread(101, 101, 1000000000, 2000000000);
+  proc.thread(101, 105, 0, 500000000);
+  proc.stat(106, "bash", 'S', 50, 4000, 300);  // not of the training step: not read
+  proc.environ(106, {"SLURM_JOB_ID=42", "SLURM_PROCID=0"});
+  proc.thread(106, 106, 0, 900000000000);
+  FakeRunner runner;
+  runner.on("nvidia-smi", {}, test::not_found());
+  Sampler::Options o;
+  o.proc_root = proc.root;
+  o.node = "g1";
+  o.job_id = "42";
+  Sampler sampler(o, runner);
+  UsageSample first = sampler.take(1000);
+  REQUIRE(first.ranks.size() == 2);
+  CHECK_FALSE(first.ranks[1].wait_pct);  // nothing to compare with yet
+
+  // 4 s later: rank 0's thread waited 0.04 s more (1%), rank 1's two 1.8 + 1.8 s (90%).
+  proc.thread(100, 100, 3000000000, 50000000);
+  proc.thread(101, 101, 1400000000, 3800000000);
+  proc.thread(101, 105, 0, 2300000000);
+  UsageSample s = sampler.take(1004);
+  REQUIRE(s.ranks.size() == 2);
+  CHECK(s.ranks[0].wait_pct == Approx(1.0));
+  CHECK(s.ranks[1].wait_pct == Approx(90.0));
+
+  SECTION("a thread that ended takes its share with it: never a negative wait") {
+    std::filesystem::remove_all(proc.dir(101) + "/task/105");
+    UsageSample later = sampler.take(1008);
+    CHECK(later.ranks[1].wait_pct == Approx(0.0));
+  }
 }

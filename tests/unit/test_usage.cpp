@@ -43,6 +43,7 @@ TEST_CASE("a sample survives its JSON line, and a torn line is no sample", "[usa
   r.rank = 0;
   r.cpu_s = 812.5;
   r.cpu_pct = 99.5;
+  r.wait_pct = 12.5;
   r.rss_bytes = 3 * kGiB;
   r.procs = 5;
   r.states = "RSSSS";
@@ -73,12 +74,14 @@ TEST_CASE("a sample survives its JSON line, and a torn line is no sample", "[usa
   CHECK_FALSE(back->ranks[0].task);
   CHECK(back->ranks[0].cpu_s == 812.5);
   CHECK(back->ranks[0].cpu_pct == 99.5);
+  CHECK(back->ranks[0].wait_pct == 12.5);
   CHECK(back->ranks[0].rss_bytes == 3 * kGiB);
   CHECK(back->ranks[0].procs == 5);
   CHECK(back->ranks[0].states == "RSSSS");
   CHECK_FALSE(back->ranks[1].rank);
   CHECK(back->ranks[1].task == 1);
   CHECK_FALSE(back->ranks[1].cpu_pct);
+  CHECK_FALSE(back->ranks[1].wait_pct);
   REQUIRE(back->gpus.size() == 2);
   CHECK(back->gpus[0].index == 0);
   CHECK(back->gpus[0].util_pct == 97);
