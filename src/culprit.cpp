@@ -491,13 +491,25 @@ std::vector<RankEvidence> read_stacks_file(const std::string& text, const std::s
     ChildStacks stacks;
   };
   std::vector<Child> children;
-  // The section being read: its threads go to `into`; nothing for a launcher.
+  // The section being read: its threads go to `into` (nothing for a
+  // launcher), and the way it was taken to `way_of`'s taken_by, when it gave
+  // frames (a gdb that did not finish in time gave none).
   std::vector<ThreadStack>* into = nullptr;
+  int way_of = -1;
+  std::optional<StackFormat> way;
   std::string section;
   auto close = [&] {
-    if (into)
-      for (auto& t : parse_stacks(section)) into->push_back(std::move(t));
+    if (into) {
+      std::vector<ThreadStack> threads = parse_stacks(section);
+      if (way_of >= 0 && way && has_frames(threads)) {
+        auto& taken = out[static_cast<size_t>(way_of)].taken_by;
+        if (std::find(taken.begin(), taken.end(), *way) == taken.end()) taken.push_back(*way);
+      }
+      for (auto& t : threads) into->push_back(std::move(t));
+    }
     into = nullptr;
+    way_of = -1;
+    way.reset();
     section.clear();
   };
   for (const auto& line : lines_of(text)) {
@@ -530,10 +542,9 @@ std::vector<RankEvidence> read_stacks_file(const std::string& text, const std::s
       RankEvidence& r = out[static_cast<size_t>(seen->second)];
       if (open) {
         into = &r.threads;
+        way_of = seen->second;
         for (StackFormat f : {StackFormat::Faulthandler, StackFormat::PySpy, StackFormat::Gdb})
-          if (how.rfind(stack_format_name(f), 0) == 0 &&
-              std::find(r.taken_by.begin(), r.taken_by.end(), f) == r.taken_by.end())
-            r.taken_by.push_back(f);
+          if (how.rfind(stack_format_name(f), 0) == 0) way = f;
       } else if (r.no_stacks_why.empty()) {
         r.no_stacks_why = how;
       }

@@ -476,7 +476,7 @@ void run_sampler(const SampleOptions& o, Context& ctx) {
     }
     // The watchdog asks for the ranks' stacks before it cancels or requeues.
     if (::access(request.c_str(), F_OK) == 0 && ::access(stacks.c_str(), F_OK) != 0)
-      write_file_atomic(stacks, dump_stacks(ctx.runner, ctx.clock, o.proc_root, so.job_id, so.node, 10, o.log_base));
+      write_file_atomic(stacks, dump_stacks(ctx.runner, ctx.clock, o.proc_root, so.job_id, so.node, kStacksBudgetS, o.log_base));
     if (o.count == 0 || taken < o.count) ctx.clock.sleep(0.5);
   }
 }

@@ -320,3 +320,12 @@ TEST_CASE("a stacks file: the launcher is left out, a rank taken two ways is one
   CHECK(only[0].rank == 1);
   CHECK(only[0].threads.size() == 1);
 }
+
+TEST_CASE("a way that gave no frames (gdb stopped at the budget) is not how the stacks were taken", "[culprit]") {
+  auto rs = read_stacks_file(stacks("stacks-file-gdb-too-slow-torch1.13.txt"), "g1");
+  REQUIRE(rs.size() == 2);
+  CHECK(rs[0].taken_by == std::vector<StackFormat>{StackFormat::Faulthandler});
+  CHECK(describe_stack_sources(rs) == "faulthandler: ranks 0, 1 (g1)");
+  CHECK(decide_culprit(rs).text == "rank 1 (g1) is not in a collective — at trainer_callback_hang.py:82 in on_step_end; "
+                                   "rank 0 (g1) waits in backward (the gradient all_reduce)");
+}
