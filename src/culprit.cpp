@@ -280,13 +280,16 @@ bool has_frames(const std::vector<ThreadStack>& threads) {
 
 // A DataLoader's worker process at work in the program's own code (its
 // Dataset's __getitem__, a collate_fn): the innermost frame of the program
-// inside the worker loop; none when it waits for work in the loop itself.
+// inside torch's worker loop; none when it waits for work in the loop
+// itself, or is no DataLoader worker (a multiprocessing forkserver).
 std::optional<std::string> worker_place(const ChildStacks& c) {
   const ThreadStack* py = main_thread(c.threads, true);
   if (!py) return std::nullopt;
+  const StackFrame* own = nullptr;
   for (const auto& f : py->frames) {
-    if (f.function == "_worker_loop" && ends_with(f.file, "torch/utils/data/_utils/worker.py")) return std::nullopt;
-    if (!library_frame(f)) return python_place(f);
+    if (f.function == "_worker_loop" && ends_with(f.file, "torch/utils/data/_utils/worker.py"))
+      return own ? std::optional<std::string>(python_place(*own)) : std::nullopt;
+    if (!own && !library_frame(f)) own = &f;
   }
   return std::nullopt;
 }

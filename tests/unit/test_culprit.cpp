@@ -329,3 +329,16 @@ TEST_CASE("a way that gave no frames (gdb stopped at the budget) is not how the 
   CHECK(decide_culprit(rs).text == "rank 1 (g1) is not in a collective — at trainer_callback_hang.py:82 in on_step_end; "
                                    "rank 0 (g1) waits in backward (the gradient all_reduce)");
 }
+
+TEST_CASE("Python 3.14's forkserver: the workers are its children, the forkserver and resource tracker no workers",
+          "[culprit]") {
+  // Recorded as stacks-file-loader-workers-torch1.13.txt, in Debian forky (torch 2.14, Python 3.14: DataLoader
+  // workers forked by a forkserver, which `python -c` started beside a resource tracker, each with the rank's RANK).
+  auto rs = read_stacks_file(stacks("stacks-file-loader-forkserver-torch2.14.txt"), "n1");
+  REQUIRE(rs.size() == 2);
+  CHECK(rs[0].children.size() == 4);
+  CHECK(rs[1].children.size() == 4);
+  CHECK(decide_culprit(rs).text == "rank 1 (n1) is not in a collective — at loader_hang.py:43 in main (waits for its "
+                                   "DataLoader: worker pid 18586 at loader_hang.py:28 in __getitem__); rank 0 (n1) waits "
+                                   "in all_reduce");
+}

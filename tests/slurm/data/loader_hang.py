@@ -47,4 +47,7 @@ def main():
         time.sleep(0.2)
 
 
-main()
+# A worker started by a forkserver or spawn (Python 3.14's default) imports
+# this file again: only the rank's own process runs it.
+if __name__ == "__main__":
+    main()
