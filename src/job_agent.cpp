@@ -440,6 +440,16 @@ std::vector<int> parse_gpu_list(const std::string& s) {
   return out;
 }
 
+double stacks_budget(const Environment& env) {
+  std::string v = env.value("DDPCTL_STACKS_BUDGET");
+  if (v.empty()) return kStacksBudgetS;
+  std::string problem;
+  if (auto s = parse_span(v, &problem); s && *s > 0) return static_cast<double>(*s);
+  std::cerr << fmt::format("ddpctl: job: DDPCTL_STACKS_BUDGET={} is not a duration (30s, 2m); the stacks get {:g} s\n",
+                           printable(v), kStacksBudgetS);
+  return kStacksBudgetS;
+}
+
 double agent_seconds(const std::string& s, const std::string& option) {
   std::string problem;
   if (auto v = parse_span(s, &problem)) return static_cast<double>(*v);
@@ -462,6 +472,7 @@ void run_sampler(const SampleOptions& o, Context& ctx) {
   std::string path = usage_path(o.log_base, so.node);
   std::string request = stacks_request_path(o.log_base, so.attempt);
   std::string stacks = stacks_path(o.log_base, so.attempt, so.node);
+  double budget = stacks_budget(ctx.env);
   double next = 0;
   for (int taken = 0; o.count == 0 || taken < o.count;) {
     double now = ctx.clock.wall();
@@ -476,7 +487,7 @@ void run_sampler(const SampleOptions& o, Context& ctx) {
     }
     // The watchdog asks for the ranks' stacks before it cancels or requeues.
     if (::access(request.c_str(), F_OK) == 0 && ::access(stacks.c_str(), F_OK) != 0)
-      write_file_atomic(stacks, dump_stacks(ctx.runner, ctx.clock, o.proc_root, so.job_id, so.node, kStacksBudgetS, o.log_base));
+      write_file_atomic(stacks, dump_stacks(ctx.runner, ctx.clock, o.proc_root, so.job_id, so.node, budget, o.log_base));
     if (o.count == 0 || taken < o.count) ctx.clock.sleep(0.5);
   }
 }

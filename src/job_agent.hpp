@@ -46,6 +46,11 @@ double agent_seconds(const std::string& s, const std::string& option);
 // answers come within a second, gdb on a torch process takes seconds of CPU
 // (reading libtorch's symbols), several at once on a node's cores.
 constexpr double kStacksBudgetS = 20;
+// The job's DDPCTL_STACKS_BUDGET ("60", "2m") where gdb needs longer (large
+// CUDA processes, busy nodes), else kStacksBudgetS; a value that is no
+// duration is said on stderr and the default used (the agent's errors never
+// stop the job or its watch).
+double stacks_budget(const Environment& env);
 
 // `job sample`: a sample every `interval_s` appended to the node's usage
 // file (<log base>.usage.<node>.jsonl); between samples, every half second,

@@ -73,7 +73,7 @@ void setup_watch(CLI::App* job, Context& ctx) {
       o->w.progress->pattern = o->pattern;
       o->w.progress->epoch_base = o->epoch_base;
     }
-    o->w.stacks_wait_s = o->w.interval_s + kStacksBudgetS + 3;  // a sample's sleep, the dumps' budget, slack
+    o->w.stacks_wait_s = o->w.interval_s + stacks_budget(ctx.env) + 3;  // a sample's sleep, the dumps' budget, slack
     run_watch(o->w, ctx);
   });
 }

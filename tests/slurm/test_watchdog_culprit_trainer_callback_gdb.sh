@@ -13,6 +13,11 @@ source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 source "$DDPCTL_SOURCE/tests/slurm/culprit_lib.sh"
 need_node_torch
 need_node_gdb
+# gdb reads libtorch's symbols for seconds of CPU per rank, and four at once
+# on this 2-core machine, shared with the other clusters' tests, can take
+# longer than the default 20 s: the job gives them 60 s, as a site with
+# large CUDA processes would (the job inherits it: sbatch's --export=ALL).
+export DDPCTL_STACKS_BUDGET=60
 program=$DDPCTL_SOURCE/tests/slurm/data/trainer_callback_hang.py
 write_spec job.yaml <<YAML
 partition: cpu

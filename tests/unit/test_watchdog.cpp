@@ -876,6 +876,19 @@ TEST_CASE("requeue_job: a plain requeue, or hold, exclude, release", "[job_agent
   }
 }
 
+TEST_CASE("the stacks' budget: 20 s, or the job's DDPCTL_STACKS_BUDGET where it is a duration", "[job_agent]") {
+  FakeEnvironment env;
+  CHECK(stacks_budget(env) == 20);
+  env.vars["DDPCTL_STACKS_BUDGET"] = "90";
+  CHECK(stacks_budget(env) == 90);
+  env.vars["DDPCTL_STACKS_BUDGET"] = "2m";
+  CHECK(stacks_budget(env) == 120);
+  for (const char* bad : {"soon", "0", "-5"}) {
+    env.vars["DDPCTL_STACKS_BUDGET"] = bad;
+    CHECK(stacks_budget(env) == 20);
+  }
+}
+
 TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else says so", "[job_agent]") {
   test::TempDir proc;
   auto process = [&](int pid, const std::vector<std::string>& env, int ppid = 1) {
