@@ -322,13 +322,15 @@ std::optional<std::string> loader_wait(const RankEvidence& r, const std::vector<
 // and, in parentheses, what it is inside (its DataLoader's workers and where
 // they are, a library frame, else gdb's innermost named native frame).
 std::string where_of(const RankEvidence& r) {
-  // A rank whose own process showed nothing (a wrapper) is where its children are.
+  // A rank whose own process shows no Python (a shell wrapper that did not
+  // exec its program) is where its Python child is.
+  auto python = [](const std::vector<ThreadStack>& ts) { return main_thread(ts, true) != nullptr; };
   const std::vector<ThreadStack>* threads = &r.threads;
-  if (!has_frames(r.threads))
+  if (!python(r.threads))
     for (const auto& c : r.children)
-      if (has_frames(c.threads)) {
+      if (python(c.threads) || (!has_frames(*threads) && has_frames(c.threads))) {
         threads = &c.threads;
-        break;
+        if (python(c.threads)) break;
       }
   const ThreadStack* py = main_thread(*threads, true);
   const ThreadStack* native = main_thread(*threads, false);

@@ -342,3 +342,12 @@ TEST_CASE("Python 3.14's forkserver: the workers are its children, the forkserve
                                    "DataLoader: worker pid 18586 at loader_hang.py:28 in __getitem__); rank 0 (n1) waits "
                                    "in all_reduce");
 }
+
+TEST_CASE("a rank whose process is a shell wrapper is where its Python child is", "[culprit]") {
+  // `bash -c 'python3 train.py'` without exec: the rank's process has gdb's native frames only.
+  RankEvidence wrapped = rank(1, "g1", {"ddp-gdb-rank1-sleep-torch1.13.txt"});
+  wrapped.children.push_back({4242, parse_stacks(stacks("ddp-faulthandler-rank1-sleep-torch1.13.txt"))});
+  auto v = decide_culprit({rank(0, "g1", {"ddp-faulthandler-rank0-backward-torch1.13.txt"}), wrapped});
+  CHECK(v.text == "rank 1 (g1) is not in a collective — at multinode.py:61 in _run_epoch; "
+                  "rank 0 (g1) waits in backward (the gradient all_reduce)");
+}
