@@ -56,7 +56,7 @@ stall_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[
 line_of() {
   local n
   n=$(grep -nF -- "$2" "$1" | cut -d: -f1)
-  [ -n "$n" ] && [ "$n" = "${n%%$'\n'*}" ] || fail "not one line of $1 holds: $2"
+  if [ -z "$n" ] || [ "$n" != "${n%%$'\n'*}" ]; then fail "not one line of $1 holds: $2"; fi
   echo "$n"
 }
 
