@@ -28,9 +28,11 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
-// A Python stack's outermost frame is <module> on the main thread only.
+// A Python stack's outermost frame is <module> on the main thread only, or
+// runpy's _run_module_as_main for a program run as `python -m` (torchrun's).
 void mark_python_main(ThreadStack& t) {
-  if (!t.frames.empty() && t.frames.back().function == "<module>") t.main = true;
+  if (!t.frames.empty() && (t.frames.back().function == "<module>" || t.frames.back().function == "_run_module_as_main"))
+    t.main = true;
 }
 
 }  // namespace
@@ -70,6 +72,8 @@ std::vector<ThreadStack> parse_gdb_stacks(const std::string& text) {
       // "poll ()", "futex_wait (private=...)".
       size_t paren = rest.find('(');
       f.function = trim(paren == std::string::npos ? rest : rest.substr(0, paren));
+      // glibc's internal aliases, with its debugging symbols: "__GI___clock_nanosleep" is clock_nanosleep.
+      if (f.function.rfind("__GI_", 0) == 0) f.function = f.function.substr(f.function.find_first_not_of('_', 5));
       RegexMatch fm;
       if (at_file.search(rest, &fm)) {
         f.file = fm.str(1);
@@ -177,6 +181,9 @@ const KnownFrame kNativeFrames[] = {
     // A Gloo worker running the collective, waiting for a peer's data (the same file, a pt_gloo_runloop thread).
     {"gloo::transport::tcp::UnboundBuffer::waitRecv", FrameMeans::Waits},
     {"c10d::ProcessGroupGloo::AsyncWork::execute", FrameMeans::Waits},
+    // DDP's end of backward on the main thread, waiting for its gradient
+    // buckets' all_reduce (ddp-gdb-rank0-finalize_backward-torch*.txt).
+    {"c10d::Reducer::finalize_backward", FrameMeans::Waits},
     // Threads every rank has, idle or not: a Gloo worker waiting for work, Gloo's
     // event loop (both files), NCCL's watchdog thread (gdb-nccl-workcleanuploop-core.txt).
     {"c10d::ProcessGroupGloo::runLoop", FrameMeans::Idle},
@@ -203,6 +210,16 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// Autograd's entry into the C++ engine as the innermost Python frame: the
+// thread is inside backward and no Python code of its own runs there (a
+// custom autograd Function's would be innermost). Under DDP a rank stays
+// there while it waits for the gradient all_reduce its hooks started; the
+// Python stack shows nothing else of it (ddp-faulthandler-rank0-backward-*.txt).
+bool in_autograd_engine(const StackFrame& f) {
+  return (f.function == "backward" && ends_with(f.file, "torch/autograd/__init__.py")) ||
+         (f.function == "_engine_run_backward" && ends_with(f.file, "torch/autograd/graph.py"));
+}
+
 }  // namespace
 
 std::optional<CollectiveWait> thread_collective(const ThreadStack& t) {
@@ -210,6 +227,8 @@ std::optional<CollectiveWait> thread_collective(const ThreadStack& t) {
     if (f.python) {
       if (ends_with(f.file, "distributed_c10d.py") && python_collectives().count(f.function))
         return CollectiveWait{f.function, f.function + " (" + f.file + ")"};
+      if (&f == &t.frames.front() && in_autograd_engine(f))
+        return CollectiveWait{"backward (the gradient all_reduce)", f.function + " (" + f.file + ")"};
       continue;
     }
     for (const auto& k : kNativeFrames)
@@ -224,15 +243,16 @@ std::optional<CollectiveWait> thread_collective(const ThreadStack& t) {
 namespace {
 
 // Library code, not where the program itself is: the interpreter's standard
-// library and packages (absolute paths), torch, and the standard modules
-// py-spy names by a bare file name.
+// library and packages (absolute paths), torch, the standard modules py-spy
+// names by a bare file name, and the interpreter's frozen modules
+// ("<frozen runpy>").
 bool library_frame(const StackFrame& f) {
   static const std::set<std::string> stdlib = {"threading.py", "queue.py", "selectors.py", "socket.py",
                                                "subprocess.py", "ssl.py", "connection.py", "synchronize.py",
                                                "popen_fork.py", "tempfile.py", "shutil.py", "os.py"};
   const std::string& p = f.file;
   if (p.find("site-packages/") != std::string::npos || p.find("dist-packages/") != std::string::npos) return true;
-  if (p.find("/lib/python3") != std::string::npos || p.rfind("torch/", 0) == 0) return true;
+  if (p.find("/lib/python3") != std::string::npos || p.rfind("torch/", 0) == 0 || p.rfind("<frozen ", 0) == 0) return true;
   for (const char* d : {"multiprocessing/", "concurrent/", "asyncio/", "importlib/"})
     if (p.rfind(d, 0) == 0) return true;
   return stdlib.count(p) > 0;
@@ -243,9 +263,9 @@ std::string python_place(const StackFrame& f) {
   return f.line > 0 ? fmt::format("{}:{} in {}", file, f.line, f.function) : fmt::format("{} in {}", file, f.function);
 }
 
-const ThreadStack* main_thread(const RankEvidence& r, bool python) {
+const ThreadStack* main_thread(const std::vector<ThreadStack>& threads, bool python) {
   const ThreadStack* any = nullptr;
-  for (const auto& t : r.threads) {
+  for (const auto& t : threads) {
     bool is_python = t.format != StackFormat::Gdb;
     if (is_python != python || t.frames.empty()) continue;
     if (t.main) return &t;
@@ -254,12 +274,66 @@ const ThreadStack* main_thread(const RankEvidence& r, bool python) {
   return any;
 }
 
+bool has_frames(const std::vector<ThreadStack>& threads) {
+  return std::any_of(threads.begin(), threads.end(), [](const ThreadStack& t) { return !t.frames.empty(); });
+}
+
+// A DataLoader's worker process at work in the program's own code (its
+// Dataset's __getitem__, a collate_fn): the innermost frame of the program
+// inside torch's worker loop; none when it waits for work in the loop
+// itself, or is no DataLoader worker (a multiprocessing forkserver).
+std::optional<std::string> worker_place(const ChildStacks& c) {
+  const ThreadStack* py = main_thread(c.threads, true);
+  if (!py) return std::nullopt;
+  const StackFrame* own = nullptr;
+  for (const auto& f : py->frames) {
+    if (f.function == "_worker_loop" && ends_with(f.file, "torch/utils/data/_utils/worker.py"))
+      return own ? std::optional<std::string>(python_place(*own)) : std::nullopt;
+    if (!own && !library_frame(f)) own = &f;
+  }
+  return std::nullopt;
+}
+
+// "waits for its DataLoader: worker pid 812 at data.py:20 in __getitem__",
+// when its main thread is inside torch's DataLoader between `frames`' inner
+// and its program's frame `user`.
+std::optional<std::string> loader_wait(const RankEvidence& r, const std::vector<StackFrame>& frames, const StackFrame* user) {
+  bool in_loader = false;
+  for (const auto& f : frames) {
+    if (&f == user) break;
+    if (ends_with(f.file, "torch/utils/data/dataloader.py")) in_loader = true;
+  }
+  if (!in_loader) return std::nullopt;
+  std::vector<std::pair<std::string, std::vector<std::string>>> at;  // place, worker pids
+  for (const auto& c : r.children)
+    if (auto place = worker_place(c)) {
+      auto a = std::find_if(at.begin(), at.end(), [&](const auto& x) { return x.first == *place; });
+      if (a == at.end()) a = at.insert(at.end(), {*place, {}});
+      a->second.push_back(std::to_string(c.pid));
+    }
+  if (at.empty()) return "waits for its DataLoader's workers";
+  std::vector<std::string> parts;
+  for (const auto& [place, pids] : at)
+    parts.push_back(fmt::format("{} pid {} at {}", pids.size() == 1 ? "worker" : "workers", join(pids, ", "), place));
+  return "waits for its DataLoader: " + join(parts, "; ");
+}
+
 // Where a rank is: its main thread's innermost frame of the program itself,
-// and, in parentheses, what it is inside (a library frame, else gdb's
-// innermost named native frame).
+// and, in parentheses, what it is inside (its DataLoader's workers and where
+// they are, a library frame, else gdb's innermost named native frame).
 std::string where_of(const RankEvidence& r) {
-  const ThreadStack* py = main_thread(r, true);
-  const ThreadStack* native = main_thread(r, false);
+  // A rank whose own process shows no Python (a shell wrapper that did not
+  // exec its program) is where its Python child is.
+  auto python = [](const std::vector<ThreadStack>& ts) { return main_thread(ts, true) != nullptr; };
+  const std::vector<ThreadStack>* threads = &r.threads;
+  if (!python(r.threads))
+    for (const auto& c : r.children)
+      if (python(c.threads) || (!has_frames(*threads) && has_frames(c.threads))) {
+        threads = &c.threads;
+        if (python(c.threads)) break;
+      }
+  const ThreadStack* py = main_thread(*threads, true);
+  const ThreadStack* native = main_thread(*threads, false);
   std::string native_inner;
   if (native)
     for (const auto& f : native->frames)
@@ -277,6 +351,7 @@ std::string where_of(const RankEvidence& r) {
     const StackFrame& inner = py->frames.front();
     if (!user) return python_place(inner) + (native_inner.empty() ? "" : " (" + native_inner + ")");
     std::string inside = user != &inner ? fmt::format("{} in {}", inner.function, base_name(inner.file)) : native_inner;
+    if (auto loader = loader_wait(r, py->frames, user)) inside = *loader;
     return python_place(*user) + (inside.empty() ? "" : " (" + inside + ")");
   }
   if (!native_inner.empty()) return native_inner;
@@ -335,17 +410,23 @@ CulpritVerdict decide_by_stacks(const std::vector<RankEvidence>& ranks) {
   std::vector<const RankEvidence*> with, without, in, out;
   std::vector<std::string> labels;
   for (const auto& r : ranks) {
-    bool any = std::any_of(r.threads.begin(), r.threads.end(), [](const ThreadStack& t) { return !t.frames.empty(); });
+    bool any = has_frames(r.threads) ||
+               std::any_of(r.children.begin(), r.children.end(), [](const ChildStacks& c) { return has_frames(c.threads); });
     (any ? with : without).push_back(&r);
     if (!any) continue;
-    // A Python frame names the collective best, then the main thread's wait.
+    // A Python frame names the collective best, then the main thread's wait;
+    // the rank's own processes count (where a wrapper started the program).
     std::optional<CollectiveWait> wait;
     int best = -1;
-    for (const auto& t : r.threads)
-      if (auto w = thread_collective(t)) {
-        int score = (w->collective.rfind("a collective", 0) != 0 ? 2 : 0) + (t.main ? 1 : 0);
-        if (score > best) wait = w, best = score;
-      }
+    auto consider = [&](const std::vector<ThreadStack>& threads) {
+      for (const auto& t : threads)
+        if (auto w = thread_collective(t)) {
+          int score = (w->collective.rfind("a collective", 0) != 0 ? 2 : 0) + (t.main ? 1 : 0);
+          if (score > best) wait = w, best = score;
+        }
+    };
+    consider(r.threads);
+    for (const auto& c : r.children) consider(c.threads);
     if (wait) {
       in.push_back(&r);
       labels.push_back(wait->collective);
@@ -412,7 +493,9 @@ CulpritVerdict decide_by_stacks(const std::vector<RankEvidence>& ranks) {
 std::string describe_stack_sources(const std::vector<RankEvidence>& ranks) {
   std::vector<std::pair<std::string, std::vector<const RankEvidence*>>> ways;
   for (const auto& r : ranks) {
-    std::string how = r.taken_by ? stack_format_name(*r.taken_by) : "none";
+    std::vector<std::string> names;
+    for (StackFormat f : r.taken_by) names.push_back(stack_format_name(f));
+    std::string how = names.empty() ? "none" : join(names, " and ");
     auto w = std::find_if(ways.begin(), ways.end(), [&](const auto& x) { return x.first == how; });
     if (w == ways.end()) w = ways.insert(ways.end(), {how, {}});
     w->second.push_back(&r);
@@ -423,16 +506,38 @@ std::string describe_stack_sources(const std::vector<RankEvidence>& ranks) {
 }
 
 std::vector<RankEvidence> read_stacks_file(const std::string& text, const std::string& node) {
-  static const Regex header(R"re(^(## )?pid (\d+) \((rank|task) (-?\d+)\), state [^:]*:(.*)$)re");
+  static const Regex header(
+      R"re(^(## )?pid (\d+) \((rank|task) (-?\d+)(?:, (launcher|child of pid \d+))?\), state [^:]*:(.*)$)re");
   static const Regex state_line(R"re(^pid (\d+): (.*)$)re");
   std::vector<RankEvidence> out;
-  std::vector<std::pair<int, TrainerState>> states;  // pid, its answer
+  std::vector<std::pair<int, TrainerState>> states;  // pid, the bundled trainer's answer
+  bool asked = false;  // in the trainer's answers
+  std::vector<std::pair<int, int>> main_pids;  // (pid, index in out)
+  struct Child {
+    bool rank;
+    int id;
+    ChildStacks stacks;
+  };
+  std::vector<Child> children;
+  // The section being read: its threads go to `into` (nothing for a
+  // launcher), and the way it was taken to `way_of`'s taken_by, when it gave
+  // frames (a gdb that did not finish in time gave none).
+  std::vector<ThreadStack>* into = nullptr;
+  int way_of = -1;
+  std::optional<StackFormat> way;
   std::string section;
-  bool open = false;    // a "## pid" section collecting its stacks
-  bool asked = false;   // in the trainer's answers
   auto close = [&] {
-    if (open) out.back().threads = parse_stacks(section);
-    open = false;
+    if (into) {
+      std::vector<ThreadStack> threads = parse_stacks(section);
+      if (way_of >= 0 && way && has_frames(threads)) {
+        auto& taken = out[static_cast<size_t>(way_of)].taken_by;
+        if (std::find(taken.begin(), taken.end(), *way) == taken.end()) taken.push_back(*way);
+      }
+      for (auto& t : threads) into->push_back(std::move(t));
+    }
+    into = nullptr;
+    way_of = -1;
+    way.reset();
     section.clear();
   };
   for (const auto& line : lines_of(text)) {
@@ -440,21 +545,39 @@ std::vector<RankEvidence> read_stacks_file(const std::string& text, const std::s
     if (header.search(line, &m)) {
       close();
       asked = false;
-      RankEvidence r;
-      r.node = node;
-      r.pid = std::stoi(m.str(2));
+      int pid = std::stoi(m.str(2));
+      bool is_rank = m.str(3) == "rank";
       int id = std::stoi(m.str(4));
-      r.task = id;
-      if (m.str(3) == "rank") r.rank = id;
-      if (m.matched(1)) {
-        open = true;
-        std::string how = trim(m.str(5));
-        for (StackFormat f : {StackFormat::Faulthandler, StackFormat::PySpy, StackFormat::Gdb})
-          if (how.rfind(stack_format_name(f), 0) == 0) r.taken_by = f;
-      } else {
-        r.no_stacks_why = trim(m.str(5));
+      std::string role = m.matched(5) ? m.str(5) : "";
+      bool open = m.matched(1);
+      std::string how = trim(m.str(6));
+      if (role == "launcher") continue;  // not a rank: its sections are skipped
+      if (!role.empty()) {  // a child of the rank's process
+        auto c = std::find_if(children.begin(), children.end(), [&](const Child& x) { return x.stacks.pid == pid; });
+        if (c == children.end()) c = children.insert(children.end(), {is_rank, id, ChildStacks{pid, {}}});
+        if (open) into = &c->stacks.threads;
+        continue;
       }
-      out.push_back(r);
+      // The same process again: another way its stacks were taken (gdb after faulthandler).
+      auto seen = std::find_if(main_pids.begin(), main_pids.end(), [&](const auto& p) { return p.first == pid; });
+      if (seen == main_pids.end()) {
+        RankEvidence r;
+        r.node = node;
+        r.task = id;
+        r.pid = pid;
+        if (is_rank) r.rank = id;
+        out.push_back(r);
+        seen = main_pids.insert(main_pids.end(), {pid, static_cast<int>(out.size()) - 1});
+      }
+      RankEvidence& r = out[static_cast<size_t>(seen->second)];
+      if (open) {
+        into = &r.threads;
+        way_of = seen->second;
+        for (StackFormat f : {StackFormat::Faulthandler, StackFormat::PySpy, StackFormat::Gdb})
+          if (how.rfind(stack_format_name(f), 0) == 0) way = f;
+      } else if (r.no_stacks_why.empty()) {
+        r.no_stacks_why = how;
+      }
       continue;
     }
     if (line.rfind("## ", 0) == 0) {  // another part of the file
@@ -466,7 +589,7 @@ std::vector<RankEvidence> read_stacks_file(const std::string& text, const std::s
       if (auto s = parse_trainer_state(m.str(2))) states.emplace_back(std::stoi(m.str(1)), *s);
       continue;
     }
-    if (open) section += line + "\n";
+    if (into) section += line + "\n";
   }
   close();
   for (auto& [pid, state] : states)
@@ -475,6 +598,10 @@ std::vector<RankEvidence> read_stacks_file(const std::string& text, const std::s
         if (!r.rank) r.rank = state.rank;
         r.trainer = state;
       }
+  for (auto& c : children) {
+    auto r = std::find_if(out.begin(), out.end(), [&](const RankEvidence& x) { return c.rank ? x.rank == c.id : !x.rank && x.task == c.id; });
+    if (r != out.end()) r->children.push_back(std::move(c.stacks));
+  }
   return out;
 }
 

@@ -48,6 +48,13 @@ struct CollectiveWait {
 };
 std::optional<CollectiveWait> thread_collective(const ThreadStack& t);
 
+// A process the rank started itself (a DataLoader worker, a forkserver):
+// part of the rank, not a rank of its own.
+struct ChildStacks {
+  int pid = 0;
+  std::vector<ThreadStack> threads;  // empty: none taken
+};
+
 // What the watchdog has on one rank (or task).
 struct RankEvidence {
   int task = 0;
@@ -55,10 +62,11 @@ struct RankEvidence {
   std::string node;
   int pid = 0;  // 0: not known
   std::optional<TrainerState> trainer;  // the bundled trainer's own answer (SIGQUIT)
-  std::vector<ThreadStack> threads;  // empty: no stacks taken
+  std::vector<ThreadStack> threads;  // its process's, every way they were taken; empty: no stacks taken
   std::string no_stacks_why;         // "no py-spy or gdb on g1"
-  std::optional<StackFormat> taken_by;  // how its stacks were taken (the stacks file's heading); none: not taken
+  std::vector<StackFormat> taken_by;  // how its stacks were taken (the stacks file's headings, in order); empty: not taken
   std::optional<double> cpu_pct;     // its processes' CPU (100 = a core)
+  std::vector<ChildStacks> children;  // its own child processes
 };
 
 enum class CulpritKind {
@@ -109,14 +117,18 @@ CulpritVerdict decide_by_stacks(const std::vector<RankEvidence>& ranks);
 std::string describe_ranks(const std::vector<const RankEvidence*>& ranks);
 
 // How each rank's stacks were taken: "faulthandler: ranks 0, 1 (g1); none:
-// rank 2 (g2)", in the order the ways first appear.
+// rank 2 (g2)", "faulthandler and gdb: ranks 0, 1 (g1)", in the order the ways first appear.
 std::string describe_stack_sources(const std::vector<RankEvidence>& ranks);
 
 // One node's stacks file, as `ddpctl job` writes it: a "## pid N (rank R),
-// state S: ..." section per training process, or "pid N (rank R), state S:
-// no py-spy or gdb on NODE" lines; the bundled trainer's answers ("pid N:
-// ddp-train: rank R: …") under "## where the bundled trainer's workers say
-// they are (SIGQUIT)" go to the process of that pid.
+// state S: ..." section per training process and way of taking its stacks
+// (two for a rank taken by faulthandler and by gdb), or "pid N (rank R),
+// state S: no py-spy or gdb on NODE" lines. A "(rank R, child of pid P)"
+// process belongs to rank R; a "(task T, launcher)" (torchrun's agent, which
+// started the node's ranks) is no rank and is left out. The bundled
+// trainer's answers ("pid N: ddp-train: rank R: …") under "## where the
+// bundled trainer's workers say they are (SIGQUIT)" go to the process of
+// that pid.
 std::vector<RankEvidence> read_stacks_file(const std::string& text, const std::string& node);
 
 }  // namespace ddpctl

@@ -393,58 +393,88 @@ std::string dump_stacks(CommandRunner& runner, Clock& clock, const std::string& 
         asks.push_back({*p.rank, ask_dump_pipe(fr_pipe_path(fr_pipe_stem, *p.rank)), node});
     out += fr_asks_section(fr_pipe_stem, asks);
   }
+  double started = clock.monotonic();
   out += trainer_states(clock, proc_root, procs, log_base, node);
-  // Python ranks answer themselves (stacks_hook.hpp): nothing installed, no
-  // ptrace. Only a registered process gets the signal; only on the real /proc.
+  // What each process is to the culprit decision: a rank (or a task); a
+  // child of one (a DataLoader's worker: its parent has the same RANK), part
+  // of that rank; or, where the ranks carry a RANK and it does not, the
+  // launcher that started them (torchrun's agent), which is no rank.
+  enum class Role { Rank, Child, Launcher };
+  bool any_rank = std::any_of(procs.begin(), procs.end(), [](const ProcessUsage& p) { return p.rank.has_value(); });
+  std::vector<Role> roles;
+  std::vector<std::string> labels;
+  for (const auto& p : procs) {
+    auto parent = std::find_if(procs.begin(), procs.end(), [&](const ProcessUsage& q) { return q.pid == p.ppid; });
+    bool child = parent != procs.end() && (p.rank ? parent->rank == p.rank : !parent->rank && parent->task == p.task);
+    Role role = child ? Role::Child : !p.rank && any_rank ? Role::Launcher : Role::Rank;
+    roles.push_back(role);
+    labels.push_back(fmt::format("pid {} ({} {}{}), state {}", p.pid, p.rank ? "rank" : "task",
+                                 p.rank ? *p.rank : p.task.value_or(-1),
+                                 role == Role::Child      ? fmt::format(", child of pid {}", p.ppid)
+                                 : role == Role::Launcher ? std::string(", launcher")
+                                                          : std::string(),
+                                 p.state));
+  }
+  // Python processes answer themselves (stacks_hook.hpp): nothing installed,
+  // no ptrace. Only a registered process gets the signal; only on the real /proc.
   std::vector<int> pids;
   for (const auto& p : procs) pids.push_back(p.pid);
   bool real = proc_root == "/proc";
   std::vector<HookDump> asked = ask_python_stacks(proc_root, pids, clock, std::min(budget_s, 5.0),
                                                   [real](int pid, int sig) { return real && ::kill(pid, sig) == 0; });
-  auto label = [](const ProcessUsage& p) {
-    return fmt::format("pid {} ({} {}), state {}", p.pid, p.rank ? "rank" : "task", p.rank ? *p.rank : p.task.value_or(-1),
-                       p.state);
-  };
   std::vector<std::string> sections(procs.size());
-  std::vector<size_t> rest;  // the processes the tools are for
+  // The tools: py-spy (Python frames) or gdb for a process that did not
+  // answer, the launcher left out; and gdb's native frames besides a rank's
+  // own Python ones where gdb is there (whether a rank in backward waits in
+  // Gloo's or NCCL's all_reduce shows only there).
+  enum class Tool { None, PySpyOrGdb, Gdb };
+  std::vector<Tool> tools(procs.size(), Tool::None);
   for (size_t i = 0; i < procs.size(); i++) {
-    const HookDump& d = asked[i];
-    if (d.outcome != HookOutcome::Dumped) {
-      rest.push_back(i);
-      continue;
-    }
-    sections[i] = fmt::format("\n## {}: {}\n{}", label(procs[i]), describe_hook_dump(d), d.text);
-    if (!d.text.empty() && d.text.back() != '\n') sections[i] += '\n';
-  }
-  if (!rest.empty()) {
-    // py-spy names Python frames; gdb shows native ones (the bundled trainer,
-    // and a process py-spy cannot read). Probed once; one that cannot say its
-    // version is not there.
-    bool py_spy = runner.run({"py-spy", "--version"}, std::chrono::seconds(5)).ok();
-    bool gdb = runner.run({"gdb", "--version"}, std::chrono::seconds(5)).ok();
-    if (!py_spy && !gdb) {
-      for (size_t i : rest)
-        sections[i] = fmt::format("{}: no py-spy or gdb on {}, and {}\n", label(procs[i]), node, describe_hook_dump(asked[i]));
+    bool dumped = asked[i].outcome == HookOutcome::Dumped;
+    if (dumped) {
+      sections[i] = fmt::format("\n## {}: {}\n{}", labels[i], describe_hook_dump(asked[i]), asked[i].text);
+      if (!asked[i].text.empty() && asked[i].text.back() != '\n') sections[i] += '\n';
+      if (roles[i] == Role::Rank) tools[i] = Tool::Gdb;
+    } else if (roles[i] == Role::Launcher) {
+      sections[i] = fmt::format("{}: not asked further, a launcher is no rank: {}\n", labels[i], describe_hook_dump(asked[i]));
     } else {
-      auto ms = std::chrono::milliseconds(static_cast<long long>(budget_s * 1000));
-      std::vector<std::future<CommandResult>> results;
-      for (size_t i : rest) {
-        std::string pid = std::to_string(procs[i].pid);
-        std::vector<std::string> spy = {"py-spy", "dump", "--pid", pid};
-        std::vector<std::string> bt = {"gdb", "-p", pid, "-batch", "-nx", "-ex", "thread apply all bt"};
-        results.push_back(std::async(std::launch::async, [&runner, spy, bt, ms, py_spy, gdb] {
-          if (!py_spy) return runner.run(bt, ms);
-          CommandResult r = runner.run(spy, ms);
-          return r.ok() || !gdb ? r : runner.run(bt, ms);
-        }));
-      }
-      for (size_t k = 0; k < rest.size(); k++) {
-        CommandResult r = results[k].get();
-        std::string& s = sections[rest[k]];
-        s = fmt::format("\n## {}: {}\n", label(procs[rest[k]]), shell_join(r.argv)) + r.out;
-        if (!r.ok()) s += "(" + r.describe() + ")\n";
-      }
+      tools[i] = Tool::PySpyOrGdb;
     }
+  }
+  bool need_py_spy = std::find(tools.begin(), tools.end(), Tool::PySpyOrGdb) != tools.end();
+  bool need_gdb = need_py_spy || std::find(tools.begin(), tools.end(), Tool::Gdb) != tools.end();
+  // Probed once; one that cannot say its version is not there.
+  bool py_spy = need_py_spy && runner.run({"py-spy", "--version"}, std::chrono::seconds(5)).ok();
+  bool gdb = need_gdb && runner.run({"gdb", "--version"}, std::chrono::seconds(5)).ok();
+  for (size_t i = 0; i < procs.size(); i++)
+    if (tools[i] == Tool::PySpyOrGdb && !py_spy && !gdb) {
+      sections[i] = fmt::format("{}: no py-spy or gdb on {}, and {}\n", labels[i], node, describe_hook_dump(asked[i]));
+      tools[i] = Tool::None;
+    } else if (tools[i] == Tool::Gdb && !gdb) {
+      tools[i] = Tool::None;
+    }
+  // What is left of the budget, at least a second.
+  double left = std::max(1.0, budget_s - (clock.monotonic() - started));
+  auto ms = std::chrono::milliseconds(static_cast<long long>(left * 1000));
+  std::vector<std::pair<size_t, std::future<CommandResult>>> results;
+  for (size_t i = 0; i < procs.size(); i++) {
+    if (tools[i] == Tool::None) continue;
+    std::string pid = std::to_string(procs[i].pid);
+    std::vector<std::string> spy = {"py-spy", "dump", "--pid", pid};
+    std::vector<std::string> bt = {"gdb", "-p", pid, "-batch", "-nx", "-ex", "thread apply all bt"};
+    bool try_spy = tools[i] == Tool::PySpyOrGdb && py_spy;
+    results.emplace_back(i, std::async(std::launch::async, [&runner, spy, bt, ms, try_spy, gdb] {
+                           if (!try_spy) return runner.run(bt, ms);
+                           CommandResult r = runner.run(spy, ms);
+                           return r.ok() || !gdb ? r : runner.run(bt, ms);
+                         }));
+  }
+  for (auto& [i, result] : results) {
+    CommandResult r = result.get();
+    std::string& s = sections[i];
+    s += fmt::format("\n## {}: {}\n", labels[i], shell_join(r.argv)) + r.out;
+    if (!r.out.empty() && r.out.back() != '\n') s += '\n';
+    if (!r.ok()) s += "(" + r.describe() + ")\n";
   }
   for (const auto& s : sections) out += s;
   return out;
@@ -488,6 +518,16 @@ std::vector<int> parse_gpu_list(const std::string& s) {
   return out;
 }
 
+double stacks_budget(const Environment& env) {
+  std::string v = env.value("DDPCTL_STACKS_BUDGET");
+  if (v.empty()) return kStacksBudgetS;
+  std::string problem;
+  if (auto s = parse_span(v, &problem); s && *s > 0) return static_cast<double>(*s);
+  std::cerr << fmt::format("ddpctl: job: DDPCTL_STACKS_BUDGET={} is not a duration (30s, 2m); the stacks get {:g} s\n",
+                           printable(v), kStacksBudgetS);
+  return kStacksBudgetS;
+}
+
 double agent_seconds(const std::string& s, const std::string& option) {
   std::string problem;
   if (auto v = parse_span(s, &problem)) return static_cast<double>(*v);
@@ -510,6 +550,7 @@ void run_sampler(const SampleOptions& o, Context& ctx) {
   std::string path = usage_path(o.log_base, so.node);
   std::string request = stacks_request_path(o.log_base, so.attempt);
   std::string stacks = stacks_path(o.log_base, so.attempt, so.node);
+  double budget = stacks_budget(ctx.env);
   double next = 0;
   for (int taken = 0; o.count == 0 || taken < o.count;) {
     double now = ctx.clock.wall();
@@ -524,7 +565,7 @@ void run_sampler(const SampleOptions& o, Context& ctx) {
     }
     // The watchdog asks for the ranks' stacks before it cancels or requeues.
     if (::access(request.c_str(), F_OK) == 0 && ::access(stacks.c_str(), F_OK) != 0)
-      write_file_atomic(stacks, dump_stacks(ctx.runner, ctx.clock, o.proc_root, so.job_id, so.node, 10, o.log_base,
+      write_file_atomic(stacks, dump_stacks(ctx.runner, ctx.clock, o.proc_root, so.job_id, so.node, budget, o.log_base,
                                             ctx.env.value("TORCH_NCCL_DEBUG_INFO_PIPE_FILE")));
     if (o.count == 0 || taken < o.count) ctx.clock.sleep(0.5);
   }

@@ -45,6 +45,16 @@ std::vector<int> parse_gpu_list(const std::string& s);
 // A span of the agent's options ("30s", "10m", "1h" or seconds); a UserError naming `option`.
 double agent_seconds(const std::string& s, const std::string& option);
 
+// How long a node's dump of its ranks' stacks may take: faulthandler's
+// answers come within a second, gdb on a torch process takes seconds of CPU
+// (reading libtorch's symbols), several at once on a node's cores.
+constexpr double kStacksBudgetS = 20;
+// The job's DDPCTL_STACKS_BUDGET ("60", "2m") where gdb needs longer (large
+// CUDA processes, busy nodes), else kStacksBudgetS; a value that is no
+// duration is said on stderr and the default used (the agent's errors never
+// stop the job or its watch).
+double stacks_budget(const Environment& env);
+
 // `job sample`: a sample every `interval_s` appended to the node's usage
 // file (<log base>.usage.<node>.jsonl); between samples, every half second,
 // the watchdog's request for stacks is answered. Until killed, or `count` samples.
@@ -68,7 +78,7 @@ struct WatchOptions {
   double stall_after_s = 1800, interval_s = 5;
   StallAction action = StallAction::Warn;
   std::optional<ProgressSpec> progress;  // the spec's pattern, applied to each task's log
-  double stacks_wait_s = 20;  // how long the samplers may take to dump the stacks
+  double stacks_wait_s = kStacksBudgetS + 3;  // how long the samplers may take to dump the stacks
   int step_pid = 0;           // the training step's process (the batch shell's srun); 0: not known
   // Where the ranks' Flight Recorder dumps go (TORCH_FR_DUMP_TEMP_FILE, else
   // TORCH_NCCL_DEBUG_INFO_TEMP_FILE, as the script set them); "": none asked for.

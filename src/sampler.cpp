@@ -46,6 +46,7 @@ std::optional<int> to_int(const std::string& s) {
 
 struct Stat {
   char state = '?';
+  int ppid = 0;
   unsigned long long utime = 0, stime = 0, start = 0;
   long long rss_pages = 0;
 };
@@ -64,6 +65,7 @@ std::optional<Stat> parse_stat(const std::string& text) {
   Stat s;
   s.state = f[0].empty() ? '?' : f[0][0];
   try {
+    s.ppid = std::stoi(f[1]);
     s.utime = std::stoull(f[11]);
     s.stime = std::stoull(f[12]);
     s.start = std::stoull(f[19]);
@@ -159,6 +161,7 @@ std::vector<ProcessUsage> JobProcessReader::read() {
     if (!id.ours || st->state == 'Z') continue;
     ProcessUsage p;
     p.pid = *pid;
+    p.ppid = st->ppid;
     p.rank = id.rank;
     p.task = id.task;
     p.training = id.training;

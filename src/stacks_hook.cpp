@@ -38,22 +38,33 @@ def _ddpctl_stacks_hook(sig):
 
     if not hasattr(os, "memfd_create") or signal.getsignal(sig) != signal.SIG_DFL:
         return
-    fd = os.memfd_create("ddpctl-stacks-sig%d" % sig)  # close-on-exec
-    try:
-        faulthandler.register(sig, file=fd, all_threads=True, chain=False)
-    except Exception:
-        os.close(fd)
-        return
-    held = [fd]
+    held = []
+
+    def take():
+        fd = os.memfd_create("ddpctl-stacks-sig%d" % sig)  # close-on-exec
+        try:
+            faulthandler.register(sig, file=fd, all_threads=True, chain=False)
+        except Exception:
+            os.close(fd)
+            return
+        held.append(fd)
 
     def step_aside():
         if held:
             faulthandler.unregister(sig)
             os.close(held.pop())
 
-    # A forked child (a data loader worker) is not the rank: it neither
-    # answers nor keeps the file.
-    os.register_at_fork(after_in_child=step_aside)
+    def in_child():
+        # A forked child (a DataLoader worker) answers for itself, into a
+        # file of its own: the parent's is shared with it.
+        if held:
+            step_aside()
+            take()
+
+    take()
+    if not held:
+        return
+    os.register_at_fork(after_in_child=in_child)
     original = signal.signal
 
     def signal_(signalnum, handler):

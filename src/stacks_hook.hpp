@@ -38,7 +38,7 @@ bool signal_caught(const std::string& status_text, int sig);
 
 enum class HookOutcome {
   Dumped,         // its stacks, read back
-  NotRegistered,  // no hook among its open files (not Python, no sitecustomize, a forked child)
+  NotRegistered,  // no hook among its open files (not Python, no sitecustomize)
   NotCaught,      // registered, but the signal is no longer caught: not sent
   NotSent,        // kill failed (it ended), or not the real /proc
   NoAnswer,       // signalled; nothing came within the wait

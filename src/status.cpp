@@ -217,6 +217,13 @@ StatusRow job_row(const JobRef& ref, const Job& job, long long now, Extra& extra
     if (std::string how = describe_exit(job.exit); !how.empty()) row.info += (row.info.empty() ? "" : "; ") + how;
   }
   const RunShape* shape = ref.run && ref.attempt ? ref.run->shape(ref.attempt->shape) : nullptr;
+  // Ending after its watchdog's scancel: squeue shows COMPLETING, and its
+  // exit the SIGTERM, until the step's processes are gone (torchrun takes
+  // seconds); the stall is why, as once it is CANCELLED.
+  if (shape && job.state == JobState::Completing)
+    if (auto r = read_stall_record(log_base(*shape, job.id));
+        r && r->attempt == job.restarts && (r->taken == "cancelled" || r->taken == "cancelling"))
+      row.info = "was cancelled by the watchdog: " + describe_stall(*r);
   bool race_loser = ref.run && job.state == JobState::Cancelled && read_race(*ref.run).is_race;
   if (shape && is_terminal(job.state) && job.state != JobState::Completed && !race_loser) {
     // Which rank failed first, where, how, and its last words.

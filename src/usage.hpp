@@ -14,6 +14,7 @@ namespace ddpctl {
 // One process as /proc/PID/stat and /proc/PID/environ show it.
 struct ProcessUsage {
   int pid = 0;
+  int ppid = 0;             // its parent (a data loader worker's is its rank's process)
   std::optional<int> rank;  // RANK in its environment
   std::optional<int> task;  // SLURM_PROCID, for processes of a step
   bool training = false;    // a process of the training step (DDPCTL_TRAINING=1)

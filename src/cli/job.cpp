@@ -4,6 +4,7 @@
 // core (job_agent.hpp); here: its options, the call, and what it prints.
 #include <algorithm>
 #include <csignal>
+#include <fmt/format.h>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -77,7 +78,7 @@ void setup_watch(CLI::App* job, Context& ctx) {
       o->w.progress->pattern = o->pattern;
       o->w.progress->epoch_base = o->epoch_base;
     }
-    o->w.stacks_wait_s = o->w.interval_s + 13;  // a sample's sleep, the dumps' 10 s, slack
+    o->w.stacks_wait_s = o->w.interval_s + stacks_budget(ctx.env) + 3;  // a sample's sleep, the dumps' budget, slack
     run_watch(o->w, ctx);
   });
 }
@@ -129,13 +130,13 @@ void setup_checked(CLI::App* job, Context& ctx) {
 void setup_stacks(CLI::App* job, Context& ctx) {
   struct O {
     std::string log_base, proc = "/proc";
-    double budget = 10;
+    double budget = kStacksBudgetS;
   };
   auto o = std::make_shared<O>();
   // By hand (`srun --overlap --jobid ID ddpctl job stacks ...`); in a job, the watchdog asks each node's sampler.
   CLI::App* c = job->add_subcommand("stacks", "Record the stacks of the job's training processes on this node");
   add_log_base(c, o->log_base);
-  c->add_option("--budget", o->budget, "Seconds for the dumps (10)");
+  c->add_option("--budget", o->budget, fmt::format("Seconds for the dumps ({:g})", kStacksBudgetS));
   c->add_option("--proc", o->proc, "The proc file system (tests)");
   c->callback([o, &ctx] { std::cout << record_stacks(o->log_base, o->proc, o->budget, ctx) << '\n'; });
 }

@@ -5,7 +5,10 @@
 # it; a signal ignored from the start is left alone; Debian's and the user's
 # sitecustomize still run. And `ddpctl job stacks` gets a hung rank's stacks
 # from faulthandler alone, with gdb and py-spy not there (fakes that record
-# being called), leaving the rank running.
+# being called), leaving the rank running; a forked child (a DataLoader
+# worker) answers for itself into a file of its own and is listed as its
+# rank's child; with gdb on the node (a fake that answers), the rank's
+# native frames are taken besides its own Python ones, the child's are not.
 # shellcheck source=tests/cli/lib.sh
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
@@ -94,7 +97,61 @@ stacks=$T/logs/job_7.restart0.stacks.n1.txt
 expect_out "$stacks"
 grep -qF "## pid $pid (rank 1), state S: faulthandler (signal $sig)" "$stacks" || fail "no faulthandler heading: $(cat "$stacks")"
 grep -qF "File \"$T/hang.py\", line 4 in stuck" "$stacks" || fail "no frame of stuck(): $(cat "$stacks")"
-[ ! -e tools-called ] || fail "gdb or py-spy was called: $(cat tools-called)"
+# Asked whether they are there (--version), and nothing more.
+[ ! -e tools-called ] || ! grep -qv -- '--version' tools-called || fail "gdb or py-spy was called: $(cat tools-called)"
 kill -0 "$pid" || fail "the rank did not survive its dump: $(cat hang.out)"
 [ ! -s hang.out ] || fail "the rank printed: $(cat hang.out)"
+kill "$pid"
+
+# 6. A forked child answers for itself; with gdb there, a rank is taken both ways.
+cat >fork.py <<'EOF'
+import os, sys, time, count
+def in_worker():
+    print("child hook fds:", count.hook_fds(), flush=True)
+    open(sys.argv[1] + ".child", "w").close()
+    time.sleep(600)
+def in_rank():
+    if os.fork() == 0:
+        in_worker()
+    open(sys.argv[1], "w").close()
+    time.sleep(600)
+in_rank()
+EOF
+rm -f tools-called "$stacks"
+cat >bin/gdb <<EOF
+#!/bin/sh
+echo "gdb \$*" >>$T/tools-called
+[ "\$1" = --version ] && { echo "GNU gdb (fake)"; exit 0; }
+echo "Thread 1 (Thread 0x1 (LWP \$2) \"python3\"):"
+echo "#0  0x00007f0dfac1c26f in clock_nanosleep () from /lib/libc.so.6"
+EOF
+env SLURM_JOB_ID=fake77 SLURMD_NODENAME=n1 SLURM_PROCID=1 RANK=1 DDPCTL_TRAINING=1 PYTHONPATH="$hook:$T" \
+  "$PY" fork.py "$T/ready2" >fork.out 2>&1 &
+pid=$!
+child=
+trap 'kill $pid $child 2>/dev/null || true; keep_on_failure' EXIT
+deadline=$((SECONDS + 60))
+until [ -e ready2 ] && [ -e ready2.child ]; do
+  [ "$SECONDS" -lt "$deadline" ] || fail "fork.py never started: $(cat fork.out)"
+  kill -0 "$pid" || fail "fork.py ended: $(cat fork.out)"
+  sleep 0.1
+done
+child=$(pgrep -P "$pid")
+[ -n "$child" ] || fail "no child of $pid"
+grep -qx "child hook fds: 1" fork.out || fail "the child holds no hook of its own: $(cat fork.out)"
+PATH="$T/bin:$PATH" SLURM_JOB_ID=fake77 SLURMD_NODENAME=n1 run job stacks --log-base "$T/logs/job_7"
+expect_code 0
+# section PID REST: the lines under the heading "## pid PID REST".
+section() { awk -v h="## pid $1 $2" 'index($0, h) == 1 { on = 1; next } /^## / { on = 0 } on' "$stacks"; }
+section "$pid" "(rank 1), state S: faulthandler (signal $sig)" | grep -qF "line 10 in in_rank" ||
+  fail "no faulthandler dump of the rank in in_rank(): $(cat "$stacks")"
+section "$child" "(rank 1, child of pid $pid), state S: faulthandler (signal $sig)" | grep -qF "line 5 in in_worker" ||
+  fail "no faulthandler dump of the child in in_worker(): $(cat "$stacks")"
+if section "$child" "(rank 1, child of pid $pid)" | grep -qF "line 10 in in_rank"; then
+  fail "the child's dump holds the rank's: $(cat "$stacks")"
+fi
+section "$pid" "(rank 1), state S: gdb -p $pid -batch -nx -ex 'thread apply all bt'" | grep -qF "in clock_nanosleep ()" ||
+  fail "no gdb section for the rank: $(cat "$stacks")"
+grep -qxF "gdb -p $pid -batch -nx -ex thread apply all bt" tools-called || fail "gdb was not asked for the rank: $(cat tools-called)"
+if grep -qF "gdb -p $child " tools-called; then fail "gdb was run on the child that answered itself: $(cat tools-called)"; fi
 echo ok

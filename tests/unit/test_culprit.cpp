@@ -142,7 +142,7 @@ TEST_CASE("the rank outside the collective is named with its frame", "[culprit]"
     auto v = decide_culprit({rank(4, "n48", {"pyspy-bigscience-broadcast.txt"}), loader,
                              rank(6, "n49", {"pyspy-bigscience-all_reduce.txt"})});
     CHECK(v.text == "rank 5 (n48) is not in a collective — at deepspeed/runtime/pipe/engine.py:627 in _next_batch "
-                    "(wait in threading.py); ranks 4, 6 (n48, n49) wait in collectives (broadcast, all_reduce)");
+                    "(waits for its DataLoader's workers); ranks 4, 6 (n48, n49) wait in collectives (broadcast, all_reduce)");
   }
   SECTION("a busy culprit says so; a rank without stacks is listed") {
     auto sleeper = rank(1, "g1", {"gloo-faulthandler-rank1-sleep.txt"});
@@ -211,4 +211,143 @@ TEST_CASE("a node's stacks file is read per rank", "[culprit]") {
   CHECK(bare[0].no_stacks_why == "no py-spy or gdb on g2");
   CHECK(bare[1].task == 3);
   CHECK_FALSE(bare[1].rank);
+}
+
+TEST_CASE("DDP's backward waits for the gradient all_reduce: autograd's engine innermost, Reducer::finalize_backward",
+          "[culprit]") {
+  // multinode.py's rank 0 while rank 1 sleeps: faulthandler shows only autograd's entry into the engine.
+  for (const char* f : {"ddp-faulthandler-rank0-backward-torch1.13.txt", "ddp-faulthandler-rank0-backward-torch2.14.txt"}) {
+    INFO(f);
+    std::optional<CollectiveWait> wait;
+    for (const auto& t : parse_stacks(stacks(f)))
+      if (auto w = thread_collective(t)) wait = w;
+    REQUIRE(wait);
+    CHECK(wait->collective == "backward (the gradient all_reduce)");
+  }
+  // A custom autograd Function's own Python code innermost: the rank is in
+  // that code, not waiting for the all_reduce.
+  std::string recorded = stacks("ddp-faulthandler-rank0-backward-torch1.13.txt");
+  size_t heading = recorded.find('\n') + 1;
+  auto own = parse_faulthandler_stacks(recorded.substr(0, heading) + "  File \"/work/model.py\", line 12 in backward\n" +
+                                       "  File \"/usr/lib/python3/dist-packages/torch/autograd/function.py\", line 267 in apply\n" +
+                                       recorded.substr(heading));
+  REQUIRE(own.size() == 1);
+  REQUIRE(own[0].frames.size() == 9);
+  CHECK_FALSE(thread_collective(own[0]));
+  // gdb: the main thread in DDP's Reducer, a Gloo worker in waitRecv.
+  for (const char* f : {"ddp-gdb-rank0-finalize_backward-torch1.13.txt", "ddp-gdb-rank0-finalize_backward-torch2.14.txt"}) {
+    INFO(f);
+    auto ts = parse_gdb_stacks(stacks(f));
+    const ThreadStack* main = nullptr;
+    for (const auto& t : ts)
+      if (t.main) main = &t;
+    REQUIRE(main);
+    CHECK(thread_collective(*main)->collective == "a collective (c10d::Reducer::finalize_backward)");
+  }
+  for (const auto& t : parse_gdb_stacks(stacks("ddp-gdb-rank1-sleep-torch1.13.txt"))) CHECK_FALSE(thread_collective(t));
+}
+
+TEST_CASE("multinode.py's hang: rank 1 asleep at epoch 1 is named, the others wait in backward", "[culprit]") {
+  SECTION("faulthandler alone") {
+    auto v = decide_culprit({rank(0, "g1", {"ddp-faulthandler-rank0-backward-torch1.13.txt"}),
+                             rank(1, "g1", {"ddp-faulthandler-rank1-sleep-torch1.13.txt"}),
+                             rank(2, "g2", {"ddp-faulthandler-rank0-backward-torch2.14.txt"}),
+                             rank(3, "g2", {"ddp-faulthandler-rank0-backward-torch1.13.txt"})});
+    CHECK(v.kind == CulpritKind::Named);
+    CHECK(v.text == "rank 1 (g1) is not in a collective — at multinode.py:61 in _run_epoch; "
+                    "ranks 0, 2, 3 (g1, g2) wait in backward (the gradient all_reduce)");
+  }
+  SECTION("faulthandler and gdb: the frame and what it is inside") {
+    auto v = decide_culprit(
+        {rank(0, "g1", {"ddp-faulthandler-rank0-backward-torch1.13.txt", "ddp-gdb-rank0-finalize_backward-torch1.13.txt"}),
+         rank(1, "g1", {"ddp-faulthandler-rank1-sleep-torch1.13.txt", "ddp-gdb-rank1-sleep-torch1.13.txt"})});
+    CHECK(v.text == "rank 1 (g1) is not in a collective — at multinode.py:61 in _run_epoch (clock_nanosleep); "
+                    "rank 0 (g1) waits in backward (the gradient all_reduce)");
+  }
+  SECTION("gdb alone") {
+    auto v = decide_culprit({rank(0, "g1", {"ddp-gdb-rank0-finalize_backward-torch1.13.txt"}),
+                             rank(1, "g1", {"ddp-gdb-rank1-sleep-torch1.13.txt"})});
+    CHECK(v.kind == CulpritKind::Named);
+    CHECK(v.culprits.at(0).rank == 1);
+  }
+}
+
+TEST_CASE("a program run as python -m: its main thread ends in runpy, whose frames are no place of the program",
+          "[culprit]") {
+  // torchrun's agent (python3 -m torch.distributed.run): two log-tailing threads, then the main thread.
+  auto ts = parse_faulthandler_stacks(stacks("torchrun-faulthandler-launcher-torch1.13.txt"));
+  REQUIRE(ts.size() == 3);
+  CHECK_FALSE(ts[0].main);
+  CHECK_FALSE(ts[1].main);
+  CHECK(ts[2].main);
+  RankEvidence r;
+  r.rank = 0;
+  r.threads = ts;
+  RankEvidence other = rank(1, "", {"ddp-faulthandler-rank0-backward-torch1.13.txt"});
+  CHECK(decide_culprit({r, other}).text ==
+        "rank 0 is not in a collective — at api.py:850 in _invoke_run; rank 1 waits in backward (the gradient all_reduce)");
+}
+
+TEST_CASE("a stacks file: the launcher is left out, a rank taken two ways is one rank, its DataLoader's workers are its own",
+          "[culprit]") {
+  // Recorded with `ddpctl job stacks` on loader_hang.py --workers 2 (two ranks, each with two workers;
+  // rank 1's second worker blocked in __getitem__), faulthandler and gdb on the node.
+  auto rs = read_stacks_file(stacks("stacks-file-loader-workers-torch1.13.txt"), "n1");
+  REQUIRE(rs.size() == 2);
+  CHECK(rs[0].rank == 0);
+  CHECK(rs[0].taken_by == std::vector<StackFormat>{StackFormat::Faulthandler, StackFormat::Gdb});
+  REQUIRE(rs[1].children.size() == 2);
+  CHECK(rs[1].children[0].pid == 3775);
+  CHECK(rs[1].children[1].pid == 3778);
+  CHECK(describe_stack_sources(rs) == "faulthandler and gdb: ranks 0, 1 (n1)");
+  auto v = decide_culprit(rs);
+  CHECK(v.kind == CulpritKind::Named);
+  CHECK(v.text == "rank 1 (n1) is not in a collective — at loader_hang.py:43 in main (waits for its DataLoader: "
+                  "worker pid 3778 at loader_hang.py:28 in __getitem__); rank 0 (n1) waits in all_reduce");
+  // Without its workers' stacks it still says where it waits.
+  rs[1].children.clear();
+  CHECK(decide_culprit(rs).text == "rank 1 (n1) is not in a collective — at loader_hang.py:43 in main (waits for its "
+                                   "DataLoader's workers); rank 0 (n1) waits in all_reduce");
+
+  std::string launcher = "## pid 900 (task 0, launcher), state S: faulthandler (signal 42)\n" +
+                         stacks("torchrun-faulthandler-launcher-torch1.13.txt") +
+                         "pid 901 (task 1, launcher), state S: not asked further, a launcher is no rank: it did not "
+                         "register for faulthandler (not Python, or started without ddpctl's sitecustomize)\n"
+                         "\n## pid 910 (rank 1), state S: faulthandler (signal 42)\n" +
+                         stacks("ddp-faulthandler-rank1-sleep-torch1.13.txt");
+  auto only = read_stacks_file(launcher, "g1");
+  REQUIRE(only.size() == 1);
+  CHECK(only[0].rank == 1);
+  CHECK(only[0].threads.size() == 1);
+}
+
+TEST_CASE("a way that gave no frames (gdb stopped at the budget) is not how the stacks were taken", "[culprit]") {
+  auto rs = read_stacks_file(stacks("stacks-file-gdb-too-slow-torch1.13.txt"), "g1");
+  REQUIRE(rs.size() == 2);
+  CHECK(rs[0].taken_by == std::vector<StackFormat>{StackFormat::Faulthandler});
+  CHECK(describe_stack_sources(rs) == "faulthandler: ranks 0, 1 (g1)");
+  CHECK(decide_culprit(rs).text == "rank 1 (g1) is not in a collective — at trainer_callback_hang.py:82 in on_step_end; "
+                                   "rank 0 (g1) waits in backward (the gradient all_reduce)");
+}
+
+TEST_CASE("Python 3.14's forkserver: the workers are its children, the forkserver and resource tracker no workers",
+          "[culprit]") {
+  // Recorded as stacks-file-loader-workers-torch1.13.txt, in Debian forky (torch 2.14, Python 3.14: DataLoader
+  // workers forked by a forkserver, which `python -c` started beside a resource tracker, each with the rank's RANK).
+  auto rs = read_stacks_file(stacks("stacks-file-loader-forkserver-torch2.14.txt"), "n1");
+  REQUIRE(rs.size() == 2);
+  CHECK(rs[0].children.size() == 4);
+  CHECK(rs[1].children.size() == 4);
+  CHECK(decide_culprit(rs).text == "rank 1 (n1) is not in a collective — at loader_hang.py:43 in main (waits for its "
+                                   "DataLoader: worker pid 18586 at loader_hang.py:28 in __getitem__); rank 0 (n1) waits "
+                                   "in all_reduce");
+}
+
+TEST_CASE("a rank whose process is a shell wrapper is where its Python child is", "[culprit]") {
+  // `bash -c 'python3 train.py'` without exec: the rank's process has gdb's native frames only.
+  RankEvidence wrapped = rank(1, "g1", {"ddp-gdb-rank1-sleep-torch1.13.txt"});
+  wrapped.children.push_back({4242, parse_stacks(stacks("ddp-faulthandler-rank1-sleep-torch1.13.txt"))});
+  auto v = decide_culprit({rank(0, "g1", {"ddp-faulthandler-rank0-backward-torch1.13.txt"}), wrapped});
+  CHECK(v.text == "rank 1 (g1) is not in a collective — at multinode.py:61 in _run_epoch; "
+                  "rank 0 (g1) waits in backward (the gradient all_reduce)");
 }

@@ -155,10 +155,10 @@ TEST_CASE("the stacks file says how each rank's stacks were taken", "[stacks_hoo
                      "pid 12 (rank 2), state S: no py-spy or gdb on g1, and it did not register for faulthandler\n";
   auto ranks = read_stacks_file(file, "g1");
   REQUIRE(ranks.size() == 3);
-  CHECK(ranks[0].taken_by == StackFormat::Faulthandler);
-  CHECK(ranks[1].taken_by == StackFormat::Gdb);
-  CHECK_FALSE(ranks[2].taken_by);
+  CHECK(ranks[0].taken_by == std::vector<StackFormat>{StackFormat::Faulthandler});
+  CHECK(ranks[1].taken_by == std::vector<StackFormat>{StackFormat::Gdb});
+  CHECK(ranks[2].taken_by.empty());
   CHECK(describe_stack_sources(ranks) == "faulthandler: rank 0 (g1); gdb: rank 1 (g1); none: rank 2 (g1)");
-  ranks[1].taken_by = StackFormat::Faulthandler;
+  ranks[1].taken_by = {StackFormat::Faulthandler};
   CHECK(describe_stack_sources(ranks) == "faulthandler: ranks 0, 1 (g1); none: rank 2 (g1)");
 }

@@ -16,6 +16,7 @@
 #include "status.hpp"
 #include "submit.hpp"
 #include "text.hpp"
+#include "watchdog.hpp"
 
 using namespace ddpctl;
 using test::FakeSlurm;
@@ -67,6 +68,33 @@ TEST_CASE("an ended job's row: squeue forgot it, sacct says how it ended") {
   CHECK(s.rows[0].info == "exited with exit code 3");
   CHECK(s.rows[0].json["source"] == "sacct");
   CHECK(s.all_done);
+}
+
+TEST_CASE("a job ending after its watchdog cancelled it says so while squeue shows it COMPLETING") {
+  Fixture f;
+  f.submit();
+  f.slurm.jobs[0].state = "COMPLETING";
+  f.slurm.jobs[0].nodes = "g[1-2]";
+  StallRecord r;
+  r.stalled = true;
+  r.since = 1000, r.detected_at = 1021, r.for_s = 21, r.stall_after_s = 20;
+  r.action = "cancel", r.taken = "cancelled", r.result = "scancel 100: done";
+  r.basis = "the progress pattern", r.detail = "no rank stands out";
+  r.why = "no progress (the progress pattern) for 21s: no rank stands out";
+  r.culprit = "rank 1 (g1) is not in a collective — at multinode.py:61 in _run_epoch; ranks 0, 2, 3 (g1, g2) wait in "
+              "backward (the gradient all_reduce)";
+  r.culprit_named = true;
+  r.stopped = {{1, 1, "g1"}};
+  write_file_atomic(f.tmp.path + "/logs/unit_100.stall.json", stall_record_json(r).dump());
+  StatusReport s = f.status();
+  REQUIRE(s.rows.size() == 1);
+  CHECK(s.rows[0].state == "COMPLETING");
+  CHECK(s.rows[0].info == "was cancelled by the watchdog: " + describe_stall(r));
+  CHECK_THAT(s.rows[0].info, Catch::Contains("rank 1 (g1) is not in a collective — at multinode.py:61"));
+  // Another attempt's record is not this one's.
+  r.attempt = 1;
+  write_file_atomic(f.tmp.path + "/logs/unit_100.stall.json", stall_record_json(r).dump());
+  CHECK(f.status().rows[0].info.find("watchdog") == std::string::npos);
 }
 
 TEST_CASE("with the controller down, rows say UNKNOWN and the report says why") {

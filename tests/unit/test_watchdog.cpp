@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "culprit.hpp"
 #include "fake_runner.hpp"
 #include "files.hpp"
 #include "helpers.hpp"
@@ -899,13 +900,26 @@ TEST_CASE("requeue_job: a plain requeue, or hold, exclude, release", "[job_agent
   }
 }
 
+TEST_CASE("the stacks' budget: 20 s, or the job's DDPCTL_STACKS_BUDGET where it is a duration", "[job_agent]") {
+  FakeEnvironment env;
+  CHECK(stacks_budget(env) == 20);
+  env.vars["DDPCTL_STACKS_BUDGET"] = "90";
+  CHECK(stacks_budget(env) == 90);
+  env.vars["DDPCTL_STACKS_BUDGET"] = "2m";
+  CHECK(stacks_budget(env) == 120);
+  for (const char* bad : {"soon", "0", "-5"}) {
+    env.vars["DDPCTL_STACKS_BUDGET"] = bad;
+    CHECK(stacks_budget(env) == 20);
+  }
+}
+
 TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else says so", "[job_agent]") {
   test::TempDir proc;
-  auto process = [&](int pid, const std::vector<std::string>& env) {
+  auto process = [&](int pid, const std::vector<std::string>& env, int ppid = 1) {
     std::string dir = proc.path + "/" + std::to_string(pid);
     std::filesystem::create_directories(dir);
-    std::ofstream(dir + "/stat") << pid
-                                 << " (python) S 1 1 1 0 -1 0 0 0 0 0 100 20 0 0 20 0 1 0 5000 1000000 2000 0 0 0\n";
+    std::ofstream(dir + "/stat") << pid << " (python) S " << ppid
+                                 << " 1 1 0 -1 0 0 0 0 0 100 20 0 0 20 0 1 0 5000 1000000 2000 0 0 0\n";
     std::string text;
     for (const auto& v : env) text += v + '\0';
     std::ofstream(dir + "/environ", std::ios::binary) << text;
@@ -950,6 +964,28 @@ TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else 
           head + "\n## pid 200 (rank 0), state S: py-spy dump --pid 200\npid 200\n"
                  "\n## pid 202 (rank 1), state S: py-spy dump --pid 202\npid 202\n");
     CHECK(runner.count("py-spy", {"dump"}) == 2);
+  }
+  SECTION("a launcher (torchrun's agent) is no rank; a rank's child process (a DataLoader worker) is its own") {
+    // 190: the node's task, which started rank 0 (200), whose worker is 210; RANK is inherited by the worker.
+    process(190, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "SLURM_PROCID=0", "DDPCTL_TRAINING=1"});
+    process(200, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "SLURM_PROCID=0", "RANK=0", "DDPCTL_TRAINING=1"}, 190);
+    process(210, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "SLURM_PROCID=0", "RANK=0", "DDPCTL_TRAINING=1"}, 200);
+    runner.on("py-spy", {}, test::not_found());
+    runner.on("gdb", {"--version"}, exits(0, "GNU gdb 12.1\n"));
+    runner.on("gdb", {"-p"}, [](const std::vector<std::string>& argv) { return exits(0, "Thread 1 (LWP " + argv[2] + "):\n"); });
+    std::string out = dump_stacks(runner, clock, proc.path, "42", "g1", 5);
+    CHECK(out == head +
+                     "pid 190 (task 0, launcher), state S: not asked further, a launcher is no rank: it did not register "
+                     "for faulthandler (not Python, or started without ddpctl's sitecustomize)\n"
+                     "\n## pid 200 (rank 0), state S: gdb -p 200 -batch -nx -ex 'thread apply all bt'\nThread 1 (LWP 200):\n"
+                     "\n## pid 210 (rank 0, child of pid 200), state S: gdb -p 210 -batch -nx -ex 'thread apply all bt'\n"
+                     "Thread 1 (LWP 210):\n");
+    CHECK(runner.count("gdb", {"-p", "190"}) == 0);
+    auto ranks = read_stacks_file(out, "g1");
+    REQUIRE(ranks.size() == 1);
+    CHECK(ranks[0].rank == 0);
+    REQUIRE(ranks[0].children.size() == 1);
+    CHECK(ranks[0].children[0].pid == 210);
   }
   SECTION("gdb, and a dump that fails says how") {
     runner.on("py-spy", {}, test::not_found());

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Sourced by the tests of who hung a job (test_watchdog_culprit_*.sh and
+# test_watchdog_names_culprit_by_faulthandler.sh), after lib.sh: a hung
+# torch job on the local cluster, cancelled by the watchdog, and what its
+# stall record says (docs/running.md "Who hung the job").
+
+# need_node_torch: skips where the nodes' Python cannot import torch. Asked
+# on a node: the login host's Python is not the nodes' (24.11's and 26.05's
+# nodes run in their chroots).
+need_node_torch() {
+  on_login srun -N 1 -n 1 -p cpu -t 1 -J "$JOB_NAME-probe" /usr/bin/python3 -c 'import torch' >/dev/null 2>&1 ||
+    skip "the nodes' /usr/bin/python3 cannot import torch (python3-torch)"
+}
+
+# need_node_gdb: fails where the nodes have torch but no gdb
+# (scripts/local-slurm puts gdb beside python3-torch on every version's nodes).
+need_node_gdb() {
+  local says
+  says=$(on_login srun -N 1 -n 1 -p cpu -t 1 -J "$JOB_NAME-probe" gdb --version 2>&1) ||
+    fail "the nodes have python3-torch but no usable gdb (scripts/local-slurm installs it): ${says%%$'\n'*}"
+}
+
+# hide_stack_tools: gdb and py-spy unusable on the nodes: fakes first on PATH
+# (the job inherits it: sbatch's default --export=ALL) that say "not found"
+# and record each call in $T/tools-called.
+hide_stack_tools() {
+  local tool
+  # shellcheck disable=SC2016  # expanded when the fakes run
+  for tool in gdb py-spy; do fake_command "$tool" 'echo "$0 $*" >>"'"$T"'/tools-called"; echo "${0##*/}: not found" >&2; exit 127'; done
+}
+
+# expect_tools_unused: the fakes were found (asked --version) and never used.
+expect_tools_unused() {
+  [ ! -e "$T/tools-called" ] || ! grep -qv -- '--version' "$T/tools-called" ||
+    fail "gdb or py-spy was run on a rank: $(cat "$T/tools-called")"
+}
+
+# wait_for_culprit ID: waits until job ID is CANCELLED by its watchdog; sets
+# $record (its stall record) and $culprit, and prints what the record says.
+wait_for_culprit() {
+  local id=$1
+  wait_for_sacct "$id" CANCELLED 240
+  record="logs/${JOB_NAME}_$id.stall.json"
+  [ -s "$record" ] || fail "the watchdog left no record ($record): $(ls logs)"$'\n'"$(cat "logs/${JOB_NAME}_$id.err")"
+  culprit=$(stall_field culprit)
+  echo "culprit: $culprit"
+  echo "stacks taken by: $(stall_field stacks_by)"
+  [ "$(stall_field culprit_named)" = True ] ||
+    fail "no culprit named: $culprit"$'\n'"$(cat logs/"${JOB_NAME}_$id".restart0.stacks.*.txt)"
+}
+
+# stall_field NAME: a field of $record.
+stall_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$record" "$1"; }
+
+# line_of FILE TEXT: the number of FILE's (one) line holding TEXT.
+line_of() {
+  local n
+  n=$(grep -nF -- "$2" "$1" | cut -d: -f1)
+  if [ -z "$n" ] || [ "$n" != "${n%%$'\n'*}" ]; then fail "not one line of $1 holds: $2"; fi
+  echo "$n"
+}
+
+# expect_culprit ERE: $culprit matches the extended regular expression.
+expect_culprit() {
+  grep -qE -- "$1" <<<"$culprit" || fail "the culprit is not as expected"$'\n'"  expected: $1"$'\n'"  got:      $culprit"
+}
+
+# expect_sections ID HOW N: every node's stacks file of job ID has N rank
+# sections headed as taken by HOW (faulthandler, gdb), on ranks 0-3.
+expect_sections() {
+  local id=$1 how=$2 want=$3 got=0 stacks pattern
+  case "$how" in
+    faulthandler) pattern='^## pid [0-9]+ \(rank [0-3]\), state .: faulthandler \(signal [0-9]+\)$' ;;
+    gdb) pattern="^## pid [0-9]+ \(rank [0-3]\), state .: gdb -p [0-9]+ -batch -nx -ex 'thread apply all bt'$" ;;
+    *) fail "expect_sections: no way $how" ;;
+  esac
+  for stacks in logs/"${JOB_NAME}_$id".restart0.stacks.*.txt; do
+    got=$((got + $(grep -cE "$pattern" "$stacks" || true)))
+  done
+  [ "$got" -eq "$want" ] ||
+    fail "$got rank section(s) taken by $how, not $want: $(cat logs/"${JOB_NAME}_$id".restart0.stacks.*.txt)"
+}
+
+# expect_status_culprit TEXT: status explains the ending by the stall and TEXT.
+expect_status_culprit() {
+  run status "$JOB_NAME"
+  echo "status: $(cat "$T/out")"
+  expect_out "was cancelled by the watchdog: stalled"
+  expect_out "$1"
+}
