@@ -12,6 +12,19 @@ need_node_torch() {
     skip "the nodes' /usr/bin/python3 cannot import torch (python3-torch)"
 }
 
+# need_node_torchrun: skips where torchrun cannot rendezvous two nodes on
+# the nodes' torch: Debian builds torch >= 2.4 without libuv (trixie's 2.6,
+# forky's 2.14), and while USE_LIBUV=0 reaches init_process_group's store,
+# torchrun's rendezvous and its workers' agent-store clients create their
+# TCPStore without it ("use_libuv was requested but PyTorch was built
+# without libuv support"). A TCPStore with torch's defaults is the probe.
+need_node_torchrun() {
+  local out
+  out=$(on_login srun -N 1 -n 1 -p cpu -t 1 -J "$JOB_NAME-probe" /usr/bin/python3 -c \
+    'import datetime, torch.distributed as d; d.TCPStore("127.0.0.1", 0, 1, True, datetime.timedelta(seconds=10))' 2>&1) ||
+    skip "torchrun cannot run on the nodes' torch: its rendezvous store fails with torch's defaults: $(grep -m1 -i libuv <<<"$out" || tail -n 1 <<<"$out")"
+}
+
 # need_node_gdb: fails where the nodes have torch but no gdb
 # (scripts/local-slurm puts gdb beside python3-torch on every version's nodes).
 need_node_gdb() {

@@ -13,6 +13,7 @@ source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/culprit_lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/culprit_lib.sh"
 need_node_torch
+need_node_torchrun
 hide_stack_tools
 program=$DDPCTL_SOURCE/tests/slurm/data/multinode.py
 # torchrun as python3 -m (the nodes' own); torch 1.13's underscore flags,

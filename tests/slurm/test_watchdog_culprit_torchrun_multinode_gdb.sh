@@ -14,6 +14,7 @@ source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/culprit_lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/culprit_lib.sh"
 need_node_torch
+need_node_torchrun
 need_node_gdb
 # gdb reads libtorch's symbols for seconds of CPU per rank, and four at once
 # on this 2-core machine, shared with the other clusters' tests, can take
