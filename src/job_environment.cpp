@@ -34,10 +34,20 @@ constexpr const char* kPythonProbe =
     "except Exception as e:\n"
     "    print('error', 'torch: %s: %s' % (type(e).__name__, str(e).splitlines()[0] if str(e) else ''))\n";
 
-// What a rendezvous, a shape or a snapshot sets differently in every job.
+// What a rendezvous, a shape or a snapshot sets differently in every job;
+// and the Flight Recorder's paths, which the script puts under each
+// attempt's log base (docs/running.md).
 bool differs_by_design(const std::string& name) {
-  static const std::vector<std::string> names = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "NNODES",
-                                                 "NPROC_PER_NODE", "LOCAL_WORLD_SIZE", "PYTHONPATH"};
+  static const std::vector<std::string> names = {"MASTER_ADDR",
+                                                 "MASTER_PORT",
+                                                 "WORLD_SIZE",
+                                                 "NNODES",
+                                                 "NPROC_PER_NODE",
+                                                 "LOCAL_WORLD_SIZE",
+                                                 "PYTHONPATH",
+                                                 "TORCH_FR_DUMP_TEMP_FILE",
+                                                 "TORCH_NCCL_DEBUG_INFO_TEMP_FILE",
+                                                 "TORCH_NCCL_DEBUG_INFO_PIPE_FILE"};
   return name.rfind("DDPCTL_", 0) == 0 || std::find(names.begin(), names.end(), name) != names.end();
 }
 

@@ -168,6 +168,14 @@ TEST_CASE("records round-trip, and compare on what should match") {
   CHECK(environment_differences(a, b) ==
         std::vector<std::string>{"torch: 1.13.1 -> 2.14.1", "modules: cuda/12.1 -> (none)", "NCCL_DEBUG: WARN -> INFO"});
 
+  SECTION("the Flight Recorder's per-attempt paths differ by design") {
+    a.env.emplace_back("TORCH_FR_DUMP_TEMP_FILE", "/r/logs/x_7.restart0.fr/rank_");
+    a.env.emplace_back("TORCH_NCCL_DEBUG_INFO_PIPE_FILE", "/r/logs/x_7.restart0.fr/pipe_");
+    b = a;
+    b.env[4].second = "/r/logs/x_8.restart0.fr/rank_";
+    b.env[5].second = "/r/logs/x_8.restart0.fr/pipe_";
+    CHECK(environment_differences(a, b).empty());
+  }
   SECTION("a program inside each run's snapshot is the same program") {
     a.program_path = "/r/.snapshots/aa/train.sh";
     b = a;
