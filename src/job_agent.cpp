@@ -376,10 +376,10 @@ std::string trainer_states(Clock& clock, const std::string& proc_root, const std
 
 }  // namespace
 
-std::string dump_stacks(CommandRunner& runner, Clock& clock, const std::string& proc_root, const std::string& job_id,
-                        const std::string& node, double budget_s, const std::string& log_base,
-                        const std::string& fr_pipe_stem) {
-  JobProcessReader reader(proc_root, job_id, 100, 4096, node);
+std::string dump_stacks(CommandRunner& runner, Clock& clock, const std::string& proc_root, const JobMatch& job,
+                        double budget_s, const std::string& log_base, const std::string& fr_pipe_stem) {
+  const std::string &job_id = job.job_id, &node = job.node;
+  JobProcessReader reader(proc_root, job, 100, 4096);
   std::vector<ProcessUsage> procs;
   for (const auto& p : reader.read())
     if (p.training) procs.push_back(p);
@@ -490,6 +490,8 @@ JobPlace job_place(const Environment& env) {
       !array.empty() && !task.empty())
     p.slurm_id = array + "_" + task;
   p.node = env.value("SLURMD_NODENAME", env.hostname());
+  p.cluster = env.value("SLURM_CLUSTER_NAME");
+  p.conf = env.value("SLURM_CONF");
   auto number = [&](const char* name) {
     std::string problem;
     return parse_int(env.value(name), 0, 1LL << 40, &problem).value_or(0);
@@ -540,6 +542,8 @@ void run_sampler(const SampleOptions& o, Context& ctx) {
   so.proc_root = o.proc_root;
   so.node = place.node;
   so.job_id = place.job_id;
+  so.cluster = place.cluster;
+  so.conf = place.conf;
   so.attempt = place.attempt;
   so.cpus = place.cpus;
   so.ticks_per_s = o.ticks_per_s;
@@ -565,7 +569,7 @@ void run_sampler(const SampleOptions& o, Context& ctx) {
     }
     // The watchdog asks for the ranks' stacks before it cancels or requeues.
     if (::access(request.c_str(), F_OK) == 0 && ::access(stacks.c_str(), F_OK) != 0)
-      write_file_atomic(stacks, dump_stacks(ctx.runner, ctx.clock, o.proc_root, so.job_id, so.node, budget, o.log_base,
+      write_file_atomic(stacks, dump_stacks(ctx.runner, ctx.clock, o.proc_root, {so.job_id, so.node, so.cluster, so.conf}, budget, o.log_base,
                                             ctx.env.value("TORCH_NCCL_DEBUG_INFO_PIPE_FILE")));
     if (o.count == 0 || taken < o.count) ctx.clock.sleep(0.5);
   }
@@ -612,7 +616,7 @@ CheckDecision read_node_checks(const std::string& log_base, const std::vector<st
 std::string record_stacks(const std::string& log_base, const std::string& proc_root, double budget_s, Context& ctx) {
   JobPlace place = job_place(ctx.env);
   std::string path = stacks_path(log_base, place.attempt, place.node);
-  write_file_atomic(path, dump_stacks(ctx.runner, ctx.clock, proc_root, place.job_id, place.node, budget_s, log_base,
+  write_file_atomic(path, dump_stacks(ctx.runner, ctx.clock, proc_root, {place.job_id, place.node, place.cluster, place.conf}, budget_s, log_base,
                                       ctx.env.value("TORCH_NCCL_DEBUG_INFO_PIPE_FILE")));
   return path;
 }

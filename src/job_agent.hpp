@@ -19,6 +19,7 @@
 #include "node_check.hpp"
 #include "process.hpp"
 #include "run_spec.hpp"
+#include "sampler.hpp"
 #include "straggler.hpp"
 #include "watchdog.hpp"
 
@@ -32,6 +33,7 @@ struct JobPlace {
   // array's own id, which names every task of the array to them).
   std::string slurm_id;
   std::string node;       // SLURMD_NODENAME, else the host's name
+  std::string cluster, conf;  // SLURM_CLUSTER_NAME, SLURM_CONF (JobMatch)
   int attempt = 0;        // SLURM_RESTART_COUNT
   int cpus = 0;           // SLURM_CPUS_ON_NODE
   int gpus = 0;           // SLURM_GPUS_ON_NODE
@@ -168,8 +170,8 @@ JobEnvironment record_environment(const std::string& log_base, const Environment
 // (TORCH_NCCL_DEBUG_INFO_PIPE_FILE), before anything else, every rank's
 // Flight Recorder is asked for a dump through its pipe, and the text says
 // which were (flight_recorder_pipe.hpp).
-std::string dump_stacks(CommandRunner& runner, Clock& clock, const std::string& proc_root, const std::string& job_id,
-                        const std::string& node, double budget_s, const std::string& log_base = "",
+std::string dump_stacks(CommandRunner& runner, Clock& clock, const std::string& proc_root, const JobMatch& job,
+                        double budget_s, const std::string& log_base = "",
                         const std::string& fr_pipe_stem = "");
 std::string stacks_path(const std::string& log_base, int attempt, const std::string& node);
 // Opens the log folder: on NFS that revalidates its cached entries, so that a

@@ -99,9 +99,8 @@ double run_delay_s(const std::string& process_dir) {
 
 }  // namespace
 
-JobProcessReader::JobProcessReader(std::string proc_root, std::string job_id, long ticks_per_s, long page_size,
-                                   std::string node)
-    : root_(std::move(proc_root)), job_id_(std::move(job_id)), node_(std::move(node)), ticks_(ticks_per_s > 0 ? ticks_per_s : 100),
+JobProcessReader::JobProcessReader(std::string proc_root, JobMatch match, long ticks_per_s, long page_size)
+    : root_(std::move(proc_root)), match_(std::move(match)), ticks_(ticks_per_s > 0 ? ticks_per_s : 100),
       page_(page_size > 0 ? page_size : 4096) {}
 
 std::vector<ProcessUsage> JobProcessReader::read() {
@@ -145,13 +144,19 @@ std::vector<ProcessUsage> JobProcessReader::read() {
           if (eq != std::string_view::npos) {
             std::string name(entry.substr(0, eq));
             if (name == "SLURM_JOB_ID" || name == "SLURM_PROCID" || name == "RANK" || name == "DDPCTL_TRAINING" ||
-                name == "DDPCTL_AGENT_PROCESS" || name == "SLURMD_NODENAME")
+                name == "DDPCTL_AGENT_PROCESS" || name == "SLURMD_NODENAME" || name == "SLURM_CLUSTER_NAME" ||
+                name == "SLURM_CONF")
               vars[name] = std::string(entry.substr(eq + 1));
           }
           begin = end + 1;
         }
-        bool here = node_.empty() || !vars.count("SLURMD_NODENAME") || vars["SLURMD_NODENAME"] == node_;
-        id.ours = vars["SLURM_JOB_ID"] == job_id_ && vars["DDPCTL_AGENT_PROCESS"] != "1" && here;
+        auto same = [&vars](const char* name, const std::string& want) {
+          auto v = vars.find(name);
+          return want.empty() || v == vars.end() || v->second == want;
+        };
+        bool here = same("SLURMD_NODENAME", match_.node) && same("SLURM_CLUSTER_NAME", match_.cluster) &&
+                    same("SLURM_CONF", match_.conf);
+        id.ours = vars["SLURM_JOB_ID"] == match_.job_id && vars["DDPCTL_AGENT_PROCESS"] != "1" && here;
         id.training = vars["DDPCTL_TRAINING"] == "1";
         id.rank = to_int(vars["RANK"]);
         id.task = to_int(vars["SLURM_PROCID"]);
@@ -216,7 +221,7 @@ std::optional<std::vector<GpuUsage>> parse_nvidia_smi(const std::string& text, s
 }
 
 Sampler::Sampler(Options o, CommandRunner& runner)
-    : o_(std::move(o)), runner_(runner), reader_(o_.proc_root, o_.job_id, o_.ticks_per_s, o_.page_size, o_.node) {}
+    : o_(std::move(o)), runner_(runner), reader_(o_.proc_root, {o_.job_id, o_.node, o_.cluster, o_.conf}, o_.ticks_per_s, o_.page_size) {}
 
 UsageSample Sampler::take(double now) {
   UsageSample s;

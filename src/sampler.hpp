@@ -17,14 +17,23 @@
 
 namespace ddpctl {
 
+// Which processes are the job's: SLURM_JOB_ID is `job_id`, and each other
+// variable here that a process has equals the agent's, for the kernels that
+// several nodes share (the local test clusters' do: the same node names on
+// each cluster, and job ids counting from 1 on each). Empty: not compared.
+struct JobMatch {
+  std::string job_id;
+  std::string node;     // SLURMD_NODENAME
+  std::string cluster;  // SLURM_CLUSTER_NAME
+  std::string conf;     // SLURM_CONF: the cluster's slurm.conf, as its slurmd gave it
+};
+
 // The processes of one job on this node, read from `proc_root` (/proc, or a
 // test's fake). Environments are read once per process (cached by pid and
 // start time). Processes marked DDPCTL_AGENT_PROCESS=1 (the agent) are left out.
 class JobProcessReader {
  public:
-  // `node`: where SLURMD_NODENAME is in a process's environment, only this
-  // node's (nodes that share one kernel, as the local test cluster's do).
-  JobProcessReader(std::string proc_root, std::string job_id, long ticks_per_s, long page_size, std::string node = "");
+  JobProcessReader(std::string proc_root, JobMatch match, long ticks_per_s, long page_size);
   std::vector<ProcessUsage> read();
 
  private:
@@ -33,7 +42,8 @@ class JobProcessReader {
     bool ours = false, training = false;
     std::optional<int> rank, task;
   };
-  std::string root_, job_id_, node_;
+  std::string root_;
+  JobMatch match_;
   long ticks_, page_;
   std::map<int, Identity> known_;
 };
@@ -49,6 +59,7 @@ class Sampler {
   struct Options {
     std::string proc_root = "/proc";
     std::string node, job_id;
+    std::string cluster, conf;  // JobMatch's
     int attempt = 0, cpus = 0;
     long ticks_per_s = 100, page_size = 4096;
     std::vector<int> gpu_indices;  // the job's GPUs (SLURM_JOB_GPUS); empty: every GPU shown

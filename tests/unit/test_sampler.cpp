@@ -71,7 +71,8 @@ TEST_CASE("the reader finds this job's processes on this node by their environme
   FakeProc proc;
   // comm may hold spaces and ')': the fields are counted from the last ')'.
   proc.stat(100, "python (rank 0) x", 'R', 400, 5000, 2000);
-  proc.environ(100, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "SLURM_PROCID=0", "RANK=0", "DDPCTL_TRAINING=1"});
+  proc.environ(100, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "SLURM_PROCID=0", "RANK=0", "DDPCTL_TRAINING=1",
+                     "SLURM_CLUSTER_NAME=local", "SLURM_CONF=/a/slurm.conf"});
   proc.rank(101, 1, 200);
   // The batch shell: the job's, but not of the training step, and no rank.
   proc.stat(106, "bash", 'S', 8, 4000, 300);
@@ -86,13 +87,19 @@ TEST_CASE("the reader finds this job's processes on this node by their environme
   proc.environ(104, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "DDPCTL_AGENT_PROCESS=1"});
   proc.rank(105, 5, 100, 'Z');
   proc.stat(107, "sshd", 'S', 100, 5000, 100);
+  // Job 42 of another cluster whose node g1 shares this kernel: by name, or
+  // by its slurm.conf where the clusters' names are the same.
+  for (int pid : {109, 110}) proc.stat(pid, "python", 'R', 100, 5000, 100);
+  proc.environ(109, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "RANK=1", "DDPCTL_TRAINING=1", "SLURM_CLUSTER_NAME=other"});
+  proc.environ(110, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "RANK=1", "DDPCTL_TRAINING=1", "SLURM_CLUSTER_NAME=local",
+                     "SLURM_CONF=/b/slurm.conf"});
   // Not processes, or not readable as one.
   std::filesystem::create_directories(proc.root + "/self");
   std::filesystem::create_directories(proc.root + "/108");
   std::ofstream(proc.root + "/108/stat") << "108 (torn";
   proc.meminfo(1000, 500);
 
-  JobProcessReader reader(proc.root, "42", 100, 4096, "g1");
+  JobProcessReader reader(proc.root, {"42", "g1", "local", "/a/slurm.conf"}, 100, 4096);
   std::vector<ProcessUsage> ps = reader.read();
   REQUIRE(ps.size() == 3);
   CHECK(ps[0].pid == 100);
@@ -110,11 +117,11 @@ TEST_CASE("the reader finds this job's processes on this node by their environme
   CHECK(ps[2].task == 3);
   CHECK_FALSE(ps[2].training);
 
-  SECTION("without a node, every node's processes of the job count") {
-    JobProcessReader anywhere(proc.root, "42", 100, 4096);
+  SECTION("without a node and a cluster, every process of a job 42 counts") {
+    JobProcessReader anywhere(proc.root, {"42", "", "", ""}, 100, 4096);
     std::vector<int> pids;
     for (const auto& p : anywhere.read()) pids.push_back(p.pid);
-    CHECK(pids == std::vector<int>{100, 101, 103, 106});
+    CHECK(pids == std::vector<int>{100, 101, 103, 106, 109, 110});
   }
   SECTION("a job's process not yet training is read again: the step's bash execs the program") {
     proc.environ(106, {"SLURM_JOB_ID=42", "SLURM_PROCID=3", "RANK=3", "DDPCTL_TRAINING=1"});

@@ -929,13 +929,13 @@ TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else 
   const std::string head = "# stacks of job 42's training processes on g1\n";
 
   SECTION("no training process") {
-    CHECK(dump_stacks(runner, clock, proc.path, "42", "g1", 5) == head + "(no training process found)\n");
+    CHECK(dump_stacks(runner, clock, proc.path, {"42", "g1", "", ""}, 5) == head + "(no training process found)\n");
   }
   process(200, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "SLURM_PROCID=0", "RANK=0", "DDPCTL_TRAINING=1"});
   process(201, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "SLURM_PROCID=0"});  // the sampler's shell
   SECTION("neither tool") {
     runner.on("py-spy", {}, test::not_found()).on("gdb", {}, test::not_found());
-    CHECK(dump_stacks(runner, clock, proc.path, "42", "g1", 5) == head + "pid 200 (rank 0), state S: no py-spy or gdb on g1, and it did not register for faulthandler (not "
+    CHECK(dump_stacks(runner, clock, proc.path, {"42", "g1", "", ""}, 5) == head + "pid 200 (rank 0), state S: no py-spy or gdb on g1, and it did not register for faulthandler (not "
                  "Python, or started without ddpctl's sitecustomize)\n");
   }
   SECTION("py-spy fails on a native program (the bundled trainer): gdb") {
@@ -943,7 +943,7 @@ TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else 
     runner.on("py-spy", {"dump"}, exits(1, "", "Error: Failed to find python version from target process\n"));
     runner.on("gdb", {"--version"}, exits(0, "GNU gdb 12.1\n"));
     runner.on("gdb", {"-p"}, exits(0, "Thread 1 (LWP 200):\n#0  recv ()\n"));
-    CHECK(dump_stacks(runner, clock, proc.path, "42", "g1", 5) ==
+    CHECK(dump_stacks(runner, clock, proc.path, {"42", "g1", "", ""}, 5) ==
           head + "\n## pid 200 (rank 0), state S: gdb -p 200 -batch -nx -ex 'thread apply all bt'\nThread 1 (LWP 200):\n"
                  "#0  recv ()\n");
   }
@@ -951,7 +951,7 @@ TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else 
     runner.on("gdb", {}, test::not_found());
     runner.on("py-spy", {"--version"}, exits(0, "py-spy 0.3.14\n"));
     runner.on("py-spy", {"dump"}, exits(0, "Thread 200 (idle): \"MainThread\"\n    wait (train.py:12)\n"));
-    CHECK(dump_stacks(runner, clock, proc.path, "42", "g1", 5) ==
+    CHECK(dump_stacks(runner, clock, proc.path, {"42", "g1", "", ""}, 5) ==
           head + "\n## pid 200 (rank 0), state S: py-spy dump --pid 200\nThread 200 (idle): \"MainThread\"\n"
                  "    wait (train.py:12)\n");
   }
@@ -960,7 +960,7 @@ TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else 
     runner.on("gdb", {}, test::not_found());
     runner.on("py-spy", {"--version"}, exits(0, "py-spy 0.3.14\n"));
     runner.on("py-spy", {"dump"}, [](const std::vector<std::string>& argv) { return exits(0, "pid " + argv[3] + "\n"); });
-    CHECK(dump_stacks(runner, clock, proc.path, "42", "g1", 5) ==
+    CHECK(dump_stacks(runner, clock, proc.path, {"42", "g1", "", ""}, 5) ==
           head + "\n## pid 200 (rank 0), state S: py-spy dump --pid 200\npid 200\n"
                  "\n## pid 202 (rank 1), state S: py-spy dump --pid 202\npid 202\n");
     CHECK(runner.count("py-spy", {"dump"}) == 2);
@@ -973,7 +973,7 @@ TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else 
     runner.on("py-spy", {}, test::not_found());
     runner.on("gdb", {"--version"}, exits(0, "GNU gdb 12.1\n"));
     runner.on("gdb", {"-p"}, [](const std::vector<std::string>& argv) { return exits(0, "Thread 1 (LWP " + argv[2] + "):\n"); });
-    std::string out = dump_stacks(runner, clock, proc.path, "42", "g1", 5);
+    std::string out = dump_stacks(runner, clock, proc.path, {"42", "g1", "", ""}, 5);
     CHECK(out == head +
                      "pid 190 (task 0, launcher), state S: not asked further, a launcher is no rank: it did not register "
                      "for faulthandler (not Python, or started without ddpctl's sitecustomize)\n"
@@ -991,7 +991,7 @@ TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else 
     runner.on("py-spy", {}, test::not_found());
     runner.on("gdb", {"--version"}, exits(0, "GNU gdb 12.1\n"));
     runner.on("gdb", {"-p"}, exits(1, "", "ptrace: Operation not permitted.\n"));
-    std::string out = dump_stacks(runner, clock, proc.path, "42", "g1", 5);
+    std::string out = dump_stacks(runner, clock, proc.path, {"42", "g1", "", ""}, 5);
     CHECK(out == head + "\n## pid 200 (rank 0), state S: gdb -p 200 -batch -nx -ex 'thread apply all bt'\n"
                         "(gdb exited with status 1: ptrace: Operation not permitted.)\n");
   }
