@@ -370,20 +370,22 @@ CheckVerdict check_verdict(const CheckDecision& d) {
   return d.ok ? CheckVerdict::Go : d.requeue ? CheckVerdict::Requeue : CheckVerdict::Fail;
 }
 
+std::vector<std::string> job_node_list(const std::string& show, const std::string& key) {
+  std::vector<std::string> out;
+  size_t at = show.find(" " + key + "=");
+  if (at == std::string::npos) return out;
+  std::string v = show.substr(at + key.size() + 2);
+  v = v.substr(0, v.find_first_of(" \n"));
+  if (v != "(null)" && !v.empty()) out = expand_hostlist(v);
+  return out;
+}
+
 std::optional<std::string> exclude_nodes(CommandRunner& runner, const std::string& job_id,
                                          const std::vector<std::string>& nodes) {
   CommandResult show = runner.run({"scontrol", "show", "job", "-o", job_id}, std::chrono::seconds(30));
   if (!show.ok()) return show.describe();
-  auto field = [&](const std::string& key) {
-    std::vector<std::string> out;
-    size_t at = show.out.find(" " + key + "=");
-    if (at == std::string::npos) return out;
-    std::string v = show.out.substr(at + key.size() + 2);
-    v = v.substr(0, v.find_first_of(" \n"));
-    if (v != "(null)" && !v.empty()) out = expand_hostlist(v);
-    return out;
-  };
-  std::vector<std::string> all = field("ExcNodeList"), required = field("ReqNodeList");
+  std::vector<std::string> all = job_node_list(show.out, "ExcNodeList"),
+                           required = job_node_list(show.out, "ReqNodeList");
   for (const auto& n : nodes)
     if (std::find(all.begin(), all.end(), n) == all.end()) all.push_back(n);
   std::vector<std::string> argv = {"scontrol", "update", "JobId=" + job_id, "ExcNodeList=" + join(all, ",")};

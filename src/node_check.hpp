@@ -99,6 +99,10 @@ CheckDecision decide_after_check(const std::vector<std::string>& nodes, const st
                                  int attempt, int max_restarts);
 CheckVerdict check_verdict(const CheckDecision& d);
 
+// A node list field (ExcNodeList, ReqNodeList, NodeList) of one job as
+// `scontrol show job -o` prints it, expanded; empty where it is (null).
+std::vector<std::string> job_node_list(const std::string& show, const std::string& key);
+
 // Adds `nodes` to the job's ExcNodeList (scontrol show job / update); nullopt
 // on success, else why not.
 std::optional<std::string> exclude_nodes(CommandRunner& runner, const std::string& job_id, const std::vector<std::string>& nodes);

@@ -1,6 +1,7 @@
 // Re-racing a group whose winner was requeued (docs/race.md, "When the
 // winner is requeued"): the next generation is opened once, by whoever gets
 // there first (mkdir race/gen.N), and the other shapes are submitted into it.
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,7 @@
 
 #include "files.hpp"
 #include "jobs.hpp"
+#include "node_check.hpp"
 #include "race_group.hpp"
 #include "text.hpp"
 
@@ -43,6 +45,33 @@ std::vector<std::string> shapes_to_race(const Run& run, const RaceState& race, c
   return order;
 }
 
+// The nodes the requeued winner's job leaves out now that its script did
+// not ask to (Slurm's ExcNodeList less the script's --exclude): the node
+// check's bad nodes, watchdog.exclude_slow's slow ones. The shapes raced
+// again leave them out too; a sick node is not trusted by another shape.
+std::vector<std::string> nodes_left_out(const Run& run, const RaceEvent& winner, SlurmClient& slurm, Output& out) {
+  CommandResult show = slurm.raw({"scontrol", "show", "job", "-o", winner.job_id});
+  if (!show.ok()) {
+    out.warning(fmt::format("the nodes job {} leaves out are not known, so the shapes raced again do not leave "
+                            "them out: {}",
+                            winner.job_id, show.describe()));
+    return {};
+  }
+  std::vector<std::string> own;
+  if (const RunShape* shape = run.shape(winner.label)) {
+    try {
+      std::vector<std::string> args = sbatch_leave_out(read_file(run.dir + "/" + shape->script), {});
+      if (!args.empty()) own = expand_hostlist(args.front().substr(std::string("--exclude=").size()));
+    } catch (const std::exception&) {
+      // no script to tell the shape's own exclusions: every excluded node goes
+    }
+  }
+  std::vector<std::string> left_out;
+  for (const auto& n : job_node_list(show.out, "ExcNodeList"))
+    if (std::find(own.begin(), own.end(), n) == own.end()) left_out.push_back(n);
+  return left_out;
+}
+
 }  // namespace
 
 // Inside a job, sbatch would hand the job's own SLURM_* variables to the new
@@ -59,7 +88,8 @@ void forget_job_environment() {
   for (const auto& n : names) unsetenv(n.c_str());
 }
 
-RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, Output& out) {
+RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, Output& out,
+                     const std::vector<std::string>& also_leave_out, const std::string& because) {
   RaceAgain result;
   RaceState race = read_race(run);
   if (!race.is_race) {
@@ -88,7 +118,7 @@ RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, O
                                    winner.job_id);
       return result;
     }
-    reason = "requeued itself (time limit)";
+    reason = "requeued itself (" + (because.empty() ? std::string("time limit") : because) + ")";
   } else {
     JobStates states = lookup_jobs(ctx.slurm, {winner.job_id});
     const Job& job = states.jobs.at(winner.job_id);
@@ -118,8 +148,14 @@ RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, O
   }
   result.opened = true;
   result.generation = next;
+  std::vector<std::string> leave_out = nodes_left_out(run, winner, ctx.slurm, out);
+  for (const auto& n : also_leave_out)
+    if (std::find(leave_out.begin(), leave_out.end(), n) == leave_out.end()) leave_out.push_back(n);
   result.why = fmt::format("job {} (shape {}), the winner of generation {}, {}", winner.job_id, winner.label, current,
                            reason);
+  if (!leave_out.empty())
+    result.why += fmt::format("; {} left out, as job {} leaves {}", join(leave_out, ", "), winner.job_id,
+                              leave_out.size() == 1 ? "it" : "them");
   fs::create_directories(race_jobs_dir(run, next));
   write_file_atomic(gen_dir + "/why", fmt::format("{:.3f} {}\n", static_cast<double>(ctx.clock.now()), result.why));
   // The requeued winner is one of the new generation's jobs: if another
@@ -127,7 +163,8 @@ RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, O
   record_race_job(run, winner.label, winner.job_id, next);
   out.line(fmt::format("race: generation {} opened: {}", next, result.why));
   forget_job_environment();
-  result.submitted = submit_race_shapes(run, shapes_to_race(run, race, winner.label), next, ctx.slurm, out);
+  result.submitted =
+      submit_race_shapes(run, shapes_to_race(run, race, winner.label), next, ctx.slurm, out, "", leave_out);
   return result;
 }
 

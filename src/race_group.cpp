@@ -310,8 +310,41 @@ RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, Context& 
   return result;
 }
 
+std::vector<std::string> sbatch_leave_out(const std::string& script, const std::vector<std::string>& nodes,
+                                          std::vector<std::string>* kept) {
+  std::vector<std::string> excluded, required;
+  for (const auto& raw : split(script, '\n')) {
+    std::string line = trim(raw);
+    if (line.rfind("#SBATCH ", 0) != 0) continue;
+    std::string option = trim(line.substr(8));
+    // ddpctl renders every directive as --name=value.
+    for (auto [name, into] : {std::pair{"--exclude=", &excluded}, std::pair{"--nodelist=", &required}})
+      if (option.rfind(name, 0) == 0) *into = expand_hostlist(option.substr(std::string(name).size()));
+  }
+  auto has = [](const std::vector<std::string>& list, const std::string& n) {
+    return std::find(list.begin(), list.end(), n) != list.end();
+  };
+  std::vector<std::string> rest, kept_here;
+  for (const auto& n : required)
+    if (!has(nodes, n)) rest.push_back(n);
+  bool drop_required = !rest.empty() && rest.size() < required.size();
+  for (const auto& n : nodes) {
+    if (has(required, n) && !drop_required) {
+      kept_here.push_back(n);
+      continue;
+    }
+    if (!has(excluded, n)) excluded.push_back(n);
+  }
+  if (kept) *kept = kept_here;
+  std::vector<std::string> args;
+  if (!excluded.empty()) args.push_back("--exclude=" + join(excluded, ","));
+  if (drop_required) args.push_back("--nodelist=" + join(rest, ","));
+  return args;
+}
+
 std::vector<std::string> submit_race_shapes(Run& run, const std::vector<std::string>& order, int generation,
-                                            SlurmClient& slurm, Output& out, const std::string& array) {
+                                            SlurmClient& slurm, Output& out, const std::string& array,
+                                            const std::vector<std::string>& leave_out) {
   std::vector<std::string> submitted;
   for (const auto& label : order) {
     const RunShape& shape = *run.shape(label);
@@ -321,8 +354,22 @@ std::vector<std::string> submit_race_shapes(Run& run, const std::vector<std::str
                            before.winner() ? " by job " + before.winner()->job_id : ""));
       continue;
     }
-    Attempt a = array.empty() ? submit_attempt(run, shape, slurm)
-                              : submit_attempt(run, shape, slurm, {"--array=" + array}, array, 0, true);
+    std::vector<std::string> extra;
+    if (!array.empty()) extra.push_back("--array=" + array);
+    if (!leave_out.empty()) {
+      std::string path = run.dir + "/" + shape.script;
+      std::vector<std::string> kept;
+      try {
+        for (auto& arg : sbatch_leave_out(read_file(path), leave_out, &kept)) extra.push_back(std::move(arg));
+      } catch (const std::exception& e) {
+        throw UserError(Location{path}, "", fmt::format("cannot read the script of shape {}: {}", label, e.what()));
+      }
+      if (!kept.empty())
+        out.warning(fmt::format("shape {} asks for {} by name (nodelist:) and nothing else: not left out",
+                                shape.label, join(kept, ", ")));
+    }
+    Attempt a = array.empty() ? submit_attempt(run, shape, slurm, extra)
+                              : submit_attempt(run, shape, slurm, extra, array, 0, true);
     if (a.outcome == Outcome::Rejected) {
       out.error(fmt::format("shape {}: sbatch rejected the job: {}", shape.label, a.reason));
       continue;

@@ -90,8 +90,20 @@ RaceSubmission submit_race(const RaceGroup& group, const RaceRequest& request, C
 // cancel it or ddpctl does. Stops once the generation is claimed (or a newer
 // one opened). Returns "job N (shape L)" per job made. With `array` (a raced
 // grid's first cell: "0"), each shape is that job array (Attempt::race).
+// With `leave_out` (a re-race: the nodes the requeued winner's job leaves
+// out), each shape leaves them out too (sbatch_leave_out).
 std::vector<std::string> submit_race_shapes(Run& run, const std::vector<std::string>& order, int generation,
-                                            SlurmClient& slurm, Output& out, const std::string& array = "");
+                                            SlurmClient& slurm, Output& out, const std::string& array = "",
+                                            const std::vector<std::string>& leave_out = {});
+
+// sbatch's command-line options that make the job of a rendered `script`
+// leave `nodes` out as well: one --exclude= with its own #SBATCH --exclude=
+// nodes and these (the command line overrides the script's line). A node the
+// script asks for by name (--nodelist=) cannot also be excluded: it leaves
+// that list (--nodelist= of the rest, as exclude_nodes does for a requeued
+// job), unless it is all the list has; then it stays, named in `kept`.
+std::vector<std::string> sbatch_leave_out(const std::string& script, const std::vector<std::string>& nodes,
+                                          std::vector<std::string>* kept = nullptr);
 
 // Inside a job, drops the job's SLURM_* variables (but SLURM_CONF) so that
 // an sbatch from there does not hand them to the new job.
@@ -110,7 +122,13 @@ struct RaceAgain {
 // generation once -- unless the winner's requeue.max_restarts is reached --
 // records the winner's job in it and submits the other shapes into it. The
 // first of them to start trains; the rest stand down.
-RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, Output& out);
+// The shapes raced again leave out the nodes Slurm shows the requeued
+// winner's job leaving out that its own script did not (the node check's bad
+// nodes, watchdog.exclude_slow's slow ones), and `leave_out`: what a job
+// requeueing itself will leave out once requeued; `because`, why it
+// requeues itself (its script's words; empty: its time limit).
+RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, Output& out,
+                     const std::vector<std::string>& leave_out = {}, const std::string& because = "");
 // race_again for every group among `runs` whose winner Slurm shows requeued:
 // what status, logs and race do on the login node, for requeues the job
 // could not act on itself (preemption, a node failure, scontrol requeue).

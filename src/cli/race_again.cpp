@@ -1,20 +1,23 @@
-// ddpctl race-again RUN [--requeuing JOB]: opens the next generation of a
+// ddpctl race-again RUN [--requeuing JOB [--leave-out NODES] [--slow-of BASE]]: opens the next generation of a
 // race group whose winner was requeued and submits the other shapes into it
 // (docs/race.md). The requeuing job's script runs it; status and logs do the
 // same on the login node for requeues the job could not act on.
+#include <algorithm>
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
 
 #include "app.hpp"
 #include "common.hpp"
+#include "job_agent.hpp"
+#include "straggler.hpp"
 #include "text.hpp"
 
 namespace ddpctl::cli {
 
 void setup_race_again(CLI::App& app, Context& ctx) {
   struct Options {
-    std::string run, runs, requeuing;
+    std::string run, runs, requeuing, because, leave_out, slow_of;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
@@ -24,10 +27,28 @@ void setup_race_again(CLI::App& app, Context& ctx) {
   cmd->add_option("--requeuing", o->requeuing,
                   "The winner's job id, requeueing itself now (what its script passes); without it, Slurm is asked "
                   "whether the winner was requeued");
+  cmd->add_option("--because", o->because,
+                  "With --requeuing: why it requeues itself, as its script says (default: its time limit)");
+  // The requeuing job races again before it is requeued, so before Slurm
+  // shows the nodes it will leave out: its script names them.
+  cmd->add_option("--leave-out", o->leave_out,
+                  "With --requeuing: nodes its requeue leaves out, comma-separated; the shapes raced again leave them "
+                  "out too (without --requeuing, Slurm's ExcNodeList of the requeued winner says)");
+  cmd->add_option("--slow-of", o->slow_of,
+                  "With --requeuing: a log base; also leave out the nodes its slow ranks' record names "
+                  "(watchdog.exclude_slow)");
   cmd->callback([o, &ctx] {
     Run run = find_run(runs_root(o->runs), o->run);
     ConsoleOutput out;
-    RaceAgain r = race_again(run, o->requeuing, ctx, out);
+    std::vector<std::string> leave_out;
+    for (const auto& n : split(o->leave_out, ','))
+      if (!n.empty()) leave_out.push_back(n);
+    if (!o->slow_of.empty()) {
+      std::string why_slow;
+      for (const auto& n : recorded_slow_nodes(o->slow_of, job_place(ctx.env).attempt, &why_slow))
+        if (std::find(leave_out.begin(), leave_out.end(), n) == leave_out.end()) leave_out.push_back(n);
+    }
+    RaceAgain r = race_again(run, o->requeuing, ctx, out, leave_out, o->because);
     if (!r.opened) {
       std::cout << fmt::format("run {}: not racing again: {}\n", run.id, r.why_not);
       return;

@@ -212,6 +212,7 @@ FakeSlurm::FakeSlurm(const std::string& version) {
       FakeJob j;
       j.id = std::to_string(next_id++);
       j.comment = flag_value(argv, "--comment=");
+      j.excluded = flag_value(argv, "--exclude=");
       j.name = "job";
       jobs.push_back(j);
       if (on_submit) on_submit(jobs.back());
@@ -237,6 +238,14 @@ FakeSlurm::FakeSlurm(const std::string& version) {
     return exits(0);
   });
   runner.on("scontrol", {"show", "config"}, exits(0, "ClusterName = local\nMinJobAge = 300\n"));
+  runner.on("scontrol", {"show", "job", "-o"}, [this](const std::vector<std::string>& argv) {
+    const FakeJob* j = argv.size() > 4 ? job(argv[4]) : nullptr;
+    if (!j) return exits(1, "", "slurm_load_jobs error: Invalid job id specified\n");
+    return exits(0, fmt::format("JobId={} JobName={} JobState={} Reason={} ReqNodeList=(null) ExcNodeList={} "
+                                "NodeList={}\n",
+                                j->id, j->name, j->state, j->reason, j->excluded.empty() ? "(null)" : j->excluded,
+                                j->nodes.empty() ? "(null)" : j->nodes));
+  });
   runner.on("sinfo", {"--json"}, exits(0, read_file(data + "sinfo.json")));
   if (arrays) runner.on("scontrol", {"show", "nodes", "--json"}, exits(0, read_file(data + "scontrol-nodes.json")));
   runner.on("sacctmgr", {}, exits(0, "lusu\nother\n"));

@@ -90,12 +90,14 @@ class FakeEnvironment : public Environment {
 // squeue --json answers with that version's real document
 // (tests/unit/data/<version>/squeue.json) rewritten to hold those jobs in its
 // data parser's shapes; sacct -P with rows in ddpctl's format; scancel
-// cancels; sinfo/scontrol --json and sacctmgr answer from the real fixtures.
+// cancels; scontrol show job -o shows a job's state and ExcNodeList;
+// sinfo/scontrol --json and sacctmgr answer from the real fixtures.
 // Faults: the controller down, sbatch losing its answer after making the
 // job, sbatch timing out before making it, sbatch rejecting, accounting off.
 struct FakeSlurm {
   struct FakeJob {
     std::string id, name, comment, state = "PENDING", reason = "None", nodes;
+    std::string excluded;  // ExcNodeList (sbatch --exclude=, or set by a test as scontrol update does)
     int exit = 0;
     bool in_squeue = true, in_sacct = true;
     std::string end = "Unknown";       // sacct's End, e.g. 2026-11-22T09:00:00

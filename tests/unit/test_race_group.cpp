@@ -199,6 +199,72 @@ TEST_CASE("race_again: only a requeued winner opens the next generation, once, b
   CHECK(f.slurm.runner.count("sbatch") == 3);
 }
 
+TEST_CASE("race_again: the shapes raced again leave out the nodes the requeued winner's job leaves out") {
+  RequeueFixture f;
+  RaceSubmission r = f.submit();
+  Run run = r.run;
+  test::claim_race(run, "100", "1x1");
+  // The node check (or watchdog.exclude_slow) excluded g2 from job 100 and requeued it.
+  f.slurm.job("100")->state = "PENDING";
+  f.slurm.job("100")->excluded = "g2";
+  RaceAgain again = race_again(run, "", f.slurm.ctx, f.out);
+  REQUIRE(again.opened);
+  CHECK(again.why == "job 100 (shape 1x1), the winner of generation 1, requeued (PENDING); g2 left out, as job 100 "
+                     "leaves it");
+  REQUIRE(again.submitted == std::vector<std::string>{"job 102 (shape 2x1)"});
+  CHECK(f.slurm.job("102")->excluded == "g2");
+  // The ledger holds the sbatch line as it ran.
+  Run now = load_run(run.dir);
+  const Attempt* a = job_attempt(now, "102");
+  REQUIRE(a);
+  CHECK(std::find(a->argv.begin(), a->argv.end(), "--exclude=g2") != a->argv.end());
+  CHECK(f.out.warnings.empty());
+}
+
+TEST_CASE("race_again: a winner requeueing itself names what its requeue will leave out, and why") {
+  RequeueFixture f;
+  RaceSubmission r = f.submit();
+  Run run = r.run;
+  f.slurm.job("101")->state = "RUNNING";
+  test::claim_race(run, "101", "2x1");
+  // Before its requeue Slurm does not show g3 excluded yet: the script names it.
+  RaceAgain again = race_again(run, "101", f.slurm.ctx, f.out, {"g3"}, "by the node check: node g3 cannot reach g1");
+  REQUIRE(again.opened);
+  CHECK(again.why == "job 101 (shape 2x1), the winner of generation 1, requeued itself (by the node check: node g3 "
+                     "cannot reach g1); g3 left out, as job 101 leaves it");
+  CHECK(f.slurm.job("102")->excluded == "g3");
+}
+
+TEST_CASE("race_again: without scontrol's answer the shapes are raced again all the same, and that is said") {
+  RequeueFixture f;
+  RaceSubmission r = f.submit();
+  Run run = r.run;
+  test::claim_race(run, "100", "1x1");
+  f.slurm.job("100")->state = "PENDING";
+  f.slurm.runner.on("scontrol", {"show", "job", "-o"}, test::exits(1, "", "slurm_load_jobs error: Unable to contact slurm controller\n"));
+  RaceAgain again = race_again(run, "", f.slurm.ctx, f.out);
+  REQUIRE(again.opened);
+  CHECK(again.submitted == std::vector<std::string>{"job 102 (shape 2x1)"});
+  CHECK(f.slurm.job("102")->excluded.empty());
+  REQUIRE(f.out.warnings.size() == 1);
+  CHECK_THAT(f.out.warnings[0], Catch::Contains("the nodes job 100 leaves out are not known") &&
+                                    Catch::Contains("Unable to contact slurm controller"));
+}
+
+TEST_CASE("sbatch_leave_out joins the script's own exclusions and takes named nodes out of its node list") {
+  std::vector<std::string> kept;
+  CHECK(sbatch_leave_out("#!/bin/bash\n#SBATCH --nodes=2\n", {"g2"}, &kept) == std::vector<std::string>{"--exclude=g2"});
+  CHECK(kept.empty());
+  CHECK(sbatch_leave_out("#SBATCH --exclude=g[3-4]\n", {"g2", "g3"}) == std::vector<std::string>{"--exclude=g3,g4,g2"});
+  CHECK(sbatch_leave_out("#SBATCH --nodelist=g[1-2]\n", {"g2"}, &kept) ==
+        std::vector<std::string>{"--exclude=g2", "--nodelist=g1"});
+  CHECK(kept.empty());
+  // The node list's only node stays: the shape cannot run without it.
+  CHECK(sbatch_leave_out("#SBATCH --nodelist=g2\n", {"g2"}, &kept).empty());
+  CHECK(kept == std::vector<std::string>{"g2"});
+  CHECK(sbatch_leave_out("#SBATCH --exclude=g3\n", {}).size() == 1);
+}
+
 TEST_CASE("race_again: the winner requeueing itself opens the next generation without asking Slurm") {
   RequeueFixture f;
   RaceSubmission r = f.submit();
