@@ -443,9 +443,19 @@ std::string dump_stacks(CommandRunner& runner, Clock& clock, const std::string& 
   }
   bool need_py_spy = std::find(tools.begin(), tools.end(), Tool::PySpyOrGdb) != tools.end();
   bool need_gdb = need_py_spy || std::find(tools.begin(), tools.end(), Tool::Gdb) != tools.end();
-  // Probed once; one that cannot say its version is not there.
-  bool py_spy = need_py_spy && runner.run({"py-spy", "--version"}, std::chrono::seconds(5)).ok();
-  bool gdb = need_gdb && runner.run({"gdb", "--version"}, std::chrono::seconds(5)).ok();
+  // Probed once; one that cannot say its version is not there. A node busy
+  // with the hung job's spinning ranks can take seconds to start one: up to
+  // half the budget, and a tool that does not answer is said, not dropped.
+  auto probe_for = std::chrono::milliseconds(static_cast<long long>(std::max(5.0, budget_s / 2) * 1000));
+  std::string unusable;
+  auto probe = [&](const char* tool) {
+    CommandResult r = runner.run({tool, "--version"}, probe_for);
+    if (!r.ok() && !r.not_found) unusable += fmt::format("({} not used on {}: {})\n", tool, node, r.describe());
+    return r.ok();
+  };
+  bool py_spy = need_py_spy && probe("py-spy");
+  bool gdb = need_gdb && probe("gdb");
+  out += unusable;
   for (size_t i = 0; i < procs.size(); i++)
     if (tools[i] == Tool::PySpyOrGdb && !py_spy && !gdb) {
       sections[i] = fmt::format("{}: no py-spy or gdb on {}, and {}\n", labels[i], node, describe_hook_dump(asked[i]));

@@ -13,14 +13,17 @@ need_node_torch() {
 }
 
 # need_node_torchrun: skips where torchrun cannot rendezvous two nodes on
-# the nodes' torch: Debian builds torch >= 2.4 without libuv (trixie's 2.6,
+# the nodes' torch. Debian builds torch >= 2.4 without libuv (trixie's 2.6,
 # forky's 2.14), and while USE_LIBUV=0 reaches init_process_group's store,
 # torchrun's rendezvous and its workers' agent-store clients create their
-# TCPStore without it ("use_libuv was requested but PyTorch was built
-# without libuv support"). A TCPStore with torch's defaults is the probe.
+# TCPStore with the binding's default, libuv: the torchrun tests put
+# data/libuv_off (a usercustomize that makes every TCPStore a plain one) on
+# the job's PYTHONPATH, as $LIBUV_OFF. A TCPStore with torch's defaults,
+# under it, is the probe.
+LIBUV_OFF=$DDPCTL_SOURCE/tests/slurm/data/libuv_off
 need_node_torchrun() {
   local out
-  out=$(on_login srun -N 1 -n 1 -p cpu -t 1 -J "$JOB_NAME-probe" /usr/bin/python3 -c \
+  out=$(on_login srun -N 1 -n 1 -p cpu -t 1 -J "$JOB_NAME-probe" env USE_LIBUV=0 PYTHONPATH="$LIBUV_OFF" /usr/bin/python3 -c \
     'import datetime, torch.distributed as d; d.TCPStore("127.0.0.1", 0, 1, True, datetime.timedelta(seconds=10))' 2>&1) ||
     skip "torchrun cannot run on the nodes' torch: its rendezvous store fails with torch's defaults: $(grep -m1 -i libuv <<<"$out" || tail -n 1 <<<"$out")"
 }

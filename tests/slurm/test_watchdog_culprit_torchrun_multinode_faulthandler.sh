@@ -30,8 +30,9 @@ command: >-
 progress: {pattern: 'Epoch (?P<epoch>\d+) \| Batchsize', epochs: 1000}
 monitor: {interval: 2s}
 watchdog: {stall_after: 20s, action: cancel}
-# Debian builds torch without libuv (2.6 on the 24.11 nodes, 2.14 on 26.05's).
-env: {USE_LIBUV: "0"}
+# Debian builds torch without libuv (2.6 on the 24.11 nodes, 2.14 on
+# 26.05's); torchrun's own stores need LIBUV_OFF for it (culprit_lib.sh).
+env: {USE_LIBUV: "0", PYTHONPATH: "$LIBUV_OFF"}
 YAML
 run submit job.yaml --wait
 expect_code 0
