@@ -118,7 +118,10 @@ RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, O
                                    winner.job_id);
       return result;
     }
-    reason = "requeued itself (" + (because.empty() ? std::string("time limit") : because) + ")";
+    // One line: the generation's why is one line of its file.
+    std::string said = because;
+    std::replace(said.begin(), said.end(), '\n', ' ');
+    reason = "requeued itself (" + (said.empty() ? std::string("time limit") : said) + ")";
   } else {
     JobStates states = lookup_jobs(ctx.slurm, {winner.job_id});
     const Job& job = states.jobs.at(winner.job_id);
