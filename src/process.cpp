@@ -49,6 +49,8 @@ std::string CommandResult::describe() const {
   std::string name = argv.empty() ? "command" : argv[0];
   if (not_found) return fmt::format("'{}' was not found on PATH", name);
   std::string what;
+  if (connection_failed)
+    return fmt::format("{} could not be run or did not answer: {}", name, first_line(err));
   if (timed_out)
     what = fmt::format("{} did not finish in time and was stopped", name);
   else if (term_signal != 0)

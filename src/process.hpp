@@ -16,6 +16,9 @@ struct CommandResult {
   int term_signal = 0;   // the signal that ended it, if one did
   bool timed_out = false;
   bool not_found = false;  // the program is not on PATH (or not executable)
+  // Run on another host (SshRunner) and the connection failed: the command
+  // may not have run, or run and not answered; unknown, as after a timeout.
+  bool connection_failed = false;
   std::string out;
   std::string err;
 

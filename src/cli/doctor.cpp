@@ -3,26 +3,43 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "app.hpp"
 #include "common.hpp"
 #include "doctor.hpp"
 #include "files.hpp"
 #include "paths.hpp"
+#include "ssh.hpp"
 #include "text.hpp"
 
 namespace ddpctl::cli {
 
 void setup_doctor(CLI::App& app, Context& ctx) {
   struct Options {
-    std::string output, name;
+    std::string output, name, on;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("doctor", "Probe this site's Slurm and draft a cluster profile for it");
   cmd->add_option("-o,--output", o->output, "Write the profile draft to this file instead of stdout");
   cmd->add_option("--name", o->name, "Name of the profile (default: Slurm's ClusterName)");
+  cmd->add_option("--on", o->on,
+                  "Probe the Slurm of this login host from here, through your own ssh (user@host or a Host of your "
+                  "~/.ssh/config; docs/remote.md)");
   cmd->callback([o, &ctx] {
-    SiteReport site = diagnose_site(ctx.slurm, o->name, utc_now_iso());
+    std::optional<SshConnection> remote;
+    if (!o->on.empty())
+      remote = ssh_connect(ctx.runner, o->on, ctx.env.value("HOME"), ssh_program(ctx.env.value("DDPCTL_SSH_COMMAND")));
+    std::optional<SshRunner> ssh_runner;
+    std::optional<SlurmClient> remote_slurm;
+    if (remote) {
+      ssh_runner.emplace(ctx.runner, *remote);
+      remote_slurm.emplace(*ssh_runner);
+    }
+    SiteReport site = diagnose_site(remote_slurm ? *remote_slurm : ctx.slurm, o->name, utc_now_iso());
+    if (remote)
+      std::cerr << fmt::format("ddpctl: asked {} through {}: {} ssh call(s)\n", remote->host, remote->describe(),
+                               ssh_runner->calls());
     for (const auto& c : site.checks)
       std::cerr << fmt::format("{:<28} {} {}\n", c.what, c.ok ? paint("ok  ", Tone::Good) : paint("FAIL", Tone::Bad),
                                c.detail);

@@ -1,0 +1,148 @@
+#include "ssh.hpp"
+
+#include <fmt/format.h>
+
+#include "diagnostics.hpp"
+#include "shell.hpp"
+#include "text.hpp"
+
+namespace ddpctl {
+
+namespace {
+
+// ssh's own failures (exit 255) begin so, or are one of these; a remote
+// command that exits 255 prints its own words.
+bool ssh_failed(const CommandResult& r) {
+  if (r.exit_code != 255) return false;
+  for (const char* said : {"ssh:", "Permission denied", "Host key verification failed", "Connection closed",
+                           "closed by remote host", "Connection reset", "Broken pipe", "kex_exchange_identification", "mux_client", "Control socket",
+                           "Could not resolve hostname", "Connection timed out", "banner exchange"})
+    if (r.err.find(said) != std::string::npos) return true;
+  return false;
+}
+
+std::string last_line(const std::string& text) {
+  std::string t = trim(text);
+  size_t nl = t.rfind('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+}  // namespace
+
+std::vector<std::string> SshConnection::options() const {
+  std::vector<std::string> o = {"-o", "BatchMode=yes"};
+  if (via != Via::UserMaster)
+    o.insert(o.end(), {"-o", "ControlMaster=auto", "-o", "ControlPath=" + control_path, "-o", "ControlPersist=10m"});
+  return o;
+}
+
+std::string SshConnection::describe() const {
+  switch (via) {
+    case Via::UserMaster:
+      return fmt::format("your open ssh connection to {}", host);
+    case Via::DdpctlMaster:
+      return fmt::format("ddpctl's open ssh connection to {} ({})", host, control_path);
+    case Via::NewMaster:
+      break;
+  }
+  return fmt::format("a new ssh connection to {}, kept open 10 minutes ({})", host, control_path);
+}
+
+std::string ddpctl_control_path(const std::string& home) { return home + "/.ssh/ddpctl-%C"; }
+
+std::vector<std::string> ssh_program(const std::string& ddpctl_ssh_command) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char ch : ddpctl_ssh_command + " ") {
+    if (ch == ' ' || ch == '\t') {
+      if (!word.empty()) words.push_back(word);
+      word.clear();
+    } else {
+      word += ch;
+    }
+  }
+  return words.empty() ? std::vector<std::string>{"ssh"} : words;
+}
+
+std::string ssh_open_command(const std::vector<std::string>& program, const std::string& host,
+                             const std::string& control_path) {
+  std::vector<std::string> words = program;
+  words.insert(words.end(), {"-o", "ControlMaster=yes", "-o", "ControlPath=" + control_path, "-o",
+                             "ControlPersist=yes", "-fN", host});
+  return shell_join(words);
+}
+
+SshConnection ssh_connect(CommandRunner& local, const std::string& host, const std::string& home,
+                          const std::vector<std::string>& program, std::chrono::milliseconds timeout) {
+  if (host.empty() || host[0] == '-')
+    throw UserError(Location{"--on"}, "", fmt::format("{} is not a host to ssh to", printable(host)));
+  SshConnection c;
+  c.host = host;
+  c.program = program;
+  auto ssh = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), program.begin(), program.end());
+    return local.run(args, timeout);
+  };
+  // 1. The user's own master, where their config names a ControlPath.
+  CommandResult mine = ssh({"-o", "BatchMode=yes", "-O", "check", host});
+  if (mine.not_found)
+    throw UserError(Location{"--on"}, "", fmt::format("no {} on PATH: ddpctl reaches the login host through "
+                                                      "OpenSSH's ssh",
+                                                      program.front()));
+  if (mine.ok()) {
+    c.via = SshConnection::Via::UserMaster;
+    return c;
+  }
+  // 2. ddpctl's own, opened earlier.
+  c.control_path = ddpctl_control_path(home);
+  if (ssh({"-o", "BatchMode=yes", "-o", "ControlPath=" + c.control_path, "-O", "check", host}).ok()) {
+    c.via = SshConnection::Via::DdpctlMaster;
+    return c;
+  }
+  // 3. A new one, if ssh needs no prompt; ControlPersist keeps it.
+  c.via = SshConnection::Via::NewMaster;
+  std::vector<std::string> argv;
+  for (auto& o : c.options()) argv.push_back(o);
+  argv.insert(argv.end(), {"-o", "ConnectTimeout=15", host, "--", "true"});
+  CommandResult r = ssh(argv);
+  if (r.ok()) return c;
+  std::string why = r.timed_out ? fmt::format("no answer within {} s", timeout.count() / 1000)
+                    : r.err.empty() ? r.describe()
+                                    : last_line(r.err);
+  throw UserError(Location{"--on"}, "",
+                  fmt::format("cannot reach {} through ssh without a prompt ({}). ddpctl never asks for passwords "
+                              "or codes itself: open its connection once in a terminal (ssh asks what it needs "
+                              "there), then run ddpctl again:\n  {}",
+                              host, why, ssh_open_command(program, host, c.control_path)));
+}
+
+std::string remote_command_line(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const auto& w : argv) {
+    if (!line.empty()) line += ' ';
+    // Always quoted: the remote shell may be csh or zsh, whose words differ.
+    std::string q = "'";
+    for (char ch : w) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    line += q + "'";
+  }
+  return line;
+}
+
+SshRunner::SshRunner(CommandRunner& local, SshConnection connection)
+    : local_(local), connection_(std::move(connection)) {}
+
+CommandResult SshRunner::run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  std::vector<std::string> ssh = connection_.program;
+  for (auto& o : connection_.options()) ssh.push_back(o);
+  ssh.insert(ssh.end(), {connection_.host, "--", remote_command_line(argv)});
+  calls_++;
+  CommandResult r = local_.run(ssh, timeout);
+  r.argv = argv;  // what ran, as the callers name it ("squeue exited with ...")
+  if (ssh_failed(r)) {
+    r.err = fmt::format("ssh to {} failed: {}", connection_.host, last_line(r.err));
+    r.connection_failed = true;
+  }
+  return r;
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,81 @@
+#pragma once
+// A login host reached through the user's own OpenSSH (docs/remote.md): their
+// ~/.ssh/config, keys, agent, ProxyJump and Kerberos, never a password or MFA
+// prompt from inside ddpctl (BatchMode=yes), over one multiplexed connection.
+//
+// The connection is found once per ddpctl command, in this order:
+//   1. a master the user has open (their own ControlPath: `ssh -O check HOST`);
+//   2. ddpctl's own master (ControlPath ~/.ssh/ddpctl-%C), opened by an
+//      earlier ddpctl command or by the user with the command ddpctl prints;
+//   3. a new master of ddpctl's, if ssh can connect without a prompt (keys,
+//      an agent, Kerberos): ControlMaster=auto with ControlPersist keeps it
+//      for the next commands.
+// When none can be made without a prompt, ssh_connect throws a UserError
+// with the one `ssh` command that opens ddpctl's master (the user answers
+// the MFA there, once).
+//
+// SshRunner is a CommandRunner (process.hpp) that runs each argv on the
+// login host through that connection, so every decision above it (SlurmClient,
+// the workflows) is the same as on the login node and testable as it is.
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "process.hpp"
+
+namespace ddpctl {
+
+// How ddpctl's ssh calls reach one host.
+struct SshConnection {
+  std::string host;  // as the user's ssh config knows it: alice@login.example.org, or an alias
+  // The ssh to run: ssh, or $DDPCTL_SSH_COMMAND's words (ssh_program).
+  std::vector<std::string> program = {"ssh"};
+  enum class Via { UserMaster, DdpctlMaster, NewMaster };
+  Via via = Via::NewMaster;
+  std::string control_path;  // ddpctl's (Via::DdpctlMaster, NewMaster); empty for the user's own
+  // The options every call passes before the host (-o BatchMode=yes, ...).
+  std::vector<std::string> options() const;
+  // "your open connection", "ddpctl's connection (~/.ssh/ddpctl-...)", ...
+  std::string describe() const;
+};
+
+// ddpctl's ControlPath: ssh expands %C (a hash of the local host, the remote
+// host, port and user), so one path per destination, short enough for a
+// Unix socket's 108 bytes.
+std::string ddpctl_control_path(const std::string& home);
+
+// The ssh to run: $DDPCTL_SSH_COMMAND split at blanks (as GIT_SSH_COMMAND,
+// for an `ssh -F other_config` or another ssh; no quoting), else ssh.
+std::vector<std::string> ssh_program(const std::string& ddpctl_ssh_command);
+
+// The command that opens ddpctl's master for `host`, answering prompts once.
+std::string ssh_open_command(const std::vector<std::string>& program, const std::string& host,
+                             const std::string& control_path);
+
+// Finds (or opens) the connection to `host` as above; a UserError when none
+// can be made without a prompt. `home`: the user's home, where ddpctl's
+// ControlPath lives (~/.ssh/ddpctl-%C).
+SshConnection ssh_connect(CommandRunner& local, const std::string& host, const std::string& home,
+                          const std::vector<std::string>& program = {"ssh"},
+                          std::chrono::milliseconds timeout = std::chrono::seconds(20));
+
+// argv as one command line for the remote shell: each word single-quoted.
+std::string remote_command_line(const std::vector<std::string>& argv);
+
+// Runs every argv on the login host: `ssh OPTIONS HOST -- LINE`. A failure of
+// ssh itself (exit 255 with ssh's own message) is reported as the
+// connection's, naming the host, not as the remote command's.
+class SshRunner : public CommandRunner {
+ public:
+  SshRunner(CommandRunner& local, SshConnection connection);
+  CommandResult run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) override;
+  const SshConnection& connection() const { return connection_; }
+  int calls() const { return calls_; }  // ssh calls made (docs/remote.md counts them per command)
+
+ private:
+  CommandRunner& local_;
+  SshConnection connection_;
+  int calls_ = 0;
+};
+
+}  // namespace ddpctl

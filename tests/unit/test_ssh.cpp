@@ -1,0 +1,151 @@
+// The login host through the user's own ssh (ssh.hpp): which connection is
+// used, that ddpctl never prompts, and how a remote command's argv travels.
+// The real OpenSSH against the local cluster's sshd: tests/slurm/test_remote_*.
+#include "catch.hpp"
+
+#include "fake_runner.hpp"
+#include "helpers.hpp"
+#include "slurm.hpp"
+#include "ssh.hpp"
+
+using namespace ddpctl;
+using test::exits;
+using test::FakeRunner;
+
+namespace {
+
+const std::string kHome = "/home/alice";
+const std::string kPath = "/home/alice/.ssh/ddpctl-%C";
+
+// ssh -O check: "Master running" (stderr, exit 0), or no master.
+CommandResult master_running() { return exits(0, "", "Master running (pid=4242)\n"); }
+CommandResult no_master() {
+  return exits(255, "", "Control socket connect(/home/alice/.ssh/cm-login): No such file or directory\n");
+}
+
+}  // namespace
+
+TEST_CASE("ssh_connect uses the user's own open connection first") {
+  FakeRunner local;
+  local.on("ssh", {"-O", "check"}, master_running());
+  SshConnection c = ssh_connect(local, "alice@login.example.org", kHome);
+  CHECK(c.via == SshConnection::Via::UserMaster);
+  CHECK(c.options() == std::vector<std::string>{"-o", "BatchMode=yes"});
+  CHECK(local.calls.size() == 1);
+  CHECK(local.calls[0] == std::vector<std::string>{"ssh", "-o", "BatchMode=yes", "-O", "check", "alice@login.example.org"});
+}
+
+TEST_CASE("ssh_connect uses ddpctl's own connection where the user has none open") {
+  FakeRunner local;
+  local.on("ssh", {"-O", "check"}, no_master());
+  local.on("ssh", {"ControlPath=" + kPath, "-O", "check"}, master_running());
+  SshConnection c = ssh_connect(local, "gilbreth", kHome);
+  CHECK(c.via == SshConnection::Via::DdpctlMaster);
+  CHECK(c.control_path == kPath);
+  CHECK(c.options() == std::vector<std::string>{"-o", "BatchMode=yes", "-o", "ControlMaster=auto", "-o",
+                                                "ControlPath=" + kPath, "-o", "ControlPersist=10m"});
+  CHECK(local.count("ssh", {"true"}) == 0);
+}
+
+TEST_CASE("ssh_connect opens a connection that persists where ssh needs no prompt") {
+  FakeRunner local;
+  local.on("ssh", {"-O", "check"}, no_master());
+  local.on("ssh", {"true"}, exits(0));
+  SshConnection c = ssh_connect(local, "gilbreth", kHome);
+  CHECK(c.via == SshConnection::Via::NewMaster);
+  REQUIRE(local.calls.size() == 3);
+  const auto& open = local.calls[2];
+  CHECK(std::find(open.begin(), open.end(), "BatchMode=yes") != open.end());
+  CHECK(std::find(open.begin(), open.end(), "ControlPersist=10m") != open.end());
+  CHECK(std::find(open.begin(), open.end(), "ControlMaster=auto") != open.end());
+}
+
+TEST_CASE("ssh_connect stops at once with the one command to run where ssh would prompt") {
+  FakeRunner local;
+  local.on("ssh", {"-O", "check"}, no_master());
+  SECTION("keyboard-interactive (MFA) only") {
+    local.on("ssh", {"true"}, exits(255, "", "alice@login.example.org: Permission denied (keyboard-interactive).\n"));
+    std::string e = test::user_error_of([&] { ssh_connect(local, "alice@login.example.org", kHome); });
+    CHECK_THAT(e, Catch::Contains("cannot reach alice@login.example.org through ssh without a prompt "
+                                  "(alice@login.example.org: Permission denied (keyboard-interactive).)"));
+    CHECK_THAT(e, Catch::Contains("\n  ssh -o ControlMaster=yes -o ControlPath=/home/alice/.ssh/ddpctl-%C -o "
+                                  "ControlPersist=yes -fN alice@login.example.org"));
+  }
+  SECTION("no answer") {
+    local.on("ssh", {"true"}, test::times_out());
+    CHECK_THAT(test::user_error_of([&] { ssh_connect(local, "gilbreth", kHome); }),
+               Catch::Contains("(no answer within 20 s)"));
+  }
+  SECTION("no ssh at all") {
+    FakeRunner bare;
+    bare.on("ssh", {}, test::not_found());
+    CHECK_THAT(test::user_error_of([&] { ssh_connect(bare, "gilbreth", kHome); }), Catch::Contains("no ssh on PATH"));
+  }
+  SECTION("an option is no host") {
+    CHECK_THAT(test::user_error_of([&] { ssh_connect(local, "-oProxyCommand=x", kHome); }),
+               Catch::Contains("is not a host to ssh to"));
+    CHECK(local.calls.empty());
+  }
+}
+
+TEST_CASE("DDPCTL_SSH_COMMAND names the ssh to run, as GIT_SSH_COMMAND does") {
+  CHECK(ssh_program("") == std::vector<std::string>{"ssh"});
+  CHECK(ssh_program("  ") == std::vector<std::string>{"ssh"});
+  CHECK(ssh_program("ssh -F /tmp/x/config") == std::vector<std::string>{"ssh", "-F", "/tmp/x/config"});
+  FakeRunner local;
+  local.on("ssh", {"-O", "check"}, master_running());
+  SshConnection c = ssh_connect(local, "gilbreth", kHome, ssh_program("ssh -F /tmp/x/config"));
+  REQUIRE(local.calls.size() == 1);
+  CHECK(local.calls[0] == std::vector<std::string>{"ssh", "-F", "/tmp/x/config", "-o", "BatchMode=yes", "-O", "check",
+                                                   "gilbreth"});
+  SshRunner runner(local, c);
+  local.on("ssh", {"gilbreth", "--"}, exits(0, "22.05.8\n"));
+  runner.run({"sinfo", "--version"}, std::chrono::seconds(5));
+  CHECK(local.calls.back() == std::vector<std::string>{"ssh", "-F", "/tmp/x/config", "-o", "BatchMode=yes", "gilbreth",
+                                                       "--", "'sinfo' '--version'"});
+}
+
+TEST_CASE("remote_command_line quotes every word for any remote shell") {
+  CHECK(remote_command_line({"squeue", "--json"}) == "'squeue' '--json'");
+  CHECK(remote_command_line({"sbatch", "--comment=ddpctl:abc it's", "/runs/a b/job.sh"}) ==
+        "'sbatch' '--comment=ddpctl:abc it'\\''s' '/runs/a b/job.sh'");
+  CHECK(remote_command_line({"echo", "$HOME", "`x`", "*"}) == "'echo' '$HOME' '`x`' '*'");
+}
+
+TEST_CASE("SshRunner runs each command on the login host and tells a dropped connection from the command's failure") {
+  FakeRunner local;
+  SshConnection c;
+  c.host = "gilbreth";
+  c.via = SshConnection::Via::DdpctlMaster;
+  c.control_path = kPath;
+  SshRunner ssh(local, c);
+  SECTION("the command's own answer, as it ran there") {
+    local.on("ssh", {"gilbreth"}, exits(1, "", "squeue: error: Invalid user\n"));
+    CommandResult r = ssh.run({"squeue", "--json"}, std::chrono::seconds(5));
+    REQUIRE(local.calls.size() == 1);
+    CHECK(local.calls[0] == std::vector<std::string>{"ssh", "-o", "BatchMode=yes", "-o", "ControlMaster=auto", "-o",
+                                                     "ControlPath=" + kPath, "-o", "ControlPersist=10m", "gilbreth",
+                                                     "--", "'squeue' '--json'"});
+    CHECK(r.argv == std::vector<std::string>{"squeue", "--json"});
+    CHECK(r.exit_code == 1);
+    CHECK_FALSE(r.connection_failed);
+    CHECK(r.describe() == "squeue exited with status 1: squeue: error: Invalid user");
+    CHECK(ssh.calls() == 1);
+  }
+  SECTION("the connection dropped while sbatch ran: its outcome is unknown, never a rejection") {
+    local.on("ssh", {"gilbreth"}, exits(255, "", "Connection to 10.0.0.2 closed by remote host.\n"));
+    CommandResult r = ssh.run({"sbatch", "--parsable", "job.sh"}, std::chrono::seconds(5));
+    CHECK(r.connection_failed);
+    CHECK(r.describe() ==
+          "sbatch could not be run or did not answer: ssh to gilbreth failed: Connection to 10.0.0.2 closed by remote "
+          "host.");
+    SlurmClient slurm(ssh);
+    CHECK(slurm.submit({"job.sh"}).kind == SbatchResult::Kind::Unconfirmed);
+  }
+  SECTION("a remote command that itself exits 255 is the command's status") {
+    local.on("ssh", {"gilbreth"}, exits(255, "", "myprog: fatal\n"));
+    CommandResult r = ssh.run({"myprog"}, std::chrono::seconds(5));
+    CHECK_FALSE(r.connection_failed);
+    CHECK(r.exit_code == 255);
+  }
+}
