@@ -156,7 +156,11 @@ class ShapeResolver {
     if (!shape_.account.empty()) d.push_back("--account=" + shape_.account);
     if (r.partition_requested) d.push_back("--partition=" + r.partition);
     if (!shape_.qos.empty()) d.push_back("--qos=" + shape_.qos);
-    d.push_back(fmt::format("--nodes={}", r.nodes));
+    // Spares (restart.spares) are in the allocation, idle until a node fails;
+    // --no-kill keeps the job, and its batch shell, when one of them does.
+    int spares = spec_.restart ? spec_.restart->spares : 0;
+    d.push_back(fmt::format("--nodes={}", r.nodes + spares));
+    if (spec_.restart) d.push_back("--no-kill");
     d.push_back(fmt::format("--ntasks-per-node={}", r.tasks_per_node));
     if (r.cpus_per_task) d.push_back(fmt::format("--cpus-per-task={}", *r.cpus_per_task));
     std::string constraint = shape_.constraint;
@@ -233,6 +237,9 @@ ResolvedRun resolve_run(RunSpec spec, ClusterProfile profile) {
   Diagnostics diags;
   for (const Shape& shape : run.spec.shapes) run.shapes.push_back(ShapeResolver(run.spec, run.profile, shape, diags).resolve());
   run.container = resolve_container(run.spec, run.profile, diags);
+  if (run.container && run.spec.restart)
+    diags.error(run.spec.restart->where, "restart",
+                "in-job restarts are not yet built for a program in a container; remove restart: (requeue: works)");
   diags.throw_if_any();
 
   run.modules = run.profile.modules;
