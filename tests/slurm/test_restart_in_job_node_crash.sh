@@ -54,9 +54,9 @@ wait_for_state "$JOB_NAME" COMPLETED 180
 echo "batch log: $(cat "logs/${JOB_NAME}_$id.err")"
 grep -qE "ddpctl: restart 1 of 2 in the job: node $node( \(Slurm: [^)]*\))? was lost; $node left out, spare [a-z0-9]+ taken" \
   "logs/${JOB_NAME}_$id.err" || fail "the batch shell did not restart the step for the lost node$(job_logs_of "$id")"
-[ -s pid.1.0 ] && [ -s pid.1.1 ] || fail "the restarted step did not run both ranks: $(ls)$(job_logs_of "$id")"
+if [ ! -s pid.1.0 ] || [ ! -s pid.1.1 ]; then fail "the restarted step did not run both ranks: $(ls)$(job_logs_of "$id")"; fi
 read -r _ new1 <pid.1.1
-[ "$new1" != "$node" ] && [ "$new1" != "$node0" ] || fail "rank 1 ran again on $new1 (the crashed node was $node)"
+if [ "$new1" = "$node" ] || [ "$new1" = "$node0" ]; then fail "rank 1 ran again on $new1 (the crashed node was $node)"; fi
 grep -qE "^restart 1 rank 1 .* from step ([3-9]|[1-9][0-9]+)$" "logs/${JOB_NAME}_$id.restart0.1.out" ||
   fail "the restarted step did not resume from the checkpoint: $(cat "logs/${JOB_NAME}_$id.restart0.1.out")"
 # Never requeued: sacct has the allocation before it lost the node

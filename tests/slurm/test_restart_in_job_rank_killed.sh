@@ -54,16 +54,16 @@ echo "batch log: $(cat "logs/${JOB_NAME}_$id.err")"
 grep -qF "ddpctl: restart 1 of 2 in the job: rank 1 on $node was killed (signal 9); $node left out, spare" "logs/${JOB_NAME}_$id.err" ||
   fail "the batch shell did not restart the step in the job$(job_logs_of "$id")"
 # The restarted step: on rank 0's node and the spare, a new port, from the checkpoint.
-[ -s pid.1.0 ] && [ -s pid.1.1 ] || fail "the restarted step did not run both ranks: $(ls)$(job_logs_of "$id")"
+if [ ! -s pid.1.0 ] || [ ! -s pid.1.1 ]; then fail "the restarted step did not run both ranks: $(ls)$(job_logs_of "$id")"; fi
 read -r _ new0 <pid.1.0
 read -r _ new1 <pid.1.1
 [ "$new0" = "$node0" ] || fail "rank 0 moved from $node0 to $new0"
-[ "$new1" != "$node" ] && [ "$new1" != "$node0" ] || fail "rank 1 ran again on $new1 (the killed rank's node was $node)"
+if [ "$new1" = "$node" ] || [ "$new1" = "$node0" ]; then fail "rank 1 ran again on $new1 (the killed rank's node was $node)"; fi
 grep -h "^restart 1 rank 1" "logs/${JOB_NAME}_$id.restart0.1.out" >"$T/resumed" || fail "rank 1's log has no restart 1: $(cat "logs/${JOB_NAME}_$id.restart0.1.out")"
 grep -qE "from step ([3-9]|[1-9][0-9]+)$" "$T/resumed" || fail "the restarted step did not resume from the checkpoint: $(cat "$T/resumed")"
 port0=$(sed -n 's/^restart 0 rank 0 .*master [^:]*:\([0-9]*\) .*/\1/p' "logs/${JOB_NAME}_$id.restart0.0.out")
 port1=$(sed -n 's/^restart 1 rank 0 .*master [^:]*:\([0-9]*\) .*/\1/p' "logs/${JOB_NAME}_$id.restart0.0.out")
-[ -n "$port0" ] && [ "$port0" != "$port1" ] || fail "the restart did not make a new rendezvous (ports '$port0' and '$port1')"
+if [ -z "$port0" ] || [ "$port0" = "$port1" ]; then fail "the restart did not make a new rendezvous (ports '$port0' and '$port1')"; fi
 grep -q "rank 1 done" "logs/${JOB_NAME}_$id.restart0.1.out" || fail "rank 1 did not finish after the restart"
 # One attempt: the job never left the queue.
 attempts=$(on_login sacct -n -X -P --duplicates -j "$id" -o State | wc -l)
