@@ -106,6 +106,15 @@ bool node_state_unhealthy(const std::string& state) {
 
 RestartDecision decide_restart(const RestartInput& in) {
   RestartDecision d;
+  // The watchdog ended the job itself (watchdog.action cancel or requeue):
+  // Slurm is taking the job away, and a new step would race it.
+  if (in.watchdog_taken.rfind("cancel", 0) == 0 || in.watchdog_taken.rfind("requeu", 0) == 0) {
+    bool cancel = in.watchdog_taken.rfind("cancel", 0) == 0;
+    d.verdict = RestartVerdict::Fail;
+    d.cause = cancel ? "the watchdog cancelled the job" : "the watchdog requeued the job";
+    d.text = d.cause + "; no in-job restart";
+    return d;
+  }
   auto unhealthy = [&](const std::string& node) {
     auto it = in.node_states.find(node);
     return it != in.node_states.end() && node_state_unhealthy(it->second);

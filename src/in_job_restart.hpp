@@ -53,6 +53,9 @@ struct RestartInput {
   std::vector<StepFailure> failures;      // parse_step_end
   std::vector<std::string> check_failed;  // nodes whose node check before the step failed
   std::map<std::string, std::string> node_states;  // parse_node_states, for nodes and spares
+  // The watchdog's act on this attempt, when it cancelled or requeued the
+  // job ("cancelling", "requeued", ...): the step ended because of it.
+  std::string watchdog_taken;
 };
 
 // What the batch shell does (`job step-ended`'s exit status; launch.sh).

@@ -654,6 +654,7 @@ RestartDecision on_step_ended(const StepEndedOptions& o, Context& ctx) {
     std::cerr << "ddpctl: in-job restart: warning: cannot read the batch log: " << e.what() << '\n';
   }
   if (o.check_failed) in.check_failed = read_node_checks(o.log_base, o.nodes, 0, ctx).bad_nodes;
+  if (auto stall = read_stall_record(o.log_base); stall && stall->attempt == place.attempt) in.watchdog_taken = stall->taken;
   std::vector<std::string> all = o.nodes;
   all.insert(all.end(), o.spares.begin(), o.spares.end());
   CommandResult show = ctx.runner.run({"scontrol", "show", "node", "-o", join(all, ",")}, std::chrono::seconds(30));

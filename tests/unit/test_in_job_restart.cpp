@@ -179,6 +179,19 @@ TEST_CASE("the bundled trainer's peers exit 75 after a rank is killed: a restart
   CHECK(d.text == "the program checkpointed and stopped for a requeue (exit status 75); no in-job restart; requeueing the job");
 }
 
+TEST_CASE("a step the watchdog ended by cancelling or requeueing the job is not restarted", "[in_job]") {
+  RestartInput in = two_nodes_one_spare();
+  in.failures = parse_step_end({"srun: error: g1: task 0: Killed"});
+  in.watchdog_taken = "warned";
+  CHECK(decide_restart(in).verdict == RestartVerdict::Restart);
+  in.watchdog_taken = "requeued";
+  RestartDecision d = decide_restart(in);
+  CHECK(d.verdict == RestartVerdict::Fail);
+  CHECK(d.text == "the watchdog requeued the job; no in-job restart");
+  in.watchdog_taken = "cancelling";
+  CHECK(decide_restart(in).text == "the watchdog cancelled the job; no in-job restart");
+}
+
 TEST_CASE("restarts used up: requeue without the failed nodes while requeues remain, else fail", "[in_job]") {
   RestartInput in = two_nodes_one_spare();
   in.restarts_done = 2;
