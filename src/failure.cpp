@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "files.hpp"
+#include "in_job_restart.hpp"
 #include "regex.hpp"
 #include "slurm.hpp"
 #include "text.hpp"
@@ -51,6 +52,13 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
   const std::string base = log_base(shape, job.id);
   if (restart < 0) restart = std::max(0, latest_restart(base));
   std::vector<std::string> batch = latest_attempt(tail_lines(job_files::batch_err(base)));
+  // With in-job restarts (restart:), the attempt's latest training step: an
+  // earlier step's failure was restarted from, not the job's end.
+  for (size_t i = batch.size(); i-- > 0;)
+    if (batch[i].rfind(kStepMarker, 0) == 0) {
+      batch.erase(batch.begin(), batch.begin() + static_cast<long>(i) + 1);
+      break;
+    }
 
   // The node check before training failed (the job agent, docs/running.md):
   // no task ran the program; the check's own lines name the nodes.

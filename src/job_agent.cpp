@@ -623,6 +623,83 @@ CheckDecision read_node_checks(const std::string& log_base, const std::vector<st
   return decide_after_check(nodes, results, attempt, max_restarts);
 }
 
+namespace {
+
+// A record that cannot be written is said, never stands between the decision and the act.
+void save_in_job_record(const std::string& log_base, const InJobRecord& r) {
+  try {
+    write_file_atomic(in_job_record_path(log_base, r.attempt), in_job_record_json(r).dump(2) + "\n");
+  } catch (const std::exception& e) {
+    std::cerr << "ddpctl: in-job restart: warning: cannot record it: " << e.what() << '\n';
+  }
+}
+
+}  // namespace
+
+RestartDecision on_step_ended(const StepEndedOptions& o, Context& ctx) {
+  JobPlace place = job_place(ctx.env);
+  RestartInput in;
+  in.nodes = o.nodes;
+  in.spares = o.spares;
+  in.restarts_done = o.restarts_done;
+  in.max_in_job = o.max_in_job;
+  in.attempt = place.attempt;
+  in.max_requeues = o.max_requeues;
+  in.tasks_are_ranks = o.tasks_are_ranks;
+  in.step_rc = o.step_rc;
+  revalidate_folder(o.log_base);
+  try {
+    in.failures = parse_step_end(tail_lines(job_files::batch_err(o.log_base), 1 << 20));
+  } catch (const std::exception& e) {
+    std::cerr << "ddpctl: in-job restart: warning: cannot read the batch log: " << e.what() << '\n';
+  }
+  if (o.check_failed) in.check_failed = read_node_checks(o.log_base, o.nodes, 0, ctx).bad_nodes;
+  if (auto stall = read_stall_record(o.log_base); stall && stall->attempt == place.attempt) in.watchdog_taken = stall->taken;
+  std::vector<std::string> all = o.nodes;
+  all.insert(all.end(), o.spares.begin(), o.spares.end());
+  CommandResult show = ctx.runner.run({"scontrol", "show", "node", "-o", join(all, ",")}, std::chrono::seconds(30));
+  // scontrol names every node it knows even when it exits non-zero for one it does not.
+  in.node_states = parse_node_states(show.out);
+  if (!show.ok())
+    std::cerr << "ddpctl: in-job restart: warning: the nodes' states are not all known: " << show.describe() << '\n';
+  RestartDecision d = decide_restart(in);
+
+  InJobRecord rec = read_in_job_record(o.log_base, place.attempt).value_or(InJobRecord{});
+  rec.attempt = place.attempt;
+  rec.of = o.max_in_job;
+  if (d.verdict == RestartVerdict::Restart) {
+    InJobRestart x;
+    x.number = o.restarts_done + 1;
+    x.kind = d.kind;
+    x.cause = d.cause;
+    x.text = d.text;
+    x.failed = d.failed;
+    x.left_out = d.left_out;
+    x.taken = d.taken;
+    x.nodes = d.nodes;
+    x.step_rc = o.step_rc;
+    x.decided_at = ctx.clock.wall();
+    rec.restarts.push_back(x);
+  } else {
+    rec.fallback = d.verdict == RestartVerdict::Requeue ? "requeue" : "fail";
+    rec.fallback_why = d.text;
+  }
+  save_in_job_record(o.log_base, rec);
+  if (d.verdict == RestartVerdict::Restart)
+    for (const auto& n : d.nodes) std::remove(node_check_path(o.log_base, place.attempt, n).c_str());
+  return d;
+}
+
+void on_step_started(const std::string& log_base, int number, Context& ctx) {
+  JobPlace place = job_place(ctx.env);
+  auto rec = read_in_job_record(log_base, place.attempt);
+  if (!rec || number < 1 || number > static_cast<int>(rec->restarts.size()))
+    throw UserError(Location{in_job_record_path(log_base, place.attempt)}, "",
+                    fmt::format("has no in-job restart {}", number));
+  rec->restarts[static_cast<size_t>(number - 1)].started_at = ctx.clock.wall();
+  save_in_job_record(log_base, *rec);
+}
+
 std::string record_stacks(const std::string& log_base, const std::string& proc_root, double budget_s, Context& ctx) {
   JobPlace place = job_place(ctx.env);
   std::string path = stacks_path(log_base, place.attempt, place.node);

@@ -15,6 +15,7 @@
 #include "context.hpp"
 #include "culprit.hpp"
 #include "flight_recorder_pipe.hpp"
+#include "in_job_restart.hpp"
 #include "job_environment.hpp"
 #include "node_check.hpp"
 #include "process.hpp"
@@ -154,6 +155,23 @@ NodeCheckResult run_node_check(const NodeCheckRequest& r, Context& ctx);
 // `job checked`: every node's record of this attempt, and what to do.
 CheckDecision read_node_checks(const std::string& log_base, const std::vector<std::string>& nodes, int max_restarts,
                                Context& ctx);
+
+// `job step-ended` (restart:, launch.sh): the training step failed; what
+// failed (srun's lines in the batch log since the step's marker, Slurm's
+// node states, the node check's records), the decision (in_job_restart.hpp),
+// recorded in <log base>.restart<N>.in-job.json before the batch shell acts
+// on it. The node check records of the next step's nodes are removed, so
+// that a node that cannot check again is not read as its old success.
+struct StepEndedOptions {
+  std::string log_base;
+  std::vector<std::string> nodes, spares;
+  int restarts_done = 0, max_in_job = 0, max_requeues = 0, step_rc = 1;
+  bool tasks_are_ranks = false;
+  bool check_failed = false;  // the node check before the step failed: no step ran
+};
+RestartDecision on_step_ended(const StepEndedOptions& o, Context& ctx);
+// `job step-started`: the restart `number` has started its step (the record after the act).
+void on_step_started(const std::string& log_base, int number, Context& ctx);
 
 // `job stacks`: this node's training processes' stacks into their file; its path.
 std::string record_stacks(const std::string& log_base, const std::string& proc_root, double budget_s, Context& ctx);

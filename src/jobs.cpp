@@ -35,8 +35,11 @@ std::map<std::string, AccountedJob> by_job(const std::vector<Job>& records) {
     });
     AccountedJob a;
     a.latest = *list.back();
+    // A RESIZING record is the same attempt before it lost a node (a job
+    // with --no-kill, restart:'s), not an earlier attempt.
     for (size_t i = 0; i + 1 < list.size(); ++i)
-      if (list[i]->name == a.latest.name && list[i]->comment == a.latest.comment) a.earlier.push_back(*list[i]);
+      if (list[i]->name == a.latest.name && list[i]->comment == a.latest.comment && list[i]->state != JobState::Resizing)
+        a.earlier.push_back(*list[i]);
     // sacct has no restart count; its records of the job do.
     a.latest.restarts = static_cast<int>(a.earlier.size());
     out[id] = std::move(a);

@@ -44,7 +44,7 @@ std::vector<std::string> fitting_nodes(const ResolvedShape& shape, const NodeQue
 
 JobAsk job_ask(const ResolvedShape& shape, const NodeQuery& nodes, const SiteLimits& limits) {
   JobAsk j;
-  j.nodes = shape.nodes;
+  j.nodes = shape.nodes + shape.spares;  // the allocation's, spares included
   j.gpus_per_node = shape.gpus_per_node;
   j.cpus_per_node = cpus_per_node(shape);
   j.mem_per_node_mib = shape.asked.mem_mib.value_or(0);

@@ -141,6 +141,18 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
   } else {
     d.set("requeue", mstch::data::type::bool_false);
   }
+  if (spec.restart) {
+    mstch::data r;
+    r.set("in_job", std::to_string(spec.restart->in_job));
+    r.set("spares", std::to_string(spec.restart->spares));
+    r.set("alloc_nodes", std::to_string(shape.nodes + spec.restart->spares));
+    r.set("max_requeues", std::to_string(spec.requeue ? spec.requeue->max_restarts : 0));
+    // srun's task number names the rank in its lines.
+    r.set("tasks_are_ranks", flag(spec.launch == LaunchMode::PerGpu || shape.ranks_per_node == 1));
+    d.set("restart", r);
+  } else {
+    d.set("restart", mstch::data::type::bool_false);
+  }
   if (spec.monitor.enabled) {
     mstch::data m;
     m.set("agent", agent_program());

@@ -34,6 +34,7 @@ class ShapeResolver {
     r.job_name = spec_.several_shapes() ? spec_.name + "-" + shape_.label : spec_.name;
     r.script_name = r.job_name + ".sbatch";
     r.nodes = shape_.nodes;
+    r.spares = spec_.restart ? spec_.restart->spares : 0;
     r.gpus_per_node = shape_.gpus_per_node;
     r.ranks_per_node = shape_.ranks_per_node();
     r.tasks_per_node = spec_.launch == LaunchMode::PerGpu ? r.ranks_per_node : 1;
@@ -116,9 +117,14 @@ class ShapeResolver {
         std::find(part->gpu_types.begin(), part->gpu_types.end(), type->name) == part->gpu_types.end())
       error("gpu_type", fmt::format("partition {} of {} has no {} GPUs; it has {}", part->name, cluster_ctx(),
                                     type->name, join(part->gpu_types, ", ")));
+    int spares = spec_.restart ? spec_.restart->spares : 0;
     if (part->nodes && shape_.nodes > *part->nodes)
       error("nodes", fmt::format("{} exceeds the {} nodes of partition {} ({})", shape_.nodes, *part->nodes,
                                  part->name, cluster_ctx()));
+    else if (part->nodes && shape_.nodes + spares > *part->nodes)
+      diags_.error(spec_.restart->where, "restart.spares",
+                   fmt::format("{} node(s) and {} spare(s) exceed the {} nodes of partition {} ({})", shape_.nodes,
+                               spares, *part->nodes, part->name, cluster_ctx()));
     if (part->mem_per_node_mib && shape_.mem_mib && *shape_.mem_mib > *part->mem_per_node_mib)
       error("mem", fmt::format("{} exceeds the {} per node of partition {} ({})", format_memory(*shape_.mem_mib),
                                format_memory(*part->mem_per_node_mib), part->name, cluster_ctx()));
@@ -156,7 +162,10 @@ class ShapeResolver {
     if (!shape_.account.empty()) d.push_back("--account=" + shape_.account);
     if (r.partition_requested) d.push_back("--partition=" + r.partition);
     if (!shape_.qos.empty()) d.push_back("--qos=" + shape_.qos);
-    d.push_back(fmt::format("--nodes={}", r.nodes));
+    // Spares (restart.spares) are in the allocation, idle until a node fails;
+    // --no-kill keeps the job, and its batch shell, when one of them does.
+    d.push_back(fmt::format("--nodes={}", r.nodes + r.spares));
+    if (spec_.restart) d.push_back("--no-kill");
     d.push_back(fmt::format("--ntasks-per-node={}", r.tasks_per_node));
     if (r.cpus_per_task) d.push_back(fmt::format("--cpus-per-task={}", *r.cpus_per_task));
     std::string constraint = shape_.constraint;
@@ -233,6 +242,9 @@ ResolvedRun resolve_run(RunSpec spec, ClusterProfile profile) {
   Diagnostics diags;
   for (const Shape& shape : run.spec.shapes) run.shapes.push_back(ShapeResolver(run.spec, run.profile, shape, diags).resolve());
   run.container = resolve_container(run.spec, run.profile, diags);
+  if (run.container && run.spec.restart)
+    diags.error(run.spec.restart->where, "restart",
+                "in-job restarts are not yet built for a program in a container; remove restart: (requeue: works)");
   diags.throw_if_any();
 
   run.modules = run.profile.modules;

@@ -23,7 +23,8 @@ struct ResolvedShape {
   // The GPU type as Slurm knows it: a GRES type (gres, gpus-per-node
   // dialects) or a node feature (constraint dialect); empty when untyped.
   std::string gpu_gres, gpu_feature;
-  int nodes = 1;
+  int nodes = 1;             // the training step's
+  int spares = 0;            // restart.spares: asked for beside `nodes`, idle until one fails
   int gpus_per_node = 0;
   int ranks_per_node = 1;
   int tasks_per_node = 1;  // srun tasks: 1 launcher (per-node) or one per rank (per-gpu)

@@ -61,6 +61,15 @@ struct RequeueSettings {
   Location where;
 };
 
+// restart: the training step started again inside the allocation when it
+// fails (docs/running.md "When a rank or node is lost"): up to `in_job` times,
+// on `nodes` of the job's `nodes + spares` nodes, leaving out the failed ones.
+struct RestartSettings {
+  int in_job = 0;  // restarts of the step within one attempt of the job
+  int spares = 0;  // nodes asked for beyond the shape's, to take a failed node's place
+  Location where;
+};
+
 // Progress for a program ddpctl did not write (progress_pattern.hpp applies
 // it): a regular expression with named groups, run over the rank-0 log.
 struct ProgressSpec {
@@ -148,6 +157,7 @@ struct RunSpec {
   std::vector<std::string> setup;  // the user's shell lines, verbatim
   MasterSettings master;
   std::optional<RequeueSettings> requeue;
+  std::optional<RestartSettings> restart;
   std::optional<ProgressSpec> progress;
   std::optional<MetricSpec> metric;
   MonitorSettings monitor;

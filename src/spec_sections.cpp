@@ -230,6 +230,41 @@ void read_requeue(MapReader& top, RunSpec& spec) {
   spec.requeue = q;
 }
 
+void read_restart(MapReader& top, RunSpec& spec) {
+  if (!top.has("restart")) return;
+  MapReader r(top.document(), top.node("restart"), "restart", top.diagnostics());
+  if (!r.valid()) return;
+  RestartSettings s;
+  s.where = top.where("restart");
+  bool ok = true;
+  if (!r.has("in_job")) {
+    top.diagnostics().error(s.where, "restart.in_job",
+                            "required: how many times the training step may start again inside the job, e.g. 3");
+    ok = false;
+  } else if (auto v = r.integer("in_job", 1, 100)) {
+    s.in_job = static_cast<int>(*v);
+  } else {
+    ok = false;
+  }
+  if (auto v = r.integer("spares", 0, 64)) s.spares = static_cast<int>(*v);
+  else if (r.has("spares")) ok = false;
+  r.finish();
+  // The batch shell asks the job agent which node failed and what to do.
+  if (!spec.monitor.enabled) {
+    top.diagnostics().error(s.where, "restart",
+                            "in-job restarts are decided by the job agent, which `monitor: false` turns off");
+    ok = false;
+  }
+  if (top.has("alternatives") || top.has("grid") || top.has("include")) {
+    top.diagnostics().error(s.where, "restart",
+                            fmt::format("in-job restarts are not yet built for {}; remove restart: or run the "
+                                        "shapes as separate specs",
+                                        top.has("alternatives") ? "a race (`alternatives:`)" : "a grid's job arrays"));
+    ok = false;
+  }
+  if (ok) spec.restart = s;
+}
+
 void read_progress_section(MapReader& top, RunSpec& spec) {
   if (!top.has("progress")) return;
   auto preset_check = [](const std::string& s) -> std::optional<std::string> {

@@ -14,6 +14,8 @@ void read_launch(MapReader& top, RunSpec& spec);       // launch, trainer, comma
 void read_environment(MapReader& top, RunSpec& spec);  // modules, env, nccl, setup
 void read_master(MapReader& top, RunSpec& spec);
 void read_requeue(MapReader& top, RunSpec& spec);
+// restart: {in_job, spares}; after read_running_sections (it needs the monitor).
+void read_restart(MapReader& top, RunSpec& spec);
 void read_progress_section(MapReader& top, RunSpec& spec);
 // metric: 'regex' | [regex, ...] | {pattern: regex or list, file: rank0|batch}
 void read_metric_section(MapReader& top, RunSpec& spec);

@@ -12,6 +12,7 @@
 
 #include "cell_files.hpp"
 #include "job_files.hpp"
+#include "in_job_restart.hpp"
 #include "experiments.hpp"
 #include "snapshot.hpp"
 #include "files.hpp"
@@ -237,6 +238,13 @@ StatusRow job_row(const JobRef& ref, const Job& job, long long now, Extra& extra
       row.info = rq->describe() + (row.info.empty() ? "" : "; " + row.info);
       j["attempt"] = {{"number", rq->attempt}, {"of", rq->of ? nlohmann::json(*rq->of) : nlohmann::json()},
                       {"why", rq->why}};
+    }
+  // The attempt's in-job restarts (restart:): the latest, and the fallback when none was left.
+  if (shape && job.state != JobState::Pending)
+    if (auto r = read_in_job_record(log_base(*shape, job.id), job.restarts)) {
+      if (std::string in_job = describe_in_job(*r); !in_job.empty())
+        row.info = in_job + (row.info.empty() ? "" : "; " + row.info);
+      j["in_job"] = in_job_record_json(*r);
     }
   // What the attempt runs with, from its first node (job_environment.hpp).
   if (shape && job.state != JobState::Pending)

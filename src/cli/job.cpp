@@ -1,4 +1,4 @@
-// ddpctl job sample|watch|check|checked|stacks|python-hook|environment|requeue: the job
+// ddpctl job sample|watch|check|checked|step-ended|step-started|stacks|python-hook|environment|requeue: the job
 // agent, which the sbatch script runs on the compute nodes while the job runs
 // (docs/running.md); hidden from the command list. What each does is in the
 // core (job_agent.hpp); here: its options, the call, and what it prints.
@@ -127,6 +127,51 @@ void setup_checked(CLI::App* job, Context& ctx) {
   });
 }
 
+void setup_step_ended(CLI::App* job, Context& ctx) {
+  struct O {
+    StepEndedOptions so;
+    std::string nodes, spares;
+  };
+  auto o = std::make_shared<O>();
+  CLI::App* c = job->add_subcommand(
+      "step-ended", "The training step failed: 0 start it again on the nodes printed, 10 requeue without the nodes printed, 11 fail");
+  add_log_base(c, o->so.log_base);
+  c->add_option("--nodes", o->nodes, "The step's nodes, space-separated, in order")->required();
+  c->add_option("--spares", o->spares, "The allocation's unused nodes, space-separated");
+  c->add_option("--restarts-done", o->so.restarts_done, "In-job restarts so far in this attempt");
+  c->add_option("--in-job", o->so.max_in_job, "restart.in_job")->required();
+  c->add_option("--max-restarts", o->so.max_requeues, "requeue.max_restarts (0: no requeue)");
+  c->add_option("--rc", o->so.step_rc, "The step's exit status")->required();
+  c->add_flag("--tasks-are-ranks", o->so.tasks_are_ranks, "A task's number is its rank");
+  c->add_flag("--check-failed", o->so.check_failed, "The node check before the step failed");
+  c->callback([o, &ctx] {
+    o->so.nodes = split_ws(o->nodes);
+    o->so.spares = split_ws(o->spares);
+    RestartDecision d = on_step_ended(o->so, ctx);
+    // For the batch shell (launch.sh): one `key value` line each.
+    switch (d.verdict) {
+      case RestartVerdict::Restart:
+        std::cerr << fmt::format("ddpctl: restart {} of {} in the job: {}\n", o->so.restarts_done + 1, o->so.max_in_job, d.text);
+        std::cout << "nodes " << join(d.nodes, " ") << "\nspares " << join(d.spares, " ") << '\n';
+        break;
+      case RestartVerdict::Requeue:
+        std::cout << "exclude " << join(d.exclude, ",") << '\n';
+        break;
+      case RestartVerdict::Fail:
+        std::cerr << "ddpctl: error: no in-job restart: " << d.text << '\n';
+        break;
+    }
+    std::cout << "why " << d.text << '\n';
+    if (d.verdict != RestartVerdict::Restart) throw CLI::RuntimeError(static_cast<int>(d.verdict));
+  });
+  auto number = std::make_shared<int>(0);
+  auto log_base = std::make_shared<std::string>();
+  CLI::App* started = job->add_subcommand("step-started", "Record that an in-job restart's step started");
+  add_log_base(started, *log_base);
+  started->add_option("--restart", *number, "The in-job restart's number (1-based)")->required();
+  started->callback([number, log_base, &ctx] { on_step_started(*log_base, *number, ctx); });
+}
+
 void setup_stacks(CLI::App* job, Context& ctx) {
   struct O {
     std::string log_base, proc = "/proc";
@@ -205,7 +250,7 @@ void setup_job(CLI::App& app, Context& ctx) {
   CLI::App* job = app.add_subcommand("job", "The job agent, run by the sbatch script on the compute nodes");
   job->group("");
   job->require_subcommand(1);
-  for (auto setup : {setup_sample, setup_watch, setup_check, setup_checked, setup_stacks, setup_python_hook, setup_environment,
+  for (auto setup : {setup_sample, setup_watch, setup_check, setup_checked, setup_step_ended, setup_stacks, setup_python_hook, setup_environment,
                      setup_requeue})
     setup(job, ctx);
 }

@@ -206,6 +206,17 @@ TEST_CASE("sacct is asked once for many jobs, in more calls only where the ids w
   CHECK(asked == many.size());
 }
 
+TEST_CASE("a job that lost a node and went on (--no-kill) has a RESIZING record in sacct: the same attempt, not a requeue") {
+  FakeSlurm s;
+  auto& resized = s.add("5", "ddpctl:eeeeeeeeeeee", "COMPLETED", "g[1,3]");
+  resized.in_squeue = false;
+  resized.earlier = {"RESIZING"};  // 22.05's record of g[1-3] until g2 was removed
+  JobStates st = lookup_jobs(s.slurm, {"5"});
+  CHECK(st.jobs.at("5").state == JobState::Completed);
+  CHECK(st.jobs.at("5").restarts == 0);
+  CHECK(st.final == std::set<std::string>{"5"});
+}
+
 TEST_CASE("an ended job is final only once squeue has forgotten it and sacct says it ended") {
   FakeSlurm s;
   s.add("1", "ddpctl:aaaaaaaaaaaa", "FAILED", "g1");                    // in squeue: may be requeued

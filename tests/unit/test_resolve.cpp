@@ -62,6 +62,20 @@ TEST_CASE("node, memory, time and CPU limits") {
         std::string::npos);
 }
 
+TEST_CASE("restart.spares: the job asks for its nodes and spares, with --no-kill, within the partition") {
+  ResolvedRun run = resolve("local", "partition: gpu\nnodes: 2\ngpus_per_node: 1\ntime: '01:00:00'\n"
+                                     "restart: {in_job: 2, spares: 1}\n");
+  CHECK(run.shapes[0].nodes == 2);
+  CHECK(run.shapes[0].spares == 1);
+  CHECK(has(run.shapes[0].directives, "--nodes=3"));
+  CHECK(has(run.shapes[0].directives, "--no-kill"));
+  std::string err = user_error_of([] {
+    resolve("local", "partition: gpu\nnodes: 4\ngpus_per_node: 1\ntime: '01:00:00'\nrestart: {in_job: 2, spares: 1}\n");
+  });
+  CHECK(err.find("runs/a.yaml:8:10: restart.spares: 4 node(s) and 1 spare(s) exceed the 4 nodes of partition gpu") !=
+        std::string::npos);
+}
+
 TEST_CASE("a partition-dialect type in another partition is a conflict") {
   std::string err = user_error_of([] {
     resolve("gilbreth", "gpu_type: a100-80gb\npartition: v100\ngpus_per_node: 1\ntime: 60\n");

@@ -1,0 +1,101 @@
+#pragma once
+// In-job restarts (restart: {in_job, spares}; docs/running.md "When a rank or
+// node is lost"): when the training step fails, the batch shell asks the job
+// agent (`ddpctl job step-ended`) what to do. Here: what srun's lines and
+// Slurm's node states say failed, the decision (a pure function: start the
+// step again on which nodes, or fall back to the requeue, or fail), and the
+// record of each restart (<log base>.restart<N>.in-job.json) that status
+// reads.
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddpctl {
+
+// The line the batch shell writes to its stderr before each training step
+// (launch.sh): srun's lines after the latest one are that step's.
+inline constexpr const char* kStepMarker = "ddpctl: training step ";
+
+// The bundled trainer's exit status after it checkpointed for a requeue.
+inline constexpr int kRequeueExit = 75;
+
+// What srun said about one task or node of the step.
+enum class StepFailureKind { TaskExited, TaskKilled, NodeLost, NodeCheck, Unknown };
+std::string step_failure_kind_name(StepFailureKind k);  // "task-exited", ... (the record's)
+StepFailureKind parse_step_failure_kind(const std::string& s);
+
+struct StepFailure {
+  StepFailureKind kind = StepFailureKind::Unknown;
+  std::string node;
+  std::optional<int> task;
+  std::optional<int> code, signal;
+};
+// The batch log's lines after the latest step marker, srun's failures in the
+// order it said them ("srun: error: g2: task 1: Killed", "srun: error: Node
+// failure on g3").
+std::vector<StepFailure> parse_step_end(const std::vector<std::string>& batch_err_lines);
+
+// `scontrol show node -o NAMES`: node -> its State ("IDLE", "DOWN*+NOT_RESPONDING").
+std::map<std::string, std::string> parse_node_states(const std::string& show);
+// A node Slurm says cannot run a step: down, drained or draining, failing, not responding.
+bool node_state_unhealthy(const std::string& state);
+
+struct RestartInput {
+  std::vector<std::string> nodes;   // the failed step's, in order (the first held rank 0)
+  std::vector<std::string> spares;  // the allocation's other nodes, not yet used
+  int restarts_done = 0;            // in-job restarts of this attempt so far
+  int max_in_job = 0;               // restart.in_job
+  int attempt = 0, max_requeues = 0;  // SLURM_RESTART_COUNT, requeue.max_restarts (0: no requeue)
+  bool tasks_are_ranks = false;     // one task per rank (a task's number is its rank)
+  int step_rc = 1;                  // the step's exit status as the batch shell saw it
+  std::vector<StepFailure> failures;      // parse_step_end
+  std::vector<std::string> check_failed;  // nodes whose node check before the step failed
+  std::map<std::string, std::string> node_states;  // parse_node_states, for nodes and spares
+  // The watchdog's act on this attempt, when it cancelled or requeued the
+  // job ("cancelling", "requeued", ...): the step ended because of it.
+  std::string watchdog_taken;
+};
+
+// What the batch shell does (`job step-ended`'s exit status; launch.sh).
+enum class RestartVerdict { Restart = 0, Requeue = 10, Fail = 11 };
+struct RestartDecision {
+  RestartVerdict verdict = RestartVerdict::Fail;
+  StepFailureKind kind = StepFailureKind::Unknown;
+  std::string cause;                   // "rank 5 on g3 was killed (signal 9)"
+  std::vector<std::string> failed;     // the nodes the cause names
+  std::vector<std::string> left_out;   // of the step's nodes, not in the next one
+  std::vector<std::string> taken;      // spares taken
+  std::vector<std::string> nodes, spares;  // the next step's (Restart)
+  std::vector<std::string> exclude;    // nodes the requeued job leaves out (Requeue)
+  std::string text;                    // the cause and what was done about it, for status and the log
+};
+RestartDecision decide_restart(const RestartInput& in);
+
+// The record of one attempt's in-job restarts.
+struct InJobRestart {
+  int number = 1;  // 1-based, within the attempt
+  StepFailureKind kind = StepFailureKind::Unknown;
+  std::string cause, text;
+  std::vector<std::string> failed, left_out, taken, nodes;
+  int step_rc = 0;         // how the step before it ended
+  double decided_at = 0;   // epoch seconds
+  double started_at = 0;   // when the new step was started (0: not yet; the record before the act)
+};
+struct InJobRecord {
+  int attempt = 0;
+  int of = 0;  // restart.in_job
+  std::vector<InJobRestart> restarts;
+  // When no restart was left or possible: "requeue" or "fail", and why.
+  std::string fallback, fallback_why;
+};
+std::string in_job_record_path(const std::string& log_base, int attempt);
+nlohmann::json in_job_record_json(const InJobRecord& r);
+std::optional<InJobRecord> parse_in_job_record(const std::string& text);
+std::optional<InJobRecord> read_in_job_record(const std::string& log_base, int attempt);
+// "restart 1 of 3 in the job: rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken",
+// with the fallback after the latest; "" for a record without restarts or fallback.
+std::string describe_in_job(const InJobRecord& r);
+
+}  // namespace ddpctl

@@ -1,0 +1,290 @@
+#include "catch.hpp"
+
+#include <filesystem>
+
+#include "fake_runner.hpp"
+#include "files.hpp"
+#include "helpers.hpp"
+#include "in_job_restart.hpp"
+#include "job_agent.hpp"
+#include "job_files.hpp"
+#include "node_check.hpp"
+#include "spec.hpp"
+
+using namespace ddpctl;
+using ddpctl::test::user_error_of;
+
+namespace {
+
+const char* kSpec =
+    "name: demo\n"
+    "cluster: local\n"
+    "nodes: 2\n"
+    "gpus_per_node: 0\n"
+    "procs_per_node: 1\n"
+    "time: '01:00:00'\n"
+    "command: ./train.sh\n";
+
+std::string spec_error(const std::string& extra) {
+  return user_error_of([&] { parse_run_spec("runs/a.yaml", std::string(kSpec) + extra); });
+}
+
+RestartInput two_nodes_one_spare() {
+  RestartInput in;
+  in.nodes = {"g1", "g2"};
+  in.spares = {"g3"};
+  in.max_in_job = 2;
+  in.tasks_are_ranks = true;
+  in.step_rc = 137;
+  in.node_states = {{"g1", "MIXED"}, {"g2", "MIXED"}, {"g3", "IDLE"}};
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("restart: is read with its defaults and checked field by field", "[in_job]") {
+  RunSpec s = parse_run_spec("a.yaml", std::string(kSpec) + "restart: {in_job: 3, spares: 1}\n");
+  REQUIRE(s.restart);
+  CHECK(s.restart->in_job == 3);
+  CHECK(s.restart->spares == 1);
+  CHECK(!s.requeue);  // restart: works without requeue: (the job then fails when restarts are used up)
+  RunSpec t = parse_run_spec("a.yaml", std::string(kSpec) + "restart: {in_job: 1}\n");
+  CHECK(t.restart->spares == 0);
+  CHECK_FALSE(parse_run_spec("a.yaml", kSpec).restart);
+
+  CHECK(spec_error("restart: {in_job: 2, spare: 1}\n").find("runs/a.yaml:8:22: restart: unknown field 'spare' (did you mean 'spares'?)") !=
+        std::string::npos);
+  CHECK(spec_error("restart: {in_job: -1}\n").find("runs/a.yaml:8:19: restart.in_job:") != std::string::npos);
+  CHECK(spec_error("restart: {in_job: 0}\n").find("restart.in_job: '0' must be an integer from 1 to 100") != std::string::npos);
+  CHECK(spec_error("restart: {in_job: 2, spares: -1}\n").find("restart.spares:") != std::string::npos);
+  CHECK(spec_error("restart: {spares: 1}\n").find("runs/a.yaml:8:10: restart.in_job: required") != std::string::npos);
+  CHECK(spec_error("restart: 3\n").find("restart") != std::string::npos);
+  CHECK(spec_error("restart: {in_job: 2}\nmonitor: false\n").find("restart: in-job restarts are decided by the job agent") !=
+        std::string::npos);
+  CHECK(spec_error("restart: {in_job: 2}\nalternatives: [{nodes: 1}]\n").find("not yet built for a race") != std::string::npos);
+  // Every problem at once.
+  std::string both = spec_error("restart: {in_job: x, spares: y}\n");
+  CHECK(both.find("restart.in_job") != std::string::npos);
+  CHECK(both.find("restart.spares") != std::string::npos);
+}
+
+TEST_CASE("srun's lines after the step's marker say which task or node ended it", "[in_job]") {
+  std::vector<std::string> lines = {
+      "srun: error: g9: task 3: Exited with exit code 1",  // an earlier step's
+      std::string(kStepMarker) + "1 on g1 g2",
+      "srun: error: g2: task 1: Killed",
+      "srun: launch/slurm: _step_signal: Terminating StepId=7.2",
+      "srun: error: g1: task 0: Terminated",
+      "srun: error: Node failure on g4",
+      "srun: error: g1: task 0: Unable to create step",
+  };
+  auto f = parse_step_end(lines);
+  REQUIRE(f.size() == 3);
+  CHECK(f[0].kind == StepFailureKind::TaskKilled);
+  CHECK(f[0].node == "g2");
+  CHECK(f[0].task == 1);
+  CHECK(f[0].signal == 9);
+  CHECK(f[1].kind == StepFailureKind::TaskKilled);
+  CHECK(f[1].signal == 15);
+  CHECK(f[2].kind == StepFailureKind::NodeLost);
+  CHECK(f[2].node == "g4");
+  auto e = parse_step_end({"srun: error: g2: tasks 2-3: Exited with exit code 7"});
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].kind == StepFailureKind::TaskExited);
+  CHECK(e[0].code == 7);
+}
+
+TEST_CASE("scontrol show node -o: each node's state, and which states cannot run a step", "[in_job]") {
+  auto states = parse_node_states(
+      "NodeName=g1 Arch=x86_64 CoresPerSocket=1 State=MIXED ThreadsPerCore=1\n"
+      "NodeName=g2 Arch=x86_64 CoresPerSocket=1 State=DOWN*+NOT_RESPONDING ThreadsPerCore=1\n");
+  CHECK(states.at("g1") == "MIXED");
+  CHECK(states.at("g2") == "DOWN*+NOT_RESPONDING");
+  CHECK_FALSE(node_state_unhealthy("MIXED"));
+  CHECK_FALSE(node_state_unhealthy("ALLOCATED"));
+  CHECK(node_state_unhealthy("DOWN*+NOT_RESPONDING"));
+  CHECK(node_state_unhealthy("MIXED+DRAIN"));
+  CHECK(node_state_unhealthy("ALLOCATED*"));
+  CHECK(node_state_unhealthy("IDLE+FAIL"));
+}
+
+TEST_CASE("a killed rank: its node is left out and a spare takes its place", "[in_job]") {
+  RestartInput in = two_nodes_one_spare();
+  in.failures = parse_step_end({"srun: error: g2: task 1: Killed", "srun: error: g1: task 0: Killed"});
+  RestartDecision d = decide_restart(in);
+  CHECK(d.verdict == RestartVerdict::Restart);
+  CHECK(d.kind == StepFailureKind::TaskKilled);
+  CHECK(d.nodes == std::vector<std::string>{"g1", "g3"});
+  CHECK(d.spares.empty());
+  CHECK(d.left_out == std::vector<std::string>{"g2"});
+  CHECK(d.taken == std::vector<std::string>{"g3"});
+  CHECK(d.text == "rank 1 on g2 was killed (signal 9); g2 left out, spare g3 taken");
+}
+
+TEST_CASE("without a spare, a rank's healthy node is kept; a lost one is not", "[in_job]") {
+  RestartInput in = two_nodes_one_spare();
+  in.spares.clear();
+  in.tasks_are_ranks = false;
+  in.failures = parse_step_end({"srun: error: g2: task 1: Exited with exit code 3"});
+  RestartDecision d = decide_restart(in);
+  CHECK(d.verdict == RestartVerdict::Restart);
+  CHECK(d.nodes == in.nodes);
+  CHECK(d.text == "task 1 on g2 exited with exit code 3; g2 kept (no spare left)");
+
+  in.node_states["g2"] = "DOWN*+NOT_RESPONDING";
+  in.failures = parse_step_end({"srun: error: Node failure on g2"});
+  RestartDecision lost = decide_restart(in);
+  CHECK(lost.verdict == RestartVerdict::Fail);
+  CHECK(lost.kind == StepFailureKind::NodeLost);
+  CHECK(lost.text == "node g2 (Slurm: DOWN*+NOT_RESPONDING) was lost; too few healthy nodes left for 2 (1 of 2, no spare "
+                     "left); no requeue: section: the job fails");
+}
+
+TEST_CASE("a node Slurm marks down is left out even where srun named a task, and a sick spare is not taken", "[in_job]") {
+  RestartInput in = two_nodes_one_spare();
+  in.spares = {"g3", "g4"};
+  in.node_states["g1"] = "DOWN*";
+  in.node_states["g3"] = "IDLE+DRAIN";
+  in.node_states["g4"] = "IDLE";
+  in.failures = parse_step_end({"srun: error: g2: task 1: Exited with exit code 1"});
+  RestartDecision d = decide_restart(in);
+  CHECK(d.verdict == RestartVerdict::Restart);
+  CHECK(d.kind == StepFailureKind::NodeLost);
+  CHECK(d.failed == std::vector<std::string>{"g1"});
+  CHECK(d.nodes == std::vector<std::string>{"g2", "g4"});  // rank 0 moves to g2
+  CHECK(d.text == "node g1 (Slurm: DOWN*) was lost; g1 left out, spare g4 taken");
+}
+
+TEST_CASE("the node check's failed nodes are left out before any step runs", "[in_job]") {
+  RestartInput in = two_nodes_one_spare();
+  in.check_failed = {"g1"};
+  in.step_rc = 1;
+  RestartDecision d = decide_restart(in);
+  CHECK(d.verdict == RestartVerdict::Restart);
+  CHECK(d.kind == StepFailureKind::NodeCheck);
+  CHECK(d.nodes == std::vector<std::string>{"g2", "g3"});
+  CHECK(d.text == "the node check failed on g1; g1 left out, spare g3 taken");
+}
+
+TEST_CASE("the bundled trainer's peers exit 75 after a rank is killed: a restart; every task exiting 75: the requeue's", "[in_job]") {
+  RestartInput in = two_nodes_one_spare();
+  in.step_rc = 75;  // srun's: the highest of its tasks'
+  in.failures = parse_step_end({"srun: error: g2: task 1: Exited with exit code 1", "srun: error: g1: task 0: Exited with exit code 75"});
+  CHECK(decide_restart(in).verdict == RestartVerdict::Restart);
+  in.failures = parse_step_end({"srun: error: g1: task 0: Exited with exit code 75", "srun: error: g2: task 1: Exited with exit code 75"});
+  in.max_requeues = 1;
+  RestartDecision d = decide_restart(in);
+  CHECK(d.verdict == RestartVerdict::Requeue);
+  CHECK(d.exclude.empty());
+  CHECK(d.text == "the program checkpointed and stopped for a requeue (exit status 75); no in-job restart; requeueing the job");
+}
+
+TEST_CASE("a step the watchdog ended by cancelling or requeueing the job is not restarted", "[in_job]") {
+  RestartInput in = two_nodes_one_spare();
+  in.failures = parse_step_end({"srun: error: g1: task 0: Killed"});
+  in.watchdog_taken = "warned";
+  CHECK(decide_restart(in).verdict == RestartVerdict::Restart);
+  in.watchdog_taken = "requeued";
+  RestartDecision d = decide_restart(in);
+  CHECK(d.verdict == RestartVerdict::Fail);
+  CHECK(d.text == "the watchdog requeued the job; no in-job restart");
+  in.watchdog_taken = "cancelling";
+  CHECK(decide_restart(in).text == "the watchdog cancelled the job; no in-job restart");
+}
+
+TEST_CASE("restarts used up: requeue without the failed nodes while requeues remain, else fail", "[in_job]") {
+  RestartInput in = two_nodes_one_spare();
+  in.restarts_done = 2;
+  in.failures = parse_step_end({"srun: error: g2: task 1: Killed"});
+  in.max_requeues = 3;
+  in.attempt = 1;
+  RestartDecision d = decide_restart(in);
+  CHECK(d.verdict == RestartVerdict::Requeue);
+  CHECK(d.exclude == std::vector<std::string>{"g2"});
+  CHECK(d.text == "rank 1 on g2 was killed (signal 9); in-job restarts used up (2 of 2); requeueing the job without g2");
+  in.attempt = 3;
+  RestartDecision f = decide_restart(in);
+  CHECK(f.verdict == RestartVerdict::Fail);
+  CHECK(f.text.find("requeue.max_restarts reached: the job fails") != std::string::npos);
+  // An exit nobody explained: the restart says so, on the same nodes.
+  RestartInput u = two_nodes_one_spare();
+  u.step_rc = 2;
+  RestartDecision same = decide_restart(u);
+  CHECK(same.verdict == RestartVerdict::Restart);
+  CHECK(same.nodes == u.nodes);
+  CHECK(same.spares == u.spares);
+  CHECK(same.text == "the training step exited with status 2; same nodes");
+}
+
+TEST_CASE("the record of in-job restarts round-trips and status's words come from it", "[in_job]") {
+  InJobRecord r;
+  r.attempt = 0;
+  r.of = 3;
+  InJobRestart x;
+  x.number = 1;
+  x.kind = StepFailureKind::TaskKilled;
+  x.text = "rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken";
+  x.nodes = {"g1", "g5"};
+  x.decided_at = 10;
+  r.restarts.push_back(x);
+  auto back = parse_in_job_record(in_job_record_json(r).dump());
+  REQUIRE(back);
+  CHECK(back->restarts.at(0).kind == StepFailureKind::TaskKilled);
+  CHECK(back->restarts.at(0).nodes == x.nodes);
+  CHECK(describe_in_job(*back) ==
+        "restart 1 of 3 in the job: rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken (starting)");
+  back->restarts[0].started_at = 12;
+  back->fallback = "requeue";
+  back->fallback_why = "rank 0 on g1 was killed (signal 9); in-job restarts used up (1 of 1); requeueing the job without g1";
+  CHECK(describe_in_job(*back) ==
+        "restart 1 of 3 in the job: rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken; rank 0 on g1 was "
+        "killed (signal 9); in-job restarts used up (1 of 1); requeueing the job without g1");
+  CHECK_FALSE(parse_in_job_record("not json"));
+}
+
+TEST_CASE("job step-ended reads the batch log and Slurm's node states, records before the act", "[in_job]") {
+  test::TempDir dir;
+  test::FakeRunner runner;
+  test::FakeClock clock;
+  test::FakeEnvironment env;
+  env.vars["SLURM_JOB_ID"] = "7";
+  env.vars["SLURM_RESTART_COUNT"] = "0";
+  SlurmClient slurm{runner};
+  Context ctx{runner, slurm, clock, env, 0.5};
+  std::string base = dir.path + "/demo_7";
+  write_file_atomic(job_files::batch_err(base), "ddpctl: job 7 (demo) attempt 1 on g[1-3]\n" + std::string(kStepMarker) +
+                                                    "0 on g1 g2\nsrun: error: g2: task 1: Killed\nsrun: error: g1: task 0: Killed\n");
+  // A stale check record of the spare: removed, so that a spare that cannot check is not read as passing.
+  write_file_atomic(node_check_path(base, 0, "g3"), "{}");
+  runner.on("scontrol", {"show", "node"},
+            test::exits(0, "NodeName=g1 State=MIXED\nNodeName=g2 State=MIXED\nNodeName=g3 State=IDLE\n"));
+  StepEndedOptions o;
+  o.log_base = base;
+  o.nodes = {"g1", "g2"};
+  o.spares = {"g3"};
+  o.max_in_job = 2;
+  o.tasks_are_ranks = true;
+  o.step_rc = 137;
+  RestartDecision d = on_step_ended(o, ctx);
+  CHECK(runner.count("scontrol", {"-o", "g1,g2,g3"}) == 1);
+  CHECK(d.verdict == RestartVerdict::Restart);
+  CHECK(d.nodes == std::vector<std::string>{"g1", "g3"});
+  CHECK_FALSE(std::filesystem::exists(node_check_path(base, 0, "g3")));
+  auto rec = read_in_job_record(base, 0);
+  REQUIRE(rec);
+  REQUIRE(rec->restarts.size() == 1);
+  CHECK(rec->restarts[0].started_at == 0);  // before the act
+  on_step_started(base, 1, ctx);
+  CHECK(read_in_job_record(base, 0)->restarts[0].started_at > 0);  // after it
+
+  // The second failure, with restarts used up and no requeue: the record says the job fails.
+  write_file_atomic(job_files::batch_err(base), std::string(kStepMarker) + "1 on g1 g3\nsrun: error: g3: task 1: Exited with exit code 2\n");
+  o.nodes = d.nodes;
+  o.spares = d.spares;
+  o.restarts_done = 2;
+  RestartDecision end = on_step_ended(o, ctx);
+  CHECK(end.verdict == RestartVerdict::Fail);
+  CHECK(read_in_job_record(base, 0)->fallback == "fail");
+  CHECK(describe_in_job(*read_in_job_record(base, 0)).find("rank 1 on g3 exited with exit code 2; in-job restarts used up") !=
+        std::string::npos);
+}
