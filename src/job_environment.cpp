@@ -116,7 +116,11 @@ void probe_python(const std::vector<std::string>& prefix, const std::string& pyt
                   const EnvironmentOptions& o, CommandRunner& runner) {
   std::vector<std::string> argv = prefix;
   argv.insert(argv.end(), {python, "-c", kPythonProbe});
-  CommandResult r = runner.run(argv, o.python_timeout);
+  // Through a container the image is started too (a SIF mounted, its Python
+  // and torch read from squashfs): on a node busy starting the job's own
+  // ranks that took over 30 s; it runs beside the training, so waiting is cheap.
+  auto limit = prefix.empty() ? o.python_timeout : 4 * o.python_timeout;
+  CommandResult r = runner.run(argv, limit);
   if (!r.ok()) {
     e.notes.push_back(fmt::format("{} could not report its versions: {}", python, r.describe()));
     return;
@@ -181,7 +185,7 @@ JobEnvironment collect_environment(const EnvironmentOptions& o, CommandRunner& r
     if (!shell_line) {
       std::vector<std::string> lookup = prefix;
       lookup.insert(lookup.end(), {"sh", "-c", "command -v \"$1\"", "sh", argv[0]});
-      CommandResult r = runner.run(lookup, o.python_timeout);
+      CommandResult r = runner.run(lookup, 4 * o.python_timeout);  // the image starts too (probe_python)
       e.program_path = r.ok() ? first_line(r.out) : "";
       if (e.program_path.empty())
         e.notes.push_back(fmt::format("{} is not found in the {} image {}{}", printable(argv[0]), o.container, o.image,

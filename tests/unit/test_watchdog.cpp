@@ -947,6 +947,23 @@ TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else 
           head + "\n## pid 200 (rank 0), state S: gdb -p 200 -batch -nx -ex 'thread apply all bt'\nThread 1 (LWP 200):\n"
                  "#0  recv ()\n");
   }
+  SECTION("a gdb that prints its version but does not exit in time is there; one that fails is said") {
+    runner.on("py-spy", {}, test::not_found());
+    CommandResult slow = test::times_out();
+    slow.out = "GNU gdb (Debian 16.3-1) 16.3\n";
+    runner.on("gdb", {"--version"}, slow);
+    runner.on("gdb", {"-p"}, exits(0, "Thread 1 (LWP 200):\n#0  recv ()\n"));
+    CHECK(dump_stacks(runner, clock, proc.path, {"42", "g1", "", ""}, 5) ==
+          head + "\n## pid 200 (rank 0), state S: gdb -p 200 -batch -nx -ex 'thread apply all bt'\nThread 1 (LWP 200):\n"
+                 "#0  recv ()\n");
+  }
+  SECTION("a gdb that cannot say its version is not used, and that is said") {
+    runner.on("py-spy", {}, test::not_found());
+    runner.on("gdb", {"--version"}, exits(127, "", "gdb: error while loading shared libraries\n"));
+    CHECK_THAT(dump_stacks(runner, clock, proc.path, {"42", "g1", "", ""}, 5),
+               Catch::Contains("(gdb not used on g1: gdb exited with status 127: gdb: error while loading shared libraries)"));
+    CHECK(runner.count("gdb", {"-p"}) == 0);
+  }
   SECTION("py-spy") {
     runner.on("gdb", {}, test::not_found());
     runner.on("py-spy", {"--version"}, exits(0, "py-spy 0.3.14\n"));
