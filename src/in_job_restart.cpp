@@ -195,9 +195,12 @@ RestartDecision decide_restart(const RestartInput& in) {
     return fall_back(fmt::format("in-job restarts used up ({} of {})", in.restarts_done, in.max_in_job));
 
   // Left out: the sick nodes, and a failed task's node where a healthy spare
-  // can take its place (a rank killed by an ECC error says little about the
-  // program and much about the node). Without a spare the task's node is
-  // kept: its Slurm state is fine and the node check runs again first.
+  // can take its place or the step may shrink without it (a rank killed by
+  // an ECC error says little about the program and much about the node).
+  // Otherwise the task's node is kept: its Slurm state is fine and the node
+  // check runs again first.
+  size_t target = in.full_nodes > 0 ? static_cast<size_t>(in.full_nodes) : in.nodes.size();
+  size_t fewest = in.min_nodes > 0 ? std::min(target, static_cast<size_t>(in.min_nodes)) : target;
   std::vector<std::string> healthy_spares;
   for (const auto& s : in.spares)
     if (!unhealthy(s) && !contains(sick, s)) healthy_spares.push_back(s);
@@ -206,25 +209,32 @@ RestartDecision decide_restart(const RestartInput& in) {
   std::vector<std::string> kept_suspect;
   for (const auto& n : d.failed)
     if (!contains(d.left_out, n)) {
-      if (healthy_spares.size() > d.left_out.size()) d.left_out.push_back(n);
+      if (in.nodes.size() - d.left_out.size() - 1 + healthy_spares.size() >= fewest) d.left_out.push_back(n);
       else kept_suspect.push_back(n);
     }
   for (const auto& n : in.nodes)
     if (!contains(d.left_out, n)) d.nodes.push_back(n);
   size_t s = 0;
-  while (d.nodes.size() < in.nodes.size() && s < healthy_spares.size()) {
+  while (d.nodes.size() < target && s < healthy_spares.size()) {
     d.nodes.push_back(healthy_spares[s]);
     d.taken.push_back(healthy_spares[s++]);
   }
-  if (d.nodes.size() < in.nodes.size())
-    return fall_back(fmt::format("too few healthy nodes left for {} ({} of {}, no spare left)", in.nodes.size(),
-                                 d.nodes.size(), in.nodes.size()));
+  if (d.nodes.size() < fewest)
+    return fall_back(fewest < target
+                         ? fmt::format("too few healthy nodes left ({} of {}, no spare left, restart.min_nodes {})",
+                                       d.nodes.size(), target, fewest)
+                         : fmt::format("too few healthy nodes left for {} ({} of {}, no spare left)", target,
+                                       d.nodes.size(), target));
   for (; s < healthy_spares.size(); ++s) d.spares.push_back(healthy_spares[s]);
   d.verdict = RestartVerdict::Restart;
+  d.shrunk = d.nodes.size() < target;
   std::vector<std::string> done;
   if (!d.left_out.empty()) done.push_back(join(d.left_out, ", ") + " left out");
   if (!d.taken.empty()) done.push_back(fmt::format("spare{} {} taken", d.taken.size() > 1 ? "s" : "", join(d.taken, ", ")));
   if (!kept_suspect.empty()) done.push_back(join(kept_suspect, ", ") + " kept (no spare left)");
+  if (d.shrunk)
+    done.push_back(fmt::format("{}shrunk to {} of {} node{} (restart.min_nodes {})", d.taken.empty() && kept_suspect.empty() ? "no spare left: " : "",
+                               d.nodes.size(), target, target == 1 ? "" : "s", fewest));
   if (done.empty()) done.push_back("same nodes");
   d.text = d.cause + "; " + join(done, ", ");
   return d;
@@ -242,6 +252,7 @@ nlohmann::json in_job_record_json(const InJobRecord& r) {
                         {"nodes", x.nodes}, {"step_rc", x.step_rc}, {"decided_at", x.decided_at},
                         {"started_at", x.started_at}});
   nlohmann::json j = {{"attempt", r.attempt}, {"of", r.of}, {"restarts", restarts}};
+  if (r.full_nodes > 0) j["full_nodes"] = r.full_nodes;
   if (!r.fallback.empty()) j["fallback"] = {{"action", r.fallback}, {"why", r.fallback_why}};
   return j;
 }
@@ -253,6 +264,7 @@ std::optional<InJobRecord> parse_in_job_record(const std::string& text) {
     InJobRecord r;
     r.attempt = j.value("attempt", 0);
     r.of = j.value("of", 0);
+    r.full_nodes = j.value("full_nodes", 0);
     for (const auto& x : j.value("restarts", nlohmann::json::array())) {
       InJobRestart e;
       e.number = x.value("number", 1);
@@ -295,6 +307,32 @@ std::string describe_in_job(const InJobRecord& r) {
   }
   if (!r.fallback.empty()) parts.push_back(r.fallback_why);
   return join(parts, "; ");
+}
+
+InJobHistory read_in_job_history(const std::string& log_base) {
+  InJobHistory h;
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    std::optional<InJobRecord> r = read_in_job_record(log_base, attempt);
+    if (!r) continue;
+    for (const auto& x : r->restarts) {
+      ++h.count;
+      std::string gap = "not started";
+      if (x.started_at > 0 && x.decided_at > 0) {
+        double s = std::max(0.0, x.started_at - x.decided_at);
+        h.between_steps_s += s;
+        gap = fmt::format("new step after {:.1f} s", s);
+      }
+      h.restarts.push_back(fmt::format("{}restart {} of {}: {}; {}", attempt > 0 ? fmt::format("attempt {}, ", attempt + 1) : "",
+                                       x.number, r->of, x.text, gap));
+      if (r->full_nodes > 0 && !x.nodes.empty() && static_cast<int>(x.nodes.size()) < r->full_nodes && !h.shrunk) {
+        h.shrunk = true;
+        h.shrunk_to = fmt::format("{} of {} nodes from restart {}", x.nodes.size(), r->full_nodes, x.number);
+      }
+    }
+    if (!r->fallback.empty())
+      h.restarts.push_back(fmt::format("{}then: {}", attempt > 0 ? fmt::format("attempt {}, ", attempt + 1) : "", r->fallback_why));
+  }
+  return h;
 }
 
 }  // namespace ddpctl

@@ -47,6 +47,9 @@ struct RestartInput {
   std::vector<std::string> spares;  // the allocation's other nodes, not yet used
   int restarts_done = 0;            // in-job restarts of this attempt so far
   int max_in_job = 0;               // restart.in_job
+  // The shape's nodes (the step's size before any shrink; 0: nodes.size())
+  // and restart.min_nodes (0: never shrink below it).
+  int full_nodes = 0, min_nodes = 0;
   int attempt = 0, max_requeues = 0;  // SLURM_RESTART_COUNT, requeue.max_restarts (0: no requeue)
   bool tasks_are_ranks = false;     // one task per rank (a task's number is its rank)
   int step_rc = 1;                  // the step's exit status as the batch shell saw it
@@ -68,6 +71,7 @@ struct RestartDecision {
   std::vector<std::string> left_out;   // of the step's nodes, not in the next one
   std::vector<std::string> taken;      // spares taken
   std::vector<std::string> nodes, spares;  // the next step's (Restart)
+  bool shrunk = false;                 // the next step runs on fewer nodes than the shape's (min_nodes)
   std::vector<std::string> exclude;    // nodes the requeued job leaves out (Requeue)
   std::string text;                    // the cause and what was done about it, for status and the log
 };
@@ -85,7 +89,8 @@ struct InJobRestart {
 };
 struct InJobRecord {
   int attempt = 0;
-  int of = 0;  // restart.in_job
+  int of = 0;          // restart.in_job
+  int full_nodes = 0;  // the shape's nodes: a restart on fewer ran shrunk (restart.min_nodes)
   std::vector<InJobRestart> restarts;
   // When no restart was left or possible: "requeue" or "fail", and why.
   std::string fallback, fallback_why;
@@ -97,5 +102,18 @@ std::optional<InJobRecord> read_in_job_record(const std::string& log_base, int a
 // "restart 1 of 3 in the job: rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken",
 // with the fallback after the latest; "" for a record without restarts or fallback.
 std::string describe_in_job(const InJobRecord& r);
+
+// For `report`: every attempt's in-job restarts of the job at `log_base`
+// (attempts 0 to 63 that have a record), each with the time from the failed
+// step's end to the new step's start; whether any step ran shrunk
+// (restart.min_nodes).
+struct InJobHistory {
+  std::vector<std::string> restarts;  // "attempt 1, restart 1 of 2: ...; new step after 4 s"
+  int count = 0;
+  double between_steps_s = 0;  // summed over the restarts whose new step started
+  bool shrunk = false;
+  std::string shrunk_to;  // "1 of 2 nodes from restart 1"
+};
+InJobHistory read_in_job_history(const std::string& log_base);
 
 }  // namespace ddpctl

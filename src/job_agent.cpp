@@ -646,6 +646,8 @@ RestartDecision on_step_ended(const StepEndedOptions& o, Context& ctx) {
   in.spares = o.spares;
   in.restarts_done = o.restarts_done;
   in.max_in_job = o.max_in_job;
+  in.full_nodes = o.full_nodes;
+  in.min_nodes = o.min_nodes;
   in.attempt = place.attempt;
   in.max_requeues = o.max_requeues;
   in.tasks_are_ranks = o.tasks_are_ranks;
@@ -670,6 +672,7 @@ RestartDecision on_step_ended(const StepEndedOptions& o, Context& ctx) {
   InJobRecord rec = read_in_job_record(o.log_base, place.attempt).value_or(InJobRecord{});
   rec.attempt = place.attempt;
   rec.of = o.max_in_job;
+  if (o.full_nodes > 0) rec.full_nodes = o.full_nodes;
   if (d.verdict == RestartVerdict::Restart) {
     InJobRestart x;
     x.number = o.restarts_done + 1;

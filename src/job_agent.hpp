@@ -166,6 +166,7 @@ struct StepEndedOptions {
   std::string log_base;
   std::vector<std::string> nodes, spares;
   int restarts_done = 0, max_in_job = 0, max_requeues = 0, step_rc = 1;
+  int full_nodes = 0, min_nodes = 0;  // the shape's nodes, restart.min_nodes (0: no shrink)
   bool tasks_are_ranks = false;
   bool check_failed = false;  // the node check before the step failed: no step ran
 };

@@ -145,6 +145,7 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
     mstch::data r;
     r.set("in_job", std::to_string(spec.restart->in_job));
     r.set("spares", std::to_string(spec.restart->spares));
+    r.set("min_nodes", std::to_string(spec.restart->min_nodes));
     r.set("alloc_nodes", std::to_string(shape.nodes + spec.restart->spares));
     r.set("max_requeues", std::to_string(spec.requeue ? spec.requeue->max_restarts : 0));
     // srun's task number names the rank in its lines.

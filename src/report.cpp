@@ -182,6 +182,8 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
     }
   }
   if (r.wall_s) {
+    if (r.gpus > r.nodes * r.gpus_per_node && r.gpus_per_node > 0)
+      r.idle_gpu_hours = *r.wall_s / 3600.0 * (r.gpus - r.nodes * r.gpus_per_node);
     if (r.gpus > 0) r.gpu_hours = *r.wall_s / 3600.0 * r.gpus;
     r.node_hours = *r.wall_s / 3600.0 * r.nodes;
   }
@@ -320,7 +322,7 @@ std::string report_table(const std::vector<ReportRow>& rows) {
     auto loss_acc = [](const std::optional<double>& l, const std::optional<double>& a) {
       return l || a ? fmt::format("{}/{}", num(l, 3), a ? fmt::format("{:.2f}%", *a) : "-") : "-";
     };
-    cells.push_back({r.label, r.run_id, r.code.empty() ? "-" : r.code, r.job_id.empty() ? "-" : r.job_id, r.state ? state_name(*r.state) : "-",
+    cells.push_back({r.shrunk.empty() ? r.label : r.label + "*", r.run_id, r.code.empty() ? "-" : r.code, r.job_id.empty() ? "-" : r.job_id, r.state ? state_name(*r.state) : "-",
                      std::to_string(r.world()), std::to_string(r.gpus),
                      r.epochs ? fmt::format("{}/{}", r.epochs_done, r.epochs) : "-", loss_acc(r.train_loss, r.train_acc),
                      loss_acc(r.val_loss, r.val_acc), num(r.img_per_s, 1), r.speedup ? fmt::format("{:.2f}x", *r.speedup) : "-",
@@ -345,6 +347,19 @@ std::string report_table(const std::vector<ReportRow>& rows) {
     if (!r.failure.empty()) notes.push_back(fmt::format("{} ({}): failed: {}", r.label, r.run_id, r.failure));
   for (const auto& r : rows)
     if (!r.slow.empty()) notes.push_back(fmt::format("{} ({}): slow: {}", r.label, r.run_id, r.slow));
+  for (const auto& r : rows) {
+    if (!r.shrunk.empty())
+      notes.push_back(fmt::format("{}* ({}): shrunk in the job to {} (restart.min_nodes): its throughput, speedup "
+                                  "and efficiency mix world sizes",
+                                  r.label, r.run_id, r.shrunk));
+    if (!r.in_job.empty())
+      notes.push_back(fmt::format("{} ({}): in-job restarts ({:.1f} s between steps in all): {}", r.label, r.run_id,
+                                  r.in_job_between_s, join(r.in_job, "; ")));
+    if (r.idle_gpu_hours)
+      notes.push_back(fmt::format("{} ({}): {:.3f} of its GPU-hours were allocated GPUs no step ran on (spares, "
+                                  "nodes left out)",
+                                  r.label, r.run_id, *r.idle_gpu_hours));
+  }
   for (const auto& r : rows)
     if (!r.problem.empty()) notes.push_back(fmt::format("{} ({}): {}", r.label, r.run_id, r.problem));
   for (const auto& n : notes) out += "  " + n + "\n";
@@ -416,7 +431,10 @@ std::string report_json(const std::vector<ReportRow>& rows) {
                                                {"mode", opt(r.gpu_mem_mode_mib)}}},
                               {"cpu_pct", opt(r.cpu_pct_mean)}, {"rss_peak_bytes", opt(r.rss_peak_bytes)}}},
                    {"metrics", r.metrics_path}, {"problem", r.problem}, {"failure", r.failure},
-                   {"slow", r.slow.empty() ? json() : json(r.slow)}});
+                   {"slow", r.slow.empty() ? json() : json(r.slow)},
+                   {"in_job", {{"restarts", r.in_job}, {"between_steps_s", r.in_job_between_s},
+                               {"shrunk", r.shrunk.empty() ? json() : json(r.shrunk)}}},
+                   {"idle_gpu_hours", opt(r.idle_gpu_hours)}});
   return out.dump(2) + "\n";
 }
 

@@ -50,6 +50,15 @@ struct ReportRow {
   std::string code;        // the code it ran (snapshot.hpp's code_label); "" without a record
   std::optional<JobEnvironment> environment;  // what its latest attempt ran with, where recorded
   std::string slow;  // the ranks its watchdog found slow (straggler.hpp), "" for none
+  // Its in-job restarts (restart:, in_job_restart.hpp), each with the time
+  // between the failed step and the new one; a shrunk step (min_nodes)
+  // marks the row: its throughput mixes world sizes.
+  std::vector<std::string> in_job;
+  double in_job_between_s = 0;
+  std::string shrunk;  // "1 of 2 nodes from restart 1"; "" when never shrunk
+  // GPU-hours of allocated GPUs no step used (spares, nodes left out): the
+  // allocation's GPUs (sacct) beyond the step's.
+  std::optional<double> idle_gpu_hours;
 };
 
 // Fills a row from a run, its job (as Slurm sees it; may be null) and the

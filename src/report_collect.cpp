@@ -7,6 +7,7 @@
 #include "experiments.hpp"
 #include "failure.hpp"
 #include "files.hpp"
+#include "in_job_restart.hpp"
 #include "progress_pattern.hpp"
 #include "race.hpp"
 #include "report.hpp"
@@ -105,6 +106,10 @@ ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, c
     add_usage(row, log_base(*shape, a->job_id));
     row.environment = read_latest_environment(log_base(*shape, a->job_id));
     if (auto slow = read_slow_record(log_base(*shape, a->job_id))) row.slow = describe_slow_history(*slow);
+    InJobHistory h = read_in_job_history(log_base(*shape, a->job_id));
+    row.in_job = h.restarts;
+    row.in_job_between_s = h.between_steps_s;
+    row.shrunk = h.shrunk_to;
   }
   return row;
 }

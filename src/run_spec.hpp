@@ -67,6 +67,9 @@ struct RequeueSettings {
 struct RestartSettings {
   int in_job = 0;  // restarts of the step within one attempt of the job
   int spares = 0;  // nodes asked for beyond the shape's, to take a failed node's place
+  // The fewest nodes a restarted step may run on when no spare is left
+  // (restart.min_nodes; 0: not set, the step never shrinks).
+  int min_nodes = 0;
   Location where;
 };
 

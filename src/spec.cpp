@@ -178,6 +178,7 @@ RunSpec parse_run_spec_document(const YamlDocument& doc) {
   for (const Shape& s : spec.shapes) {
     check_shape(s, Location{file}, diags);
     if (shapes_read) check_global_batch(spec, s, diags);
+    if (shapes_read) check_restart(spec, s, diags);
     if (spec.several_shapes() && shapes_read && !labels.insert(s.label).second)
       diags.error(s.field_prefix.empty() ? top.self() : spec.where_of(spec.has_sweep ? "sweep" : "alternatives"),
                   s.field("label"),

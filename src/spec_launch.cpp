@@ -177,6 +177,50 @@ void check_global_batch(const RunSpec& spec, const Shape& shape, Diagnostics& di
               problem + " (ddp-train would refuse it at start, after the queue wait)");
 }
 
+void check_restart(const RunSpec& spec, const Shape& shape, Diagnostics& diags) {
+  if (!spec.restart) return;
+  const RestartSettings& r = *spec.restart;
+  // ddp-train without --resume starts from its first step on each restart:
+  // the time before the failure would be spent again, silently.
+  if (spec.uses_trainer && !spec.trainer_resume)
+    diags.error(r.where, "restart",
+                "a restarted step starts ddp-train again from its first step unless it resumes: set trainer.resume: "
+                "true and trainer.checkpoint_dir");
+  if (r.min_nodes == 0) return;
+  Location where = spec.where_of("restart.min_nodes");
+  if (r.min_nodes > shape.nodes) {
+    diags.error(where, "restart.min_nodes",
+                fmt::format("{} is more than the {} node(s) the step runs on (nodes: {}); a shrunk step runs on "
+                            "fewer nodes, from min_nodes up to nodes",
+                            r.min_nodes, shape.nodes, shape.nodes));
+    return;
+  }
+  if (!spec.uses_trainer || r.min_nodes == shape.nodes) return;
+  // The bundled trainer resumes at any world size; the global batch (and
+  // with it the science) stays the same only where it is fixed.
+  if (!spec.trainer_global_batch) {
+    diags.error(where, "restart.min_nodes",
+                fmt::format("a step shrunk to {} node(s) would train ddp-train with a smaller global batch (world size "
+                            "x batch_size); set trainer.global_batch, and the accumulation follows the world size",
+                            r.min_nodes));
+    return;
+  }
+  long long global = *spec.trainer_global_batch;
+  long long batch = spec.trainer_batch_size.value_or(limits::kDefaultBatchSize);
+  for (int n = r.min_nodes; n < shape.nodes; ++n) {
+    long long world = static_cast<long long>(n) * shape.ranks_per_node();
+    if (limits::accumulation_for(global, world, batch) > 0) continue;
+    diags.error(where, "restart.min_nodes",
+                fmt::format("a step shrunk to {} node(s) ({} ranks x batch_size {} = {}) cannot keep trainer.global_batch "
+                            "{}: {}; raise min_nodes or choose a global_batch that {} ranks divide",
+                            n, world, batch, world * batch, global,
+                            global % (world * batch) != 0 ? "not a multiple"
+                                                          : fmt::format("more than {} micro-steps", limits::kGradAccum.max),
+                            world));
+    return;
+  }
+}
+
 void read_launch(MapReader& top, RunSpec& spec) {
   if (auto v = top.string("launch", [](const std::string& s) -> std::optional<std::string> {
         if (s == "per-node" || s == "per-gpu") return std::nullopt;

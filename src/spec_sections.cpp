@@ -248,6 +248,9 @@ void read_restart(MapReader& top, RunSpec& spec) {
   }
   if (auto v = r.integer("spares", 0, 64)) s.spares = static_cast<int>(*v);
   else if (r.has("spares")) ok = false;
+  if (auto v = r.integer("min_nodes", 1, 100000)) s.min_nodes = static_cast<int>(*v);
+  else if (r.has("min_nodes")) ok = false;
+  if (r.has("min_nodes")) spec.where["restart.min_nodes"] = r.where("min_nodes");
   r.finish();
   // The batch shell asks the job agent which node failed and what to do.
   if (!spec.monitor.enabled) {

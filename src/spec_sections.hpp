@@ -29,6 +29,10 @@ void read_container_section(MapReader& top, ContainerSettings& c, bool profile);
 // start, after the queue wait. The error names the shape's label
 // (spec_launch.cpp).
 void check_global_batch(const RunSpec& spec, const Shape& shape, Diagnostics& diags);
+// restart: on `shape`: the bundled trainer resumes on a restart, and
+// restart.min_nodes is at most the shape's nodes, with a global_batch that
+// every shrunk world size keeps (spec_launch.cpp).
+void check_restart(const RunSpec& spec, const Shape& shape, Diagnostics& diags);
 
 // Reads an `nccl:` section (shared with cluster profiles).
 NcclSettings read_nccl_settings(MapReader& parent, const std::string& key);

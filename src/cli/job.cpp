@@ -141,6 +141,8 @@ void setup_step_ended(CLI::App* job, Context& ctx) {
   c->add_option("--restarts-done", o->so.restarts_done, "In-job restarts so far in this attempt");
   c->add_option("--in-job", o->so.max_in_job, "restart.in_job")->required();
   c->add_option("--max-restarts", o->so.max_requeues, "requeue.max_restarts (0: no requeue)");
+  c->add_option("--full-nodes", o->so.full_nodes, "The shape's nodes (the step's size before any shrink)");
+  c->add_option("--min-nodes", o->so.min_nodes, "restart.min_nodes: the fewest nodes a restarted step may shrink to (0: none)");
   c->add_option("--rc", o->so.step_rc, "The step's exit status")->required();
   c->add_flag("--tasks-are-ranks", o->so.tasks_are_ranks, "A task's number is its rank");
   c->add_flag("--check-failed", o->so.check_failed, "The node check before the step failed");

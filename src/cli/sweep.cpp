@@ -63,8 +63,8 @@ void setup_sweep(CLI::App& app, Context& ctx) {
   cont->callback([c, &ctx] {
     Run run = find_run(runs_root(c->runs), c->sweep);
     ConsoleOutput out;
-    GridContinuation r = continue_raced_grid(run, ctx, out);
-    if (!r.submitted && !r.why_not.empty()) std::cout << fmt::format("sweep {}: nothing submitted: {}\n", run.id, r.why_not);
+    GridContinuation cont_result = continue_raced_grid(run, ctx, out);
+    if (!cont_result.submitted && !cont_result.why_not.empty()) std::cout << fmt::format("sweep {}: nothing submitted: {}\n", run.id, cont_result.why_not);
   });
   cmd->callback([o, cmd, retry, cont, &ctx] {
     if (cmd->got_subcommand(retry) || cmd->got_subcommand(cont)) return;

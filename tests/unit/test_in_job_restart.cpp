@@ -140,6 +140,94 @@ TEST_CASE("without a spare, a rank's healthy node is kept; a lost one is not", "
                      "left); no requeue: section: the job fails");
 }
 
+TEST_CASE("restart.min_nodes: at most the shape's nodes; the bundled trainer resumes and keeps its global batch", "[in_job]") {
+  RunSpec s = parse_run_spec("a.yaml", std::string(kSpec) + "restart: {in_job: 2, min_nodes: 1}\n");
+  CHECK(s.restart->min_nodes == 1);
+  CHECK(parse_run_spec("a.yaml", kSpec).restart == std::nullopt);
+  CHECK(spec_error("restart: {in_job: 2, min_nodes: 3}\n")
+            .find("runs/a.yaml:8:33: restart.min_nodes: 3 is more than the 2 node(s) the step runs on") != std::string::npos);
+  CHECK(spec_error("restart: {in_job: 2, min_nodes: 0}\n").find("restart.min_nodes:") != std::string::npos);
+
+  const std::string trainer =
+      "name: demo\ncluster: local\nnodes: 4\ngpus_per_node: 0\nprocs_per_node: 2\ntime: '01:00:00'\n";
+  auto trainer_error = [&](const std::string& extra) {
+    return user_error_of([&] { parse_run_spec("runs/a.yaml", trainer + extra); });
+  };
+  // Without resume every restart would train from the first step again.
+  CHECK(trainer_error("restart: {in_job: 2}\ntrainer: {model: smallcnn, data: synthetic}\n")
+            .find("restart: a restarted step starts ddp-train again from its first step unless it resumes") !=
+        std::string::npos);
+  const std::string resumes = "trainer: {model: smallcnn, data: synthetic, resume: true, checkpoint_dir: ck, batch_size: 8";
+  CHECK(trainer_error("restart: {in_job: 2, min_nodes: 2}\n" + resumes + "}\n")
+            .find("restart.min_nodes: a step shrunk to 2 node(s) would train ddp-train with a smaller global batch") !=
+        std::string::npos);
+  // 64 = 4 nodes x 2 ranks x 8 x 1 micro-step; on 3 nodes, 48 does not divide 64.
+  CHECK(trainer_error("restart: {in_job: 2, min_nodes: 2}\n" + resumes + ", global_batch: 64}\n")
+            .find("restart.min_nodes: a step shrunk to 3 node(s) (6 ranks x batch_size 8 = 48) cannot keep "
+                  "trainer.global_batch 64: not a multiple") != std::string::npos);
+  // 192 = 8, 6 and 4 ranks x 8 x 3, 4 and 6 micro-steps.
+  RunSpec ok = parse_run_spec("a.yaml", trainer + "restart: {in_job: 2, min_nodes: 2}\n" + resumes + ", global_batch: 192}\n");
+  CHECK(ok.restart->min_nodes == 2);
+}
+
+TEST_CASE("restart.min_nodes: without a spare the step shrinks, down to min_nodes, and no further", "[in_job]") {
+  RestartInput in = two_nodes_one_spare();
+  in.spares.clear();
+  in.full_nodes = 2;
+  in.min_nodes = 1;
+  in.node_states["g2"] = "DOWN*+NOT_RESPONDING";
+  in.failures = parse_step_end({"srun: error: Node failure on g2"});
+  RestartDecision d = decide_restart(in);
+  CHECK(d.verdict == RestartVerdict::Restart);
+  CHECK(d.shrunk);
+  CHECK(d.nodes == std::vector<std::string>{"g1"});
+  CHECK(d.text == "node g2 (Slurm: DOWN*+NOT_RESPONDING) was lost; g2 left out, no spare left: shrunk to 1 of 2 nodes "
+                  "(restart.min_nodes 1)");
+
+  // A killed rank's node is left out too when the step may shrink without it.
+  RestartInput killed = two_nodes_one_spare();
+  killed.spares.clear();
+  killed.full_nodes = 2;
+  killed.min_nodes = 1;
+  killed.failures = parse_step_end({"srun: error: g2: task 1: Killed"});
+  RestartDecision k = decide_restart(killed);
+  CHECK(k.verdict == RestartVerdict::Restart);
+  CHECK(k.nodes == std::vector<std::string>{"g1"});
+  CHECK(k.left_out == std::vector<std::string>{"g2"});
+
+  // A spare keeps the full size: shrinking is for when none is left.
+  RestartInput spare = two_nodes_one_spare();
+  spare.full_nodes = 2;
+  spare.min_nodes = 1;
+  spare.failures = parse_step_end({"srun: error: g2: task 1: Killed"});
+  RestartDecision sp = decide_restart(spare);
+  CHECK_FALSE(sp.shrunk);
+  CHECK(sp.nodes == std::vector<std::string>{"g1", "g3"});
+
+  // The shrunk step fails again: the shape's size is still the target, and
+  // below min_nodes the job falls back.
+  RestartInput again;
+  again.nodes = {"g1"};
+  again.max_in_job = 3;
+  again.restarts_done = 1;
+  again.full_nodes = 2;
+  again.min_nodes = 1;
+  again.tasks_are_ranks = true;
+  again.node_states = {{"g1", "DOWN"}};
+  again.failures = parse_step_end({"srun: error: Node failure on g1"});
+  RestartDecision f = decide_restart(again);
+  CHECK(f.verdict == RestartVerdict::Fail);
+  CHECK(f.text == "node g1 (Slurm: DOWN) was lost; too few healthy nodes left (0 of 2, no spare left, restart.min_nodes "
+                  "1); no requeue: section: the job fails");
+  // A healthy shrunk node whose rank exited is kept (leaving it would go below min_nodes).
+  again.node_states = {{"g1", "MIXED"}};
+  again.failures = parse_step_end({"srun: error: g1: task 0: Exited with exit code 1"});
+  RestartDecision kept = decide_restart(again);
+  CHECK(kept.verdict == RestartVerdict::Restart);
+  CHECK(kept.nodes == std::vector<std::string>{"g1"});
+  CHECK(kept.text == "rank 0 on g1 exited with exit code 1; g1 kept (no spare left), shrunk to 1 of 2 nodes (restart.min_nodes 1)");
+}
+
 TEST_CASE("a node Slurm marks down is left out even where srun named a task, and a sick spare is not taken", "[in_job]") {
   RestartInput in = two_nodes_one_spare();
   in.spares = {"g3", "g4"};

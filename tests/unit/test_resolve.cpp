@@ -63,14 +63,16 @@ TEST_CASE("node, memory, time and CPU limits") {
 }
 
 TEST_CASE("restart.spares: the job asks for its nodes and spares, with --no-kill, within the partition") {
+  // ddp-train resumes on a restart (check_restart).
+  const std::vector<std::string> resumes = {"trainer.resume=true", "trainer.checkpoint_dir=ck"};
   ResolvedRun run = resolve("local", "partition: gpu\nnodes: 2\ngpus_per_node: 1\ntime: '01:00:00'\n"
-                                     "restart: {in_job: 2, spares: 1}\n");
+                                     "restart: {in_job: 2, spares: 1}\n", resumes);
   CHECK(run.shapes[0].nodes == 2);
   CHECK(run.shapes[0].spares == 1);
   CHECK(has(run.shapes[0].directives, "--nodes=3"));
   CHECK(has(run.shapes[0].directives, "--no-kill"));
-  std::string err = user_error_of([] {
-    resolve("local", "partition: gpu\nnodes: 4\ngpus_per_node: 1\ntime: '01:00:00'\nrestart: {in_job: 2, spares: 1}\n");
+  std::string err = user_error_of([&] {
+    resolve("local", "partition: gpu\nnodes: 4\ngpus_per_node: 1\ntime: '01:00:00'\nrestart: {in_job: 2, spares: 1}\n", resumes);
   });
   CHECK(err.find("runs/a.yaml:8:10: restart.spares: 4 node(s) and 1 spare(s) exceed the 4 nodes of partition gpu") !=
         std::string::npos);
