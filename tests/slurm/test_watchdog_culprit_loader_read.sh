@@ -5,6 +5,8 @@
 # a read from a dead file server blocks. The watchdog cancels it naming rank
 # 1 at the __getitem__ line, the others waiting in all_reduce. The nodes as
 # they are (gdb where installed). Skips where the nodes' Python has no torch.
+# On two versions (the nodes' Python and torch, not Slurm; 26.05 runs the worker twin):
+# slurm versions: 22.05 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/culprit_lib.sh

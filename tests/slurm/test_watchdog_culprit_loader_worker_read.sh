@@ -9,6 +9,8 @@
 # DataLoader and the worker blocked in __getitem__, the others waiting in
 # all_reduce, and no rank's idle workers. The nodes as they are (gdb where
 # installed). Skips where the nodes' Python has no torch.
+# On two versions (the nodes' Python and torch, not Slurm; 22.05 runs the in-process twin):
+# slurm versions: 24.11 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/culprit_lib.sh

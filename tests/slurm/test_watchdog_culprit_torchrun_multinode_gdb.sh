@@ -9,6 +9,9 @@
 # 1 at the sleep's line and the others waiting in backward; torchrun's
 # agents are no rank, and gdb is not run on them. Skips where the nodes'
 # Python has no torch.
+# On two versions (the stacks come from the nodes' gdb and torch, not from Slurm: gdb 13 with torch 1.13
+# (22.05) and gdb 16 with torch 2.14 (26.05); 24.11 runs the faulthandler twin):
+# slurm versions: 22.05 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/culprit_lib.sh

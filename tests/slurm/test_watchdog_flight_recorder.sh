@@ -10,6 +10,9 @@
 # _dump_fr_trace; 22.05's nodes have Debian 12's torch 1.13), the same hang
 # degrades as it must: no pipe, the record and status say so, the job is
 # still cancelled. Skips where the nodes' Python has no torch at all.
+# On two versions (22.05's torch 1.13 has no Flight Recorder (the degraded path); 26.05's
+# torch 2.14 has one, as 24.11's 2.6 does):
+# slurm versions: 22.05 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # Asked on a node: the login host's Python is not the nodes' (24.11's and
