@@ -25,7 +25,7 @@ const std::vector<std::pair<StepFailureKind, const char*>>& kind_names() {
   static const std::vector<std::pair<StepFailureKind, const char*>> names = {
       {StepFailureKind::TaskExited, "task-exited"}, {StepFailureKind::TaskKilled, "task-killed"},
       {StepFailureKind::NodeLost, "node-lost"},     {StepFailureKind::NodeCheck, "node-check"},
-      {StepFailureKind::Unknown, "unknown"}};
+      {StepFailureKind::Stalled, "stalled"},        {StepFailureKind::Unknown, "unknown"}};
   return names;
 }
 
@@ -149,6 +149,12 @@ RestartDecision decide_restart(const RestartInput& in) {
       words.push_back(it == in.node_states.end() ? n : fmt::format("{} (Slurm: {})", n, it->second));
     }
     d.cause = fmt::format("node {} was lost", join(words, ", "));
+  } else if (!in.watchdog_stall.empty()) {
+    // The watchdog killed the step's tasks: srun's lines name them all.
+    d.kind = StepFailureKind::Stalled;
+    for (const auto& n : in.watchdog_nodes)
+      if (contains(in.nodes, n)) add(d.failed, n);
+    d.cause = "the watchdog ended the step: " + in.watchdog_stall;
   } else {
     auto first = std::find_if(in.failures.begin(), in.failures.end(), [](const StepFailure& f) {
       return f.kind == StepFailureKind::TaskExited || f.kind == StepFailureKind::TaskKilled;
@@ -169,8 +175,10 @@ RestartDecision decide_restart(const RestartInput& in) {
   auto fall_back = [&](const std::string& why) {
     d.exclude = sick;
     // A task's node is suspect too: the requeued job does not need it.
-    if (d.kind == StepFailureKind::TaskKilled || d.kind == StepFailureKind::TaskExited)
+    if (d.kind == StepFailureKind::TaskKilled || d.kind == StepFailureKind::TaskExited ||
+        d.kind == StepFailureKind::Stalled)
       for (const auto& n : d.failed) add(d.exclude, n);
+    for (const auto& n : in.slow_nodes) add(d.exclude, n);
     bool requeue = in.attempt < in.max_requeues;
     d.verdict = requeue ? RestartVerdict::Requeue : RestartVerdict::Fail;
     d.text = fmt::format("{}; {}; {}", d.cause, why,
@@ -206,11 +214,21 @@ RestartDecision decide_restart(const RestartInput& in) {
     if (!unhealthy(s) && !contains(sick, s)) healthy_spares.push_back(s);
   for (const auto& n : in.nodes)
     if (contains(sick, n)) d.left_out.push_back(n);
-  std::vector<std::string> kept_suspect;
-  for (const auto& n : d.failed)
+  // Suspects: the failed task's or the stall culprit's node first, then the
+  // slow ones (watchdog.exclude_slow).
+  std::vector<std::string> kept_suspect, slow_left_out;
+  std::vector<std::string> suspects = d.failed;
+  for (const auto& n : in.slow_nodes)
+    if (contains(in.nodes, n)) add(suspects, n);
+  for (const auto& n : suspects)
     if (!contains(d.left_out, n)) {
-      if (in.nodes.size() - d.left_out.size() - 1 + healthy_spares.size() >= fewest) d.left_out.push_back(n);
-      else kept_suspect.push_back(n);
+      bool slow = !contains(d.failed, n);
+      if (in.nodes.size() - d.left_out.size() - 1 + healthy_spares.size() >= fewest) {
+        d.left_out.push_back(n);
+        if (slow) slow_left_out.push_back(n);
+      } else {
+        kept_suspect.push_back(slow ? n + " (slow)" : n);
+      }
     }
   for (const auto& n : in.nodes)
     if (!contains(d.left_out, n)) d.nodes.push_back(n);
@@ -229,7 +247,11 @@ RestartDecision decide_restart(const RestartInput& in) {
   d.verdict = RestartVerdict::Restart;
   d.shrunk = d.nodes.size() < target;
   std::vector<std::string> done;
-  if (!d.left_out.empty()) done.push_back(join(d.left_out, ", ") + " left out");
+  if (!d.left_out.empty()) {
+    std::vector<std::string> named;
+    for (const auto& n : d.left_out) named.push_back(contains(slow_left_out, n) ? n + " (slow)" : n);
+    done.push_back(join(named, ", ") + " left out");
+  }
   if (!d.taken.empty()) done.push_back(fmt::format("spare{} {} taken", d.taken.size() > 1 ? "s" : "", join(d.taken, ", ")));
   if (!kept_suspect.empty()) done.push_back(join(kept_suspect, ", ") + " kept (no spare left)");
   if (d.shrunk)

@@ -22,7 +22,7 @@ inline constexpr const char* kStepMarker = "ddpctl: training step ";
 inline constexpr int kRequeueExit = 75;
 
 // What srun said about one task or node of the step.
-enum class StepFailureKind { TaskExited, TaskKilled, NodeLost, NodeCheck, Unknown };
+enum class StepFailureKind { TaskExited, TaskKilled, NodeLost, NodeCheck, Stalled, Unknown };
 std::string step_failure_kind_name(StepFailureKind k);  // "task-exited", ... (the record's)
 StepFailureKind parse_step_failure_kind(const std::string& s);
 
@@ -59,6 +59,13 @@ struct RestartInput {
   // The watchdog's act on this attempt, when it cancelled or requeued the
   // job ("cancelling", "requeued", ...): the step ended because of it.
   std::string watchdog_taken;
+  // watchdog.action restart ended this step: the stall in words ("stalled
+  // 1m00s: rank 1 (g2) is not in a collective — ...") and the nodes of the
+  // ranks it names, left out like a failed task's.
+  std::string watchdog_stall;
+  std::vector<std::string> watchdog_nodes;
+  // watchdog.exclude_slow's slow nodes: left out like a failed task's.
+  std::vector<std::string> slow_nodes;
 };
 
 // What the batch shell does (`job step-ended`'s exit status; launch.sh).

@@ -99,6 +99,7 @@ Watcher::Watcher(WatchOptions o, CommandRunner& runner, Clock& clock, double sta
              o_.slow_after_s, o_.exclude_slow},
             started_at) {
   record_.attempt = o_.attempt;
+  record_.step = o_.step;
   record_.stall_after_s = o_.stall_after_s;
   record_.action = stall_action_name(o_.action);
 }
@@ -166,8 +167,9 @@ bool Watcher::act(const StallVerdict& v, double now) {
     return true;
   }
   requeue_ = o_.action == StallAction::Requeue && o_.attempt < o_.max_restarts;
+  restart_ = o_.action == StallAction::Restart;
   // Before the act: what it is about to do (a record a crash leaves behind).
-  record_.taken = requeue_ ? "requeuing" : "cancelling";
+  record_.taken = restart_ ? "restarting" : requeue_ ? "requeuing" : "cancelling";
   save();
   gather_stacks(now);
   return !take_action();
@@ -291,7 +293,16 @@ bool Watcher::take_action() {
   auto term = std::signal(SIGTERM, SIG_IGN);
   const std::string& target = o_.slurm_id.empty() ? o_.job_id : o_.slurm_id;
   std::optional<std::string> failed;
-  if (requeue_) {
+  if (restart_) {
+    // watchdog.action: restart: the step ends (its tasks killed); the batch
+    // shell asks `job step-ended`, which reads this record: the culprit's
+    // node is left out like a failed one.
+    std::cerr << fmt::format("ddpctl: watchdog: ending the training step of job {} for an in-job restart: {}\n",
+                             o_.job_id, what);
+    std::string step;
+    failed = end_training_step(runner_, o_.job_id, &step);
+    record_.result = failed ? "ending the step failed: " + *failed : fmt::format("scancel --signal=KILL {}: done", step);
+  } else if (requeue_) {
     std::cerr << fmt::format("ddpctl: requeueing job {} (restart {} of {}): by the watchdog: {}\n", o_.job_id,
                              o_.attempt + 1, o_.max_restarts, what);
     // With watchdog.exclude_slow, the slow ranks' nodes stay out of the next attempt.
@@ -306,11 +317,11 @@ bool Watcher::take_action() {
     record_.result = failed ? "scancel failed: " + *failed : fmt::format("scancel {}: done", target);
   }
   if (failed) {
-    record_.taken = requeue_ ? "requeue-failed" : "cancel-failed";
+    record_.taken = restart_ ? "restart-failed" : requeue_ ? "requeue-failed" : "cancel-failed";
     std::cerr << fmt::format("ddpctl: watchdog: error: {}{}\n", record_.result,
                              tries_ < kTries ? "; trying again in an interval" : "; giving up");
   } else {
-    record_.taken = requeue_ ? "requeued" : "cancelled";
+    record_.taken = restart_ ? "restarted" : requeue_ ? "requeued" : "cancelled";
   }
   save();
   std::signal(SIGTERM, term);
@@ -324,6 +335,9 @@ void run_watch(WatchOptions o, Context& ctx) {
   o.job_id = place.job_id;
   o.slurm_id = place.slurm_id;
   o.attempt = place.attempt;
+  // The in-job restart's step (launch.sh exports it before the watchdog starts).
+  std::string problem;
+  if (auto step = parse_int(ctx.env.value("DDPCTL_RESTART"), 0, 100, &problem)) o.step = static_cast<int>(*step);
   o.fr_dump_prefix = ctx.env.value("TORCH_FR_DUMP_TEMP_FILE", ctx.env.value("TORCH_NCCL_DEBUG_INFO_TEMP_FILE"));
   // The step's srun still there (it may be another user's pid only after it ended and the pid was reused: rare, and
   // then the batch shell's kill ends this).
@@ -659,7 +673,20 @@ RestartDecision on_step_ended(const StepEndedOptions& o, Context& ctx) {
     std::cerr << "ddpctl: in-job restart: warning: cannot read the batch log: " << e.what() << '\n';
   }
   if (o.check_failed) in.check_failed = read_node_checks(o.log_base, o.nodes, 0, ctx).bad_nodes;
-  if (auto stall = read_stall_record(o.log_base); stall && stall->attempt == place.attempt) in.watchdog_taken = stall->taken;
+  if (auto stall = read_stall_record(o.log_base); stall && stall->attempt == place.attempt) {
+    if (stall->taken.rfind("restart", 0) == 0) {
+      // watchdog.action restart ended this step (not an earlier one's record).
+      if (stall->step == o.restarts_done && stall->taken != "restart-failed") {
+        std::string who = stall->culprit_named ? stall->culprit : stall->detail.empty() ? "no rank stands out" : stall->detail;
+        in.watchdog_stall = fmt::format("stalled {}: {}", format_duration(std::llround(stall->for_s)), who);
+        for (const auto& t : stall->stopped) in.watchdog_nodes.push_back(t.node);
+      }
+    } else {
+      in.watchdog_taken = stall->taken;
+    }
+  }
+  if (auto slow = read_slow_record(o.log_base); slow && slow->attempt == place.attempt && slow->exclude)
+    in.slow_nodes = slow->exclude_nodes;
   std::vector<std::string> all = o.nodes;
   all.insert(all.end(), o.spares.begin(), o.spares.end());
   CommandResult show = ctx.runner.run({"scontrol", "show", "node", "-o", join(all, ",")}, std::chrono::seconds(30));
@@ -718,6 +745,30 @@ JobEnvironment record_environment(const std::string& log_base, const Environment
   JobEnvironment e = collect_environment(o, ctx.runner, ctx.env, ctx.clock);
   write_file_atomic(environment_path(log_base, e.attempt), environment_json(e).dump(2) + "\n");
   return e;
+}
+
+std::string newest_step(const std::string& squeue_steps) {
+  std::string best;
+  long best_n = -1;
+  for (const auto& line : split(squeue_steps, '\n')) {
+    std::string id = trim(line);
+    size_t dot = id.rfind('.');
+    if (dot == std::string::npos || dot + 1 >= id.size()) continue;
+    std::string n = id.substr(dot + 1);
+    if (!std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }) || n.size() > 9) continue;
+    if (long v = std::stol(n); v > best_n) best_n = v, best = id;
+  }
+  return best;
+}
+
+std::optional<std::string> end_training_step(CommandRunner& runner, const std::string& job_id, std::string* step) {
+  CommandResult q = runner.run({"squeue", "-h", "-s", "-j", job_id, "-o", "%i"}, std::chrono::seconds(20));
+  if (!q.ok()) return "squeue -s: " + q.describe();
+  *step = newest_step(q.out);
+  if (step->empty()) return fmt::format("squeue -s lists no step of job {}", job_id);
+  CommandResult c = runner.run({"scancel", "--signal=KILL", *step}, std::chrono::seconds(30));
+  if (!c.ok()) return "scancel --signal=KILL " + *step + ": " + c.describe();
+  return std::nullopt;
 }
 
 std::optional<std::string> requeue_job(CommandRunner& runner, const std::string& job_id,

@@ -75,6 +75,7 @@ struct WatchOptions {
   std::string job_id;
   std::string slurm_id;  // what it requeues or cancels (JobPlace); empty: job_id
   int attempt = 0, max_restarts = 0;
+  int step = 0;  // DDPCTL_RESTART: the training step of the attempt it watches (in-job restarts)
   int tasks = 1, tasks_per_node = 1;
   bool per_gpu = false;  // a task is a rank
   std::vector<std::string> nodes;
@@ -134,6 +135,7 @@ class Watcher {
   Observation last_;  // the latest observation (each task's CPU, for the culprit)
   bool stalled_ = false;
   bool requeue_ = false;  // the action to take: requeue, else cancel
+  bool restart_ = false;  // watchdog.action restart: end the step for an in-job restart
   int tries_ = 0;         // of the action, when it fails (a few, an interval apart)
 };
 
@@ -198,6 +200,13 @@ std::string stacks_path(const std::string& log_base, int attempt, const std::str
 void revalidate_folder(const std::string& log_base);
 // Written by the watchdog; each node's sampler answers with its stacks file.
 std::string stacks_request_path(const std::string& log_base, int attempt);
+
+// The newest step of job `job_id` that `squeue -s` lists (the training
+// step: the batch shell runs one at a time), from "812.3" lines; "" for none.
+std::string newest_step(const std::string& squeue_steps);
+// Ends the job's training step with SIGKILL (`scancel --signal=KILL
+// JOB.STEP`) for watchdog.action restart; `step` gets its id. nullopt on success.
+std::optional<std::string> end_training_step(CommandRunner& runner, const std::string& job_id, std::string* step);
 
 // Requeues the job from inside it; with `exclude`, the job leaves its queue
 // excluding those nodes (requeuehold, update ExcNodeList, release: Slurm

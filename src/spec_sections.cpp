@@ -392,7 +392,7 @@ void read_running_sections(MapReader& top, RunSpec& spec) {
       MapReader r(top.document(), node, "watchdog", top.diagnostics());
       if (r.valid()) {
         if (auto v = r.span("stall_after")) spec.watchdog.stall_after_s = *v;
-        static const std::vector<std::string> actions = {"warn", "cancel", "requeue"};
+        static const std::vector<std::string> actions = {"warn", "cancel", "requeue", "restart"};
         if (auto v = r.string("action", [](const std::string& a) -> std::optional<std::string> {
               if (std::find(actions.begin(), actions.end(), a) != actions.end()) return std::nullopt;
               return "must be one of " + quoted_list(actions) + did_you_mean(a, actions);
@@ -405,6 +405,9 @@ void read_running_sections(MapReader& top, RunSpec& spec) {
         if (spec.watchdog.action == "requeue" && !top.has("requeue"))
           r.error("action", "requeue needs a requeue: section (max_restarts), and the program resuming from its "
                             "checkpoint; or use cancel");
+        if (spec.watchdog.action == "restart" && !top.has("restart"))
+          r.error("action", "restart starts the stalled step again inside the job, which needs a restart: section "
+                            "(in_job, spares); or use requeue or cancel");
         // Slow ranks (docs/running.md "Stragglers"): named after minutes, not one look.
         if (auto v = r.span("slow_after")) {
           long long least_slow = std::max<long long>(30, 6LL * spec.monitor.interval_s);
@@ -415,9 +418,9 @@ void read_running_sections(MapReader& top, RunSpec& spec) {
         }
         if (auto v = r.boolean("exclude_slow")) {
           spec.watchdog.exclude_slow = *v;
-          if (*v && !top.has("requeue"))
-            r.error("exclude_slow", "leaves a slow node out of the job's next attempt, which needs a requeue: section "
-                                    "(max_restarts)");
+          if (*v && !top.has("requeue") && !top.has("restart"))
+            r.error("exclude_slow", "leaves a slow node out of the job's next attempt or in-job restart, which needs a "
+                                    "requeue: section (max_restarts) or a restart: section (in_job)");
         }
         r.finish();
       }

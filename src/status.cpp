@@ -79,7 +79,9 @@ void add_running_view(const RunShape& shape, const Job& job, long long now, Stat
   if (!hints.empty()) j["hints"] = hints;
   if (auto r = read_stall_record(base); r && r->attempt == job.restarts) {
     j["stall"] = stall_record_json(*r);
-    if (r->stalled) {
+    // A stall the watchdog ended the step for (action: restart) is over: the
+    // in-job restart's record says what followed.
+    if (r->stalled && r->taken != "restarted") {
       row.state = "STALLED";
       row.tone = Tone::Bad;
       parts.insert(parts.begin(), describe_stall(*r, std::max(r->for_s, static_cast<double>(now) - r->since)));

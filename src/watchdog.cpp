@@ -17,6 +17,7 @@ std::string stall_action_name(StallAction a) {
     case StallAction::Warn: return "warn";
     case StallAction::Cancel: return "cancel";
     case StallAction::Requeue: return "requeue";
+    case StallAction::Restart: return "restart";
   }
   return "warn";
 }
@@ -144,6 +145,7 @@ nlohmann::json stall_record_json(const StallRecord& r) {
           {"stall_after_s", r.stall_after_s},
           {"action", r.action},
           {"taken", r.taken},
+          {"step", r.step},
           {"result", r.result},
           {"why", r.why},
           {"basis", r.basis},
@@ -180,6 +182,7 @@ std::optional<StallRecord> read_stall_record(const std::string& log_base) try {
   r.stall_after_s = num("stall_after_s");
   r.action = str("action");
   r.taken = str("taken");
+  r.step = static_cast<int>(num("step"));
   r.result = str("result");
   r.why = str("why");
   r.basis = str("basis");

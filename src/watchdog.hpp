@@ -12,7 +12,7 @@
 
 namespace ddpctl {
 
-enum class StallAction { Warn, Cancel, Requeue };
+enum class StallAction { Warn, Cancel, Requeue, Restart };
 std::string stall_action_name(StallAction a);
 
 // One task of the training step (a rank under `launch: per_gpu`, a node's
@@ -75,10 +75,12 @@ struct StallRecord {
   int attempt = 0;
   bool stalled = false;
   double since = 0, detected_at = 0, for_s = 0, stall_after_s = 0;
-  std::string action;  // warn, cancel, requeue
-  // "", "warned"; "cancelling"/"requeuing" before the act, then
-  // "cancelled"/"requeued", or "cancel-failed"/"requeue-failed" with `result`.
+  std::string action;  // warn, cancel, requeue, restart
+  // "", "warned"; "cancelling"/"requeuing"/"restarting" before the act, then
+  // "cancelled"/"requeued"/"restarted" (the step ended for an in-job
+  // restart), or "cancel-failed"/"requeue-failed"/"restart-failed" with `result`.
   std::string taken;
+  int step = 0;  // the training step it watched (DDPCTL_RESTART: in-job restarts)
   std::string result;  // what the act returned: "scancel 42: done", or why it failed
   std::string why;
   std::string basis, detail;  // the verdict's: what counted as progress, who stopped

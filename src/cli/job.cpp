@@ -55,7 +55,8 @@ void setup_watch(CLI::App* job, Context& ctx) {
   CLI::App* c = job->add_subcommand("watch", "Watch the training step for a stall and act on it");
   add_log_base(c, o->w.log_base);
   c->add_option("--stall-after", o->stall_after, "No progress for this long is a stall (30m, watchdog.stall_after's default)");
-  c->add_option("--action", o->action, "warn, cancel or requeue")->check(CLI::IsMember({"warn", "cancel", "requeue"}));
+  c->add_option("--action", o->action, "warn, cancel, requeue or restart (in-job)")
+      ->check(CLI::IsMember({"warn", "cancel", "requeue", "restart"}));
   c->add_option("--interval", o->interval, "Seconds between observations (5)");
   c->add_option("--nodes", o->nodes, "The job's nodes, space-separated, in order")->required();
   c->add_option("--tasks", o->w.tasks, "Tasks of the training step");
@@ -72,7 +73,10 @@ void setup_watch(CLI::App* job, Context& ctx) {
     o->w.stall_after_s = agent_seconds(o->stall_after, "--stall-after");
     o->w.interval_s = agent_seconds(o->interval, "--interval");
     o->w.slow_after_s = agent_seconds(o->slow_after, "--slow-after");
-    o->w.action = o->action == "cancel" ? StallAction::Cancel : o->action == "requeue" ? StallAction::Requeue : StallAction::Warn;
+    o->w.action = o->action == "cancel"    ? StallAction::Cancel
+                  : o->action == "requeue" ? StallAction::Requeue
+                  : o->action == "restart" ? StallAction::Restart
+                                           : StallAction::Warn;
     if (!o->pattern.empty()) {
       o->w.progress = ProgressSpec{};
       o->w.progress->pattern = o->pattern;

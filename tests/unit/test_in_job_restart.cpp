@@ -10,6 +10,7 @@
 #include "job_files.hpp"
 #include "node_check.hpp"
 #include "spec.hpp"
+#include "watchdog.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::user_error_of;
@@ -168,6 +169,16 @@ TEST_CASE("restart.min_nodes: at most the shape's nodes; the bundled trainer res
   // 192 = 8, 6 and 4 ranks x 8 x 3, 4 and 6 micro-steps.
   RunSpec ok = parse_run_spec("a.yaml", trainer + "restart: {in_job: 2, min_nodes: 2}\n" + resumes + ", global_batch: 192}\n");
   CHECK(ok.restart->min_nodes == 2);
+}
+
+TEST_CASE("watchdog.action restart needs restart:, and exclude_slow works with it", "[in_job]") {
+  CHECK(spec_error("watchdog: {stall_after: 60s, action: restart}\n")
+            .find("watchdog.action: restart starts the stalled step again inside the job, which needs a restart: section") !=
+        std::string::npos);
+  RunSpec s = parse_run_spec("a.yaml", std::string(kSpec) + "restart: {in_job: 2, spares: 1}\n"
+                                                            "watchdog: {stall_after: 60s, action: restart, exclude_slow: true}\n");
+  CHECK(s.watchdog.action == "restart");
+  CHECK(s.watchdog.exclude_slow);
 }
 
 TEST_CASE("restart.min_nodes: without a spare the step shrinks, down to min_nodes, and no further", "[in_job]") {
@@ -375,4 +386,100 @@ TEST_CASE("job step-ended reads the batch log and Slurm's node states, records b
   CHECK(read_in_job_record(base, 0)->fallback == "fail");
   CHECK(describe_in_job(*read_in_job_record(base, 0)).find("rank 1 on g3 exited with exit code 2; in-job restarts used up") !=
         std::string::npos);
+}
+
+TEST_CASE("watchdog.action restart: the stall's culprit node is left out like a failed task's, and slow nodes too", "[in_job]") {
+  RestartInput in = two_nodes_one_spare();
+  // The watchdog killed every task: srun names them all; the stall is the cause.
+  in.failures = parse_step_end({"srun: error: g1: task 0: Killed", "srun: error: g2: task 1: Killed"});
+  in.watchdog_stall = "stalled 20s: rank 1 (g2) is not in a collective — at hang.py:9 in f; rank 0 (g1) waits in all_reduce";
+  in.watchdog_nodes = {"g2"};
+  RestartDecision d = decide_restart(in);
+  CHECK(d.verdict == RestartVerdict::Restart);
+  CHECK(d.kind == StepFailureKind::Stalled);
+  CHECK(d.nodes == std::vector<std::string>{"g1", "g3"});
+  CHECK(d.text == "the watchdog ended the step: stalled 20s: rank 1 (g2) is not in a collective — at hang.py:9 in f; "
+                  "rank 0 (g1) waits in all_reduce; g2 left out, spare g3 taken");
+  // No culprit named: nothing is left out, the same nodes start again.
+  in.watchdog_nodes.clear();
+  CHECK(decide_restart(in).nodes == std::vector<std::string>{"g1", "g2"});
+  // Used up: requeued without the culprit's node.
+  in.watchdog_nodes = {"g2"};
+  in.restarts_done = 2;
+  in.max_requeues = 1;
+  RestartDecision back = decide_restart(in);
+  CHECK(back.verdict == RestartVerdict::Requeue);
+  CHECK(back.exclude == std::vector<std::string>{"g2"});
+
+  // watchdog.exclude_slow: a task's failure on g1 and a slow g2; one spare.
+  RestartInput slow = two_nodes_one_spare();
+  slow.failures = parse_step_end({"srun: error: g1: task 0: Exited with exit code 1"});
+  slow.slow_nodes = {"g2"};
+  RestartDecision s = decide_restart(slow);
+  CHECK(s.verdict == RestartVerdict::Restart);
+  CHECK(s.text == "rank 0 on g1 exited with exit code 1; g1 left out, spare g3 taken, g2 (slow) kept (no spare left)");
+  slow.spares = {"g3", "g4"};
+  slow.node_states["g4"] = "IDLE";
+  CHECK(decide_restart(slow).text == "rank 0 on g1 exited with exit code 1; g1, g2 (slow) left out, spares g3, g4 taken");
+}
+
+TEST_CASE("the newest step of squeue -s is the training step the watchdog ends", "[in_job]") {
+  CHECK(newest_step("5.extern\n5.batch\n5.0\n5.3\n5.12\n") == "5.12");
+  CHECK(newest_step("7_3.batch\n7_3.2\n") == "7_3.2");
+  CHECK(newest_step("5.batch\n") == "");
+  test::FakeRunner runner;
+  runner.on("squeue", {"-s", "-j", "5"}, test::exits(0, "5.batch\n5.0\n5.1\n"));
+  runner.on("scancel", {"--signal=KILL", "5.1"}, test::exits(0, ""));
+  std::string step;
+  CHECK_FALSE(end_training_step(runner, "5", &step));
+  CHECK(step == "5.1");
+  CHECK(runner.count("scancel", {"--signal=KILL", "5.1"}) == 1);
+  test::FakeRunner none;
+  none.on("squeue", {"-s"}, test::exits(0, "5.batch\n"));
+  CHECK(end_training_step(none, "5", &step).value_or("") == "squeue -s lists no step of job 5");
+}
+
+TEST_CASE("job step-ended reads the watchdog's restart of this step, not an earlier step's", "[in_job]") {
+  test::TempDir dir;
+  test::FakeRunner runner;
+  test::FakeClock clock;
+  test::FakeEnvironment env;
+  env.vars["SLURM_JOB_ID"] = "7";
+  env.vars["SLURM_RESTART_COUNT"] = "0";
+  SlurmClient slurm{runner};
+  Context ctx{runner, slurm, clock, env, 0.5};
+  std::string base = dir.path + "/demo_7";
+  write_file_atomic(job_files::batch_err(base), std::string(kStepMarker) +
+                                                    "1 on g1 g2\nsrun: error: g1: task 0: Killed\nsrun: error: g2: task 1: Killed\n");
+  StallRecord r;
+  r.attempt = 0;
+  r.step = 1;
+  r.stalled = true;
+  r.for_s = 20;
+  r.action = "restart";
+  r.taken = "restarted";
+  r.culprit_named = true;
+  r.culprit = "rank 1 (g2) is not in a collective — at hang.py:9 in f";
+  r.stopped = {{1, 1, "g2"}};
+  write_file_atomic(stall_record_path(base), stall_record_json(r).dump());
+  runner.on("scontrol", {"show", "node"},
+            test::exits(0, "NodeName=g1 State=MIXED\nNodeName=g2 State=MIXED\nNodeName=g3 State=IDLE\n"));
+  StepEndedOptions o;
+  o.log_base = base;
+  o.nodes = {"g1", "g2"};
+  o.spares = {"g3"};
+  o.max_in_job = 3;
+  o.restarts_done = 1;
+  o.tasks_are_ranks = true;
+  o.step_rc = 137;
+  RestartDecision d = on_step_ended(o, ctx);
+  CHECK(d.kind == StepFailureKind::Stalled);
+  CHECK(d.text == "the watchdog ended the step: stalled 20s: rank 1 (g2) is not in a collective — at hang.py:9 in f; g2 "
+                  "left out, spare g3 taken");
+  // The record is of step 1; step 2's failure is its own.
+  o.restarts_done = 2;
+  o.nodes = {"g1", "g3"};
+  o.spares = {};
+  write_file_atomic(job_files::batch_err(base), std::string(kStepMarker) + "2 on g1 g3\nsrun: error: g3: task 1: Killed\n");
+  CHECK(on_step_ended(o, ctx).kind == StepFailureKind::TaskKilled);
 }

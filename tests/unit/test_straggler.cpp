@@ -463,8 +463,8 @@ TEST_CASE("watchdog.slow_after and exclude_slow: read, or an error naming file, 
   CHECK_FALSE(d.watchdog.exclude_slow);
 
   CHECK_THAT(spec_error(kSpec + "watchdog: {exclude_slow: true}\n"),
-             Catch::Contains("s.yaml:7:26: watchdog.exclude_slow: leaves a slow node out of the job's next attempt, "
-                             "which needs a requeue: section (max_restarts)"));
+             Catch::Contains("s.yaml:7:26: watchdog.exclude_slow: leaves a slow node out of the job's next attempt "
+                             "or in-job restart, which needs a requeue: section (max_restarts) or a restart: section"));
   CHECK_THAT(spec_error(kSpec + "watchdog: {slow_after: 10s}\n"),
              Catch::Contains("s.yaml:7:24: watchdog.slow_after: must be at least 30s (six monitor intervals, and 30s)"));
   CHECK_THAT(spec_error(kSpec + "monitor: {interval: 20s}\nwatchdog: {slow_after: 1m}\n"),
