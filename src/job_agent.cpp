@@ -300,7 +300,9 @@ bool Watcher::take_action() {
     std::cerr << fmt::format("ddpctl: watchdog: ending the training step of job {} for an in-job restart: {}\n",
                              o_.job_id, what);
     std::string step;
-    failed = end_training_step(runner_, o_.job_id, &step);
+    // An array task by <array>_<index> (the task running under the array's
+    // own id would name every task's steps).
+    failed = end_training_step(runner_, target, &step);
     record_.result = failed ? "ending the step failed: " + *failed : fmt::format("scancel --signal=KILL {}: done", step);
   } else if (requeue_) {
     std::cerr << fmt::format("ddpctl: requeueing job {} (restart {} of {}): by the watchdog: {}\n", o_.job_id,

@@ -202,7 +202,8 @@ void revalidate_folder(const std::string& log_base);
 std::string stacks_request_path(const std::string& log_base, int attempt);
 
 // The newest step of job `job_id` that `squeue -s` lists (the training
-// step: the batch shell runs one at a time), from "812.3" lines; "" for none.
+// step: the batch shell runs one at a time), from "812.3" or "812_4.3"
+// lines; "" for none. `job_id` is an array task's <array>_<index>.
 std::string newest_step(const std::string& squeue_steps);
 // Ends the job's training step with SIGKILL (`scancel --signal=KILL
 // JOB.STEP`) for watchdog.action restart; `step` gets its id. nullopt on success.

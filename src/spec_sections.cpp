@@ -258,13 +258,9 @@ void read_restart(MapReader& top, RunSpec& spec) {
                             "in-job restarts are decided by the job agent, which `monitor: false` turns off");
     ok = false;
   }
-  if (top.has("alternatives") || top.has("grid") || top.has("include")) {
-    top.diagnostics().error(s.where, "restart",
-                            fmt::format("in-job restarts are not yet built for {}; remove restart: or run the "
-                                        "shapes as separate specs",
-                                        top.has("alternatives") ? "a race (`alternatives:`)" : "a grid's job arrays"));
-    ok = false;
-  }
+  // A race's winner restarts inside its job like any job: its claim is the
+  // job's, for all its steps (docs/race.md); so does a grid's array task,
+  // each in its own allocation.
   if (ok) spec.restart = s;
 }
 

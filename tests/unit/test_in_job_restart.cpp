@@ -62,7 +62,13 @@ TEST_CASE("restart: is read with its defaults and checked field by field", "[in_
   CHECK(spec_error("restart: 3\n").find("restart") != std::string::npos);
   CHECK(spec_error("restart: {in_job: 2}\nmonitor: false\n").find("restart: in-job restarts are decided by the job agent") !=
         std::string::npos);
-  CHECK(spec_error("restart: {in_job: 2}\nalternatives: [{nodes: 1}]\n").find("not yet built for a race") != std::string::npos);
+  // A race's shapes and a grid's array tasks restart inside their jobs.
+  RunSpec race = parse_run_spec("a.yaml", std::string(kSpec) + "restart: {in_job: 2, min_nodes: 1}\nalternatives: [{nodes: 1}]\n");
+  CHECK(race.restart->in_job == 2);
+  CHECK(parse_run_spec("a.yaml", std::string(kSpec) + "restart: {in_job: 2}\ngrid: {env.LR: ['0.1', '0.2']}\n").restart);
+  // min_nodes is checked on every shape of the race.
+  CHECK(spec_error("restart: {in_job: 2, min_nodes: 2}\nalternatives: [{nodes: 1, label: one}]\n")
+            .find("restart.min_nodes: 2 is more than the 1 node(s) the step runs on") != std::string::npos);
   // Every problem at once.
   std::string both = spec_error("restart: {in_job: x, spares: y}\n");
   CHECK(both.find("restart.in_job") != std::string::npos);
@@ -437,6 +443,12 @@ TEST_CASE("the newest step of squeue -s is the training step the watchdog ends",
   test::FakeRunner none;
   none.on("squeue", {"-s"}, test::exits(0, "5.batch\n"));
   CHECK(end_training_step(none, "5", &step).value_or("") == "squeue -s lists no step of job 5");
+  // An array task: asked and ended by <array>_<index>.
+  test::FakeRunner task;
+  task.on("squeue", {"-j", "9_1"}, test::exits(0, "9_1.batch\n9_1.0\n"));
+  task.on("scancel", {"--signal=KILL", "9_1.0"}, test::exits(0, ""));
+  CHECK_FALSE(end_training_step(task, "9_1", &step));
+  CHECK(step == "9_1.0");
 }
 
 TEST_CASE("job step-ended reads the watchdog's restart of this step, not an earlier step's", "[in_job]") {
