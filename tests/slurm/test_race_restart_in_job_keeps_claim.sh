@@ -9,22 +9,9 @@
 # the winner's row.
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
-cat >program.sh <<'SH'
-#!/bin/bash
-dir=$(dirname "$0")
-step=$(cat "$dir/ckpt" 2>/dev/null || echo 0)
-echo "restart $DDPCTL_RESTART rank $NODE_RANK of job $SLURM_JOB_ID on $(hostname) from step $step"
-echo "$$ $(hostname) $SLURM_JOB_ID" >"$dir/pid.$DDPCTL_RESTART.$NODE_RANK.tmp"
-mv "$dir/pid.$DDPCTL_RESTART.$NODE_RANK.tmp" "$dir/pid.$DDPCTL_RESTART.$NODE_RANK"
-last=$((DDPCTL_RESTART == 0 ? 1000000 : step + 3))
-while [ "$step" -lt "$last" ]; do
-  sleep 0.2
-  step=$((step + 1))
-  if [ "$NODE_RANK" = 0 ]; then echo "$step" >"$dir/ckpt.tmp" && mv "$dir/ckpt.tmp" "$dir/ckpt"; fi
-done
-echo "rank $NODE_RANK done at step $step"
-SH
-chmod +x program.sh
+# shellcheck source=tests/slurm/restart_lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/restart_lib.sh"
+write_step_program
 write_spec job.yaml <<YAML
 partition: cpu
 nodes: 2
@@ -38,11 +25,7 @@ YAML
 run submit job.yaml
 expect_code 0
 run_dir=$(only_run_dir)
-deadline=$((SECONDS + 120))
-until [ -s pid.0.0 ] && [ -s ckpt ] && [ "$(cat ckpt)" -ge 3 ]; do
-  [ "$SECONDS" -lt "$deadline" ] || fail "no shape trained within 120 s$(jobs_report)"
-  sleep 0.2
-done
+wait_mid_training 0 "the race"
 read -r pid node winner <pid.0.0
 [ "$(cut -d' ' -f1 "$run_dir/race/claim/winner")" = "$winner" ] ||
   fail "job $winner trains but the claim names $(cat "$run_dir/race/claim/winner")"

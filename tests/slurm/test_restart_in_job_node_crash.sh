@@ -7,24 +7,9 @@
 # status explains the restart.
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
-cat >program.sh <<'SH'
-#!/bin/bash
-dir=$(dirname "$0")
-step=$(cat "$dir/ckpt" 2>/dev/null || echo 0)
-echo "restart $DDPCTL_RESTART rank $NODE_RANK on $(hostname) from step $step"
-echo "$$ $(hostname)" >"$dir/pid.$DDPCTL_RESTART.$NODE_RANK.tmp"
-mv "$dir/pid.$DDPCTL_RESTART.$NODE_RANK.tmp" "$dir/pid.$DDPCTL_RESTART.$NODE_RANK"
-last=$((DDPCTL_RESTART == 0 ? 1000000 : step + 3))
-while [ "$step" -lt "$last" ]; do
-  sleep 0.2
-  step=$((step + 1))
-  if [ "$NODE_RANK" = 0 ]; then
-    echo "$step" >"$dir/ckpt.tmp" && mv "$dir/ckpt.tmp" "$dir/ckpt"
-  fi
-done
-echo "rank $NODE_RANK done at step $step"
-SH
-chmod +x program.sh
+# shellcheck source=tests/slurm/restart_lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/restart_lib.sh"
+write_step_program
 write_spec job.yaml <<YAML
 partition: cpu
 nodes: 2
@@ -36,13 +21,9 @@ YAML
 run submit job.yaml
 expect_code 0
 id=$(submitted_job_id)
-deadline=$((SECONDS + 120))
-until [ -s pid.0.1 ] && [ -s ckpt ] && [ "$(cat ckpt)" -ge 3 ]; do
-  [ "$SECONDS" -lt "$deadline" ] || fail "the job did not train within 120 s$(job_logs_of "$id")$(jobs_report)"
-  sleep 0.2
-done
-read -r _ node <pid.0.1
-read -r _ node0 <pid.0.0
+wait_mid_training 1 "job $id"
+read -r _ node _ <pid.0.1
+read -r _ node0 _ <pid.0.0
 batch_host=$(on_login scontrol show job -o "$id" | sed -n 's/.* BatchHost=\([^ ]*\).*/\1/p')
 [ "$batch_host" = "$node0" ] ||
   fail "the batch shell runs on '$batch_host', not on rank 0's node $node0: crashing $node would not test a restart"
@@ -55,7 +36,7 @@ echo "batch log: $(cat "logs/${JOB_NAME}_$id.err")"
 grep -qE "ddpctl: restart 1 of 2 in the job: node $node( \(Slurm: [^)]*\))? was lost; $node left out, spare [a-z0-9]+ taken" \
   "logs/${JOB_NAME}_$id.err" || fail "the batch shell did not restart the step for the lost node$(job_logs_of "$id")"
 if [ ! -s pid.1.0 ] || [ ! -s pid.1.1 ]; then fail "the restarted step did not run both ranks: $(ls)$(job_logs_of "$id")"; fi
-read -r _ new1 <pid.1.1
+read -r _ new1 _ <pid.1.1
 if [ "$new1" = "$node" ] || [ "$new1" = "$node0" ]; then fail "rank 1 ran again on $new1 (the crashed node was $node)"; fi
 grep -qE "^restart 1 rank 1 .* from step ([3-9]|[1-9][0-9]+)$" "logs/${JOB_NAME}_$id.restart0.1.out" ||
   fail "the restarted step did not resume from the checkpoint: $(cat "logs/${JOB_NAME}_$id.restart0.1.out")"

@@ -8,27 +8,9 @@
 # left out and taken.
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
-# A program that checkpoints a step counter (rank 0 writes it) and resumes
-# from it. The first step never ends by itself, so the kill always lands
-# mid-training; a restarted step trains 3 steps more and ends.
-cat >program.sh <<'SH'
-#!/bin/bash
-dir=$(dirname "$0")
-step=$(cat "$dir/ckpt" 2>/dev/null || echo 0)
-echo "restart $DDPCTL_RESTART rank $NODE_RANK on $(hostname) master $MASTER_ADDR:$MASTER_PORT from step $step"
-echo "$$ $(hostname)" >"$dir/pid.$DDPCTL_RESTART.$NODE_RANK.tmp"
-mv "$dir/pid.$DDPCTL_RESTART.$NODE_RANK.tmp" "$dir/pid.$DDPCTL_RESTART.$NODE_RANK"
-last=$((DDPCTL_RESTART == 0 ? 1000000 : step + 3))
-while [ "$step" -lt "$last" ]; do
-  sleep 0.2
-  step=$((step + 1))
-  if [ "$NODE_RANK" = 0 ]; then
-    echo "$step" >"$dir/ckpt.tmp" && mv "$dir/ckpt.tmp" "$dir/ckpt"
-  fi
-done
-echo "rank $NODE_RANK done at step $step"
-SH
-chmod +x program.sh
+# shellcheck source=tests/slurm/restart_lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/restart_lib.sh"
+write_step_program
 write_spec job.yaml <<YAML
 partition: cpu
 nodes: 2
@@ -40,14 +22,9 @@ YAML
 run submit job.yaml
 expect_code 0
 id=$(submitted_job_id)
-# Mid-training: both ranks started, rank 0 has checkpointed step 3.
-deadline=$((SECONDS + 120))
-until [ -s pid.0.1 ] && [ -s ckpt ] && [ "$(cat ckpt)" -ge 3 ]; do
-  [ "$SECONDS" -lt "$deadline" ] || fail "the job did not train within 120 s$(job_logs_of "$id")$(jobs_report)"
-  sleep 0.2
-done
-read -r pid node <pid.0.1
-read -r _ node0 <pid.0.0
+wait_mid_training 1 "job $id"
+read -r pid node _ <pid.0.1
+read -r _ node0 _ <pid.0.0
 kill -KILL "$pid"
 wait_for_sacct "$id" COMPLETED 120
 echo "batch log: $(cat "logs/${JOB_NAME}_$id.err")"
@@ -55,8 +32,8 @@ grep -qF "ddpctl: restart 1 of 2 in the job: rank 1 on $node was killed (signal 
   fail "the batch shell did not restart the step in the job$(job_logs_of "$id")"
 # The restarted step: on rank 0's node and the spare, a new port, from the checkpoint.
 if [ ! -s pid.1.0 ] || [ ! -s pid.1.1 ]; then fail "the restarted step did not run both ranks: $(ls)$(job_logs_of "$id")"; fi
-read -r _ new0 <pid.1.0
-read -r _ new1 <pid.1.1
+read -r _ new0 _ <pid.1.0
+read -r _ new1 _ <pid.1.1
 [ "$new0" = "$node0" ] || fail "rank 0 moved from $node0 to $new0"
 if [ "$new1" = "$node" ] || [ "$new1" = "$node0" ]; then fail "rank 1 ran again on $new1 (the killed rank's node was $node)"; fi
 grep -h "^restart 1 rank 1" "logs/${JOB_NAME}_$id.restart0.1.out" >"$T/resumed" || fail "rank 1's log has no restart 1: $(cat "logs/${JOB_NAME}_$id.restart0.1.out")"

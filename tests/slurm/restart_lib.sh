@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Sourced by the in-job restart tests (test_restart_in_job_*.sh and
+# test_race_restart_in_job_keeps_claim.sh), after lib.sh: a training program
+# that checkpoints a step counter, and the wait until it is mid-training.
+
+# write_step_program: program.sh in the test folder. Rank 0 checkpoints the
+# step it reached (ckpt); each step resumes from it. Step 0
+# (DDPCTL_RESTART=0) never ends by itself, so a kill always lands
+# mid-training; a restarted step trains 3 steps more and ends. Each rank
+# writes "PID HOST JOB" to pid.<restart>.<rank> and says where it starts:
+# "restart R rank N of job ID on HOST master ADDR:PORT from step S".
+write_step_program() {
+  cat >program.sh <<'SH'
+#!/bin/bash
+dir=$(dirname "$0")
+step=$(cat "$dir/ckpt" 2>/dev/null || echo 0)
+echo "restart $DDPCTL_RESTART rank $NODE_RANK of job $SLURM_JOB_ID on $(hostname) master $MASTER_ADDR:$MASTER_PORT from step $step"
+echo "$$ $(hostname) $SLURM_JOB_ID" >"$dir/pid.$DDPCTL_RESTART.$NODE_RANK.tmp"
+mv "$dir/pid.$DDPCTL_RESTART.$NODE_RANK.tmp" "$dir/pid.$DDPCTL_RESTART.$NODE_RANK"
+last=$((DDPCTL_RESTART == 0 ? 1000000 : step + 3))
+while [ "$step" -lt "$last" ]; do
+  sleep 0.2
+  step=$((step + 1))
+  if [ "$NODE_RANK" = 0 ]; then echo "$step" >"$dir/ckpt.tmp" && mv "$dir/ckpt.tmp" "$dir/ckpt"; fi
+done
+echo "rank $NODE_RANK done at step $step"
+SH
+  chmod +x program.sh
+}
+
+# wait_mid_training RANK [WHAT]: until step 0's rank RANK runs and rank 0 has
+# checkpointed step 3; WHAT names the job(s) in the failure's report.
+wait_mid_training() {
+  local deadline=$((SECONDS + 120))
+  until [ -s "pid.0.$1" ] && [ -s ckpt ] && [ "$(cat ckpt)" -ge 3 ]; do
+    [ "$SECONDS" -lt "$deadline" ] || fail "${2:-the job} did not train within 120 s$(jobs_report)"
+    sleep 0.2
+  done
+}
