@@ -1,5 +1,6 @@
 #include "files.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -41,14 +42,14 @@ std::string read_file(const std::string& path, size_t max_bytes) {
   return out;
 }
 
-std::vector<std::string> tail_lines(const std::string& path, size_t max_bytes) {
+std::vector<std::string> tail_lines(const std::string& path, size_t max_bytes, long long from) {
   std::vector<std::string> lines;
   std::ifstream in(path, std::ios::binary);
   if (!in) return lines;
   in.seekg(0, std::ios::end);
   std::streamoff size = in.tellg();
   if (size < 0) return lines;
-  in.seekg(std::max<std::streamoff>(0, size - static_cast<std::streamoff>(max_bytes)));
+  in.seekg(std::max({std::streamoff{0}, size - static_cast<std::streamoff>(max_bytes), static_cast<std::streamoff>(from)}));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::string line;
   for (char c : text) {

@@ -12,7 +12,9 @@ std::string read_file(const std::string& path, size_t max_bytes = 1 << 20);
 // The lines of a log's last `max_bytes` (logs can be large; the tail is what
 // matters): '\n' and '\r' both end a line, empty lines are dropped. None when
 // the file cannot be read.
-std::vector<std::string> tail_lines(const std::string& path, size_t max_bytes = 4 << 20);
+// `from`: no byte before this offset (what a file held before an in-job
+// restart appended to it).
+std::vector<std::string> tail_lines(const std::string& path, size_t max_bytes = 4 << 20, long long from = 0);
 
 // Writes `content` to `path` atomically: a temporary file in the same folder is
 // written, flushed to disk and renamed over `path`, so readers see the old file

@@ -266,6 +266,10 @@ std::string in_job_record_path(const std::string& log_base, int attempt) {
   return job_files::in_job_restarts(log_base, attempt);
 }
 
+std::string in_job_resumed_path(const std::string& log_base, int attempt, int restart) {
+  return fmt::format("{}.restart{}.in-job.resumed{}.json", log_base, attempt, restart);
+}
+
 nlohmann::json in_job_record_json(const InJobRecord& r) {
   nlohmann::json restarts = nlohmann::json::array();
   for (const auto& x : r.restarts)
@@ -313,19 +317,36 @@ std::optional<InJobRecord> parse_in_job_record(const std::string& text) {
 }
 
 std::optional<InJobRecord> read_in_job_record(const std::string& log_base, int attempt) {
+  std::optional<InJobRecord> r;
   try {
-    return parse_in_job_record(read_file(in_job_record_path(log_base, attempt), 1 << 20));
+    r = parse_in_job_record(read_file(in_job_record_path(log_base, attempt), 1 << 20));
   } catch (const std::exception&) {
     return std::nullopt;
   }
+  // Where each restarted step resumed (the watchdog writes it apart, so that
+  // the record has one writer at a time).
+  if (r)
+    for (auto& x : r->restarts) {
+      if (x.started_at <= 0) continue;
+      try {
+        auto j = nlohmann::json::parse(read_file(in_job_resumed_path(log_base, attempt, x.number), 4096), nullptr, false);
+        if (!j.is_object() || !j.contains("epoch")) continue;
+        double epoch = j.value("epoch", 0.0);
+        long long step = j.value("step", -1LL);
+        x.resumed = step >= 0 ? fmt::format("epoch {:g} step {}", epoch, step) : fmt::format("epoch {:g}", epoch);
+      } catch (const std::exception&) {
+      }
+    }
+  return r;
 }
 
 std::string describe_in_job(const InJobRecord& r) {
   std::vector<std::string> parts;
   if (!r.restarts.empty()) {
     const InJobRestart& last = r.restarts.back();
-    parts.push_back(fmt::format("restart {} of {} in the job: {}{}", last.number, r.of, last.text,
-                                last.started_at > 0 ? "" : " (starting)"));
+    parts.push_back(fmt::format("restart {} of {} in the job: {}{}{}", last.number, r.of, last.text,
+                                last.started_at > 0 ? "" : " (starting)",
+                                last.resumed.empty() ? "" : "; training again at " + last.resumed));
   }
   if (!r.fallback.empty()) parts.push_back(r.fallback_why);
   return join(parts, "; ");

@@ -93,6 +93,11 @@ struct InJobRestart {
   int step_rc = 0;         // how the step before it ended
   double decided_at = 0;   // epoch seconds
   double started_at = 0;   // when the new step was started (0: not yet; the record before the act)
+  // Where the program trains again: the new step's first progress, as the
+  // watchdog saw it a monitor interval or less after the step began
+  // ("epoch 2 step 3"; the checkpoint it resumed from is at or before it);
+  // "" until then, or without a watchdog.
+  std::string resumed;
 };
 struct InJobRecord {
   int attempt = 0;
@@ -103,6 +108,8 @@ struct InJobRecord {
   std::string fallback, fallback_why;
 };
 std::string in_job_record_path(const std::string& log_base, int attempt);
+// <log base>.restart<N>.in-job.resumed<K>.json: {epoch, step, at} of restart K's step.
+std::string in_job_resumed_path(const std::string& log_base, int attempt, int restart);
 nlohmann::json in_job_record_json(const InJobRecord& r);
 std::optional<InJobRecord> parse_in_job_record(const std::string& text);
 std::optional<InJobRecord> read_in_job_record(const std::string& log_base, int attempt);

@@ -53,7 +53,11 @@ void revalidate_folder(const std::string& log_base) {
   if (DIR* d = ::opendir(slash == std::string::npos ? "." : log_base.substr(0, slash).c_str())) ::closedir(d);
 }
 
-StepObserver::StepObserver(const WatchOptions& o) : o_(o), seen_(static_cast<size_t>(std::max(0, o.tasks))) {}
+StepObserver::StepObserver(const WatchOptions& o) : o_(o), seen_(static_cast<size_t>(std::max(0, o.tasks))) {
+  if (o_.step > 0)
+    for (int t = 0; t < o_.tasks; t++)
+      seen_[static_cast<size_t>(t)].from = std::max(0LL, file_stat(job_files::step_log(o_.log_base, o_.attempt, t)).size);
+}
 
 Observation StepObserver::observe(double now) {
   Observation ob;
@@ -76,7 +80,7 @@ Observation StepObserver::observe(double now) {
     Seen& seen = seen_[static_cast<size_t>(t)];
     if (o_.progress && f.size != seen.size) {
       // The last 64 KiB hold the latest progress line.
-      PatternReading r = read_with_pattern(*o_.progress, tail_lines(log, 64 << 10));
+      PatternReading r = read_with_pattern(*o_.progress, tail_lines(log, 64 << 10, seen.from));
       if (r.matched && r.epoch) seen.progress = std::make_pair(*r.epoch, r.step.value_or(-1));
       seen.size = f.size;
     }
@@ -98,6 +102,8 @@ Watcher::Watcher(WatchOptions o, CommandRunner& runner, Clock& clock, double sta
       slow_({o_.log_base, o_.attempt, o_.nodes, o_.tasks, o_.tasks_per_node, o_.per_gpu, o_.interval_s,
              o_.slow_after_s, o_.exclude_slow},
             started_at) {
+  started_at_ = started_at;
+  resumed_noted_ = o_.step == 0;
   record_.attempt = o_.attempt;
   record_.step = o_.step;
   record_.stall_after_s = o_.stall_after_s;
@@ -124,6 +130,7 @@ void Watcher::save() {
 bool Watcher::tick(double now) {
   slow_.tick(now);
   last_ = observer_.observe(now);
+  if (!resumed_noted_) note_resumed(now);
   StallVerdict v = watch_.observe(last_);
   if (tries_ > 0) {  // an act that failed: again, while the job is still stalled
     if (!v.stalled) tries_ = 0;
@@ -173,6 +180,25 @@ bool Watcher::act(const StallVerdict& v, double now) {
   save();
   gather_stacks(now);
   return !take_action();
+}
+
+void Watcher::note_resumed(double now) {
+  std::optional<std::pair<double, long long>> at;
+  // The bundled trainer's progress file, once this step has rewritten it.
+  if (last_.progress_mtime && *last_.progress_mtime >= started_at_) {
+    if (auto p = read_progress(job_files::progress(o_.log_base))) at = std::make_pair(static_cast<double>(p->epoch), p->step);
+  } else {
+    for (const auto& t : last_.tasks)
+      if (t.progress && (!at || *t.progress < *at)) at = t.progress;
+  }
+  if (!at) return;
+  resumed_noted_ = true;
+  try {
+    write_file_atomic(in_job_resumed_path(o_.log_base, o_.attempt, o_.step),
+                      nlohmann::json({{"epoch", at->first}, {"step", at->second}, {"at", now}}).dump() + "\n");
+  } catch (const std::exception& e) {
+    std::cerr << "ddpctl: watchdog: warning: where restart " << o_.step << " resumed is not recorded: " << e.what() << '\n';
+  }
 }
 
 // What every rank was doing, before they are killed: each node's sampler

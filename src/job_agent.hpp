@@ -101,6 +101,9 @@ class StepObserver {
   const WatchOptions& o_;
   struct Seen {
     long long size = -1;
+    // An in-job restart's step appends to the attempt's step logs: only
+    // what it wrote counts (its size when this step's watch started).
+    long long from = 0;
     std::optional<std::pair<double, long long>> progress;
   };
   std::vector<Seen> seen_;
@@ -121,6 +124,9 @@ class Watcher {
   bool take_action();  // scancel or scontrol requeue; true when it did
   void save();         // the record, atomically; a failure is reported, not thrown
   void gather_stacks(double now);
+  // An in-job restart's step: its first progress (the progress file, else
+  // the pattern), where the program trains again, kept beside the in-job record.
+  void note_resumed(double now);
   // The Flight Recorder's dumps of the ranks the samplers asked (their
   // stacks files say which), into the record; its verdict when the stacks
   // name no culprit.
@@ -137,6 +143,8 @@ class Watcher {
   bool requeue_ = false;  // the action to take: requeue, else cancel
   bool restart_ = false;  // watchdog.action restart: end the step for an in-job restart
   int tries_ = 0;         // of the action, when it fails (a few, an interval apart)
+  double started_at_ = 0;
+  bool resumed_noted_ = false;
 };
 
 // `job watch`: a tick every interval until the watcher is done, or the step

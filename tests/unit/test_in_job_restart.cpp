@@ -345,6 +345,17 @@ TEST_CASE("the record of in-job restarts round-trips and status's words come fro
         "restart 1 of 3 in the job: rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken; rank 0 on g1 was "
         "killed (signal 9); in-job restarts used up (1 of 1); requeueing the job without g1");
   CHECK_FALSE(parse_in_job_record("not json"));
+
+  // Where restart 1 resumed, as its step's watchdog noted it beside the record.
+  test::TempDir dir;
+  std::string base = dir.path + "/demo_7";
+  InJobRecord started = r;
+  started.restarts[0].started_at = 12;
+  write_file_atomic(in_job_record_path(base, 0), in_job_record_json(started).dump());
+  write_file_atomic(in_job_resumed_path(base, 0, 1), R"({"epoch": 2, "step": 4200, "at": 13})");
+  CHECK(describe_in_job(*read_in_job_record(base, 0)) ==
+        "restart 1 of 3 in the job: rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken; training again at epoch 2 "
+        "step 4200");
 }
 
 TEST_CASE("job step-ended reads the batch log and Slurm's node states, records before the act", "[in_job]") {

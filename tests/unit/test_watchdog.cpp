@@ -18,6 +18,7 @@
 #include "fake_runner.hpp"
 #include "files.hpp"
 #include "helpers.hpp"
+#include "in_job_restart.hpp"
 #include "job_agent.hpp"
 #include "text.hpp"
 #include "usage.hpp"
@@ -531,6 +532,45 @@ TEST_CASE("the step observer reads the tasks' logs, the progress file and recent
     CHECK(empty.tasks[1].out_mtime == 0);
     CHECK(empty.tasks[1].out_bytes == 0);
   }
+}
+
+TEST_CASE("an in-job restart's watch reads only what its step appended, and notes where it resumed", "[job_agent]") {
+  WatchFixture f;
+  ProgressSpec p;
+  p.pattern = R"(epoch (?<epoch>\d+) step (?<step>\d+))";
+  f.o.progress = p;
+  // Step 0 reached epoch 1 step 99 before it failed (past its last
+  // checkpoint); its logs are appended to.
+  f.write_log(0, "epoch 1 step 99\n", T0);
+  f.write_log(1, "epoch 1 step 99\n", T0);
+  f.o.step = 1;
+  Watcher w(f.o, f.runner, f.clock, T0 + 1);
+  std::string resumed = in_job_resumed_path(f.o.log_base, 0, 1);
+  CHECK(w.tick(T0 + 2));
+  CHECK_FALSE(std::filesystem::exists(resumed));  // nothing of step 1's yet: step 0's line is not its
+  // Resumed from the checkpoint at step 6: lower than step 0's last, and still progress.
+  f.write_log(0, "epoch 1 step 6\n", T0 + 3);
+  f.write_log(1, "epoch 1 step 6\n", T0 + 3);
+  CHECK(w.tick(T0 + 4));
+  auto j = nlohmann::json::parse(read_file(resumed));
+  CHECK(j["epoch"] == 1);
+  CHECK(j["step"] == 6);
+  for (int t = 5; t <= 100; t += 5) {
+    f.write_log(0, fmt::format("epoch 1 step {}\n", 6 + t / 5), T0 + t);
+    f.write_log(1, fmt::format("epoch 1 step {}\n", 6 + t / 5), T0 + t);
+    CHECK(w.tick(T0 + t));
+  }
+  // Steps 7 to 26 over 100 s (stall_after 60 s) are progress, though below step 0's 99.
+  CHECK_FALSE(read_stall_record(f.o.log_base));
+}
+
+TEST_CASE("tail_lines can start at an offset", "[job_agent]") {
+  test::TempDir dir;
+  std::string path = dir.path + "/log";
+  write_file_atomic(path, "old 1\nold 2\nnew 1\nnew 2\n");
+  CHECK(tail_lines(path, 1 << 20, 12) == std::vector<std::string>{"new 1", "new 2"});
+  CHECK(tail_lines(path, 6, 0) == std::vector<std::string>{"new 2"});
+  CHECK(tail_lines(path, 1 << 20, 1000).empty());
 }
 
 TEST_CASE("the watcher with action warn records the stall and runs on", "[job_agent]") {

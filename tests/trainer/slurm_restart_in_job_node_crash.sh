@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The issue's first case with the bundled trainer: a 2-node CPU job with
+# restart: {in_job: 1, spares: 1} whose rank 1's node crashes mid-training
+# (`local-slurm node crash`: its slurmd and processes die at once) after the
+# first epoch's checkpoint. Rank 0 fails at once (its peer is gone) and srun
+# starts ending the step, whose part on the lost node never answers: Slurm
+# keeps that step completing. Once Slurm marks the node down, the batch
+# shell starts the step again on rank 0's node and the spare, overlapping
+# the lingering step; ddp-train resumes the checkpoint and the job COMPLETES
+# without leaving the queue. status says which restart it was and where
+# the watchdog first saw it train again (epoch 2, or 3 when the short epoch
+# 2 ended within the first monitor interval).
+# shellcheck source=tests/slurm/lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+: "${DDP_TRAIN:?}"
+write_spec job.yaml <<YAML
+partition: cpu
+nodes: 2
+gpus_per_node: 0
+procs_per_node: 1
+cpus_per_task: 1
+mem: 1G
+restart: {in_job: 1, spares: 1}
+trainer:
+  program: $DDP_TRAIN
+  model: smallcnn
+  data: synthetic
+  epochs: 3
+  batch_size: 16
+  workers: 0
+  checkpoint_dir: $T/ck
+  resume: true
+  extra_args: [--synthetic-size, "1600", --no-val]
+YAML
+run submit job.yaml
+expect_code 0
+id=$(submitted_job_id)
+progress=logs/${JOB_NAME}_${id}.progress.json
+deadline=$((SECONDS + 180))
+until grep -q '"phase": "training", "epoch": 2, "epochs": 3, "step": [1-9]' "$progress" 2>/dev/null; do
+  [ "$SECONDS" -lt "$deadline" ] || fail "epoch 2 did not start within 180 s: $(cat "$progress" 2>&1)$(job_logs_of "$id")"
+  sleep 0.2
+done
+nodes=$(on_login scontrol show hostnames "$(on_login squeue -h -j "$id" -o %N)" | tr '\n' ' ')
+read -r node0 node spare <<<"$nodes"
+batch_host=$(on_login scontrol show job -o "$id" | sed -n 's/.* BatchHost=\([^ ]*\).*/\1/p')
+[ "$batch_host" = "$node0" ] || fail "the batch shell runs on '$batch_host', not on rank 0's node $node0"
+at_exit "\"$LOCAL_SLURM\" node start $node"
+"$LOCAL_SLURM" node crash "$node"
+# Slurm notices after SlurmdTimeout (30 s on the local cluster).
+wait_for_state "$JOB_NAME" COMPLETED 240
+echo "batch log: $(cat "logs/${JOB_NAME}_$id.err")"
+grep -qE "^ddpctl: restart 1 of 1 in the job: node $node( \(Slurm: [^)]*\))? was lost; $node left out, spare $spare taken$" \
+  "logs/${JOB_NAME}_$id.err" || fail "the batch shell did not restart the step for the lost node$(job_logs_of "$id")"
+grep -qE "^ddp-train: resumed from .* at epoch 2, sample [0-9]+ of 1600 \(written by 2 ranks, now 2\)" \
+  "logs/${JOB_NAME}_$id.restart0.0.out" || fail "rank 0 did not resume the checkpoint: $(cat "logs/${JOB_NAME}_$id.restart0.0.out")"
+on_login sacct -n -X -P --duplicates -j "$id" -o State >"$T/states"
+grep -q REQUEUE "$T/states" && fail "job $id was requeued: $(cat "$T/states")"
+run status "$JOB_NAME"
+echo "status: $(cat "$T/out")"
+expect_code 0
+expect_out "COMPLETED"
+expect_out_re "restart 1 of 1 in the job: node $node( \(Slurm: [^)]*\))? was lost; $node left out, spare $spare taken; training again at epoch [23] step [0-9]+"
