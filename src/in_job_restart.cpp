@@ -334,6 +334,7 @@ std::optional<InJobRecord> read_in_job_record(const std::string& log_base, int a
         double epoch = j.value("epoch", 0.0);
         long long step = j.value("step", -1LL);
         x.resumed = step >= 0 ? fmt::format("epoch {:g} step {}", epoch, step) : fmt::format("epoch {:g}", epoch);
+        x.resumed_at = j.value("at", 0.0);
       } catch (const std::exception&) {
       }
     }
@@ -360,10 +361,14 @@ InJobHistory read_in_job_history(const std::string& log_base) {
     for (const auto& x : r->restarts) {
       ++h.count;
       std::string gap = "not started";
-      if (x.started_at > 0 && x.decided_at > 0) {
+      if (x.resumed_at > 0 && x.decided_at > 0) {
+        double s = std::max(0.0, x.resumed_at - x.decided_at);
+        h.lost_s += s;
+        gap = fmt::format("training again after {:.1f} s ({})", s, x.resumed);
+      } else if (x.started_at > 0 && x.decided_at > 0) {
         double s = std::max(0.0, x.started_at - x.decided_at);
-        h.between_steps_s += s;
-        gap = fmt::format("new step after {:.1f} s", s);
+        h.lost_s += s;
+        gap = fmt::format("new step after {:.1f} s (not yet seen training)", s);
       }
       h.restarts.push_back(fmt::format("{}restart {} of {}: {}; {}", attempt > 0 ? fmt::format("attempt {}, ", attempt + 1) : "",
                                        x.number, r->of, x.text, gap));

@@ -98,6 +98,7 @@ struct InJobRestart {
   // ("epoch 2 step 3"; the checkpoint it resumed from is at or before it);
   // "" until then, or without a watchdog.
   std::string resumed;
+  double resumed_at = 0;  // when the watchdog saw it (epoch seconds; 0: not seen)
 };
 struct InJobRecord {
   int attempt = 0;
@@ -122,9 +123,12 @@ std::string describe_in_job(const InJobRecord& r);
 // step's end to the new step's start; whether any step ran shrunk
 // (restart.min_nodes).
 struct InJobHistory {
-  std::vector<std::string> restarts;  // "attempt 1, restart 1 of 2: ...; new step after 4 s"
+  std::vector<std::string> restarts;  // "attempt 1, restart 1 of 2: ...; training again after 9.5 s (epoch 2 step 3)"
   int count = 0;
-  double between_steps_s = 0;  // summed over the restarts whose new step started
+  // Summed over the restarts whose new step started: from the failed step's
+  // end to training again (the new step's first progress), or to the new
+  // step's start where no progress was seen.
+  double lost_s = 0;
   bool shrunk = false;
   std::string shrunk_to;  // "1 of 2 nodes from restart 1"
 };

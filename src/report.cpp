@@ -353,8 +353,9 @@ std::string report_table(const std::vector<ReportRow>& rows) {
                                   "and efficiency mix world sizes",
                                   r.label, r.run_id, r.shrunk));
     if (!r.in_job.empty())
-      notes.push_back(fmt::format("{} ({}): in-job restarts ({:.1f} s between steps in all): {}", r.label, r.run_id,
-                                  r.in_job_between_s, join(r.in_job, "; ")));
+      notes.push_back(fmt::format("{} ({}): in-job restarts ({:.1f} s lost in all, from each failed step's end to "
+                                  "training again): {}",
+                                  r.label, r.run_id, r.in_job_lost_s, join(r.in_job, "; ")));
     if (r.idle_gpu_hours)
       notes.push_back(fmt::format("{} ({}): {:.3f} of its GPU-hours were allocated GPUs no step ran on (spares, "
                                   "nodes left out)",
@@ -432,7 +433,7 @@ std::string report_json(const std::vector<ReportRow>& rows) {
                               {"cpu_pct", opt(r.cpu_pct_mean)}, {"rss_peak_bytes", opt(r.rss_peak_bytes)}}},
                    {"metrics", r.metrics_path}, {"problem", r.problem}, {"failure", r.failure},
                    {"slow", r.slow.empty() ? json() : json(r.slow)},
-                   {"in_job", {{"restarts", r.in_job}, {"between_steps_s", r.in_job_between_s},
+                   {"in_job", {{"restarts", r.in_job}, {"lost_s", r.in_job_lost_s},
                                {"shrunk", r.shrunk.empty() ? json() : json(r.shrunk)}}},
                    {"idle_gpu_hours", opt(r.idle_gpu_hours)}});
   return out.dump(2) + "\n";

@@ -108,7 +108,7 @@ ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, c
     if (auto slow = read_slow_record(log_base(*shape, a->job_id))) row.slow = describe_slow_history(*slow);
     InJobHistory h = read_in_job_history(log_base(*shape, a->job_id));
     row.in_job = h.restarts;
-    row.in_job_between_s = h.between_steps_s;
+    row.in_job_lost_s = h.lost_s;
     row.shrunk = h.shrunk_to;
   }
   return row;

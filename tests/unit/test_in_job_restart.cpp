@@ -356,6 +356,16 @@ TEST_CASE("the record of in-job restarts round-trips and status's words come fro
   CHECK(describe_in_job(*read_in_job_record(base, 0)) ==
         "restart 1 of 3 in the job: rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken; training again at epoch 2 "
         "step 4200");
+  // The report's time lost: from the failed step's end (decided_at 10) to training again (13).
+  InJobHistory h = read_in_job_history(base);
+  CHECK(h.count == 1);
+  CHECK(h.lost_s == 3);
+  REQUIRE(h.restarts.size() == 1);
+  CHECK(h.restarts[0] == "restart 1 of 3: rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken; training again "
+                        "after 3.0 s (epoch 2 step 4200)");
+  // Not seen training yet: to the new step's start (12).
+  std::filesystem::remove(in_job_resumed_path(base, 0, 1));
+  CHECK(read_in_job_history(base).restarts[0].find("new step after 2.0 s (not yet seen training)") != std::string::npos);
 }
 
 TEST_CASE("job step-ended reads the batch log and Slurm's node states, records before the act", "[in_job]") {
