@@ -296,7 +296,8 @@ std::string describe_failure(const Failure& f) {
 
 std::string Requeue::describe() const {
   std::string out = of ? fmt::format("attempt {} of {}", attempt, *of) : fmt::format("attempt {}", attempt);
-  return why.empty() ? out : out + " (requeued " + why + ")";
+  if (why.empty()) return out;
+  return out + " (requeued" + (why.rfind("; ", 0) == 0 ? "" : " ") + why + ")";
 }
 
 nlohmann::json failure_json(const Failure& f) {
@@ -347,6 +348,9 @@ std::optional<Requeue> find_requeue(const RunShape& shape, const Job& job,
         r.why = "by scontrol requeue";
     }
   }
+  // sacct is written by slurmdbd a little after the fact (seconds on a busy
+  // cluster): the job was requeued all the same.
+  if (r.why.empty() && earlier_attempts && earlier.empty()) r.why = "; sacct has no record of the earlier attempt yet";
   return r;
 }
 

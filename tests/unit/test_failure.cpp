@@ -159,6 +159,9 @@ TEST_CASE("requeues say which attempt and why") {
   write(dir.path + "/job_4.err", "");
   r = find_requeue(shape, job, [] { return std::vector<Job>{ended("4", JobState::Cancelled)}; });
   CHECK(r->describe() == "attempt 2 (requeued by scontrol requeue)");
+  // slurmdbd has not written the earlier attempt yet: requeued, why unknown.
+  r = find_requeue(shape, job, [] { return std::vector<Job>{}; });
+  CHECK(r->describe() == "attempt 2 (requeued; sacct has no record of the earlier attempt yet)");
   job.restarts = 0;
   CHECK_FALSE(find_requeue(shape, job));
 }
