@@ -287,6 +287,10 @@ RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, Context& 
   Run run = create_run(req.runs_root, parts, req.sets, g.identity, {});
   record_snapshot(run.dir, snaps.front());
   init_race(run);
+  // One checkpoint folder for every shape: after a requeue, whichever shape
+  // wins the race again resumes what the last one saved.
+  std::string run_folder = absolute_path(frozen.parts.front().spec.output_dir + "/" + run.id);
+  for (auto& p : frozen.parts) create_checkpoint_folder(p, set_checkpoint_folder(p, run_folder));
   for (const auto& s : render_group(frozen, req.templates_dir, race_dir(run)))
     write_file_atomic(run.dir + "/" + s.file_name, s.text, 0755);
 

@@ -372,4 +372,29 @@ void apply_snapshot(ResolvedRun& run, const SnapshotDecision& decision, const st
         a = option + in_submit_folder(a.substr(std::string(option).size()));
 }
 
+std::string set_checkpoint_folder(ResolvedRun& run, const std::string& run_folder) {
+  constexpr std::string_view kName = "DDPCTL_CHECKPOINT_DIR";
+  for (const auto& [name, value] : run.env)
+    if (name == kName) return "";
+  std::string folder, chosen;
+  for (const auto& a : run.spec.trainer_args)
+    if (a.rfind("--checkpoint-dir=", 0) == 0) folder = a.substr(17);
+  // The job's working folder is the submit folder: a relative trainer folder
+  // is that folder's, named absolute where the run's folder is.
+  if (!folder.empty() && folder[0] != '/' && !run_folder.empty() && run_folder[0] == '/')
+    folder = (std::filesystem::current_path() / folder).lexically_normal().string();
+  if (folder.empty()) folder = chosen = (std::filesystem::path(run_folder) / "checkpoint").lexically_normal().string();
+  run.env.emplace_back(kName, folder);
+  return chosen;
+}
+
+void create_checkpoint_folder(const ResolvedRun& run, const std::string& folder) {
+  if (folder.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  if (ec)
+    throw UserError(run.spec.where_of("output_dir"), "output_dir",
+                    "cannot create the run's checkpoint folder " + folder + " (DDPCTL_CHECKPOINT_DIR): " + ec.message());
+}
+
 }  // namespace ddpctl

@@ -73,6 +73,17 @@ ResolvedGrid load_and_resolve_grid(const std::string& spec_path, const std::vect
 // folder's): the job works in the run's view of the snapshot.
 void apply_snapshot(ResolvedRun& run, const SnapshotDecision& decision, const std::string& cwd);
 
+// DDPCTL_CHECKPOINT_DIR, the folder a program keeps its checkpoints in
+// across in-job restarts, requeues and re-races (docs/running.md "When a
+// rank or node is lost"): the bundled trainer's trainer.checkpoint_dir, else
+// <run_folder>/checkpoint, where run_folder is the run's (or the grid
+// cell's) own folder under output_dir (absolute, but for `gen`). Set once: a second call changes
+// nothing. Returns the folder when ddpctl chose it (the caller creates it
+// at submit), else "".
+std::string set_checkpoint_folder(ResolvedRun& run, const std::string& run_folder);
+// Creates the folder set_checkpoint_folder chose ("" : nothing to do).
+void create_checkpoint_folder(const ResolvedRun& run, const std::string& folder);
+
 // A new time limit for a resolved shape (its --time line too): --fit-time.
 void set_time_limit(ResolvedShape& shape, long long seconds);
 

@@ -361,6 +361,11 @@ SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, C
                                  : "--fit-time: no shorter time limit starts it now; submitted as it is");
     }
   }
+  // The run's folder name is known before its scripts are rendered: they
+  // name its checkpoint folder. An earlier attempt retried keeps its own.
+  const bool retry = earlier.retry && !req.again;
+  std::string id = retry ? earlier.retry->id : new_run_id(resolved.spec.name, utc_now_iso());
+  std::string checkpoints = set_checkpoint_folder(run_as, absolute_path(run_as.spec.output_dir + "/" + id));
   std::vector<RenderedScript> rendered = render_scripts(run_as, req.templates_dir);
   for (const auto& w : container_warnings(run_as)) out.warning(w);
   if (req.dry_run) {
@@ -371,16 +376,17 @@ SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, C
   }
 
   create_output_dir(resolved);
+  create_checkpoint_folder(run_as, checkpoints);
   std::vector<std::pair<std::string, std::string>> scripts;
   for (const auto& s : rendered) scripts.emplace_back(s.file_name, s.text);
   // An earlier attempt of this spec that made no job is retried in its own run,
   // so the ledger tells the whole story.
   Run run;
-  if (earlier.retry && !req.again) {
+  if (retry) {
     run = *earlier.retry;
     for (const auto& [file, text] : scripts) write_file_atomic(run.dir + "/" + file, text, 0755);
   } else {
-    run = create_run(req.runs_root, recorded, spec_text, req.sets, identity, scripts);
+    run = create_run(req.runs_root, {{&recorded, spec_text}}, req.sets, identity, scripts, id);
   }
   record_snapshot(run.dir, snap);
   Attempt a = submit_attempt(run, *run.shape(shape.label), slurm);

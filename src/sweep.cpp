@@ -86,7 +86,6 @@ void run_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   std::string cwd = std::filesystem::current_path().string();
   SnapshotDecision snap = take_snapshot(resolved.spec, cwd, o.runs_root, !o.snapshot, ctx.runner);
   apply_snapshot(resolved, snap, cwd);
-  std::vector<RenderedScript> scripts = render_scripts(resolved, o.templates_dir);
   Experiment experiment = create_experiment(o.runs_root, experiment_name, o.spec, o.one_at_a_time);
   std::string previous_job;
   int failed = 0;
@@ -106,10 +105,12 @@ void run_sweep(const SweepRequest& o, Context& ctx, Output& out) {
     }
     ResolvedRun one = resolved;
     one.shapes = {*shape};
+    // Each shape is a run of its own, with a checkpoint folder of its own.
+    std::string id = new_run_id(resolved.spec.name, utc_now_iso());
+    create_checkpoint_folder(one, set_checkpoint_folder(one, absolute_path(one.spec.output_dir + "/" + id)));
     std::vector<std::pair<std::string, std::string>> files;
-    for (const auto& s : scripts)
-      if (s.label == shape->label) files.emplace_back(s.file_name, s.text);
-    Run run = create_run(o.runs_root, one, spec_text, o.sets, identity, files);
+    for (const auto& s : render_scripts(one, o.templates_dir)) files.emplace_back(s.file_name, s.text);
+    Run run = create_run(o.runs_root, {{&one, spec_text}}, o.sets, identity, files, id);
     record_snapshot(run.dir, snap);
     experiment.runs.emplace_back(shape->label, run.id);
     save_experiment(experiment);

@@ -115,6 +115,7 @@ struct GridPlan {
   std::vector<GridArray> arrays;
   std::vector<std::pair<std::string, std::string>> scripts;  // file in the run folder, text
   RunGrid grid;
+  std::vector<std::string> checkpoint_folders;  // the cells' that ddpctl chose (set_checkpoint_folder)
 };
 
 // Renders every cell's script for the run `run_id` in `run_dir` (its cells'
@@ -142,6 +143,7 @@ GridPlan plan_grid(ResolvedGrid& g, const std::string& run_dir, const std::strin
     if (absolute_paths) dir = absolute_path(dir);
     for (auto& [name, value] : cell_environment(g.grid, cell)) r.env.emplace_back(name, value);
     r.env.emplace_back("DDPCTL_CELL_DIR", dir);
+    if (std::string c = set_checkpoint_folder(r, dir); !c.empty()) plan.checkpoint_folders.push_back(c);
     // A raced grid's first cell claims the race in its scripts; its winner
     // submits the other cells, and a requeue does not race again.
     std::vector<RenderedScript> rendered = render_scripts(r, templates);
@@ -359,6 +361,7 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
     fs::create_directories(c.dir, ec);
     if (ec) throw UserError(Location{c.dir}, "", "cannot create the cell's folder: " + ec.message());
   }
+  for (const auto& c : plan.checkpoint_folders) create_checkpoint_folder(g.cells.at(0), c);
   Run run;
   if (retry) {
     run = *earlier.retry;

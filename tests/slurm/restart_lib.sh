@@ -4,7 +4,9 @@
 # that checkpoints a step counter, and the wait until it is mid-training.
 
 # write_step_program: program.sh in the test folder. Rank 0 checkpoints the
-# step it reached (ckpt); each step resumes from it. Step 0
+# step it reached in the folder ddpctl hands it (DDPCTL_CHECKPOINT_DIR/ckpt,
+# the run's own, which ddpctl made at submit; rank 0 writes its path to
+# ckpt_dir.<restart>); each step resumes from it. Step 0
 # (DDPCTL_RESTART=0) never ends by itself, so a kill always lands
 # mid-training; a restarted step trains 3 steps more and ends. Each rank
 # writes "PID HOST JOB" to pid.<restart>.<rank> and says where it starts:
@@ -13,7 +15,10 @@ write_step_program() {
   cat >program.sh <<'SH'
 #!/bin/bash
 dir=$(dirname "$0")
-step=$(cat "$dir/ckpt" 2>/dev/null || echo 0)
+ckpt=$DDPCTL_CHECKPOINT_DIR/ckpt
+[ -d "$DDPCTL_CHECKPOINT_DIR" ] || { echo "no checkpoint folder: '$DDPCTL_CHECKPOINT_DIR'" >&2; exit 3; }
+[ "$NODE_RANK" != 0 ] || echo "$DDPCTL_CHECKPOINT_DIR" >"$dir/ckpt_dir.$DDPCTL_RESTART"
+step=$(cat "$ckpt" 2>/dev/null || echo 0)
 echo "restart $DDPCTL_RESTART rank $NODE_RANK of job $SLURM_JOB_ID on $(hostname) master $MASTER_ADDR:$MASTER_PORT from step $step"
 echo "$$ $(hostname) $SLURM_JOB_ID" >"$dir/pid.$DDPCTL_RESTART.$NODE_RANK.tmp"
 mv "$dir/pid.$DDPCTL_RESTART.$NODE_RANK.tmp" "$dir/pid.$DDPCTL_RESTART.$NODE_RANK"
@@ -21,7 +26,7 @@ last=$((DDPCTL_RESTART == 0 ? 1000000 : step + 3))
 while [ "$step" -lt "$last" ]; do
   sleep 0.2
   step=$((step + 1))
-  if [ "$NODE_RANK" = 0 ]; then echo "$step" >"$dir/ckpt.tmp" && mv "$dir/ckpt.tmp" "$dir/ckpt"; fi
+  if [ "$NODE_RANK" = 0 ]; then echo "$step" >"$ckpt.tmp" && mv "$ckpt.tmp" "$ckpt"; fi
 done
 echo "rank $NODE_RANK done at step $step"
 SH
@@ -31,8 +36,10 @@ SH
 # wait_mid_training RANK [WHAT]: until step 0's rank RANK runs and rank 0 has
 # checkpointed step 3; WHAT names the job(s) in the failure's report.
 wait_mid_training() {
-  local deadline=$((SECONDS + 120))
-  until [ -s "pid.0.$1" ] && [ -s ckpt ] && [ "$(cat ckpt)" -ge 3 ]; do
+  local deadline=$((SECONDS + 120)) ckpt
+  while :; do
+    ckpt=$(cat ckpt_dir.0 2>/dev/null || true)/ckpt
+    [ -s "pid.0.$1" ] && [ -s "$ckpt" ] && [ "$(cat "$ckpt")" -ge 3 ] && break
     [ "$SECONDS" -lt "$deadline" ] || fail "${2:-the job} did not train within 120 s$(jobs_report)"
     sleep 0.2
   done

@@ -5,7 +5,9 @@
 # node left out), with a new rendezvous; the program resumes from its
 # checkpoint and the job COMPLETES without leaving the queue (one attempt in
 # sacct, no requeue). Status says which restart it was, why, and what was
-# left out and taken.
+# left out and taken. The program keeps its checkpoint in the folder ddpctl
+# hands it (DDPCTL_CHECKPOINT_DIR): the run's own, made at submit, the same
+# for every step.
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/restart_lib.sh
@@ -42,6 +44,10 @@ port0=$(sed -n 's/^restart 0 rank 0 .*master [^:]*:\([0-9]*\) .*/\1/p' "logs/${J
 port1=$(sed -n 's/^restart 1 rank 0 .*master [^:]*:\([0-9]*\) .*/\1/p' "logs/${JOB_NAME}_$id.restart0.0.out")
 if [ -z "$port0" ] || [ "$port0" = "$port1" ]; then fail "the restart did not make a new rendezvous (ports '$port0' and '$port1')"; fi
 grep -q "rank 1 done" "logs/${JOB_NAME}_$id.restart0.1.out" || fail "rank 1 did not finish after the restart"
+# The checkpoint folder: <output_dir>/<run id>/checkpoint, for both steps.
+want="$(pwd -P)/logs/$(basename "$(only_run_dir)")/checkpoint"
+[ "$(cat ckpt_dir.0)" = "$want" ] || fail "step 0's DDPCTL_CHECKPOINT_DIR is '$(cat ckpt_dir.0)', not the run's $want"
+[ "$(cat ckpt_dir.1)" = "$want" ] || fail "the restarted step's DDPCTL_CHECKPOINT_DIR is '$(cat ckpt_dir.1)', not $want"
 # One attempt: the job never left the queue.
 attempts=$(on_login sacct -n -X -P --duplicates -j "$id" -o State | wc -l)
 [ "$attempts" -eq 1 ] || fail "sacct shows $attempts attempts of job $id: $(on_login sacct -X --duplicates -j "$id" 2>&1)"

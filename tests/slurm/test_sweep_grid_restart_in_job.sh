@@ -4,13 +4,18 @@
 # killed with SIGKILL; its task restarts inside its own allocation (its node
 # left out, its spare taken) and completes; cell 1, another task of the same
 # array, runs on untouched. status explains the restart on cell 0's row.
+# Each cell keeps its checkpoint in its own folder ddpctl hands it
+# (DDPCTL_CHECKPOINT_DIR: <cell's folder>/checkpoint, made at submit).
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 cat >program.sh <<'SH'
 #!/bin/bash
 dir=$(dirname "$0")/cell.$SLURM_ARRAY_TASK_ID
 mkdir -p "$dir"
-step=$(cat "$dir/ckpt" 2>/dev/null || echo 0)
+ckpt=$DDPCTL_CHECKPOINT_DIR/ckpt
+[ -d "$DDPCTL_CHECKPOINT_DIR" ] || { echo "no checkpoint folder: '$DDPCTL_CHECKPOINT_DIR'" >&2; exit 3; }
+echo "$DDPCTL_CHECKPOINT_DIR" >"$dir/ckpt_dir.$DDPCTL_RESTART"
+step=$(cat "$ckpt" 2>/dev/null || echo 0)
 echo "cell $SLURM_ARRAY_TASK_ID ($DDPCTL_CELL) restart $DDPCTL_RESTART of job $SLURM_JOB_ID on $(hostname) from step $step"
 echo "$$ $(hostname) $SLURM_JOB_ID ${SLURM_ARRAY_JOB_ID}_$SLURM_ARRAY_TASK_ID" >"$dir/pid.$DDPCTL_RESTART.tmp"
 mv "$dir/pid.$DDPCTL_RESTART.tmp" "$dir/pid.$DDPCTL_RESTART"
@@ -18,7 +23,7 @@ last=$((DDPCTL_RESTART == 0 && SLURM_ARRAY_TASK_ID == 0 ? 1000000 : step + 3))
 while [ "$step" -lt "$last" ]; do
   sleep 0.2
   step=$((step + 1))
-  echo "$step" >"$dir/ckpt.tmp" && mv "$dir/ckpt.tmp" "$dir/ckpt"
+  echo "$step" >"$ckpt.tmp" && mv "$ckpt.tmp" "$ckpt"
 done
 echo "cell $SLURM_ARRAY_TASK_ID done at step $step"
 SH
@@ -36,9 +41,10 @@ YAML
 run sweep grid.yaml
 expect_code 0
 expect_out "submitted job array"
-sweep=$(basename "$(only_run_dir)")
+run_dir=$(only_run_dir)
+sweep=$(basename "$run_dir")
 deadline=$((SECONDS + 120))
-until [ -s cell.0/pid.0 ] && [ -s cell.0/ckpt ] && [ "$(cat cell.0/ckpt)" -ge 3 ]; do
+until [ -s cell.0/pid.0 ] && [ -s "$(cat cell.0/ckpt_dir.0 2>/dev/null)/ckpt" ] && [ "$(cat "$(cat cell.0/ckpt_dir.0)/ckpt")" -ge 3 ]; do
   [ "$SECONDS" -lt "$deadline" ] || fail "cell 0 did not train within 120 s$(jobs_report)"
   sleep 0.2
 done
@@ -56,6 +62,14 @@ grep -qE "^ddpctl: restart 1 of 1 in the job: rank 0 on $node was killed \(signa
 read -r _ _ _ other <cell.1/pid.0 || fail "cell 1 did not run: $(ls cell.1)"
 wait_for_sacct "$other" COMPLETED 120
 [ ! -e cell.1/pid.1 ] || fail "cell 1 restarted though nothing failed in it"
+# Each cell's checkpoint folder is <its folder>/checkpoint (grid.json), kept across the restart.
+python3 -c 'import json, sys
+for c in sorted(json.load(open(sys.argv[1]))["cells"], key=lambda c: c["index"]): print(c["dir"] + "/checkpoint")' \
+  "$run_dir/grid.json" >want || fail "no cells' folders in grid.json: $(cat "$run_dir/grid.json")"
+for f in cell.0/ckpt_dir.0 cell.0/ckpt_dir.1; do
+  [ "$(cat "$f")" = "$(sed -n 1p want)" ] || fail "cell 0's DDPCTL_CHECKPOINT_DIR ($f) is '$(cat "$f")', not $(sed -n 1p want)"
+done
+[ "$(cat cell.1/ckpt_dir.0)" = "$(sed -n 2p want)" ] || fail "cell 1's DDPCTL_CHECKPOINT_DIR is '$(cat cell.1/ckpt_dir.0)', not $(sed -n 2p want)"
 run status "$sweep"
 echo "status: $(cat "$T/out")"
 expect_code 0

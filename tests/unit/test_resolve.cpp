@@ -1,7 +1,10 @@
 // Checks against the cluster profile, and each GPU request dialect.
 #include "catch.hpp"
 
+#include <filesystem>
+
 #include "cluster.hpp"
+#include "files.hpp"
 #include "helpers.hpp"
 #include "resolve.hpp"
 #include "spec.hpp"
@@ -169,4 +172,38 @@ TEST_CASE("profile errors name the profile file") {
   CHECK(err.find("clusters/x.yaml:2:14: gpu_request: 'gress' must be one of") != std::string::npos);
   CHECK(err.find("(did you mean 'gres'?)") != std::string::npos);
   CHECK(err.find("'h100' is not listed under gpu_types:") != std::string::npos);
+}
+
+TEST_CASE("DDPCTL_CHECKPOINT_DIR: the trainer's checkpoint_dir, else the run's own folder, set once") {
+  auto value = [](const ResolvedRun& r) {
+    std::string v;
+    int n = 0;
+    for (const auto& [name, val] : r.env)
+      if (name == "DDPCTL_CHECKPOINT_DIR") v = val, ++n;
+    CHECK(n <= 1);
+    return v;
+  };
+  ResolvedRun own = resolve("local", "partition: cpu\nnodes: 1\ngpus_per_node: 0\nprocs_per_node: 1\n");
+  CHECK(set_checkpoint_folder(own, "/scratch/logs/r-1") == "/scratch/logs/r-1/checkpoint");
+  CHECK(value(own) == "/scratch/logs/r-1/checkpoint");
+  // Set once: a second call (a retried run) changes nothing.
+  CHECK(set_checkpoint_folder(own, "/elsewhere").empty());
+  CHECK(value(own) == "/scratch/logs/r-1/checkpoint");
+
+  ResolvedRun trainer = resolve("local", "partition: cpu\nnodes: 1\ngpus_per_node: 0\nprocs_per_node: 1\n");
+  trainer.spec.trainer_args.push_back("--checkpoint-dir=/scratch/ckpt/r");
+  CHECK(set_checkpoint_folder(trainer, "/scratch/logs/r-1").empty());  // ddp-train makes its own
+  CHECK(value(trainer) == "/scratch/ckpt/r");
+
+  // A spec's env: cannot set it (DDPCTL_ names are ddpctl's).
+  CHECK(user_error_of([] {
+          resolve("local", "partition: cpu\nnodes: 1\ngpus_per_node: 0\nprocs_per_node: 1\nenv: {DDPCTL_CHECKPOINT_DIR: /x}\n");
+        }).find("env: DDPCTL_CHECKPOINT_DIR is reserved for ddpctl") != std::string::npos);
+
+  test::TempDir dir;
+  create_checkpoint_folder(own, dir.path + "/a/b/checkpoint");
+  CHECK(std::filesystem::is_directory(dir.path + "/a/b/checkpoint"));
+  write_file_atomic(dir.path + "/file", "x");
+  std::string err = user_error_of([&] { create_checkpoint_folder(own, dir.path + "/file/checkpoint"); });
+  CHECK(err.find("cannot create the run's checkpoint folder " + dir.path + "/file/checkpoint (DDPCTL_CHECKPOINT_DIR)") != std::string::npos);
 }

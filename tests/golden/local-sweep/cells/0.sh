@@ -31,6 +31,7 @@ export DDPCTL_CELL=nodes=1,procs_per_node=1
 export DDPCTL_GRID_NODES=1
 export DDPCTL_GRID_PROCS_PER_NODE=1
 export DDPCTL_CELL_DIR=logs/local-sweep-gen/nodes=1,procs_per_node=1
+export DDPCTL_CHECKPOINT_DIR=logs/local-sweep-gen/nodes=1,procs_per_node=1/checkpoint
 
 # NCCL and torch.distributed settings from the cluster profile and the run spec (nccl:).
 export NCCL_SOCKET_IFNAME=ib0
@@ -128,7 +129,7 @@ if [ -n "$ddpctl_agent" ]; then
   # variables above), recorded in the background while training starts.
   # shellcheck disable=SC2016
   DDPCTL_AGENT_PROCESS=1 "$ddpctl_agent" job environment --log-base "$ddpctl_log_base" --nodes "${ddpctl_nodes[*]}" \
-    --env 'DDPCTL_CELL DDPCTL_GRID_NODES DDPCTL_GRID_PROCS_PER_NODE DDPCTL_CELL_DIR NCCL_SOCKET_IFNAME MASTER_ADDR MASTER_PORT WORLD_SIZE NNODES NPROC_PER_NODE LOCAL_WORLD_SIZE TORCH_FR_BUFFER_SIZE TORCH_NCCL_TRACE_BUFFER_SIZE TORCH_NCCL_DUMP_ON_TIMEOUT TORCH_FR_DUMP_TEMP_FILE TORCH_NCCL_DEBUG_INFO_TEMP_FILE TORCH_NCCL_DEBUG_INFO_PIPE_FILE' -- ddp-train --nproc-per-node=1 --model=smallcnn --data=synthetic --epochs=3 --batch-size=16 --workers=0 --synthetic-size 1280 --image-size 32 </dev/null >/dev/null 2>>"$ddpctl_log_base.agent.err" &
+    --env 'DDPCTL_CELL DDPCTL_GRID_NODES DDPCTL_GRID_PROCS_PER_NODE DDPCTL_CELL_DIR DDPCTL_CHECKPOINT_DIR NCCL_SOCKET_IFNAME MASTER_ADDR MASTER_PORT WORLD_SIZE NNODES NPROC_PER_NODE LOCAL_WORLD_SIZE TORCH_FR_BUFFER_SIZE TORCH_NCCL_TRACE_BUFFER_SIZE TORCH_NCCL_DUMP_ON_TIMEOUT TORCH_FR_DUMP_TEMP_FILE TORCH_NCCL_DEBUG_INFO_TEMP_FILE TORCH_NCCL_DEBUG_INFO_PIPE_FILE' -- ddp-train --nproc-per-node=1 --model=smallcnn --data=synthetic --epochs=3 --batch-size=16 --workers=0 --synthetic-size 1280 --image-size 32 </dev/null >/dev/null 2>>"$ddpctl_log_base.agent.err" &
   ddpctl_recorder=$!
 fi
 if [ -n "$ddpctl_agent" ]; then

@@ -30,6 +30,7 @@ echo "$ddpctl_hello" >&2
 export DDPCTL_CELL=gpus_per_node=8
 export DDPCTL_GRID_GPUS_PER_NODE=8
 export DDPCTL_CELL_DIR=logs/scaling/resnet50-tin-gen/gpus_per_node=8
+export DDPCTL_CHECKPOINT_DIR=logs/scaling/resnet50-tin-gen/gpus_per_node=8/checkpoint
 
 # NCCL and torch.distributed settings from the cluster profile and the run spec (nccl:).
 export NCCL_SOCKET_IFNAME=ib0
@@ -129,7 +130,7 @@ if [ -n "$ddpctl_agent" ]; then
   # variables above), recorded in the background while training starts.
   # shellcheck disable=SC2016
   DDPCTL_AGENT_PROCESS=1 "$ddpctl_agent" job environment --log-base "$ddpctl_log_base" --nodes "${ddpctl_nodes[*]}" \
-    --env 'DDPCTL_CELL DDPCTL_GRID_GPUS_PER_NODE DDPCTL_CELL_DIR NCCL_SOCKET_IFNAME TORCH_NCCL_ASYNC_ERROR_HANDLING NCCL_ASYNC_ERROR_HANDLING MASTER_ADDR MASTER_PORT WORLD_SIZE NNODES NPROC_PER_NODE LOCAL_WORLD_SIZE TORCH_FR_BUFFER_SIZE TORCH_NCCL_TRACE_BUFFER_SIZE TORCH_NCCL_DUMP_ON_TIMEOUT TORCH_FR_DUMP_TEMP_FILE TORCH_NCCL_DEBUG_INFO_TEMP_FILE TORCH_NCCL_DEBUG_INFO_PIPE_FILE' -- ddp-train --nproc-per-node=8 --model=resnet50 --data=/ibex/scratch/lusu/tiny-imagenet-200 --epochs=3 --batch-size=128 --lr=0.1 --amp=fp16 --workers=6 </dev/null >/dev/null 2>>"$ddpctl_log_base.agent.err" &
+    --env 'DDPCTL_CELL DDPCTL_GRID_GPUS_PER_NODE DDPCTL_CELL_DIR DDPCTL_CHECKPOINT_DIR NCCL_SOCKET_IFNAME TORCH_NCCL_ASYNC_ERROR_HANDLING NCCL_ASYNC_ERROR_HANDLING MASTER_ADDR MASTER_PORT WORLD_SIZE NNODES NPROC_PER_NODE LOCAL_WORLD_SIZE TORCH_FR_BUFFER_SIZE TORCH_NCCL_TRACE_BUFFER_SIZE TORCH_NCCL_DUMP_ON_TIMEOUT TORCH_FR_DUMP_TEMP_FILE TORCH_NCCL_DEBUG_INFO_TEMP_FILE TORCH_NCCL_DEBUG_INFO_PIPE_FILE' -- ddp-train --nproc-per-node=8 --model=resnet50 --data=/ibex/scratch/lusu/tiny-imagenet-200 --epochs=3 --batch-size=128 --lr=0.1 --amp=fp16 --workers=6 </dev/null >/dev/null 2>>"$ddpctl_log_base.agent.err" &
   ddpctl_recorder=$!
 fi
 if [ -n "$ddpctl_agent" ]; then
