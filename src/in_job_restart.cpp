@@ -270,13 +270,28 @@ std::string in_job_resumed_path(const std::string& log_base, int attempt, int re
   return fmt::format("{}.restart{}.in-job.resumed{}.json", log_base, attempt, restart);
 }
 
+std::string in_job_progress_path(const std::string& log_base, int attempt, int step) {
+  return fmt::format("{}.restart{}.in-job.progress{}.json", log_base, attempt, step);
+}
+
+std::optional<double> read_in_job_progress(const std::string& log_base, int attempt, int step) {
+  try {
+    auto j = nlohmann::json::parse(read_file(in_job_progress_path(log_base, attempt, step), 4096), nullptr, false);
+    if (j.is_object() && j.contains("at") && j["at"].is_number() && j["at"].get<double>() > 0) return j["at"].get<double>();
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
 nlohmann::json in_job_record_json(const InJobRecord& r) {
   nlohmann::json restarts = nlohmann::json::array();
-  for (const auto& x : r.restarts)
+  for (const auto& x : r.restarts) {
     restarts.push_back({{"number", x.number}, {"kind", step_failure_kind_name(x.kind)}, {"cause", x.cause},
                         {"text", x.text}, {"failed", x.failed}, {"left_out", x.left_out}, {"taken", x.taken},
                         {"nodes", x.nodes}, {"step_rc", x.step_rc}, {"decided_at", x.decided_at},
                         {"started_at", x.started_at}});
+    if (x.last_progress_at > 0) restarts.back()["last_progress_at"] = x.last_progress_at;
+  }
   nlohmann::json j = {{"attempt", r.attempt}, {"of", r.of}, {"restarts", restarts}};
   if (r.full_nodes > 0) j["full_nodes"] = r.full_nodes;
   if (!r.fallback.empty()) j["fallback"] = {{"action", r.fallback}, {"why", r.fallback_why}};
@@ -304,6 +319,7 @@ std::optional<InJobRecord> parse_in_job_record(const std::string& text) {
       e.step_rc = x.value("step_rc", 0);
       e.decided_at = x.value("decided_at", 0.0);
       e.started_at = x.value("started_at", 0.0);
+      e.last_progress_at = x.value("last_progress_at", 0.0);
       r.restarts.push_back(e);
     }
     if (j.contains("fallback") && j["fallback"].is_object()) {
@@ -335,6 +351,7 @@ std::optional<InJobRecord> read_in_job_record(const std::string& log_base, int a
         long long step = j.value("step", -1LL);
         x.resumed = step >= 0 ? fmt::format("epoch {:g} step {}", epoch, step) : fmt::format("epoch {:g}", epoch);
         x.resumed_at = j.value("at", 0.0);
+        if (j.contains("from") && j["from"].is_string()) x.resumed_from = j["from"].get<std::string>();
       } catch (const std::exception&) {
       }
     }
@@ -345,9 +362,10 @@ std::string describe_in_job(const InJobRecord& r) {
   std::vector<std::string> parts;
   if (!r.restarts.empty()) {
     const InJobRestart& last = r.restarts.back();
-    parts.push_back(fmt::format("restart {} of {} in the job: {}{}{}", last.number, r.of, last.text,
+    parts.push_back(fmt::format("restart {} of {} in the job: {}{}{}{}", last.number, r.of, last.text,
                                 last.started_at > 0 ? "" : " (starting)",
-                                last.resumed.empty() ? "" : "; training again at " + last.resumed));
+                                last.resumed.empty() ? "" : "; training again at " + last.resumed,
+                                last.resumed_from.empty() ? "" : ", resumed from " + last.resumed_from));
   }
   if (!r.fallback.empty()) parts.push_back(r.fallback_why);
   return join(parts, "; ");
@@ -361,14 +379,21 @@ InJobHistory read_in_job_history(const std::string& log_base) {
     for (const auto& x : r->restarts) {
       ++h.count;
       std::string gap = "not started";
+      // From the last progress before the failure where the watchdog saw
+      // one: what Slurm took to notice a lost node (up to SlurmdTimeout)
+      // is lost too.
+      bool from_progress = x.last_progress_at > 0 && x.last_progress_at <= x.decided_at;
+      double from = from_progress ? x.last_progress_at : x.decided_at;
+      std::string before =
+          from_progress ? fmt::format("; {:.1f} s of it from the last progress to the step's end", x.decided_at - from) : "";
       if (x.resumed_at > 0 && x.decided_at > 0) {
-        double s = std::max(0.0, x.resumed_at - x.decided_at);
+        double s = std::max(0.0, x.resumed_at - from);
         h.lost_s += s;
-        gap = fmt::format("training again after {:.1f} s ({})", s, x.resumed);
+        gap = fmt::format("training again after {:.1f} s ({}{})", s, x.resumed, before);
       } else if (x.started_at > 0 && x.decided_at > 0) {
-        double s = std::max(0.0, x.started_at - x.decided_at);
+        double s = std::max(0.0, x.started_at - from);
         h.lost_s += s;
-        gap = fmt::format("new step after {:.1f} s (not yet seen training)", s);
+        gap = fmt::format("new step after {:.1f} s (not yet seen training{})", s, before);
       }
       h.restarts.push_back(fmt::format("{}restart {} of {}: {}; {}", attempt > 0 ? fmt::format("attempt {}, ", attempt + 1) : "",
                                        x.number, r->of, x.text, gap));

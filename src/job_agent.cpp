@@ -59,6 +59,10 @@ StepObserver::StepObserver(const WatchOptions& o) : o_(o), seen_(static_cast<siz
       seen_[static_cast<size_t>(t)].from = std::max(0LL, file_stat(job_files::step_log(o_.log_base, o_.attempt, t)).size);
 }
 
+long long StepObserver::from(int task) const {
+  return task >= 0 && task < static_cast<int>(seen_.size()) ? seen_[static_cast<size_t>(task)].from : 0;
+}
+
 Observation StepObserver::observe(double now) {
   Observation ob;
   ob.now = now;
@@ -132,6 +136,7 @@ bool Watcher::tick(double now) {
   last_ = observer_.observe(now);
   if (!resumed_noted_) note_resumed(now);
   StallVerdict v = watch_.observe(last_);
+  if (o_.in_job) note_progress(v);
   if (tries_ > 0) {  // an act that failed: again, while the job is still stalled
     if (!v.stalled) tries_ = 0;
     else return !take_action();
@@ -193,11 +198,29 @@ void Watcher::note_resumed(double now) {
   }
   if (!at) return;
   resumed_noted_ = true;
+  nlohmann::json j = {{"epoch", at->first}, {"step", at->second}, {"at", now}};
+  // The checkpoint the bundled trainer resumed (rank 0 says so in task 0's
+  // log before it trains): "<path> at epoch 2, sample 0 of 1600 (written by 2 ranks, now 2)".
+  constexpr std::string_view kResumed = "ddp-train: resumed from ";
+  for (const auto& l : tail_lines(job_files::step_log(o_.log_base, o_.attempt, 0), 64 << 10, observer_.from(0)))
+    if (l.rfind(kResumed, 0) == 0) j["from"] = plain_line(l.substr(kResumed.size(), l.find("; global batch") - kResumed.size()), 400);
   try {
-    write_file_atomic(in_job_resumed_path(o_.log_base, o_.attempt, o_.step),
-                      nlohmann::json({{"epoch", at->first}, {"step", at->second}, {"at", now}}).dump() + "\n");
+    write_file_atomic(in_job_resumed_path(o_.log_base, o_.attempt, o_.step), j.dump() + "\n");
   } catch (const std::exception& e) {
     std::cerr << "ddpctl: watchdog: warning: where restart " << o_.step << " resumed is not recorded: " << e.what() << '\n';
+  }
+}
+
+void Watcher::note_progress(const StallVerdict& v) {
+  // Output or CPU time is no sign of training (ranks spin in a collective).
+  if (v.basis != "the progress file" && v.basis != "the progress pattern") return;
+  if (v.since <= started_at_ || v.since <= progress_noted_) return;
+  progress_noted_ = v.since;
+  try {
+    write_file_atomic(in_job_progress_path(o_.log_base, o_.attempt, o_.step),
+                      nlohmann::json({{"at", v.since}, {"basis", v.basis}}).dump() + "\n");
+  } catch (const std::exception& e) {
+    std::cerr << "ddpctl: watchdog: warning: step " << o_.step << "'s progress is not recorded: " << e.what() << '\n';
   }
 }
 
@@ -365,7 +388,10 @@ void run_watch(WatchOptions o, Context& ctx) {
   o.attempt = place.attempt;
   // The in-job restart's step (launch.sh exports it before the watchdog starts).
   std::string problem;
-  if (auto step = parse_int(ctx.env.value("DDPCTL_RESTART"), 0, 100, &problem)) o.step = static_cast<int>(*step);
+  if (auto step = parse_int(ctx.env.value("DDPCTL_RESTART"), 0, 100, &problem)) {
+    o.step = static_cast<int>(*step);
+    o.in_job = true;
+  }
   o.fr_dump_prefix = ctx.env.value("TORCH_FR_DUMP_TEMP_FILE", ctx.env.value("TORCH_NCCL_DEBUG_INFO_TEMP_FILE"));
   // The step's srun still there (it may be another user's pid only after it ended and the pid was reused: rare, and
   // then the batch shell's kill ends this).
@@ -740,6 +766,8 @@ RestartDecision on_step_ended(const StepEndedOptions& o, Context& ctx) {
     x.nodes = d.nodes;
     x.step_rc = o.step_rc;
     x.decided_at = ctx.clock.wall();
+    if (auto at = read_in_job_progress(o.log_base, place.attempt, o.restarts_done); at && *at <= x.decided_at)
+      x.last_progress_at = *at;
     rec.restarts.push_back(x);
   } else {
     rec.fallback = d.verdict == RestartVerdict::Requeue ? "requeue" : "fail";

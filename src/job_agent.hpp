@@ -76,6 +76,7 @@ struct WatchOptions {
   std::string slurm_id;  // what it requeues or cancels (JobPlace); empty: job_id
   int attempt = 0, max_restarts = 0;
   int step = 0;  // DDPCTL_RESTART: the training step of the attempt it watches (in-job restarts)
+  bool in_job = false;  // restart: (DDPCTL_RESTART set): the step's latest progress is noted for report
   int tasks = 1, tasks_per_node = 1;
   bool per_gpu = false;  // a task is a rank
   std::vector<std::string> nodes;
@@ -96,6 +97,8 @@ class StepObserver {
  public:
   explicit StepObserver(const WatchOptions& o);
   Observation observe(double now);
+  // Where this step's output begins in task `task`'s log (0 but for an in-job restart's step).
+  long long from(int task) const;
 
  private:
   const WatchOptions& o_;
@@ -127,6 +130,10 @@ class Watcher {
   // An in-job restart's step: its first progress (the progress file, else
   // the pattern), where the program trains again, kept beside the in-job record.
   void note_resumed(double now);
+  // In-job restarts: the step's latest progress (the progress file's or
+  // pattern's), rewritten as it advances, where report's time lost of a
+  // restart begins (in_job_progress_path).
+  void note_progress(const StallVerdict& v);
   // The Flight Recorder's dumps of the ranks the samplers asked (their
   // stacks files say which), into the record; its verdict when the stacks
   // name no culprit.
@@ -145,6 +152,7 @@ class Watcher {
   int tries_ = 0;         // of the action, when it fails (a few, an interval apart)
   double started_at_ = 0;
   bool resumed_noted_ = false;
+  double progress_noted_ = 0;
 };
 
 // `job watch`: a tick every interval until the watcher is done, or the step

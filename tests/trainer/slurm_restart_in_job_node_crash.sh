@@ -9,7 +9,9 @@
 # the lingering step; ddp-train resumes the checkpoint and the job COMPLETES
 # without leaving the queue. status says which restart it was and where
 # the watchdog first saw it train again (epoch 2, or 3 when the short epoch
-# 2 ended within the first monitor interval).
+# 2 ended within the first monitor interval) and which checkpoint ddp-train
+# resumed; report counts the time lost from the last progress before the
+# crash (what Slurm took to notice the node is lost too).
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 : "${DDP_TRAIN:?}"
@@ -60,4 +62,8 @@ run status "$JOB_NAME"
 echo "status: $(cat "$T/out")"
 expect_code 0
 expect_out "COMPLETED"
-expect_out_re "restart 1 of 1 in the job: node $node( \(Slurm: [^)]*\))? was lost; $node left out, spare $spare taken; training again at epoch [23] step [0-9]+"
+expect_out_re "restart 1 of 1 in the job: node $node( \(Slurm: [^)]*\))? was lost; $node left out, spare $spare taken; training again at epoch [23] step [0-9]+, resumed from $T/ck/[^ ]+ at epoch 2, sample [0-9]+ of 1600 \(written by 2 ranks, now 2\)"
+run report "$JOB_NAME"
+echo "report: $(cat "$T/out")"
+expect_code 0
+expect_out_re "restart 1 of 1: node $node.* was lost; .*; training again after [0-9.]+ s \(epoch [23] step [0-9]+; [0-9.]+ s of it from the last progress to the step's end\)"

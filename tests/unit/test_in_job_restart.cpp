@@ -1,5 +1,7 @@
 #include "catch.hpp"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 
 #include "fake_runner.hpp"
@@ -356,6 +358,12 @@ TEST_CASE("the record of in-job restarts round-trips and status's words come fro
   CHECK(describe_in_job(*read_in_job_record(base, 0)) ==
         "restart 1 of 3 in the job: rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken; training again at epoch 2 "
         "step 4200");
+  // The bundled trainer says which checkpoint it resumed.
+  write_file_atomic(in_job_resumed_path(base, 0, 1),
+                    R"j({"epoch": 2, "step": 4200, "at": 13, "from": "/ck/last.pt at epoch 2, sample 0 of 1600 (written by 2 ranks, now 2)"})j");
+  CHECK(describe_in_job(*read_in_job_record(base, 0)) ==
+        "restart 1 of 3 in the job: rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken; training again at epoch 2 "
+        "step 4200, resumed from /ck/last.pt at epoch 2, sample 0 of 1600 (written by 2 ranks, now 2)");
   // The report's time lost: from the failed step's end (decided_at 10) to training again (13).
   InJobHistory h = read_in_job_history(base);
   CHECK(h.count == 1);
@@ -366,6 +374,20 @@ TEST_CASE("the record of in-job restarts round-trips and status's words come fro
   // Not seen training yet: to the new step's start (12).
   std::filesystem::remove(in_job_resumed_path(base, 0, 1));
   CHECK(read_in_job_history(base).restarts[0].find("new step after 2.0 s (not yet seen training)") != std::string::npos);
+
+  // The failed step's last progress (4 s before it ended: Slurm noticing a
+  // lost node) starts the time lost; one after the step's end is not its.
+  write_file_atomic(in_job_resumed_path(base, 0, 1), R"({"epoch": 2, "step": 4200, "at": 13})");
+  started.restarts[0].last_progress_at = 6;
+  write_file_atomic(in_job_record_path(base, 0), in_job_record_json(started).dump());
+  CHECK(read_in_job_record(base, 0)->restarts[0].last_progress_at == 6);
+  h = read_in_job_history(base);
+  CHECK(h.lost_s == 7);
+  CHECK(h.restarts[0] == "restart 1 of 3: rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken; training again "
+                        "after 7.0 s (epoch 2 step 4200; 4.0 s of it from the last progress to the step's end)");
+  started.restarts[0].last_progress_at = 11;
+  write_file_atomic(in_job_record_path(base, 0), in_job_record_json(started).dump());
+  CHECK(read_in_job_history(base).lost_s == 3);
 }
 
 TEST_CASE("job step-ended reads the batch log and Slurm's node states, records before the act", "[in_job]") {
@@ -391,6 +413,8 @@ TEST_CASE("job step-ended reads the batch log and Slurm's node states, records b
   o.max_in_job = 2;
   o.tasks_are_ranks = true;
   o.step_rc = 137;
+  // Step 0's watchdog saw its last progress 25 s before the step ended.
+  write_file_atomic(in_job_progress_path(base, 0, 0), fmt::format(R"({{"at": {}, "basis": "the progress file"}})", clock.wall() - 25));
   RestartDecision d = on_step_ended(o, ctx);
   CHECK(runner.count("scontrol", {"-o", "g1,g2,g3"}) == 1);
   CHECK(d.verdict == RestartVerdict::Restart);
@@ -400,6 +424,7 @@ TEST_CASE("job step-ended reads the batch log and Slurm's node states, records b
   REQUIRE(rec);
   REQUIRE(rec->restarts.size() == 1);
   CHECK(rec->restarts[0].started_at == 0);  // before the act
+  CHECK(rec->restarts[0].last_progress_at == rec->restarts[0].decided_at - 25);
   on_step_started(base, 1, ctx);
   CHECK(read_in_job_record(base, 0)->restarts[0].started_at > 0);  // after it
 

@@ -544,17 +544,22 @@ TEST_CASE("an in-job restart's watch reads only what its step appended, and note
   f.write_log(0, "epoch 1 step 99\n", T0);
   f.write_log(1, "epoch 1 step 99\n", T0);
   f.o.step = 1;
+  f.o.in_job = true;
   Watcher w(f.o, f.runner, f.clock, T0 + 1);
   std::string resumed = in_job_resumed_path(f.o.log_base, 0, 1);
+  std::string progress = in_job_progress_path(f.o.log_base, 0, 1);
   CHECK(w.tick(T0 + 2));
   CHECK_FALSE(std::filesystem::exists(resumed));  // nothing of step 1's yet: step 0's line is not its
+  CHECK_FALSE(std::filesystem::exists(progress));
   // Resumed from the checkpoint at step 6: lower than step 0's last, and still progress.
+  f.write_log(0, "ddp-train: resumed from /ck/last.pt at epoch 1, sample 96 of 1600 (written by 2 ranks, now 2); global batch 32 -> 32\n", T0 + 3);
   f.write_log(0, "epoch 1 step 6\n", T0 + 3);
   f.write_log(1, "epoch 1 step 6\n", T0 + 3);
   CHECK(w.tick(T0 + 4));
   auto j = nlohmann::json::parse(read_file(resumed));
   CHECK(j["epoch"] == 1);
   CHECK(j["step"] == 6);
+  CHECK(j["from"] == "/ck/last.pt at epoch 1, sample 96 of 1600 (written by 2 ranks, now 2)");
   for (int t = 5; t <= 100; t += 5) {
     f.write_log(0, fmt::format("epoch 1 step {}\n", 6 + t / 5), T0 + t);
     f.write_log(1, fmt::format("epoch 1 step {}\n", 6 + t / 5), T0 + t);
@@ -562,6 +567,32 @@ TEST_CASE("an in-job restart's watch reads only what its step appended, and note
   }
   // Steps 7 to 26 over 100 s (stall_after 60 s) are progress, though below step 0's 99.
   CHECK_FALSE(read_stall_record(f.o.log_base));
+  // The step's latest progress, for report's time lost if it fails: the
+  // pattern's last advance (its log's time), not the latest look.
+  CHECK(read_in_job_progress(f.o.log_base, 0, 1) == T0 + 100);
+  CHECK(w.tick(T0 + 130));
+  CHECK(read_in_job_progress(f.o.log_base, 0, 1) == T0 + 100);
+}
+
+TEST_CASE("an in-job step's progress is noted only from the progress file or pattern, and only with restart:", "[job_agent]") {
+  WatchFixture f;
+  f.o.in_job = true;
+  {
+    Watcher w(f.o, f.runner, f.clock, T0);
+    f.both_write(T0 + 5);  // output alone: ranks spinning in a collective write and burn CPU too
+    CHECK(w.tick(T0 + 5));
+    CHECK_FALSE(read_in_job_progress(f.o.log_base, 0, 0));
+    write_file_atomic(f.o.log_base + ".progress.json", "{}\n");
+    set_mtime(f.o.log_base + ".progress.json", T0 + 9);
+    CHECK(w.tick(T0 + 10));
+    CHECK(read_in_job_progress(f.o.log_base, 0, 0) == T0 + 9);
+  }
+  std::filesystem::remove(in_job_progress_path(f.o.log_base, 0, 0));
+  f.o.in_job = false;
+  Watcher w(f.o, f.runner, f.clock, T0);
+  set_mtime(f.o.log_base + ".progress.json", T0 + 14);
+  CHECK(w.tick(T0 + 15));
+  CHECK_FALSE(std::filesystem::exists(in_job_progress_path(f.o.log_base, 0, 0)));
 }
 
 TEST_CASE("tail_lines can start at an offset", "[job_agent]") {
