@@ -242,9 +242,6 @@ ResolvedRun resolve_run(RunSpec spec, ClusterProfile profile) {
   Diagnostics diags;
   for (const Shape& shape : run.spec.shapes) run.shapes.push_back(ShapeResolver(run.spec, run.profile, shape, diags).resolve());
   run.container = resolve_container(run.spec, run.profile, diags);
-  if (run.container && run.spec.restart)
-    diags.error(run.spec.restart->where, "restart",
-                "in-job restarts are not yet built for a program in a container; remove restart: (requeue: works)");
   diags.throw_if_any();
 
   run.modules = run.profile.modules;

@@ -8,6 +8,7 @@
 #include "cluster.hpp"
 #include "container.hpp"
 #include "helpers.hpp"
+#include "render.hpp"
 #include "resolve.hpp"
 #include "spec.hpp"
 
@@ -283,4 +284,20 @@ TEST_CASE("container: container.env reaches Apptainer whole, commas and '=' incl
   s = container_script(*resolve("container: {runtime: singularity, image: /i/x.sif, env: {A: '1'}}\n").container,
                        run.spec, 0, "", {});
   CHECK_THAT(s.batch_lines, Catch::Contains("export SINGULARITYENV_A=1\n"));
+}
+
+TEST_CASE("container: restart: in-job restarts run each step in the image; Pyxis's samplers follow the step's nodes") {
+  // Apptainer: the restart loop's srun wraps the program as always.
+  ResolvedRun run = resolve("restart: {in_job: 1, spares: 1}\ncontainer: {runtime: apptainer, image: /i/x.sif}\n");
+  std::string text = render_scripts(run, ddpctl::test::source_dir() + "/templates").at(0).text;
+  CHECK(text.find("--nodes=\"${#ddpctl_nodes[@]}\" --ntasks=\"$ddpctl_ntasks\"") != std::string::npos);
+  CHECK(text.find("\"${ddpctl_container[@]}\" python3 t.py") != std::string::npos);
+  // Pyxis: the samplers' own step runs on the training step's nodes, not any of the allocation's (a lost one, a spare).
+  run = resolve("restart: {in_job: 1, spares: 1}\ncontainer: {runtime: pyxis, image: 'ubuntu:24.04'}\n");
+  text = render_scripts(run, ddpctl::test::source_dir() + "/templates").at(0).text;
+  CHECK(text.find("srun --overlap --nodes=\"${#ddpctl_nodes[@]}\" --ntasks=\"${#ddpctl_nodes[@]}\" --nodelist=\"$ddpctl_nodelist\" "
+                  "--ntasks-per-node=1 --quiet") != std::string::npos);
+  run = resolve("container: {runtime: pyxis, image: 'ubuntu:24.04'}\n");
+  text = render_scripts(run, ddpctl::test::source_dir() + "/templates").at(0).text;
+  CHECK(text.find("srun --overlap --nodes=2 --ntasks=2 --ntasks-per-node=1 --quiet") != std::string::npos);
 }
