@@ -44,3 +44,23 @@ wait_mid_training() {
     sleep 0.2
   done
 }
+
+# submit_until_mid_training: submits job.yaml (written by the test) and waits
+# until step 0 trains mid-way; sets id (the job's), node and node0 (rank 1's
+# and rank 0's nodes) and rank1_pid.
+# shellcheck disable=SC2034  # the variables are the sourcing test's
+submit_until_mid_training() {
+  run submit job.yaml
+  expect_code 0
+  id=$(submitted_job_id)
+  wait_mid_training 1 "job $id"
+  read -r rank1_pid node _ <pid.0.1
+  read -r _ node0 _ <pid.0.0
+}
+
+# expect_one_attempt ID: sacct has one attempt of job ID: it never left the queue.
+expect_one_attempt() {
+  local attempts
+  attempts=$(on_login sacct -n -X -P --duplicates -j "$1" -o State | wc -l)
+  [ "$attempts" -eq 1 ] || fail "sacct shows $attempts attempts of job $1: $(on_login sacct -X --duplicates -j "$1" 2>&1)"
+}

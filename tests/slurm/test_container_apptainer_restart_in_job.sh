@@ -26,13 +26,8 @@ container:
   image: $sif
   options: [--no-privs, --cleanenv]
 YAML
-run submit job.yaml
-expect_code 0
-id=$(submitted_job_id)
-wait_mid_training 1 "job $id"
-read -r pid node _ <pid.0.1
-read -r _ node0 _ <pid.0.0
-kill -KILL "$pid"
+submit_until_mid_training
+kill -KILL "$rank1_pid"
 wait_for_sacct "$id" COMPLETED 120
 grep -qF "ddpctl: restart 1 of 1 in the job: rank 1 on $node was killed (signal 9); $node left out, spare" "logs/${JOB_NAME}_$id.err" ||
   fail "the batch shell did not restart the step in the job$(job_logs_of "$id")"
@@ -50,8 +45,7 @@ port0=$(sed -n 's/^restart 0 rank 0 .*master [^:]*:\([0-9]*\) .*/\1/p' "logs/${J
 port1=$(sed -n 's/^restart 1 rank 0 .*master [^:]*:\([0-9]*\) .*/\1/p' "logs/${JOB_NAME}_$id.restart0.0.out")
 if [ -z "$port0" ] || [ "$port0" = "$port1" ]; then fail "the restart's new MASTER_PORT did not reach the image (ports '$port0' and '$port1')"; fi
 [ "$(cat ckpt_dir.1)" = "$(cat ckpt_dir.0)" ] || fail "the steps had different checkpoint folders: $(cat ckpt_dir.0) and $(cat ckpt_dir.1)"
-attempts=$(on_login sacct -n -X -P --duplicates -j "$id" -o State | wc -l)
-[ "$attempts" -eq 1 ] || fail "sacct shows $attempts attempts of job $id: $(on_login sacct -X --duplicates -j "$id" 2>&1)"
+expect_one_attempt "$id"
 run status "$JOB_NAME"
 echo "status: $(cat "$T/out")"
 expect_code 0

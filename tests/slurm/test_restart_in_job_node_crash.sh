@@ -18,12 +18,7 @@ procs_per_node: 1
 restart: {in_job: 2, spares: 1}
 command: [$T/program.sh]
 YAML
-run submit job.yaml
-expect_code 0
-id=$(submitted_job_id)
-wait_mid_training 1 "job $id"
-read -r _ node _ <pid.0.1
-read -r _ node0 _ <pid.0.0
+submit_until_mid_training
 batch_host=$(on_login scontrol show job -o "$id" | sed -n 's/.* BatchHost=\([^ ]*\).*/\1/p')
 [ "$batch_host" = "$node0" ] ||
   fail "the batch shell runs on '$batch_host', not on rank 0's node $node0: crashing $node would not test a restart"

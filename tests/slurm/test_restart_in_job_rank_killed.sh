@@ -21,13 +21,8 @@ procs_per_node: 1
 restart: {in_job: 2, spares: 1}
 command: [$T/program.sh]
 YAML
-run submit job.yaml
-expect_code 0
-id=$(submitted_job_id)
-wait_mid_training 1 "job $id"
-read -r pid node _ <pid.0.1
-read -r _ node0 _ <pid.0.0
-kill -KILL "$pid"
+submit_until_mid_training
+kill -KILL "$rank1_pid"
 wait_for_sacct "$id" COMPLETED 120
 echo "batch log: $(cat "logs/${JOB_NAME}_$id.err")"
 grep -qF "ddpctl: restart 1 of 2 in the job: rank 1 on $node was killed (signal 9); $node left out, spare" "logs/${JOB_NAME}_$id.err" ||
@@ -49,8 +44,7 @@ want="$(pwd -P)/logs/$(basename "$(only_run_dir)")/checkpoint"
 [ "$(cat ckpt_dir.0)" = "$want" ] || fail "step 0's DDPCTL_CHECKPOINT_DIR is '$(cat ckpt_dir.0)', not the run's $want"
 [ "$(cat ckpt_dir.1)" = "$want" ] || fail "the restarted step's DDPCTL_CHECKPOINT_DIR is '$(cat ckpt_dir.1)', not $want"
 # One attempt: the job never left the queue.
-attempts=$(on_login sacct -n -X -P --duplicates -j "$id" -o State | wc -l)
-[ "$attempts" -eq 1 ] || fail "sacct shows $attempts attempts of job $id: $(on_login sacct -X --duplicates -j "$id" 2>&1)"
+expect_one_attempt "$id"
 run status "$JOB_NAME"
 echo "status: $(cat "$T/out")"
 expect_code 0

@@ -20,13 +20,8 @@ procs_per_node: 1
 restart: {in_job: 1, min_nodes: 1}
 command: [bash, -c, 'echo "restart \$DDPCTL_RESTART rank \$NODE_RANK: WORLD_SIZE=\$WORLD_SIZE NNODES=\$NNODES"; exec "\$1"', program, $T/program.sh]
 YAML
-run submit job.yaml
-expect_code 0
-id=$(submitted_job_id)
-wait_mid_training 1 "job $id"
-read -r pid node _ <pid.0.1
-read -r _ node0 _ <pid.0.0
-kill -KILL "$pid"
+submit_until_mid_training
+kill -KILL "$rank1_pid"
 wait_for_sacct "$id" COMPLETED 120
 echo "batch log: $(cat "logs/${JOB_NAME}_$id.err")"
 grep -qF "ddpctl: restart 1 of 1 in the job: rank 1 on $node was killed (signal 9); $node left out, no spare left: shrunk to 1 of 2 nodes (restart.min_nodes 1)" \
@@ -41,8 +36,7 @@ read -r _ new0 _ <pid.1.0
 [ "$new0" = "$node0" ] || fail "the shrunk step ran on $new0, not on rank 0's node $node0"
 grep -qE "^restart 1 rank 0 of job $id on $node0 .* from step ([3-9]|[1-9][0-9]+)$" "logs/${JOB_NAME}_$id.restart0.0.out" ||
   fail "the shrunk step did not resume from the checkpoint: $(cat "logs/${JOB_NAME}_$id.restart0.0.out")"
-attempts=$(on_login sacct -n -X -P --duplicates -j "$id" -o State | wc -l)
-[ "$attempts" -eq 1 ] || fail "sacct shows $attempts attempts of job $id: $(on_login sacct -X --duplicates -j "$id" 2>&1)"
+expect_one_attempt "$id"
 run status "$JOB_NAME"
 echo "status: $(cat "$T/out")"
 expect_code 0
