@@ -10,8 +10,10 @@
 #include "doctor.hpp"
 #include "files.hpp"
 #include "paths.hpp"
+#include "remote.hpp"
 #include "ssh.hpp"
 #include "text.hpp"
+#include "version.hpp"
 
 namespace ddpctl::cli {
 
@@ -37,9 +39,13 @@ void setup_doctor(CLI::App& app, Context& ctx) {
       remote_slurm.emplace(*ssh_runner);
     }
     SiteReport site = diagnose_site(remote_slurm ? *remote_slurm : ctx.slurm, o->name, utc_now_iso());
-    if (remote)
+    if (remote) {
+      // The job's side of ddpctl must be this version (remote.hpp): which one the cluster has.
+      RemoteDdpctl job_side = choose_remote_ddpctl(probe_remote(*ssh_runner, remote->host, ddpctl_version()), ddpctl_version());
       std::cerr << fmt::format("ddpctl: asked {} through {}: {} ssh call(s)\n", remote->host, remote->describe(),
                                ssh_runner->calls());
+      std::cerr << fmt::format("ddpctl: ddpctl on {}: {}\n", remote->host, job_side.text);
+    }
     for (const auto& c : site.checks)
       std::cerr << fmt::format("{:<28} {} {}\n", c.what, c.ok ? paint("ok  ", Tone::Good) : paint("FAIL", Tone::Bad),
                                c.detail);

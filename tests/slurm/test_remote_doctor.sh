@@ -32,6 +32,21 @@ cat err
 grep -qF "ddpctl: asked $host through a new ssh connection to $host, kept open 10 minutes" err ||
   fail "doctor does not say how it reached $host: $(cat err)"
 user_ssh -o ControlPath="$control" -O check "$host" 2>/dev/null || fail "ddpctl's connection to $host did not stay open"
+# Which ddpctl the cluster side would run, asked in the same connection: the
+# login host's when it is this version; none is on its PATH in this test's
+# cluster (nor on CI's), so this version's portable build would be needed
+# under the remote user's home.
+version=$("$DDPCTL" --version)
+folder=$(sed -e 's/^ddpctl //' -e 's/ (git /-/' -e 's/)$//' <<<"$version")
+# shellcheck disable=SC2016  # expanded by the remote shell
+remote_home=$(user_ssh -o ControlPath="$control" "$host" 'echo $HOME')
+if user_ssh -o ControlPath="$control" "$host" 'command -v ddpctl' >/dev/null 2>&1; then
+  echo "note: the login host has a ddpctl on its PATH: $(user_ssh -o ControlPath="$control" "$host" 'command -v ddpctl; ddpctl --version' 2>&1)"
+  grep -qE "^ddpctl: ddpctl on $host: " err || fail "doctor does not say which ddpctl $host has: $(cat err)"
+else
+  grep -qxF "ddpctl: ddpctl on $host: none of this version (no ddpctl on the PATH): jobs submitted from here need this version's portable build at $remote_home/.local/share/ddpctl/$folder/bin/ddpctl" err ||
+    fail "doctor does not say the cluster side lacks this version ($version): $(cat err)"
+fi
 # The same draft as on the login node, but for when each was made.
 diff <(grep -v '^# Cluster profile drafted' on-login.yaml) <(grep -v '^# Cluster profile drafted' remote.yaml) ||
   fail "the draft made through ssh differs from the login node's"

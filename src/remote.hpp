@@ -1,0 +1,48 @@
+#pragma once
+// The cluster side of ddpctl run from the user's machine (docs/remote.md):
+// which ddpctl the jobs would run on the login host. The job's side of
+// ddpctl (the agent on the nodes, `race-again`, `sweep continue`) must be
+// the same version as the ddpctl that renders the scripts: the cluster's own
+// when it is that version, else this version's portable build installed
+// under the user's home there (~/.local/share/ddpctl/<version>/).
+#include <string>
+#include <vector>
+
+#include "process.hpp"
+
+namespace ddpctl {
+
+// What the login host says, in one ssh call (probe_remote).
+struct RemoteSide {
+  std::string home;               // $HOME there
+  std::string system;             // `uname -sm`: "Linux x86_64"
+  std::string ddpctl;             // `command -v ddpctl` ("" : none on the PATH)
+  std::string ddpctl_version;     // its --version line
+  std::string installed;          // this version's install under home, when there
+  std::string installed_version;  // its --version line
+};
+
+// "0.1.0-1a2b3c4d5e6f" of "0.1.0 (git 1a2b3c4d5e6f)": the install folder's
+// name (a dirty build's too: "0.1.0-1a2b3c4d5e6f-dirty").
+std::string install_folder_name(const std::string& version);
+// The one remote command: a POSIX sh line (the login shell may be csh).
+std::vector<std::string> remote_probe_argv(const std::string& version);
+// Its key=value lines; a line it does not know is skipped. Throws UserError
+// when there is no home line (not the probe's answer).
+RemoteSide parse_remote_probe(const std::string& out);
+// Runs the probe through `ssh` (an SshRunner); throws UserError naming
+// `host` and what ssh said when it fails.
+RemoteSide probe_remote(CommandRunner& ssh, const std::string& host, const std::string& version);
+
+// Which ddpctl the cluster side would run, and the line that says so.
+struct RemoteDdpctl {
+  enum class Use { Cluster, Installed, Install, Cannot };
+  Use use = Use::Install;
+  std::string path;  // the binary (Install: where it will go)
+  std::string text;  // "the cluster's /usr/bin/ddpctl, the same version (0.1.0 (git ...))"
+};
+// `version`: this build's ("0.1.0 (git 1a2b3c4d5e6f)"); a --version line
+// names the same build when it is "ddpctl " + version.
+RemoteDdpctl choose_remote_ddpctl(const RemoteSide& side, const std::string& version);
+
+}  // namespace ddpctl

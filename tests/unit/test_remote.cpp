@@ -1,0 +1,92 @@
+// The cluster side of a remote ddpctl: the probe's one command and its
+// answer, and which ddpctl the jobs would run there.
+#include "catch.hpp"
+
+#include "fake_runner.hpp"
+#include "helpers.hpp"
+#include "remote.hpp"
+
+using namespace ddpctl;
+using test::FakeRunner;
+
+namespace {
+const std::string kVersion = "0.1.0 (git 1a2b3c4d5e6f)";
+}
+
+TEST_CASE("remote: the install folder is named after the version and commit") {
+  CHECK(install_folder_name(kVersion) == "0.1.0-1a2b3c4d5e6f");
+  CHECK(install_folder_name("0.1.0 (git 1a2b3c4d5e6f-dirty)") == "0.1.0-1a2b3c4d5e6f-dirty");
+  CHECK(install_folder_name("0.2.0 (git unknown)") == "0.2.0-unknown");
+}
+
+TEST_CASE("remote: one sh line asks the login host for its home, system and ddpctl") {
+  std::vector<std::string> argv = remote_probe_argv(kVersion);
+  REQUIRE(argv.size() == 3);
+  CHECK(argv[0] == "sh");
+  CHECK(argv[1] == "-c");
+  CHECK(argv[2].find('\n') == std::string::npos);  // one line, whatever the login shell
+  CHECK(argv[2].find("$HOME/.local/share/ddpctl/0.1.0-1a2b3c4d5e6f/bin/ddpctl") != std::string::npos);
+  // The line works in sh: run it here, with a ddpctl of another version on the PATH.
+  test::TempDir dir;
+  test::run_bash("mkdir -p \"$1/bin\" && printf '#!/bin/sh\\necho \"ddpctl 0.0.9 (git 000000000000)\"\\n' >\"$1/bin/ddpctl\" && "
+                 "chmod +x \"$1/bin/ddpctl\"",
+                 {dir.path});
+  std::string out = test::run_bash("HOME=\"$1\" PATH=\"$1/bin:/usr/bin:/bin\" sh -c \"$2\"", {dir.path, argv[2]});
+  RemoteSide s = parse_remote_probe(out);
+  CHECK(s.home == dir.path);
+  CHECK(s.system.find(' ') != std::string::npos);
+  CHECK(s.ddpctl == dir.path + "/bin/ddpctl");
+  CHECK(s.ddpctl_version == "ddpctl 0.0.9 (git 000000000000)");
+  CHECK(s.installed.empty());
+}
+
+TEST_CASE("remote: the cluster's ddpctl when it is this version, else the one installed, else install, or say why not") {
+  RemoteSide s;
+  s.home = "/home/alice";
+  s.system = "Linux x86_64";
+  s.ddpctl = "/usr/bin/ddpctl";
+  s.ddpctl_version = "ddpctl " + kVersion;
+  RemoteDdpctl d = choose_remote_ddpctl(s, kVersion);
+  CHECK(d.use == RemoteDdpctl::Use::Cluster);
+  CHECK(d.path == "/usr/bin/ddpctl");
+  CHECK(d.text == "the cluster's /usr/bin/ddpctl, the same version (0.1.0 (git 1a2b3c4d5e6f))");
+
+  s.ddpctl_version = "ddpctl 0.0.9 (git 000000000000)";
+  d = choose_remote_ddpctl(s, kVersion);
+  CHECK(d.use == RemoteDdpctl::Use::Install);
+  CHECK(d.path == "/home/alice/.local/share/ddpctl/0.1.0-1a2b3c4d5e6f/bin/ddpctl");
+  CHECK(d.text == "none of this version (/usr/bin/ddpctl is 0.0.9 (git 000000000000)): jobs submitted from here need this "
+                  "version's portable build at /home/alice/.local/share/ddpctl/0.1.0-1a2b3c4d5e6f/bin/ddpctl");
+
+  s.installed = "/home/alice/.local/share/ddpctl/0.1.0-1a2b3c4d5e6f/bin/ddpctl";
+  s.installed_version = "ddpctl " + kVersion;
+  d = choose_remote_ddpctl(s, kVersion);
+  CHECK(d.use == RemoteDdpctl::Use::Installed);
+  CHECK(d.path == s.installed);
+  // An install of a broken or other build is not trusted.
+  s.installed_version = "";
+  CHECK(choose_remote_ddpctl(s, kVersion).use == RemoteDdpctl::Use::Install);
+
+  s.ddpctl.clear();
+  s.ddpctl_version.clear();
+  s.system = "Linux aarch64";
+  d = choose_remote_ddpctl(s, kVersion);
+  CHECK(d.use == RemoteDdpctl::Use::Cannot);
+  CHECK(d.text == "none of this version (no ddpctl on the PATH), and the portable build is for Linux x86_64, not Linux "
+                  "aarch64: install ddpctl 0.1.0 (git 1a2b3c4d5e6f) on the cluster");
+}
+
+TEST_CASE("remote: the probe goes through the runner once; a failure names the host") {
+  FakeRunner ssh;
+  ssh.on("sh", {"-c"}, test::exits(0, "home=/home/alice\nsystem=Linux x86_64\nddpctl=\n"));
+  RemoteSide s = probe_remote(ssh, "login", kVersion);
+  CHECK(ssh.count("sh") == 1);
+  CHECK(s.home == "/home/alice");
+  CHECK(s.ddpctl.empty());
+  FakeRunner broken;
+  broken.on("sh", {"-c"}, test::exits(255, "", "ssh: connect to host login port 22: Connection refused"));
+  std::string err = test::user_error_of([&] { probe_remote(broken, "login", kVersion); });
+  CHECK(err.find("cannot ask login which ddpctl it has") != std::string::npos);
+  CHECK(err.find("Connection refused") != std::string::npos);
+  CHECK(test::user_error_of([] { parse_remote_probe("Welcome to Gilbreth!\n"); }).find("no home= line") != std::string::npos);
+}
