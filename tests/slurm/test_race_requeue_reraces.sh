@@ -102,8 +102,14 @@ until [ -d "$run_dir/race/gen.2" ]; do
   sleep 0.2
 done
 if [ "$nodes_run_ddpctl" = yes ]; then
-  grep -q "generation 2 opened: job $w1 (shape $(label_of 1 "$w1")), the winner of generation 1, requeued itself" "$w1_log.out" ||
-    fail "the requeuing job did not re-race the group: $(cat "$w1_log".{out,err} 2>&1)"
+  # race-again makes the generation's folder (its claim) first, and says
+  # so in the job's log when it ends (its stdout there is a file: buffered),
+  # within the script's 60 s limit on it.
+  deadline=$((SECONDS + 60))
+  until grep -q "generation 2 opened: job $w1 (shape $(label_of 1 "$w1")), the winner of generation 1, requeued itself" "$w1_log.out"; do
+    [ "$SECONDS" -lt "$deadline" ] || fail "the requeuing job did not re-race the group: $(cat "$w1_log".{out,err} 2>&1)"
+    sleep 0.2
+  done
 fi
 w2=$(winner_of 2)
 [ "$w2" != "$w1" ] || fail "generation 2 was won by the requeued job $w1 itself; the other shape should start first$(jobs_report)"
