@@ -1,11 +1,15 @@
 #include "run_diff.hpp"
 
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <unistd.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "diagnostics.hpp"
 #include "failure.hpp"
+#include "files.hpp"
 #include "job_environment.hpp"
 #include "snapshot.hpp"
 #include "text.hpp"
@@ -106,9 +110,25 @@ RunDiff diff_runs(const Run& a, const Run& b, CommandRunner& runner) {
   // What the jobs' scripts set: the first shape's of each (a race's shapes differ by design).
   if (!a.shapes.empty() && !b.shapes.empty()) {
     std::string sa_path = a.dir + "/" + a.shapes.front().script, sb_path = b.dir + "/" + b.shapes.front().script;
-    std::string script = run_diff(runner, {"-u", "--label", "A/" + a.shapes.front().script, "--label",
-                                           "B/" + b.shapes.front().script, sa_path, sb_path});
-    // The snapshot folders and run folders differ whenever the code does: not news.
+    // Each run has folders of its own (its checkpoint folder, a cell's
+    // folder: <output_dir>/<run id>/...): compared as "<run>", not news.
+    std::string ta = replace_all(read_file(sa_path), a.id, "<run>"), tb = replace_all(read_file(sb_path), b.id, "<run>");
+    std::string script;
+    if (ta != tb) {
+      std::string tmp = (std::filesystem::temp_directory_path() / fmt::format("ddpctl-diff-{}", ::getpid())).string();
+      write_file_atomic(tmp + ".A", ta);
+      write_file_atomic(tmp + ".B", tb);
+      try {
+        script = run_diff(runner, {"-u", "--label", "A/" + a.shapes.front().script, "--label",
+                                   "B/" + b.shapes.front().script, tmp + ".A", tmp + ".B"});
+      } catch (...) {
+        std::remove((tmp + ".A").c_str()), std::remove((tmp + ".B").c_str());
+        throw;
+      }
+      std::remove((tmp + ".A").c_str()), std::remove((tmp + ".B").c_str());
+      if (script.empty()) script = "they differ (diff found no line that does)\n";
+    }
+    // The snapshot folders differ whenever the code does: not news.
     d.same = d.same && script.empty();
     d.text += section("script (modules, environment, NCCL, launch)", script.empty() ? "same\n" : script);
   }

@@ -28,11 +28,15 @@ struct TwoRuns {
   SystemCommandRunner runner;
   std::string logs = tmp.path + "/logs";
 
+  // `script` with <RUN> as the run's id (its own folders: DDPCTL_CHECKPOINT_DIR).
   Run make(const std::string& spec_text, const std::vector<std::string>& sets, const std::string& script) {
     std::vector<std::string> all = {"output_dir=" + logs};
     all.insert(all.end(), sets.begin(), sets.end());
     ResolvedRun resolved = load_and_resolve(test::source_dir() + "/configs/local-cpu.yaml", all);
-    return create_run(tmp.path + "/runs", resolved, spec_text, sets, "hash", {{"local-cpu.sbatch", script}});
+    std::string id = new_run_id(resolved.spec.name, utc_now_iso());
+    std::string text = script;
+    for (size_t at = text.find("<RUN>"); at != std::string::npos; at = text.find("<RUN>")) text.replace(at, 5, id);
+    return create_run(tmp.path + "/runs", {{&resolved, spec_text}}, sets, "hash", {{"local-cpu.sbatch", text}}, id);
   }
   // A snapshot of `files` (name, text) recorded for `run`, its live folder an empty one.
   void snapshot(const Run& run, const std::string& id, const std::vector<std::pair<std::string, std::string>>& files,
@@ -74,8 +78,11 @@ struct TwoRuns {
 
 TEST_CASE("diff: two runs of one spec, one snapshot and one environment are the same, section by section") {
   TwoRuns t;
-  Run a = t.make("name: local-cpu\n", {}, "#!/bin/bash\nsrun ddp-train\n");
-  Run b = t.make("name: local-cpu\n", {}, "#!/bin/bash\nsrun ddp-train\n");
+  // Each script names its run's own checkpoint folder: the same script all the same.
+  const std::string script = "#!/bin/bash\nexport DDPCTL_CHECKPOINT_DIR=" + t.logs + "/<RUN>/checkpoint\nsrun ddp-train\n";
+  Run a = t.make("name: local-cpu\n", {}, script);
+  Run b = t.make("name: local-cpu\n", {}, script);
+  REQUIRE(a.id != b.id);
   t.snapshot(a, "1a2b3c4d5e6f7a8b", {{"train.py", "v1\n"}}, "89abcdef0123456789");
   t.snapshot(b, "1a2b3c4d5e6f7a8b", {{"train.py", "v1\n"}}, "89abcdef0123456789");
   t.job(a, "41", "2.14.1");
@@ -91,8 +98,8 @@ TEST_CASE("diff: two runs of one spec, one snapshot and one environment are the 
 
 TEST_CASE("diff: what differs is shown as a unified diff with A/ and B/ for the runs' folders") {
   TwoRuns t;
-  Run a = t.make("name: local-cpu\nnodes: 2\n", {}, "#!/bin/bash\nexport NCCL_DEBUG=WARN\n");
-  Run b = t.make("name: local-cpu\nnodes: 4\n", {"trainer.epochs=3"}, "#!/bin/bash\nexport NCCL_DEBUG=INFO\n");
+  Run a = t.make("name: local-cpu\nnodes: 2\n", {}, "#!/bin/bash\nexport DDPCTL_CHECKPOINT_DIR=/c/<RUN>\nexport NCCL_DEBUG=WARN\n");
+  Run b = t.make("name: local-cpu\nnodes: 4\n", {"trainer.epochs=3"}, "#!/bin/bash\nexport DDPCTL_CHECKPOINT_DIR=/c/<RUN>\nexport NCCL_DEBUG=INFO\n");
   t.snapshot(a, "aaaaaaaaaaaaaaaa", {{"train.py", "lr = 0.1\n"}, {"util.py", "u\n"}}, "1111111111111111");
   t.snapshot(b, "bbbbbbbbbbbbbbbb", {{"train.py", "lr = 0.2\n"}, {"util.py", "u\n"}}, "2222222222222222");
   t.job(a, "41", "1.13.1");
@@ -110,6 +117,8 @@ TEST_CASE("diff: what differs is shown as a unified diff with A/ and B/ for the 
   CHECK_THAT(d.text, !Catch::Contains("util.py") && !Catch::Contains(".snapshots/"));
   CHECK_THAT(d.text, Catch::Contains("== environment (job 41 attempt 1 vs job 42 attempt 1)\ntorch: 1.13.1 -> 2.14.1\n"));
   CHECK_THAT(d.text, Catch::Contains("-export NCCL_DEBUG=WARN\n+export NCCL_DEBUG=INFO"));
+  // The runs' own folders are no difference: one context line, as <run>.
+  CHECK_THAT(d.text, Catch::Contains("\n export DDPCTL_CHECKPOINT_DIR=/c/<run>\n"));
 }
 
 TEST_CASE("diff: runs without snapshots or jobs say what is not known, and are not the same") {
