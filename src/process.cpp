@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "diagnostics.hpp"
 #include "text.hpp"
 
 extern char** environ;
@@ -60,6 +61,56 @@ std::string CommandResult::describe() const {
   std::string detail = first_line(err);
   if (detail.empty()) detail = first_line(out);
   return detail.empty() ? what : what + ": " + detail;
+}
+
+int run_in_foreground(const std::vector<std::string>& argv) {
+  if (argv.empty()) throw std::logic_error("run_in_foreground: empty argv");
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  struct sigaction ignore {}, old_int {}, old_quit {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  ::sigaction(SIGINT, &ignore, &old_int);
+  ::sigaction(SIGQUIT, &ignore, &old_quit);
+  const pid_t parent = ::getpid();
+  Pipe exec_status;
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGQUIT, &old_quit, nullptr);
+    throw UserError(fmt::format("cannot start {}: {}", argv[0], std::strerror(errno)));
+  }
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(127);
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGQUIT, &old_quit, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGPIPE, SIG_DFL);
+    ::execvp(cargv[0], cargv.data());
+    int e = errno;
+    ssize_t ignored = ::write(exec_status.fd[1], &e, sizeof e);
+    (void)ignored;
+    ::_exit(127);
+  }
+  ::close(exec_status.fd[1]), exec_status.fd[1] = -1;
+  int exec_errno = 0;
+  ssize_t got;
+  while ((got = ::read(exec_status.fd[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGQUIT, &old_quit, nullptr);
+  if (got == static_cast<ssize_t>(sizeof exec_errno))
+    throw UserError(fmt::format("cannot start {}: {}", argv[0], std::strerror(exec_errno)));
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
 }
 
 CommandResult SystemCommandRunner::run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {

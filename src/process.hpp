@@ -43,4 +43,12 @@ class SystemCommandRunner : public CommandRunner {
   CommandResult run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) override;
 };
 
+// Runs argv in the foreground, attached to ddpctl's own stdin, stdout and
+// stderr (a remote `ddpctl logs -f` over ssh streams as it comes), in
+// ddpctl's process group so that the terminal's Ctrl-C reaches it; ddpctl
+// ignores SIGINT and SIGQUIT meanwhile, as system() does, and the child dies
+// with ddpctl. Returns its exit status, or 128 + the signal that ended it;
+// throws UserError when it cannot be started.
+int run_in_foreground(const std::vector<std::string>& argv);
+
 }  // namespace ddpctl

@@ -1,8 +1,11 @@
 #include "remote.hpp"
 
+#include <filesystem>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "diagnostics.hpp"
+#include "ssh.hpp"
 #include "text.hpp"
 
 namespace ddpctl {
@@ -91,6 +94,74 @@ RemoteDdpctl choose_remote_ddpctl(const RemoteSide& side, const std::string& ver
   d.text = fmt::format("none of this version ({}): jobs submitted from here need this version's portable build at {}",
                        theirs, d.path);
   return d;
+}
+
+std::string remote_project_dir(const std::string& cwd, const std::string& local_home, const std::string& remote_home,
+                               const std::string& option) {
+  if (!option.empty()) {
+    if (option[0] == '/') return option;
+    std::string rel = option.rfind("~/", 0) == 0 ? option.substr(2) : option == "~" ? "" : option;
+    return rel.empty() ? remote_home : remote_home + "/" + rel;
+  }
+  std::string home = local_home;
+  while (home.size() > 1 && home.back() == '/') home.pop_back();
+  if (!home.empty() && home != "/" && cwd.rfind(home + "/", 0) == 0) return remote_home + cwd.substr(home.size());
+  if (!home.empty() && cwd == home) return remote_home;
+  throw UserError(Location{"--remote-dir"}, "",
+                  fmt::format("{} is not under your home here ({}), so ddpctl cannot tell which folder on the login "
+                              "host it is: name it with --remote-dir (the folder whose runs/ holds the runs)",
+                              cwd, local_home.empty() ? "$HOME is not set" : local_home));
+}
+
+std::vector<std::string> remote_ddpctl_argv(const std::string& host, const std::string& dir, const std::string& ddpctl,
+                                            const std::vector<std::string>& words) {
+  std::vector<std::string> argv = {
+      "sh", "-c",
+      "cd -- \"$1\" 2>/dev/null || { echo \"ddpctl: error: --on $0: there is no folder $1 there; --remote-dir names the "
+      "folder to run in (the one whose runs/ holds the runs)\" >&2; exit 1; }; shift; exec \"$@\"",
+      host, dir, ddpctl};
+  argv.insert(argv.end(), words.begin(), words.end());
+  return argv;
+}
+
+std::vector<std::string> without_remote_options(const std::vector<std::string>& words) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w == "--") {  // the rest are arguments, not options
+      out.insert(out.end(), words.begin() + static_cast<long>(i), words.end());
+      break;
+    }
+    if (w == "--on" || w == "--remote-dir") {
+      ++i;
+      continue;
+    }
+    if (w.rfind("--on=", 0) == 0 || w.rfind("--remote-dir=", 0) == 0) continue;
+    out.push_back(w);
+  }
+  return out;
+}
+
+int run_remote_command(const RemoteCommand& c, CommandRunner& local, std::ostream& err) {
+  SshConnection conn = ssh_connect(local, c.host, c.home, ssh_program(c.ssh_command));
+  SshRunner ssh(local, conn);
+  RemoteSide side = probe_remote(ssh, c.host, c.version);
+  RemoteDdpctl d = choose_remote_ddpctl(side, c.version);
+  if (d.use != RemoteDdpctl::Use::Cluster && d.use != RemoteDdpctl::Use::Installed)
+    throw UserError(Location{"--on"}, "",
+                    fmt::format("{} has {}; until it has this version, run ddpctl on the login host itself", c.host, d.text));
+  std::string cwd = std::filesystem::current_path().string();
+  std::string dir = remote_project_dir(cwd, c.home, side.home, c.dir_option);
+  bool tty = ::isatty(0) && ::isatty(1);
+  int code = run_in_foreground(ssh_command(conn, remote_ddpctl_argv(c.host, dir, d.path, c.words), tty));
+  if (code == 255)
+    throw UserError(Location{"--on"}, "",
+                    fmt::format("the ssh connection to {} failed while the command ran there (ssh exit 255, its words "
+                                "are above): it may or may not have done its work; `ddpctl status --on {}` tells",
+                                c.host, c.host));
+  err << fmt::format("ddpctl: ran on {} in {} with {} through {}: {} ssh call(s)\n", c.host, dir, d.path,
+                     conn.describe(), ssh.calls() + 1);
+  return code;
 }
 
 }  // namespace ddpctl

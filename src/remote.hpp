@@ -5,6 +5,7 @@
 // the same version as the ddpctl that renders the scripts: the cluster's own
 // when it is that version, else this version's portable build installed
 // under the user's home there (~/.local/share/ddpctl/<version>/).
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -44,5 +45,33 @@ struct RemoteDdpctl {
 // `version`: this build's ("0.1.0 (git 1a2b3c4d5e6f)"); a --version line
 // names the same build when it is "ddpctl " + version.
 RemoteDdpctl choose_remote_ddpctl(const RemoteSide& side, const std::string& version);
+
+// Where on the login host a command runs (its ./runs is the runs folder, as
+// on the login node): `option` (--remote-dir; relative: under the remote
+// home) when given, else the same path under the remote home as `cwd` has
+// under the local one. A UserError when neither says.
+std::string remote_project_dir(const std::string& cwd, const std::string& local_home, const std::string& remote_home,
+                               const std::string& option);
+// The login host's argv that runs `ddpctl WORDS` in `dir` (one sh line; a
+// folder that is not there is an error naming it and --remote-dir).
+std::vector<std::string> remote_ddpctl_argv(const std::string& host, const std::string& dir, const std::string& ddpctl,
+                                            const std::vector<std::string>& words);
+// The words the user typed after `ddpctl`, without --on and --remote-dir
+// (`--on HOST`, `--on=HOST`) : what the cluster's ddpctl runs.
+std::vector<std::string> without_remote_options(const std::vector<std::string>& words);
+
+// `ddpctl COMMAND --on HOST ...` (status, logs, cancel, report): the
+// command runs on the login host with the ddpctl of this version there,
+// through the user's ssh (ssh.hpp), attached to this terminal; returns its
+// exit status. Two ssh calls: the probe above and the command. Says on
+// `err` where it ran and how many ssh calls it took.
+struct RemoteCommand {
+  std::string host, dir_option;
+  std::vector<std::string> words;  // after `ddpctl`, --on and --remote-dir left out
+  std::string home;                // the local user's ($HOME): ddpctl's ControlPath lives there
+  std::string ssh_command;         // $DDPCTL_SSH_COMMAND
+  std::string version;             // this build's (ddpctl_version())
+};
+int run_remote_command(const RemoteCommand& c, CommandRunner& local, std::ostream& err);
 
 }  // namespace ddpctl

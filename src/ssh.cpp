@@ -131,10 +131,16 @@ std::string remote_command_line(const std::vector<std::string>& argv) {
 SshRunner::SshRunner(CommandRunner& local, SshConnection connection)
     : local_(local), connection_(std::move(connection)) {}
 
+std::vector<std::string> ssh_command(const SshConnection& c, const std::vector<std::string>& remote_argv, bool tty) {
+  std::vector<std::string> ssh = c.program;
+  for (auto& o : c.options()) ssh.push_back(o);
+  ssh.push_back(tty ? "-tt" : "-n");
+  ssh.insert(ssh.end(), {c.host, "--", remote_command_line(remote_argv)});
+  return ssh;
+}
+
 CommandResult SshRunner::run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
-  std::vector<std::string> ssh = connection_.program;
-  for (auto& o : connection_.options()) ssh.push_back(o);
-  ssh.insert(ssh.end(), {connection_.host, "--", remote_command_line(argv)});
+  std::vector<std::string> ssh = ssh_command(connection_, argv, false);
   calls_++;
   CommandResult r = local_.run(ssh, timeout);
   r.argv = argv;  // what ran, as the callers name it ("squeue exited with ...")

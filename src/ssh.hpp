@@ -62,6 +62,11 @@ SshConnection ssh_connect(CommandRunner& local, const std::string& host, const s
 // argv as one command line for the remote shell: each word single-quoted.
 std::string remote_command_line(const std::vector<std::string>& argv);
 
+// The local argv that runs `remote_argv` on the connection's host: `ssh
+// OPTIONS [-tt | -n] HOST -- LINE`. `tty`: a terminal for it (-tt: Ctrl-C
+// and a closed terminal reach the remote command), else no stdin (-n).
+std::vector<std::string> ssh_command(const SshConnection& c, const std::vector<std::string>& remote_argv, bool tty);
+
 // Runs every argv on the login host: `ssh OPTIONS HOST -- LINE`. A failure of
 // ssh itself (exit 255 with ssh's own message) is reported as the
 // connection's, naming the host, not as the remote command's.

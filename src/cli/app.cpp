@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "clock.hpp"
+#include "common.hpp"
 #include "ddpctl_version.hpp"
 #include "diagnostics.hpp"
 #include "process.hpp"
@@ -48,6 +49,7 @@ int run(int argc, char** argv) {
   SystemEnvironment env;
   Context ctx{runner, slurm, clock, env, poll_interval_from_env()};
   for (const auto& s : subcommands()) s.setup(app, ctx);
+  set_command_words(argc, argv);
   std::vector<std::string> names, every;
   for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
     every.push_back(s->get_name());

@@ -6,9 +6,48 @@
 
 #include "paths.hpp"
 #include "race_group.hpp"
+#include "remote.hpp"
 #include "sweep_grid.hpp"
+#include "version.hpp"
 
 namespace ddpctl::cli {
+
+namespace {
+std::vector<std::string>& command_words() {
+  static std::vector<std::string> words;
+  return words;
+}
+}  // namespace
+
+void set_command_words(int argc, char** argv) {
+  command_words().assign(argv + std::min(argc, 1), argv + argc);
+}
+
+void add_remote_options(CLI::App* cmd, RemoteOptions& o) {
+  cmd->add_option("--on", o.on,
+                  "Run it on this login host, with its ddpctl of this version, through your own ssh (user@host or a "
+                  "Host of your ~/.ssh/config; docs/remote.md)");
+  cmd->add_option("--remote-dir", o.dir,
+                  "With --on: the folder there whose runs/ holds the runs (default: this folder's path under your "
+                  "home, under the remote home)");
+}
+
+void run_on_remote_if_asked(const RemoteOptions& o, Context& ctx) {
+  if (o.on.empty()) {
+    if (!o.dir.empty()) throw UserError(Location{"--remote-dir"}, "", "goes with --on HOST");
+    return;
+  }
+  RemoteCommand c;
+  c.host = o.on;
+  c.dir_option = o.dir;
+  c.words = without_remote_options(command_words());
+  c.home = ctx.env.value("HOME");
+  c.ssh_command = ctx.env.value("DDPCTL_SSH_COMMAND");
+  c.version = ddpctl_version();
+  std::cout.flush();
+  int code = run_remote_command(c, ctx.runner, std::cerr);
+  throw CLI::RuntimeError(code);
+}
 
 std::string templates_dir(const std::string& flag) {
   if (!flag.empty()) return flag;

@@ -54,6 +54,18 @@ void add_rank_by_options(CLI::App* cmd, std::string& rank_by);
 // stderr (bench/submit_faults.sh reads it).
 void note_lock_wait(double seconds);
 
+// --on HOST and --remote-dir DIR (docs/remote.md): the command runs on the
+// login host, with the ddpctl of this version there.
+struct RemoteOptions {
+  std::string on, dir;
+};
+void add_remote_options(CLI::App* cmd, RemoteOptions& o);
+// With --on: runs the command as the user typed it on that host
+// (remote.hpp) and ends ddpctl with its exit status; without, returns.
+void run_on_remote_if_asked(const RemoteOptions& o, Context& ctx);
+// The words after `ddpctl`, kept by app.cpp for run_on_remote_if_asked.
+void set_command_words(int argc, char** argv);
+
 // Races the request's shapes and prints the outcome; `plan` only ranks them,
 // `wait`/`follow` then wait for a winner (and follow it).
 void race_command(const RaceRequest& request, bool plan, bool wait, bool follow, Context& ctx);

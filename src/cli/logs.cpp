@@ -12,6 +12,7 @@ void setup_logs(CLI::App& app, Context& ctx) {
   struct Options {
     LogsRequest req;
     std::string runs;
+    RemoteOptions remote;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("logs", "Show (or follow) a run's job logs");
@@ -22,7 +23,9 @@ void setup_logs(CLI::App& app, Context& ctx) {
   cmd->add_option("--cell", o->req.cell, "A grid's sweep: this cell's logs, by name (lr=0.1,seed=2)");
   cmd->add_option("--runs", o->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
   cmd->add_flag("-f,--follow", o->req.follow, "Keep printing as the job writes, across requeues, until it ends");
+  add_remote_options(cmd, o->remote);
   cmd->callback([o, &ctx] {
+    run_on_remote_if_asked(o->remote, ctx);
     o->req.runs_root = runs_root(o->runs);
     race_again_if_requeued(o->req.runs_root, {o->req.run}, ctx);
     continue_raced_grids(o->req.runs_root, {o->req.run}, ctx);

@@ -19,6 +19,7 @@ namespace {
 struct ReportOptions {
   std::vector<std::string> targets;
   std::string runs, format = "table", plot;
+  RemoteOptions remote;
   std::optional<std::string> seed_key;  // a grid's sweep only
   std::string best, plot_metric, x;
 };
@@ -74,7 +75,11 @@ void setup_report(CLI::App& app, Context& ctx) {
   cmd->add_option("--plot-metric", o->plot_metric, "A grid's metric to plot (default: the --best metric)");
   cmd->add_option("--x", o->x, "The grid key on the plot's x axis (default: the first that is not the seed's)");
   cmd->add_option("--runs", o->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
-  cmd->callback([o, &ctx] { run_report(*o, ctx); });
+  add_remote_options(cmd, o->remote);
+  cmd->callback([o, &ctx] {
+    run_on_remote_if_asked(o->remote, ctx);
+    run_report(*o, ctx);
+  });
 }
 
 }  // namespace ddpctl::cli

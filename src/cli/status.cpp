@@ -25,6 +25,7 @@ struct StatusOptions {
   StatusRequest req;
   std::string runs;
   bool json = false, watch = false;
+  RemoteOptions remote;
 };
 
 // What identifies a row from one poll to the next, and what counts as a
@@ -141,7 +142,11 @@ void setup_status(CLI::App& app, Context& ctx) {
   cmd->add_flag("--all", o->req.all, "Every run, also those that ended over 24 h ago");
   cmd->add_flag("--json", o->json, "Print JSON for scripts");
   cmd->add_flag("--watch", o->watch, "Refresh until every job shown has ended");
-  cmd->callback([o, &ctx] { run_status(*o, ctx); });
+  add_remote_options(cmd, o->remote);
+  cmd->callback([o, &ctx] {
+    run_on_remote_if_asked(o->remote, ctx);
+    run_status(*o, ctx);
+  });
 }
 
 }  // namespace ddpctl::cli

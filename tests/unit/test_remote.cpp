@@ -5,6 +5,7 @@
 #include "fake_runner.hpp"
 #include "helpers.hpp"
 #include "remote.hpp"
+#include "ssh.hpp"
 
 using namespace ddpctl;
 using test::FakeRunner;
@@ -89,4 +90,43 @@ TEST_CASE("remote: the probe goes through the runner once; a failure names the h
   CHECK(err.find("cannot ask login which ddpctl it has") != std::string::npos);
   CHECK(err.find("Connection refused") != std::string::npos);
   CHECK(test::user_error_of([] { parse_remote_probe("Welcome to Gilbreth!\n"); }).find("no home= line") != std::string::npos);
+}
+
+TEST_CASE("remote: the folder there is --remote-dir, else this folder's path under the remote home") {
+  CHECK(remote_project_dir("/home/alice/proj/a", "/home/alice", "/u/alice", "") == "/u/alice/proj/a");
+  CHECK(remote_project_dir("/home/alice/proj/a", "/home/alice/", "/u/alice", "") == "/u/alice/proj/a");
+  CHECK(remote_project_dir("/home/alice", "/home/alice", "/u/alice", "") == "/u/alice");
+  CHECK(remote_project_dir("/home/alice2/x", "/home/alice", "/u/alice", "/scratch/a") == "/scratch/a");
+  CHECK(remote_project_dir("/x", "/home/alice", "/u/alice", "~/proj") == "/u/alice/proj");
+  CHECK(remote_project_dir("/x", "/home/alice", "/u/alice", "proj/b") == "/u/alice/proj/b");
+  CHECK(remote_project_dir("/x", "/home/alice", "/u/alice", "~") == "/u/alice");
+  // Not under the home here (nor a prefix-alike of it): the user says which.
+  std::string err = test::user_error_of([] { remote_project_dir("/home/alice2/x", "/home/alice", "/u/alice", ""); });
+  CHECK(err.find("--remote-dir: /home/alice2/x is not under your home here (/home/alice)") != std::string::npos);
+}
+
+TEST_CASE("remote: the user's words go there without --on and --remote-dir") {
+  CHECK(without_remote_options({"status", "--on", "login", "exp", "--remote-dir", "/s/a", "--json"}) ==
+        std::vector<std::string>{"status", "exp", "--json"});
+  CHECK(without_remote_options({"logs", "--on=login", "--remote-dir=/s", "12", "-f"}) ==
+        std::vector<std::string>{"logs", "12", "-f"});
+  // After `--`, words are arguments.
+  CHECK(without_remote_options({"cancel", "--on", "login", "--", "--on"}) == std::vector<std::string>{"cancel", "--", "--on"});
+}
+
+TEST_CASE("remote: the command runs in its folder there, or says the folder is not there") {
+  test::TempDir dir;
+  auto run = [&](const std::string& folder) {
+    std::vector<std::string> argv = remote_ddpctl_argv("login", folder, "echo", {"status", "it's"});
+    REQUIRE(argv.size() == 8);
+    // As the remote shell gets it: each word single-quoted (remote_command_line).
+    return test::run_bash("cd / && eval \"$1\" 2>&1; echo \"exit $?\"", {remote_command_line(argv)});
+  };
+  CHECK(run(dir.path) == "status it's\nexit 0\n");
+  CHECK(run(dir.path + "/nope") == "ddpctl: error: --on login: there is no folder " + dir.path +
+                                       "/nope there; --remote-dir names the folder to run in (the one whose runs/ holds "
+                                       "the runs)\nexit 1\n");
+  // It runs in that folder.
+  std::vector<std::string> argv = remote_ddpctl_argv("login", dir.path, "pwd", {});
+  CHECK(test::run_bash("cd / && eval \"$1\"", {remote_command_line(argv)}) == dir.path + "\n");
 }

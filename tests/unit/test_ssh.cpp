@@ -101,7 +101,7 @@ TEST_CASE("DDPCTL_SSH_COMMAND names the ssh to run, as GIT_SSH_COMMAND does") {
   SshRunner runner(local, c);
   local.on("ssh", {"gilbreth", "--"}, exits(0, "22.05.8\n"));
   runner.run({"sinfo", "--version"}, std::chrono::seconds(5));
-  CHECK(local.calls.back() == std::vector<std::string>{"ssh", "-F", "/tmp/x/config", "-o", "BatchMode=yes", "gilbreth",
+  CHECK(local.calls.back() == std::vector<std::string>{"ssh", "-F", "/tmp/x/config", "-o", "BatchMode=yes", "-n", "gilbreth",
                                                        "--", "'sinfo' '--version'"});
 }
 
@@ -124,7 +124,7 @@ TEST_CASE("SshRunner runs each command on the login host and tells a dropped con
     CommandResult r = ssh.run({"squeue", "--json"}, std::chrono::seconds(5));
     REQUIRE(local.calls.size() == 1);
     CHECK(local.calls[0] == std::vector<std::string>{"ssh", "-o", "BatchMode=yes", "-o", "ControlMaster=auto", "-o",
-                                                     "ControlPath=" + kPath, "-o", "ControlPersist=10m", "gilbreth",
+                                                     "ControlPath=" + kPath, "-o", "ControlPersist=10m", "-n", "gilbreth",
                                                      "--", "'squeue' '--json'"});
     CHECK(r.argv == std::vector<std::string>{"squeue", "--json"});
     CHECK(r.exit_code == 1);
@@ -148,4 +148,14 @@ TEST_CASE("SshRunner runs each command on the login host and tells a dropped con
     CHECK_FALSE(r.connection_failed);
     CHECK(r.exit_code == 255);
   }
+}
+
+TEST_CASE("ssh_command: a terminal for an interactive command (-tt), else no stdin (-n)") {
+  SshConnection c;
+  c.host = "gilbreth";
+  c.via = SshConnection::Via::UserMaster;
+  CHECK(ssh_command(c, {"ddpctl", "logs", "-f"}, true) ==
+        std::vector<std::string>{"ssh", "-o", "BatchMode=yes", "-tt", "gilbreth", "--", "'ddpctl' 'logs' '-f'"});
+  CHECK(ssh_command(c, {"ddpctl", "status"}, false) ==
+        std::vector<std::string>{"ssh", "-o", "BatchMode=yes", "-n", "gilbreth", "--", "'ddpctl' 'status'"});
 }
