@@ -189,9 +189,12 @@ bool Watcher::act(const StallVerdict& v, double now) {
 
 void Watcher::note_resumed(double now) {
   std::optional<std::pair<double, long long>> at;
-  // The bundled trainer's progress file, once this step has rewritten it.
+  // The bundled trainer's progress file, once this step has rewritten it
+  // while training (not in its rendezvous, epoch 0 step 0).
   if (last_.progress_mtime && *last_.progress_mtime >= started_at_) {
-    if (auto p = read_progress(job_files::progress(o_.log_base))) at = std::make_pair(static_cast<double>(p->epoch), p->step);
+    if (auto p = read_progress(job_files::progress(o_.log_base));
+        p && (p->phase.empty() ? p->epoch > 0 : p->phase == "training"))
+      at = std::make_pair(static_cast<double>(p->epoch), p->step);
   } else {
     for (const auto& t : last_.tasks)
       if (t.progress && (!at || *t.progress < *at)) at = t.progress;

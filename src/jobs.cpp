@@ -239,6 +239,7 @@ std::optional<Progress> read_progress(const std::string& path) {
     p.samples_per_s = j.value("samples_per_s", 0.0);
     p.eta_s = j.value("eta_s", -1.0);
     p.updated = j.value("updated", 0LL);
+    p.phase = j.value("phase", std::string());
     return p;
   } catch (const std::exception&) {
     return std::nullopt;  // not written yet, or being replaced

@@ -21,6 +21,9 @@ struct Progress {
   double eta_s = -1;
   long long updated = 0;  // Unix seconds
   std::string source;     // "progress file", or the log a pattern was applied to
+  // The bundled trainer's phase: "rendezvous", "training", "checkpointing",
+  // "validating", "done"; "" where the file does not say.
+  std::string phase;
 };
 
 // One epoch line of a metrics file (absent keys stay nullopt/empty).

@@ -353,8 +353,8 @@ std::string report_table(const std::vector<ReportRow>& rows) {
                                   "and efficiency mix world sizes",
                                   r.label, r.run_id, r.shrunk));
     if (!r.in_job.empty())
-      notes.push_back(fmt::format("{} ({}): in-job restarts ({:.1f} s lost in all, from each failed step's end to "
-                                  "training again): {}",
+      notes.push_back(fmt::format("{} ({}): in-job restarts ({:.1f} s lost in all, from each failed step's last "
+                                  "progress, else its end, to training again): {}",
                                   r.label, r.run_id, r.in_job_lost_s, join(r.in_job, "; ")));
     if (r.idle_gpu_hours)
       notes.push_back(fmt::format("{} ({}): {:.3f} of its GPU-hours were allocated GPUs no step ran on (spares, "

@@ -54,7 +54,7 @@ struct ReportRow {
   // between the failed step and the new one; a shrunk step (min_nodes)
   // marks the row: its throughput mixes world sizes.
   std::vector<std::string> in_job;
-  double in_job_lost_s = 0;  // from each failed step's end to training again, summed
+  double in_job_lost_s = 0;  // from each failed step's last progress (else its end) to training again, summed
   std::string shrunk;  // "1 of 2 nodes from restart 1"; "" when never shrunk
   // GPU-hours of allocated GPUs no step used (spares, nodes left out): the
   // allocation's GPUs (sacct) beyond the step's.

@@ -21,7 +21,10 @@ mv "$dir/pid.$DDPCTL_RESTART.$NODE_RANK.tmp" "$dir/pid.$DDPCTL_RESTART.$NODE_RAN
 last=$((step + 8))
 while [ "$step" -lt "$last" ]; do
   step=$((step + 1))
-  if [ "$DDPCTL_RESTART" = 0 ] && [ "$NODE_RANK" = 1 ] && [ "$step" = 4 ]; then sleep 3600; fi
+  # The hang. Slurm's KILL may reach the sleep before its shell (it signals
+  # a step's processes one by one; seen on 26.05): the shell must not go on
+  # to step 4, which would let rank 0 checkpoint it.
+  if [ "$DDPCTL_RESTART" = 0 ] && [ "$NODE_RANK" = 1 ] && [ "$step" = 4 ]; then sleep 3600; exit 9; fi
   echo "epoch 1 step $step"
   : >"$dir/at.$DDPCTL_RESTART.$NODE_RANK.$step"
   until [ -e "$dir/at.$DDPCTL_RESTART.$((1 - NODE_RANK)).$step" ]; do sleep 0.1; done

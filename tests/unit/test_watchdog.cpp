@@ -1084,3 +1084,23 @@ TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else 
                         "(gdb exited with status 1: ptrace: Operation not permitted.)\n");
   }
 }
+
+TEST_CASE("an in-job restart's step trains again once the progress file says it trains, not in its rendezvous", "[job_agent]") {
+  WatchFixture f;
+  f.o.step = 1;
+  f.o.in_job = true;
+  Watcher w(f.o, f.runner, f.clock, T0);
+  std::string progress = f.o.log_base + ".progress.json";
+  std::string resumed = in_job_resumed_path(f.o.log_base, 0, 1);
+  // ddp-train rewrites its progress file in the rendezvous, epoch 0 step 0.
+  write_file_atomic(progress, R"({"phase": "rendezvous", "epoch": 0, "epochs": 4, "step": 0, "steps": 0})");
+  set_mtime(progress, T0 + 1);
+  CHECK(w.tick(T0 + 1));
+  CHECK_FALSE(std::filesystem::exists(resumed));
+  write_file_atomic(progress, R"({"phase": "training", "epoch": 2, "epochs": 4, "step": 3, "steps": 100})");
+  set_mtime(progress, T0 + 2);
+  CHECK(w.tick(T0 + 2));
+  auto j = nlohmann::json::parse(read_file(resumed));
+  CHECK(j["epoch"] == 2);
+  CHECK(j["step"] == 3);
+}
