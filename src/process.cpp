@@ -63,6 +63,31 @@ std::string CommandResult::describe() const {
   return detail.empty() ? what : what + ": " + detail;
 }
 
+namespace {
+
+// In the child, after its setup: exec argv; when that fails, the errno goes
+// to the parent through `status_fd` and the child exits 127.
+[[noreturn]] void exec_or_report(std::vector<char*>& cargv, int status_fd) {
+  ::execvp(cargv[0], cargv.data());
+  int e = errno;
+  ssize_t ignored = ::write(status_fd, &e, sizeof e);
+  (void)ignored;
+  ::_exit(127);
+}
+
+// In the parent: the child's exec errno, 0 when the exec succeeded (the
+// close-on-exec pipe closed without a word).
+int exec_errno_of(Pipe& exec_status) {
+  ::close(exec_status.fd[1]), exec_status.fd[1] = -1;
+  int exec_errno = 0;
+  ssize_t got;
+  while ((got = ::read(exec_status.fd[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  }
+  return got == static_cast<ssize_t>(sizeof exec_errno) ? exec_errno : 0;
+}
+
+}  // namespace
+
 int run_in_foreground(const std::vector<std::string>& argv) {
   if (argv.empty()) throw std::logic_error("run_in_foreground: empty argv");
   std::vector<char*> cargv;
@@ -90,24 +115,15 @@ int run_in_foreground(const std::vector<std::string>& argv) {
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGPIPE, SIG_DFL);
-    ::execvp(cargv[0], cargv.data());
-    int e = errno;
-    ssize_t ignored = ::write(exec_status.fd[1], &e, sizeof e);
-    (void)ignored;
-    ::_exit(127);
+    exec_or_report(cargv, exec_status.fd[1]);
   }
-  ::close(exec_status.fd[1]), exec_status.fd[1] = -1;
-  int exec_errno = 0;
-  ssize_t got;
-  while ((got = ::read(exec_status.fd[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
-  }
+  int exec_errno = exec_errno_of(exec_status);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGQUIT, &old_quit, nullptr);
-  if (got == static_cast<ssize_t>(sizeof exec_errno))
-    throw UserError(fmt::format("cannot start {}: {}", argv[0], std::strerror(exec_errno)));
+  if (exec_errno != 0) throw UserError(fmt::format("cannot start {}: {}", argv[0], std::strerror(exec_errno)));
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return 1;
@@ -142,18 +158,9 @@ CommandResult SystemCommandRunner::run(const std::vector<std::string>& argv, std
     if (devnull >= 0) ::dup2(devnull, 0);
     ::dup2(out.fd[1], 1);
     ::dup2(err.fd[1], 2);
-    ::execvp(cargv[0], cargv.data());
-    int e = errno;
-    ssize_t ignored = ::write(exec_status.fd[1], &e, sizeof e);
-    (void)ignored;
-    ::_exit(127);
+    exec_or_report(cargv, exec_status.fd[1]);
   }
-  ::close(exec_status.fd[1]), exec_status.fd[1] = -1;
-  int exec_errno = 0;
-  ssize_t got_errno;
-  while ((got_errno = ::read(exec_status.fd[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
-  }
-  if (got_errno == static_cast<ssize_t>(sizeof exec_errno)) {
+  if (int exec_errno = exec_errno_of(exec_status); exec_errno != 0) {
     int ignored_status = 0;
     while (::waitpid(pid, &ignored_status, 0) < 0 && errno == EINTR) {
     }
