@@ -6,6 +6,9 @@
 #include <fmt/format.h>
 #include <set>
 #include <unistd.h>
+#ifdef __APPLE__
+#include <mach-o/dyld.h>
+#endif
 
 #include "text.hpp"
 
@@ -15,7 +18,14 @@ namespace fs = std::filesystem;
 
 std::string executable_dir() {
   std::error_code ec;
+#ifdef __APPLE__
+  char buf[4096];
+  uint32_t size = sizeof buf;
+  if (_NSGetExecutablePath(buf, &size) != 0) return "";
+  fs::path exe = fs::canonical(buf, ec);
+#else
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+#endif
   return ec ? "" : exe.parent_path().string();
 }
 
@@ -24,10 +34,6 @@ std::string agent_program() {
   return (std::filesystem::path(executable_dir()) / "ddpctl").string();
 }
 
-namespace {
-
-// The running binary's prefix when it is installed (<prefix>/bin/ddpctl
-// beside <prefix>/share/ddpctl), else "".
 std::string installed_prefix() {
   std::string bin = executable_dir();
   if (bin.empty()) return "";
@@ -35,6 +41,8 @@ std::string installed_prefix() {
   std::error_code ec;
   return fs::is_directory(prefix / "share" / "ddpctl" / "templates", ec) ? prefix.string() : "";
 }
+
+namespace {
 
 bool is_executable(const fs::path& p) {
   std::error_code ec;

@@ -15,6 +15,10 @@ namespace ddpctl {
 // The folder of the running ddpctl ("" if it cannot be read).
 std::string executable_dir();
 
+// The running binary's prefix when it is installed (<prefix>/bin/ddpctl
+// beside <prefix>/share/ddpctl/templates), else "".
+std::string installed_prefix();
+
 // The ddpctl the sbatch scripts run on the nodes (the job agent, race-again):
 // $DDPCTL_PROGRAM, else this program's own path.
 std::string agent_program();

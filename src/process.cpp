@@ -7,7 +7,9 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#ifdef __linux__
 #include <sys/prctl.h>
+#endif
 #include <stdexcept>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,7 +30,12 @@ constexpr size_t kMaxCapture = 64u << 20;
 struct Pipe {
   int fd[2] = {-1, -1};
   Pipe() {
+#ifdef __linux__
     if (pipe2(fd, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+#else  // macOS (a user's machine running ddpctl --on): no pipe2; ddpctl starts no threads that fork meanwhile
+    if (::pipe(fd) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    for (int f : fd) ::fcntl(f, F_SETFD, FD_CLOEXEC);
+#endif
   }
   ~Pipe() { close_all(); }
   void close_all() {
@@ -36,6 +43,17 @@ struct Pipe {
       if (f >= 0) ::close(f), f = -1;
   }
 };
+
+// In a child before exec: dies with ddpctl (Linux; elsewhere the child
+// outlives a killed ddpctl), and not at all if ddpctl died already.
+void die_with_parent(int signal, pid_t parent) {
+#ifdef __linux__
+  ::prctl(PR_SET_PDEATHSIG, signal);
+#else
+  (void)signal;
+#endif
+  if (::getppid() != parent) ::_exit(127);  // ddpctl died before prctl
+}
 
 std::string first_line(const std::string& s) {
   size_t start = s.find_first_not_of(" \n");
@@ -107,8 +125,7 @@ int run_in_foreground(const std::vector<std::string>& argv) {
     throw UserError(fmt::format("cannot start {}: {}", argv[0], std::strerror(errno)));
   }
   if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(127);
+    die_with_parent(SIGTERM, parent);
     ::sigaction(SIGINT, &old_int, nullptr);
     ::sigaction(SIGQUIT, &old_quit, nullptr);
     sigset_t none;
@@ -148,8 +165,7 @@ CommandResult SystemCommandRunner::run(const std::vector<std::string>& argv, std
     // sbatch leaves no sbatch behind to submit later (the ledger's intent is
     // settled by the next submit).
     ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // ddpctl died before prctl
+    die_with_parent(SIGKILL, parent);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
