@@ -279,7 +279,7 @@ RaceSubmission submit_race(const RaceGroup& g, const RaceRequest& req, Context& 
   std::vector<SnapshotDecision> snaps;
   std::string cwd = std::filesystem::current_path().string();
   for (auto& p : frozen.parts) {
-    snaps.push_back(take_snapshot(p.spec, cwd, req.runs_root, !req.snapshot, ctx.runner));
+    snaps.push_back(take_snapshot(p.spec, cwd, req.runs_root, !req.snapshot, ctx.runner, req.snapshot_from));
     apply_snapshot(p, snaps.back(), cwd);
   }
   std::vector<RunPart> parts;
@@ -465,6 +465,7 @@ RaceRequest race_of_submit(const SubmitRequest& req) {
   race.preflight = req.preflight;
   race.again = req.again;
   race.snapshot = req.snapshot;
+  race.snapshot_from = req.snapshot_from;
   race.rank_by = req.rank_by;
   return race;
 }

@@ -42,6 +42,7 @@ struct RaceRequest {
   std::string runs_root, templates_dir;
   bool dry_run = false, preflight = true, again = false;
   bool snapshot = true;  // false: --no-snapshot
+  std::string snapshot_from;  // --snapshot-from (take_snapshot's `given`)
   // "" (submit every shape), "start" (drop shapes that cannot run, submit the
   // rest earliest start first) or "finish" (also drop shapes that cannot
   // finish first; earliest predicted finish first).

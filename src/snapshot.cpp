@@ -184,10 +184,63 @@ std::string Snapshot::prefix() const {
   return p == "." ? "" : p;
 }
 
+std::string snapshot_transfer_record(const Snapshot& snap, const std::string& store, const std::string& sent_from) {
+  nlohmann::json j = {{"id", snap.id},       {"mode", snap.mode},   {"prefix", snap.prefix()},
+                      {"files", snap.files}, {"bytes", snap.bytes}, {"store", store},
+                      {"commit", snap.commit}, {"branch", snap.branch}, {"dirty", snap.dirty},
+                      {"diff", snap.diff},   {"sent_from", sent_from}};
+  return j.dump(2) + "\n";
+}
+
+SnapshotDecision given_snapshot(const std::string& record_file, const std::string& cwd) {
+  const Location where{"--snapshot-from"};
+  std::error_code ec;
+  if (!fs::is_regular_file(record_file, ec))
+    throw UserError(where, "", fmt::format("{} is not a file (the record of a snapshot sent by a remote submit)", record_file));
+  auto j = nlohmann::json::parse(read_file(record_file, 256u << 20), nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("id") || !j["id"].is_string() || !j.contains("store") ||
+      !j["store"].is_string())
+    throw UserError(where, "", fmt::format("{} is not a snapshot record (no id or store)", record_file));
+  Snapshot snap;
+  snap.id = j["id"].get<std::string>();
+  snap.mode = j.value("mode", std::string("git"));
+  snap.files = j.value("files", 0LL);
+  snap.bytes = j.value("bytes", 0LL);
+  snap.commit = j.value("commit", std::string());
+  snap.branch = j.value("branch", std::string());
+  snap.dirty = j.value("dirty", false);
+  snap.diff = j.value("diff", std::string());
+  snap.sent_from = j.value("sent_from", std::string());
+  snap.reused = true;
+  fs::path store(j["store"].get<std::string>());
+  snap.dir = (store.is_absolute() ? store : fs::path(cwd) / store).lexically_normal().string();
+  while (snap.dir.size() > 1 && snap.dir.back() == '/') snap.dir.pop_back();
+  if (snap.id.empty() || snap.id.find('/') != std::string::npos || fs::path(snap.dir).filename() != snap.id ||
+      !fs::is_directory(snap.dir, ec))
+    throw UserError(where, "",
+                    fmt::format("the snapshot {} is not in {}: it is sent before the submit runs (`ddpctl submit "
+                                "--on HOST` from the machine it was taken on sends it again)",
+                                snap.id, snap.dir));
+  std::string prefix = j.value("prefix", std::string());
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  snap.code_dir = prefix.empty() ? snap.dir : snap.dir + "/" + prefix;
+  // The live folder is the work tree's top: this folder, less the submit
+  // folder's place in the tree when this folder ends with it.
+  fs::path live = fs::path(cwd).lexically_normal();
+  std::string live_s = live.string();
+  while (live_s.size() > 1 && live_s.back() == '/') live_s.pop_back();
+  if (!prefix.empty() && live_s.size() > prefix.size() + 1 &&
+      live_s.compare(live_s.size() - prefix.size() - 1, std::string::npos, "/" + prefix) == 0)
+    live_s = live_s.substr(0, live_s.size() - prefix.size() - 1);
+  snap.live_dir = live_s;
+  return {snap, ""};
+}
+
 SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, const std::string& runs_root,
-                               bool no_snapshot, CommandRunner& runner) {
+                               bool no_snapshot, CommandRunner& runner, const std::string& given) {
   using Mode = SnapshotSettings::Mode;
   const auto& s = spec.snapshot;
+  if (!given.empty()) return given_snapshot(given, cwd);
   if (no_snapshot) return off("--no-snapshot");
   if (s.mode == Mode::Off) return off("snapshot: false");
   bool explicit_mode = s.mode != Mode::Auto;
@@ -353,6 +406,7 @@ void record_snapshot(const std::string& run_dir, const SnapshotDecision& decisio
     std::string workdir = make_workdir(run_dir, s);
     j = {{"mode", s.mode}, {"id", s.id}, {"dir", s.dir}, {"code_dir", s.code_dir}, {"files", s.files},
          {"bytes", s.bytes}, {"reused", s.reused}, {"live_dir", s.live_dir}, {"workdir", workdir}};
+    if (!s.sent_from.empty()) j["sent_from"] = s.sent_from;
     if (s.mode == "git") {
       j["commit"] = s.commit.empty() ? nlohmann::json() : nlohmann::json(s.commit);
       j["branch"] = s.branch.empty() ? nlohmann::json() : nlohmann::json(s.branch);

@@ -34,6 +34,8 @@ struct Snapshot {
   std::string commit, branch;  // HEAD; branch empty when detached
   bool dirty = false;          // the files differ from HEAD's
   std::string diff;            // `git diff HEAD <snapshot>` when dirty
+  // Taken on another machine and sent here (remote_submit.hpp): "host:folder".
+  std::string sent_from;
 
   // The submit folder's place in the snapshot: "" at its root, else "sub/dir".
   std::string prefix() const;
@@ -50,8 +52,20 @@ struct SnapshotDecision {
 // `no_snapshot` is --no-snapshot. Throws UserError naming the spec's field
 // for an explicit snapshot that cannot be taken, and for one over
 // settings.max_bytes (with its largest files).
+// `given`: the record of a snapshot taken elsewhere and already in a store
+// here (submit --snapshot-from, which a remote submit passes: given_snapshot).
 SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, const std::string& runs_root,
-                               bool no_snapshot, CommandRunner& runner);
+                               bool no_snapshot, CommandRunner& runner, const std::string& given = "");
+
+// The record a snapshot travels with to a login host (remote_submit.hpp):
+// its id, provenance and the folder there that holds its files (`store`,
+// relative to the folder the remote command runs in).
+std::string snapshot_transfer_record(const Snapshot& snap, const std::string& store, const std::string& sent_from);
+// That record as a snapshot of `cwd` (the remote folder the submit runs
+// in; the snapshot's work-tree top when the submit folder was below it
+// there too): a UserError naming --snapshot-from when the record is
+// unreadable or its files are not in the store.
+SnapshotDecision given_snapshot(const std::string& record_file, const std::string& cwd);
 
 // The command's words as the job runs them with `snap`: a relative word that
 // names a file of the snapshot, or a folder whose files are all in it,

@@ -131,16 +131,35 @@ std::string remote_command_line(const std::vector<std::string>& argv) {
 SshRunner::SshRunner(CommandRunner& local, SshConnection connection)
     : local_(local), connection_(std::move(connection)) {}
 
-std::vector<std::string> ssh_command(const SshConnection& c, const std::vector<std::string>& remote_argv, bool tty) {
+std::vector<std::string> ssh_command(const SshConnection& c, const std::vector<std::string>& remote_argv,
+                                     SshInput input) {
   std::vector<std::string> ssh = c.program;
   for (auto& o : c.options()) ssh.push_back(o);
-  ssh.push_back(tty ? "-tt" : "-n");
+  if (input == SshInput::Terminal) ssh.push_back("-tt");
+  if (input == SshInput::None) ssh.push_back("-n");
   ssh.insert(ssh.end(), {c.host, "--", remote_command_line(remote_argv)});
   return ssh;
 }
 
+std::vector<std::string> ssh_command(const SshConnection& c, const std::vector<std::string>& remote_argv, bool tty) {
+  return ssh_command(c, remote_argv, tty ? SshInput::Terminal : SshInput::None);
+}
+
+std::vector<std::string> with_stdin_from(const std::string& file, const std::vector<std::string>& argv) {
+  std::vector<std::string> out = {"sh", "-c", "exec \"$@\" <\"$0\"", file};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
 CommandResult SshRunner::run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
-  std::vector<std::string> ssh = ssh_command(connection_, argv, false);
+  return run_with_input(argv, "", timeout);
+}
+
+CommandResult SshRunner::run_with_input(const std::vector<std::string>& argv, const std::string& input_file,
+                                        std::chrono::milliseconds timeout) {
+  std::vector<std::string> ssh = input_file.empty()
+                                     ? ssh_command(connection_, argv, SshInput::None)
+                                     : with_stdin_from(input_file, ssh_command(connection_, argv, SshInput::Stdin));
   calls_++;
   CommandResult r = local_.run(ssh, timeout);
   r.argv = argv;  // what ran, as the callers name it ("squeue exited with ...")

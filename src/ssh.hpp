@@ -62,10 +62,17 @@ SshConnection ssh_connect(CommandRunner& local, const std::string& host, const s
 // argv as one command line for the remote shell: each word single-quoted.
 std::string remote_command_line(const std::vector<std::string>& argv);
 
+// What the remote command's stdin is: nothing (-n), this terminal (-tt:
+// Ctrl-C and a closed terminal reach the remote command), or ssh's own stdin
+// as it is (a file ddpctl sends: the snapshot, the portable build).
+enum class SshInput { None, Terminal, Stdin };
 // The local argv that runs `remote_argv` on the connection's host: `ssh
-// OPTIONS [-tt | -n] HOST -- LINE`. `tty`: a terminal for it (-tt: Ctrl-C
-// and a closed terminal reach the remote command), else no stdin (-n).
+// OPTIONS [-tt | -n] HOST -- LINE`.
+std::vector<std::string> ssh_command(const SshConnection& c, const std::vector<std::string>& remote_argv, SshInput input);
 std::vector<std::string> ssh_command(const SshConnection& c, const std::vector<std::string>& remote_argv, bool tty);
+// A local argv that runs `argv` with its stdin read from `file` (POSIX sh:
+// `sh -c 'exec "$@" <"$0"' FILE ARGV...`), as CommandRunner gives none.
+std::vector<std::string> with_stdin_from(const std::string& file, const std::vector<std::string>& argv);
 
 // Runs every argv on the login host: `ssh OPTIONS HOST -- LINE`. A failure of
 // ssh itself (exit 255 with ssh's own message) is reported as the
@@ -74,6 +81,12 @@ class SshRunner : public CommandRunner {
  public:
   SshRunner(CommandRunner& local, SshConnection connection);
   CommandResult run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) override;
+  // As run, with `input_file` as the remote command's stdin (sent over the
+  // same connection).
+  CommandResult run_with_input(const std::vector<std::string>& argv, const std::string& input_file,
+                               std::chrono::milliseconds timeout);
+  // One more call made outside this runner (run_in_foreground of ssh_command).
+  void count_call() { calls_++; }
   const SshConnection& connection() const { return connection_; }
   int calls() const { return calls_; }  // ssh calls made (docs/remote.md counts them per command)
 

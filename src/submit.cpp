@@ -337,7 +337,7 @@ SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, C
   SnapshotDecision snap;
   if (!req.dry_run) {
     std::string cwd = std::filesystem::current_path().string();
-    snap = take_snapshot(resolved.spec, cwd, req.runs_root, !req.snapshot, ctx.runner);
+    snap = take_snapshot(resolved.spec, cwd, req.runs_root, !req.snapshot, ctx.runner, req.snapshot_from);
     apply_snapshot(run_as, snap, cwd);
   }
   if (req.preflight) {

@@ -82,6 +82,7 @@ struct SubmitRequest {
   std::string runs_root, templates_dir;
   bool dry_run = false, preflight = true, again = false;
   bool snapshot = true;            // false: --no-snapshot
+  std::string snapshot_from;       // --snapshot-from: a snapshot sent by a remote submit (take_snapshot's `given`)
   std::string rank_by;             // only for races ("start", "finish"): refused here
   // --fit-time: when a reservation holds every node that fits before the time
   // limit would end, the longest time limit that starts the job now.

@@ -84,7 +84,7 @@ void run_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   create_output_dir(resolved);
   // One snapshot for every run of the sweep.
   std::string cwd = std::filesystem::current_path().string();
-  SnapshotDecision snap = take_snapshot(resolved.spec, cwd, o.runs_root, !o.snapshot, ctx.runner);
+  SnapshotDecision snap = take_snapshot(resolved.spec, cwd, o.runs_root, !o.snapshot, ctx.runner, o.snapshot_from);
   apply_snapshot(resolved, snap, cwd);
   Experiment experiment = create_experiment(o.runs_root, experiment_name, o.spec, o.one_at_a_time);
   std::string previous_job;

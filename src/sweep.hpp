@@ -21,6 +21,7 @@ struct SweepRequest {
   bool one_at_a_time = false;      // each run after the previous ends (afterany)
   bool dry_run = false, preflight = true, again = false;
   bool snapshot = true;            // false: --no-snapshot
+  std::string snapshot_from;       // --snapshot-from (take_snapshot's `given`)
 };
 
 // Submits each chosen shape as its own run (the identity of `submit --shape

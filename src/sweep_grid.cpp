@@ -349,7 +349,7 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   check_submit_limits();  // here, so that a sweep already queued is "already submitted", not over a limit
   for (auto& cell : g.cells) create_output_dir(cell);
   std::string cwd = fs::current_path().string();
-  SnapshotDecision snap = take_snapshot(g.cells.at(0).spec, cwd, o.runs_root, !o.snapshot, ctx.runner);
+  SnapshotDecision snap = take_snapshot(g.cells.at(0).spec, cwd, o.runs_root, !o.snapshot, ctx.runner, o.snapshot_from);
   for (auto& cell : g.cells) apply_snapshot(cell, snap, cwd);
 
   // An earlier sweep of this spec that made no job is retried in its own run.
