@@ -1,10 +1,12 @@
 #include "remote.hpp"
 
+#include <cctype>
 #include <filesystem>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include "diagnostics.hpp"
+#include "remote_fetch.hpp"
 #include "ssh.hpp"
 #include "text.hpp"
 
@@ -26,7 +28,11 @@ std::string install_folder_name(const std::string& version) {
   return out;
 }
 
-std::vector<std::string> remote_probe_argv(const std::string& version) {
+const char* const kRemoteDirSh =
+    "d=$1; case $d in \"~\") d=$HOME ;; \"~/\"*) d=$HOME/${d#\"~/\"} ;; esac; ";
+
+std::vector<std::string> remote_probe_argv(const std::string& version, const std::string& dir_word,
+                                           const std::string& runs, const std::string& snapshot_id) {
   std::string bin = "$HOME/.local/share/ddpctl/" + install_folder_name(version) + "/bin/ddpctl";
   // One line for sh: the user's login shell runs `sh -c LINE` whatever it is.
   std::string line =
@@ -35,7 +41,10 @@ std::vector<std::string> remote_probe_argv(const std::string& version) {
       "if [ -n \"$p\" ]; then echo \"ddpctl_version=$(\"$p\" --version 2>/dev/null | sed -n 1p)\"; fi; "
       "i=\"" + bin + "\"; "
       "if [ -x \"$i\" ]; then echo \"installed=$i\"; echo \"installed_version=$(\"$i\" --version 2>/dev/null | sed -n 1p)\"; fi";
-  return {"sh", "-c", line};
+  if (dir_word.empty()) return {"sh", "-c", line};
+  line += std::string("; ") + kRemoteDirSh +
+          "echo \"dir=$d\"; if [ -n \"$3\" ] && [ -d \"$d/$2/.snapshots/$3\" ]; then echo snapshot=present; fi";
+  return {"sh", "-c", line, "sh", dir_word, runs.empty() ? "runs" : runs, snapshot_id};
 }
 
 RemoteSide parse_remote_probe(const std::string& out) {
@@ -51,6 +60,8 @@ RemoteSide parse_remote_probe(const std::string& out) {
     else if (key == "ddpctl_version") s.ddpctl_version = value;
     else if (key == "installed") s.installed = value;
     else if (key == "installed_version") s.installed_version = value;
+    else if (key == "dir") s.dir = value;
+    else if (key == "snapshot") s.snapshot_present = value == "present";
   }
   if (!home || s.home.empty())
     throw UserError(fmt::format("the login host's answer is not ddpctl's probe (no home= line): {}", plain_line(out, 300)));
@@ -98,15 +109,22 @@ RemoteDdpctl choose_remote_ddpctl(const RemoteSide& side, const std::string& ver
 
 std::string remote_project_dir(const std::string& cwd, const std::string& local_home, const std::string& remote_home,
                                const std::string& option) {
+  std::string word = remote_dir_word(cwd, local_home, option);
+  if (word == "~") return remote_home;
+  if (word.rfind("~/", 0) == 0) return remote_home + word.substr(1);
+  return word;
+}
+
+std::string remote_dir_word(const std::string& cwd, const std::string& local_home, const std::string& option) {
   if (!option.empty()) {
     if (option[0] == '/') return option;
     std::string rel = option.rfind("~/", 0) == 0 ? option.substr(2) : option == "~" ? "" : option;
-    return rel.empty() ? remote_home : remote_home + "/" + rel;
+    return rel.empty() ? "~" : "~/" + rel;
   }
   std::string home = local_home;
   while (home.size() > 1 && home.back() == '/') home.pop_back();
-  if (!home.empty() && home != "/" && cwd.rfind(home + "/", 0) == 0) return remote_home + cwd.substr(home.size());
-  if (!home.empty() && cwd == home) return remote_home;
+  if (!home.empty() && home != "/" && cwd.rfind(home + "/", 0) == 0) return "~" + cwd.substr(home.size());
+  if (!home.empty() && cwd == home) return "~";
   throw UserError(Location{"--remote-dir"}, "",
                   fmt::format("{} is not under your home here ({}), so ddpctl cannot tell which folder on the login "
                               "host it is: name it with --remote-dir (the folder whose runs/ holds the runs)",
@@ -153,14 +171,21 @@ int run_remote_command(const RemoteCommand& c, CommandRunner& local, std::ostrea
   std::string cwd = std::filesystem::current_path().string();
   std::string dir = remote_project_dir(cwd, c.home, side.home, c.dir_option);
   bool tty = ::isatty(0) && ::isatty(1);
+  ssh.count_call();
   int code = run_in_foreground(ssh_command(conn, remote_ddpctl_argv(c.host, dir, d.path, c.words), tty));
   if (code == 255)
     throw UserError(Location{"--on"}, "",
                     fmt::format("the ssh connection to {} failed while the command ran there (ssh exit 255, its words "
                                 "are above): it may or may not have done its work; `ddpctl status --on {}` tells",
                                 c.host, c.host));
-  err << fmt::format("ddpctl: ran on {} in {} with {} through {}: {} ssh call(s)\n", c.host, dir, d.path,
-                     conn.describe(), ssh.calls() + 1);
+  // What the command wrote there that the user asked for here.
+  std::string brought;
+  if (std::string file = remote_output_file(c.words); code == 0 && !file.empty()) {
+    bring_back_file(ssh, dir, file);
+    brought = fmt::format("; brought {} back", file);
+  }
+  err << fmt::format("ddpctl: ran on {} in {} with {} through {}{}: {} ssh call(s)\n", c.host, dir, d.path,
+                     conn.describe(), brought, ssh.calls());
   return code;
 }
 

@@ -21,13 +21,23 @@ struct RemoteSide {
   std::string ddpctl_version;     // its --version line
   std::string installed;          // this version's install under home, when there
   std::string installed_version;  // its --version line
+  // With a folder to ask about (remote_probe_argv's dir_word):
+  std::string dir;                // that folder, ~ expanded
+  bool snapshot_present = false;  // its runs store has the snapshot asked about
 };
+
+// sh code that sets $d to the folder word in $1 ("/abs", "~/rel" or "~"),
+// ~ expanded to $HOME there.
+extern const char* const kRemoteDirSh;
 
 // "0.1.0-1a2b3c4d5e6f" of "0.1.0 (git 1a2b3c4d5e6f)": the install folder's
 // name (a dirty build's too: "0.1.0-1a2b3c4d5e6f-dirty").
 std::string install_folder_name(const std::string& version);
 // The one remote command: a POSIX sh line (the login shell may be csh).
-std::vector<std::string> remote_probe_argv(const std::string& version);
+// With `dir_word` (remote_dir_word) it also says that folder, and whether
+// <dir>/<runs>/.snapshots/<snapshot_id> is there (a code state sent before).
+std::vector<std::string> remote_probe_argv(const std::string& version, const std::string& dir_word = "",
+                                           const std::string& runs = "", const std::string& snapshot_id = "");
 // Its key=value lines; a line it does not know is skipped. Throws UserError
 // when there is no home line (not the probe's answer).
 RemoteSide parse_remote_probe(const std::string& out);
@@ -52,6 +62,9 @@ RemoteDdpctl choose_remote_ddpctl(const RemoteSide& side, const std::string& ver
 // under the local one. A UserError when neither says.
 std::string remote_project_dir(const std::string& cwd, const std::string& local_home, const std::string& remote_home,
                                const std::string& option);
+// The same folder as a word for the login host's sh, before its home is
+// known: "/abs", "~/rel" or "~" (kRemoteDirSh expands it there).
+std::string remote_dir_word(const std::string& cwd, const std::string& local_home, const std::string& option);
 // The login host's argv that runs `ddpctl WORDS` in `dir` (one sh line; a
 // folder that is not there is an error naming it and --remote-dir).
 std::vector<std::string> remote_ddpctl_argv(const std::string& host, const std::string& dir, const std::string& ddpctl,

@@ -29,6 +29,7 @@ void setup_diff(CLI::App& app, Context& ctx);
 void setup_container(CLI::App& app, Context& ctx);
 void setup_init(CLI::App& app, Context& ctx);
 void setup_doctor(CLI::App& app, Context& ctx);
+void setup_fetch(CLI::App& app, Context& ctx);
 // The job agent the sbatch script runs on the nodes (hidden).
 void setup_job(CLI::App& app, Context& ctx);
 // completion bash|zsh, and the hidden __complete and __man (docs.cpp).

@@ -1,12 +1,15 @@
 #include "common.hpp"
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <unistd.h>
 
 #include "paths.hpp"
 #include "race_group.hpp"
 #include "remote.hpp"
+#include "remote_submit.hpp"
+#include "runs.hpp"
 #include "sweep_grid.hpp"
 #include "version.hpp"
 
@@ -32,11 +35,8 @@ void add_remote_options(CLI::App* cmd, RemoteOptions& o) {
                   "home, under the remote home)");
 }
 
-void run_on_remote_if_asked(const RemoteOptions& o, Context& ctx) {
-  if (o.on.empty()) {
-    if (!o.dir.empty()) throw UserError(Location{"--remote-dir"}, "", "goes with --on HOST");
-    return;
-  }
+namespace {
+RemoteCommand remote_command(const RemoteOptions& o, Context& ctx) {
   RemoteCommand c;
   c.host = o.on;
   c.dir_option = o.dir;
@@ -44,8 +44,45 @@ void run_on_remote_if_asked(const RemoteOptions& o, Context& ctx) {
   c.home = ctx.env.value("HOME");
   c.ssh_command = ctx.env.value("DDPCTL_SSH_COMMAND");
   c.version = ddpctl_version();
+  return c;
+}
+}  // namespace
+
+void run_on_remote_if_asked(const RemoteOptions& o, Context& ctx) {
+  if (o.on.empty()) {
+    if (!o.dir.empty()) throw UserError(Location{"--remote-dir"}, "", "goes with --on HOST");
+    return;
+  }
   std::cout.flush();
-  int code = run_remote_command(c, ctx.runner, std::cerr);
+  int code = run_remote_command(remote_command(o, ctx), ctx.runner, std::cerr);
+  throw CLI::RuntimeError(code);
+}
+
+void add_remote_submit_options(CLI::App* cmd, RemoteOptions& o, std::string& snapshot_from) {
+  add_remote_options(cmd, o);
+  // What a remote submit passes the ddpctl on the login host: the code it
+  // sent, already in the runs folder's store there.
+  cmd->add_option("--snapshot-from", snapshot_from, "The record of a snapshot sent by `--on` (ddpctl's own use)")
+      ->group("");
+}
+
+void submit_on_remote_if_asked(const RemoteOptions& o, const RemoteSubmitOptions& s, Context& ctx) {
+  if (o.on.empty()) {
+    if (!o.dir.empty()) throw UserError(Location{"--remote-dir"}, "", "goes with --on HOST");
+    return;
+  }
+  RemoteSubmit r;
+  r.command = remote_command(o, ctx);
+  r.specs = s.specs;
+  r.sets = s.sets;
+  r.runs_option = s.runs;
+  r.local_runs_root = runs_root(s.runs);
+  r.snapshot = s.snapshot;
+  r.dry_run = s.dry_run;
+  r.portable = ctx.env.value("DDPCTL_PORTABLE");
+  r.sent_from = ctx.env.hostname() + ":" + std::filesystem::current_path().string();
+  std::cout.flush();
+  int code = run_remote_submit(r, ctx.runner, std::cerr);
   throw CLI::RuntimeError(code);
 }
 

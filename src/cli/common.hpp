@@ -63,6 +63,17 @@ void add_remote_options(CLI::App* cmd, RemoteOptions& o);
 // With --on: runs the command as the user typed it on that host
 // (remote.hpp) and ends ddpctl with its exit status; without, returns.
 void run_on_remote_if_asked(const RemoteOptions& o, Context& ctx);
+// submit, race and sweep with --on: the specs and the code go to the login
+// host and its ddpctl of this version submits there (remote_submit.hpp);
+// ends ddpctl with its exit status. Without --on, returns. Also adds the
+// hidden --snapshot-from that the remote side runs with.
+struct RemoteSubmitOptions {
+  std::vector<std::string> specs, sets;
+  std::string runs;  // --runs as given
+  bool snapshot = true, dry_run = false;
+};
+void submit_on_remote_if_asked(const RemoteOptions& o, const RemoteSubmitOptions& s, Context& ctx);
+void add_remote_submit_options(CLI::App* cmd, RemoteOptions& o, std::string& snapshot_from);
 // The words after `ddpctl`, kept by app.cpp for run_on_remote_if_asked.
 void set_command_words(int argc, char** argv);
 

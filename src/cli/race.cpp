@@ -20,6 +20,7 @@ void setup_race(CLI::App& app, Context& ctx) {
     RaceRequest req;
     std::string runs, templates;
     bool no_preflight = false, plan = false, wait = false, follow = false;
+    RemoteOptions remote;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
@@ -39,7 +40,10 @@ void setup_race(CLI::App& app, Context& ctx) {
   cmd->add_flag("--no-snapshot{false}", o->req.snapshot,
                 "Run the submit folder's files as they are when a job starts, not a copy taken now");
   cmd->add_flag("--again", o->req.again, "Submit even if a job of this same race is still queued or running");
+  add_remote_submit_options(cmd, o->remote, o->req.snapshot_from);
   cmd->callback([o, &ctx] {
+    submit_on_remote_if_asked(o->remote, {o->req.specs, o->req.sets, o->runs, o->req.snapshot, o->req.dry_run || o->plan},
+                              ctx);
     o->req.runs_root = runs_root(o->runs);
     o->req.templates_dir = templates_dir(o->templates);
     o->req.preflight = !o->no_preflight;

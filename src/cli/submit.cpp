@@ -16,9 +16,11 @@ struct SubmitOptions {
   SubmitRequest req;
   std::string runs, templates;
   bool no_preflight = false, wait = false, follow = false, no_snapshot = false;
+  RemoteOptions remote;
 };
 
 void run_submit(SubmitOptions& o, Context& ctx) {
+  submit_on_remote_if_asked(o.remote, {{o.req.spec}, o.req.sets, o.runs, !o.no_snapshot, o.req.dry_run}, ctx);
   o.req.runs_root = runs_root(o.runs);
   o.req.templates_dir = templates_dir(o.templates);
   o.req.preflight = !o.no_preflight;
@@ -72,6 +74,7 @@ void setup_submit(CLI::App& app, Context& ctx) {
                 "with the longest time limit that starts now");
   cmd->add_flag("--again", o->req.again, "Submit even if a job of this same spec is still queued or running");
   add_rank_by_options(cmd, o->req.rank_by);
+  add_remote_submit_options(cmd, o->remote, o->req.snapshot_from);
   cmd->callback([o, &ctx] { run_submit(*o, ctx); });
 }
 

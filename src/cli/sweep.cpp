@@ -16,6 +16,7 @@ void setup_sweep(CLI::App& app, Context& ctx) {
     SweepRequest req;
     std::string runs, templates;
     bool no_preflight = false;
+    RemoteOptions remote;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
@@ -33,9 +34,11 @@ void setup_sweep(CLI::App& app, Context& ctx) {
   cmd->add_flag("--no-snapshot{false}", o->req.snapshot,
                 "Run the submit folder's files as they are when a job starts, not a copy taken now");
   cmd->add_flag("--again", o->req.again, "Submit even shapes whose earlier run is still queued or running");
+  add_remote_submit_options(cmd, o->remote, o->req.snapshot_from);
   struct RetryOptions {
     RetryRequest req;
     std::string runs;
+    RemoteOptions remote;
   };
   auto r = std::make_shared<RetryOptions>();
   CLI::App* retry = cmd->add_subcommand(
@@ -46,7 +49,9 @@ void setup_sweep(CLI::App& app, Context& ctx) {
   retry->add_option("--runs", r->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
   retry->add_flag("--dry-run", r->req.dry_run, "Say which cells would be submitted; submit nothing");
   retry->add_flag("--no-preflight{false}", r->req.preflight, "Skip the check of the cells against your submit limits");
+  add_remote_options(retry, r->remote);
   retry->callback([r, &ctx] {
+    run_on_remote_if_asked(r->remote, ctx);
     r->req.runs_root = runs_root(r->runs);
     ConsoleOutput out;
     retry_grid_cells(r->req, ctx, out);
@@ -69,6 +74,7 @@ void setup_sweep(CLI::App& app, Context& ctx) {
   cmd->callback([o, cmd, retry, cont, &ctx] {
     if (cmd->got_subcommand(retry) || cmd->got_subcommand(cont)) return;
     if (o->req.spec.empty()) throw CLI::RequiredError("spec");
+    submit_on_remote_if_asked(o->remote, {{o->req.spec}, o->req.sets, o->runs, o->req.snapshot, o->req.dry_run}, ctx);
     o->req.runs_root = runs_root(o->runs);
     o->req.templates_dir = templates_dir(o->templates);
     o->req.preflight = !o->no_preflight;

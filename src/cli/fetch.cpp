@@ -1,0 +1,42 @@
+// ddpctl fetch RUN... --on HOST: copies runs' records, metrics and plots
+// from the login host's runs folder into this folder's (src/remote_fetch.hpp).
+#include <iostream>
+#include <memory>
+
+#include "app.hpp"
+#include "common.hpp"
+#include "remote_fetch.hpp"
+#include "runs.hpp"
+#include "version.hpp"
+
+namespace ddpctl::cli {
+
+void setup_fetch(CLI::App& app, Context& ctx) {
+  struct Options {
+    std::vector<std::string> targets;
+    std::string runs;
+    RemoteOptions remote;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "fetch", "Copy runs' records, metrics and plots from the login host (--on HOST) into this folder's runs/");
+  cmd->add_option("runs", o->targets, "Runs (id, name or prefix: its newest run)")->required();
+  cmd->add_option("--runs", o->runs, "Folder of run records, there and here (default: runs)");
+  add_remote_options(cmd, o->remote);
+  cmd->callback([o, &ctx] {
+    if (o->remote.on.empty())
+      throw UserError(Location{"--on"}, "", "fetch brings runs from a login host: name it with --on HOST");
+    FetchRequest f;
+    f.command.host = o->remote.on;
+    f.command.dir_option = o->remote.dir;
+    f.command.home = ctx.env.value("HOME");
+    f.command.ssh_command = ctx.env.value("DDPCTL_SSH_COMMAND");
+    f.command.version = ddpctl_version();
+    f.targets = o->targets;
+    f.runs_option = o->runs;
+    f.local_runs_root = runs_root(o->runs);
+    fetch_runs(f, ctx.runner, std::cout);
+  });
+}
+
+}  // namespace ddpctl::cli

@@ -1,0 +1,39 @@
+#pragma once
+// Bringing results from the login host to the user's machine
+// (docs/remote.md): `ddpctl fetch RUN... --on HOST` copies runs' records
+// (run.json, the ledger, scripts, metrics, progress, plots; not the jobs'
+// working directories, which are links into the cluster's files) into this
+// folder's runs/, and `report --plot FILE --on HOST` brings FILE back.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "process.hpp"
+#include "remote.hpp"
+#include "ssh.hpp"
+
+namespace ddpctl {
+
+// The login host's sh line: in <dir>/<runs>, each target (a run id, or a
+// name or prefix: its newest run) as a tar on stdout; a target with no run
+// is an error naming it.
+std::vector<std::string> remote_fetch_argv(const std::string& dir_word, const std::string& runs,
+                                           const std::vector<std::string>& targets);
+
+struct FetchRequest {
+  RemoteCommand command;             // host, --remote-dir, home, ssh, version (words unused)
+  std::vector<std::string> targets;  // runs: id, name or prefix
+  std::string runs_option;           // --runs ("": runs), there and here
+  std::string local_runs_root;       // here
+};
+// One ssh call; each run replaces its copy here whole. Says on `out` what
+// came; returns the run ids fetched.
+std::vector<std::string> fetch_runs(const FetchRequest& f, CommandRunner& local, std::ostream& out);
+
+// The file a command wrote on the login host that the user wants here:
+// `report ... --plot FILE` (or --plot=FILE); "" for anything else.
+std::string remote_output_file(const std::vector<std::string>& words);
+// Copies <dir>/<file> there to `file` here (one ssh call through `ssh`).
+void bring_back_file(SshRunner& ssh, const std::string& dir, const std::string& file);
+
+}  // namespace ddpctl
