@@ -84,6 +84,7 @@ struct RemoteCommand {
   std::string home;                // the local user's ($HOME): ddpctl's ControlPath lives there
   std::string ssh_command;         // $DDPCTL_SSH_COMMAND
   std::string version;             // this build's (ddpctl_version())
+  std::string local_runs_root;     // status: where `fetch` keeps copies here, refreshed after it ("": none)
 };
 int run_remote_command(const RemoteCommand& c, CommandRunner& local, std::ostream& err);
 

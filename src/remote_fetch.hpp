@@ -16,9 +16,9 @@ namespace ddpctl {
 
 // The login host's sh line: in <dir>/<runs>, each target (a run id, or a
 // name or prefix: its newest run) as a tar on stdout; a target with no run
-// is an error naming it.
+// is an error naming it, or (`skip_missing`) left out.
 std::vector<std::string> remote_fetch_argv(const std::string& dir_word, const std::string& runs,
-                                           const std::vector<std::string>& targets);
+                                           const std::vector<std::string>& targets, bool skip_missing = false);
 
 struct FetchRequest {
   RemoteCommand command;             // host, --remote-dir, home, ssh, version (words unused)
@@ -26,9 +26,20 @@ struct FetchRequest {
   std::string runs_option;           // --runs ("": runs), there and here
   std::string local_runs_root;       // here
 };
-// One ssh call; each run replaces its copy here whole. Says on `out` what
-// came; returns the run ids fetched.
+// One ssh call; each run replaces its copy here whole, marked as a copy of
+// that host's folder (.fetched in it), so that `status --on` refreshes it.
+// Says on `out` what came; returns the run ids fetched.
 std::vector<std::string> fetch_runs(const FetchRequest& f, CommandRunner& local, std::ostream& out);
+
+// The copies here (under `local_runs_root`) of runs in the folder `dir_word`
+// (remote_dir_word) on `host`, from its runs/, as fetch marked them.
+std::vector<std::string> fetched_copies(const std::string& local_runs_root, const std::string& host,
+                                        const std::string& dir_word);
+// After `status --on`: the copies here of that folder's runs are fetched
+// again (one ssh call, none without copies); a run gone there stays here.
+// Returns how many were refreshed.
+int refresh_fetched_copies(SshRunner& ssh, CommandRunner& local, const std::string& dir_word,
+                           const std::string& local_runs_root);
 
 // The file a command wrote on the login host that the user wants here:
 // `report ... --plot FILE` (or --plot=FILE); "" for anything else.

@@ -54,7 +54,9 @@ void run_on_remote_if_asked(const RemoteOptions& o, Context& ctx) {
     return;
   }
   std::cout.flush();
-  int code = run_remote_command(remote_command(o, ctx), ctx.runner, std::cerr);
+  RemoteCommand c = remote_command(o, ctx);
+  c.local_runs_root = runs_root("");
+  int code = run_remote_command(c, ctx.runner, std::cerr);
   throw CLI::RuntimeError(code);
 }
 

@@ -142,6 +142,12 @@ expect_remote fetch
 grep -qF "fetched $run3 from $host: " "$T/rout" || fail "fetch --on does not say what it fetched: $(cat "$T/rout")"
 for f in run.json ledger.json; do [ -f "runs/$run3/$f" ] || fail "the run's $f is not here: $(find runs -maxdepth 2)"; done
 [ ! -e "runs/$run3/workdir" ] || fail "fetch brought the job's working directory"
+# status --on refreshes the copies here (one more ssh call).
+echo stale >"runs/$run3/ledger.json"
+remote status "$run3"
+expect_remote status
+grep -qF "refreshed the copies here of 1 run(s) in runs: 3 ssh call(s)" "$T/rerr" || fail "status --on did not refresh the copy here: $(cat "$T/rerr")"
+cmp -s "runs/$run3/ledger.json" "$cluster/runs/$run3/ledger.json" || fail "the copy's ledger is not the cluster's after status --on"
 
 # 8. race: two shapes, the first to start trains.
 write_spec race.yaml <<'YAML'

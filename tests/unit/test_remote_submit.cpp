@@ -236,6 +236,27 @@ TEST_CASE("fetch: the login host sends the runs named, newest of a name, without
   CHECK(out.find("rc=1") != std::string::npos);
 }
 
+TEST_CASE("fetch: a refresh leaves out runs gone there, and sends nothing when none is left") {
+  test::TempDir home;
+  write(home.path + "/proj/runs/train-1/run.json", "{}\n");
+  std::string out = run_there(home.path, home.path, remote_fetch_argv("~/proj", "runs", {"train-1", "gone-2"}, true));
+  CHECK(out.find("rc=0") != std::string::npos);
+  CHECK(out.find("train-1/run.json") != std::string::npos);  // the tar, as text
+  out = run_there(home.path, home.path, remote_fetch_argv("~/proj", "runs", {"gone-2"}, true));
+  CHECK(out == "rc=0\n");
+}
+
+TEST_CASE("fetch: the copies here are those fetch marked from that host's folder") {
+  test::TempDir dir;
+  write(dir.path + "/runs/a-1/.fetched", R"({"host": "login", "dir": "~/proj", "runs": "runs"})");
+  write(dir.path + "/runs/b-2/.fetched", R"({"host": "login", "dir": "~/other", "runs": "runs"})");
+  write(dir.path + "/runs/c-3/.fetched", R"({"host": "login2", "dir": "~/proj", "runs": "runs"})");
+  write(dir.path + "/runs/d-4/run.json", "{}");  // a run of this machine's own
+  write(dir.path + "/runs/e-5/.fetched", "not json");
+  CHECK(fetched_copies(dir.path + "/runs", "login", "~/proj") == std::vector<std::string>{"a-1"});
+  CHECK(fetched_copies(dir.path + "/none", "login", "~/proj").empty());
+}
+
 TEST_CASE("fetch: report --plot FILE is brought back, nothing else") {
   CHECK(remote_output_file({"report", "r1", "--plot", "scaling.svg"}) == "scaling.svg");
   CHECK(remote_output_file({"report", "r1", "--plot=out/s.png"}) == "out/s.png");
