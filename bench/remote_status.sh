@@ -8,7 +8,8 @@
 #   ddpctl logs --on        one job's log
 #   ddpctl submit --on      a race of 3 shapes from a git work tree here:
 #                           its code already in the store there, and changed
-#                           (sent), each submitted and then cancelled
+#                           (sent), each submitted and then cancelled; and
+#                           the same submit on the login node itself
 # against what users script today for less information: `ssh login squeue`
 # and `ssh login sacct -j <ids>` (state and times, no reasons, progress or
 # failure explained), each a new ssh connection, and the same two calls over
@@ -96,6 +97,9 @@ done
 cancel_all() { on_login scancel -n "$JOB_NAME" >/dev/null 2>&1 || true; on_login scancel -n "$JOB_NAME-plain" >/dev/null 2>&1 || true; }
 at_exit cancel_all
 race_on() { (cd "$proj" && env -u DDPCTL_RUNS "$DDPCTL" submit race.yaml --again --on "$host" --remote-dir "$cluster"); }
+# The same race submitted on the login node itself (no ssh; the folder there
+# is no git work tree, so no snapshot): what --on adds to it.
+race_on_login() { (cd "$cluster" && DDPCTL_RUNS=$cluster/runs "$LOCAL_SLURM" exec -- "$DDPCTL" submit race.yaml --again); }
 race_on_new_code() { (cd "$proj" && date +%s%N >stamp.txt && race_on); }
 plain_sbatch() {
   local shape
@@ -152,6 +156,9 @@ for delay in 0 50; do
     calls_race=$(calls_of_last)
     grep -q "was there already" "$T/last" || fail "submit --on sent the code again: $(cat "$T/last")"
     cancel_all
+    t[login]+="$(time_ms race_on_login) "
+    grep -q "submitted race of job" "$T/last" || fail "submit on the login node did not race: $(cat "$T/last")"
+    cancel_all
     t[sbatch]+="$(time_ms plain_sbatch) "
     t[sbatch_mux]+="$(time_ms plain_sbatch_mux) "
     cancel_all
@@ -163,6 +170,7 @@ for delay in 0 50; do
   printf '%-8s %-44s %8s %10s\n' "${delay} ms" "ssh squeue + ssh sacct (open connection)" 2 "$(median "${t[mux]}")"
   printf '%-8s %-44s %8s %10s\n' "${delay} ms" "ddpctl submit --on, race of 3 (code there)" "$calls_race" "$(median "${t[race]}")"
   printf '%-8s %-44s %8s %10s\n' "${delay} ms" "ddpctl submit --on, race of 3 (code sent)" "$calls_race_new" "$(median "${t[race_new]}")"
+  printf '%-8s %-44s %8s %10s\n' "${delay} ms" "ddpctl submit on the login node, race of 3" 0 "$(median "${t[login]}")"
   printf '%-8s %-44s %8s %10s\n' "${delay} ms" "3 x ssh sbatch (new connections)" 3 "$(median "${t[sbatch]}")"
   printf '%-8s %-44s %8s %10s\n' "${delay} ms" "3 x ssh sbatch (open connection)" 3 "$(median "${t[sbatch_mux]}")"
   unset t

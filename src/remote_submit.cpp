@@ -134,6 +134,11 @@ int run_remote_submit(const RemoteSubmit& s, CommandRunner& local, std::ostream&
     }
   } else {
     code = s.dry_run ? "none sent (a dry run)" : "no snapshot sent (" + snap.off_reason + ")";
+    // Said before the submit: the job will run what the folder there has.
+    if (!s.dry_run)
+      err << fmt::format("ddpctl: warning: no code goes with this job ({}): it runs the files in {} on {} as they "
+                         "are when it starts; a git work tree here, or snapshot: {{paths: [...]}}, sends them\n",
+                         snap.off_reason, side.dir.empty() ? dir_word : side.dir, c.host);
   }
 
   // The specs and the snapshot's record go on the submit's own stdin.

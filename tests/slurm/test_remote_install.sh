@@ -12,8 +12,8 @@
 # look there from running meanwhile.)
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
-host=login-$SLURM_VERSION
-state=${DDPCTL_SLURM_STATE:-/tmp/ddpctl-local-slurm}
+# shellcheck source=tests/slurm/remote_lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/remote_lib.sh"
 portable=${DDPCTL_PORTABLE_BUILD:-$DDPCTL_SOURCE/build-portable}
 tarballs=("$portable"/ddpctl-*-linux-x86_64.tar.gz)
 if [ ! -f "${tarballs[0]}" ]; then
@@ -29,11 +29,7 @@ version=$("$here" --version)
 folder=$(sed -e 's/^ddpctl //' -e 's/ (git /-/' -e 's/)$//' <<<"$version")
 # The login host: no ddpctl on its PATH, none installed (its home is root's).
 rm -f "$state/user-bin/ddpctl"
-mkdir -p "$HOME/.ssh"
-chmod 700 "$HOME/.ssh"
-"$LOCAL_SLURM" ssh-config >"$HOME/.ssh/config"
-export DDPCTL_SSH_COMMAND="ssh -F $HOME/.ssh/config"
-at_exit "ssh -F '$HOME/.ssh/config' -o ControlPath='$HOME/.ssh/ddpctl-%C' -O exit $host"
+user_machine
 remote_home=$(ssh -F "$HOME/.ssh/config" -o BatchMode=yes "$host" 'echo "$HOME"')
 if [ -z "$remote_home" ] || [ "$remote_home" = / ]; then fail "the login host's home is '$remote_home'"; fi
 installed=$remote_home/.local/share/ddpctl/$folder

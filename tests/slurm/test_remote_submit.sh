@@ -13,18 +13,10 @@
 # The ssh calls of each command are counted by ddpctl and checked here.
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
-host=login-$SLURM_VERSION
-state=${DDPCTL_SLURM_STATE:-/tmp/ddpctl-local-slurm}
-[ -d "$state/user-bin" ] || fail "the local cluster has no $state/user-bin on its ssh sessions' PATH: run scripts/local-slurm$([ "$SLURM_VERSION" = 22.05 ] || echo " --slurm $SLURM_VERSION") down and up"
-# The login host has this version (as a cluster that installed it).
-ln -sfn "$DDPCTL" "$state/user-bin/ddpctl"
-at_exit "rm -f '$state/user-bin/ddpctl'"
-# The user's machine: their home, ssh config (as in test_remote_doctor.sh).
-mkdir -p "$HOME/.ssh"
-chmod 700 "$HOME/.ssh"
-"$LOCAL_SLURM" ssh-config >"$HOME/.ssh/config"
-export DDPCTL_SSH_COMMAND="ssh -F $HOME/.ssh/config"
-at_exit "ssh -F '$HOME/.ssh/config' -o ControlPath='$HOME/.ssh/ddpctl-%C' -O exit $host"
+# shellcheck source=tests/slurm/remote_lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/remote_lib.sh"
+cluster_has_this_ddpctl
+user_machine
 cluster=$T/cluster  # the folder there
 # The login node's ddpctl works in the folder there; ddpctl here in the project.
 export DDPCTL_RUNS=$cluster/runs

@@ -7,11 +7,11 @@
 # the real sbatch: the job is queued after the connection is gone.
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
-host=login-$SLURM_VERSION
-state=${DDPCTL_SLURM_STATE:-/tmp/ddpctl-local-slurm}
-[ -d "$state/user-bin" ] || fail "the local cluster has no $state/user-bin on its ssh sessions' PATH: run scripts/local-slurm$([ "$SLURM_VERSION" = 22.05 ] || echo " --slurm $SLURM_VERSION") down and up"
-ln -sfn "$DDPCTL" "$state/user-bin/ddpctl"
-at_exit "rm -f '$state/user-bin/ddpctl' '$state/user-bin/sbatch'"
+# shellcheck source=tests/slurm/remote_lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/remote_lib.sh"
+cluster_has_this_ddpctl
+user_machine
+at_exit "rm -f '$state/user-bin/sbatch'"
 # The stand-in: the first sbatch that submits (not --test-only) says so and
 # waits for the test's word; every sbatch then runs the real one.
 cat >"$state/user-bin/sbatch" <<SH
@@ -30,12 +30,6 @@ unset IFS
 PATH=\$rest exec sbatch "\$@"
 SH
 chmod +x "$state/user-bin/sbatch"
-mkdir -p "$HOME/.ssh"
-chmod 700 "$HOME/.ssh"
-"$LOCAL_SLURM" ssh-config >"$HOME/.ssh/config"
-export DDPCTL_SSH_COMMAND="ssh -F $HOME/.ssh/config"
-control="$HOME/.ssh/ddpctl-%C"
-at_exit "ssh -F '$HOME/.ssh/config' -o ControlPath='$control' -O exit $host"
 cluster=$T/cluster
 export DDPCTL_RUNS=$cluster/runs
 mkdir -p "$HOME/proj"
@@ -71,6 +65,8 @@ echo "submit --on after the master was killed: exit $code: $(cat out1 err1)"
 grep -qF "the ssh connection to $host failed while ddpctl submitted there" err1 ||
   fail "submit --on does not say the connection dropped: $(cat err1)"
 grep -qF "running the same command again finds the job by its token" err1 || fail "submit --on does not say what to do: $(cat err1)"
+# This folder is no git work tree: said before the submit, with what the job runs.
+grep -qF "ddpctl: warning: no code goes with this job (not a git work tree" err1 || fail "no warning that no code goes along: $(cat err1)"
 # sbatch runs there after the connection is gone.
 : >"$T/sbatch-go"
 deadline=$((SECONDS + 60))
