@@ -5,6 +5,7 @@
 #                  Host with a ProxyCommand hop and their key) under $HOME,
 #                  given to ddpctl as DDPCTL_SSH_COMMAND, and ddpctl's ssh
 #                  master closed when the test ends
+#   mfa_host       a Host that asks for a code at login (below)
 #   cluster_has_this_ddpctl
 #                  the login host gets this version as a cluster that
 #                  installed it (a ddpctl first on its ssh sessions' PATH)
@@ -20,6 +21,13 @@ user_machine() {
   "$LOCAL_SLURM" ssh-config >"$HOME/.ssh/config"
   export DDPCTL_SSH_COMMAND="ssh -F $HOME/.ssh/config"
   at_exit "ssh -F '$HOME/.ssh/config' -o ControlPath='$control' -O exit $host"
+}
+# mfa_host: Host $host-mfa in the user's config, the same login host as a
+# user (nobody) to whom it offers only keyboard-interactive, as a site that
+# asks for a code at every login.
+mfa_host() {
+  sed -e "s/^Host $host\$/Host $host-mfa/" -e "s/^  User .*/  User nobody/" "$HOME/.ssh/config" >"$T/mfa.config"
+  cat "$T/mfa.config" >>"$HOME/.ssh/config"
 }
 cluster_has_this_ddpctl() {
   ln -sfn "$DDPCTL" "$state/user-bin/ddpctl"

@@ -58,6 +58,24 @@ YAML
 git add -A
 git commit -qm v1
 
+# 0. A login that would ask for a code (MFA), with no connection open: ddpctl
+# fails at once, prints the one ssh command that opens its connection, and
+# sends nothing.
+mfa_host
+started=$(date +%s%N)
+set +e
+env -u DDPCTL_RUNS timeout 60 "$DDPCTL" submit job.yaml --on "$host-mfa" --remote-dir "$cluster" </dev/null >"$T/rout" 2>"$T/rerr"
+rcode=$?
+set -e
+echo "submit --on a host that asks for a code: exit $rcode after $((($(date +%s%N) - started) / 1000000)) ms: $(cat "$T/rerr")"
+[ "$rcode" -eq 1 ] || fail "submit --on $host-mfa ended with $rcode, not 1: $(cat "$T/rout" "$T/rerr")"
+for said in "cannot reach $host-mfa through ssh without a prompt" "Permission denied (keyboard-interactive)"; do
+  grep -qF "$said" "$T/rerr" || fail "no clear error for a host that asks for a code ($said): $(cat "$T/rerr")"
+done
+grep -qF "ssh -F $HOME/.ssh/config -o ControlMaster=yes -o ControlPath=$control -o ControlPersist=yes -fN $host-mfa" "$T/rerr" ||
+  fail "the error does not print the command that opens the connection: $(cat "$T/rerr")"
+[ ! -e "$cluster" ] || fail "something was sent to $cluster"
+
 # 1. submit: the spec and the code go there; the job runs the snapshot.
 remote submit job.yaml
 expect_remote submit
