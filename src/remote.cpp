@@ -68,8 +68,9 @@ RemoteSide parse_remote_probe(const std::string& out) {
   return s;
 }
 
-RemoteSide probe_remote(CommandRunner& ssh, const std::string& host, const std::string& version) {
-  CommandResult r = ssh.run(remote_probe_argv(version), std::chrono::seconds(30));
+RemoteSide probe_remote(CommandRunner& ssh, const std::string& host, const std::string& version,
+                        const std::string& dir_word, const std::string& runs, const std::string& snapshot_id) {
+  CommandResult r = ssh.run(remote_probe_argv(version, dir_word, runs, snapshot_id), std::chrono::seconds(30));
   if (!r.ok()) throw UserError(fmt::format("cannot ask {} which ddpctl it has: {}", host, r.describe()));
   return parse_remote_probe(r.out);
 }

@@ -41,9 +41,12 @@ std::vector<std::string> remote_probe_argv(const std::string& version, const std
 // Its key=value lines; a line it does not know is skipped. Throws UserError
 // when there is no home line (not the probe's answer).
 RemoteSide parse_remote_probe(const std::string& out);
-// Runs the probe through `ssh` (an SshRunner); throws UserError naming
-// `host` and what ssh said when it fails.
-RemoteSide probe_remote(CommandRunner& ssh, const std::string& host, const std::string& version);
+// Runs the probe through `ssh` (an SshRunner), with remote_probe_argv's
+// folder and snapshot when given; throws UserError naming `host` and what
+// ssh said when it fails.
+RemoteSide probe_remote(CommandRunner& ssh, const std::string& host, const std::string& version,
+                        const std::string& dir_word = "", const std::string& runs = "",
+                        const std::string& snapshot_id = "");
 
 // Which ddpctl the cluster side would run, and the line that says so.
 struct RemoteDdpctl {

@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include "diagnostics.hpp"
 #include "files.hpp"
@@ -98,9 +97,7 @@ int run_remote_submit(const RemoteSubmit& s, CommandRunner& local, std::ostream&
 
   SshConnection conn = ssh_connect(local, c.host, c.home, ssh_program(c.ssh_command));
   SshRunner ssh(local, conn);
-  CommandResult probe = ssh.run(remote_probe_argv(c.version, dir_word, runs, id), std::chrono::seconds(30));
-  if (!probe.ok()) throw UserError(fmt::format("cannot ask {} which ddpctl it has: {}", c.host, probe.describe()));
-  RemoteSide side = parse_remote_probe(probe.out);
+  RemoteSide side = probe_remote(ssh, c.host, c.version, dir_word, runs, id);
   RemoteDdpctl d = choose_remote_ddpctl(side, c.version);
   std::string ddpctl = d.path, which = d.text;
   ScratchDir scratch("ddpctl-remote");
