@@ -641,6 +641,7 @@ void run_sampler(const SampleOptions& o, Context& ctx) {
   double budget = stacks_budget(ctx.env);
   double next = 0;
   for (int taken = 0; o.count == 0 || taken < o.count;) {
+    if (o.parent_pid > 0 && ::getppid() != o.parent_pid) return;  // the program it sampled for has ended
     double now = ctx.clock.wall();
     if (now >= next) {
       UsageSample s = sampler.take(now);

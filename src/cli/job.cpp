@@ -35,11 +35,17 @@ void setup_sample(CLI::App* job, Context& ctx) {
   c->add_option("--interval", o->interval, "Seconds between samples (5s)");
   c->add_option("--count", o->so.count, "Stop after this many samples (0: until killed)");
   c->add_option("--proc", o->so.proc_root, "The proc file system (tests)");
+  c->add_option("--parent", o->so.parent_pid,
+                "The pid of the process that starts it (the step's task, before its exec): it ends when that one has");
   c->callback([o, &ctx] {
     o->so.interval_s = agent_seconds(o->interval, "--interval");
     o->so.ticks_per_s = ::sysconf(_SC_CLK_TCK);
     o->so.page_size = ::sysconf(_SC_PAGESIZE);
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // started in the background by the step's task: it ends with the task
+    // Started in the background by the step's task: it ends with the task.
+    // The signal comes only if the task is still its parent when it is asked
+    // for (a program that ends at once is gone before ddpctl has started), so
+    // the sampler also checks --parent, at once and between samples.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     run_sampler(o->so, ctx);
   });
 }

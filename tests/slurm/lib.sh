@@ -35,7 +35,33 @@ cleanup_jobs() {
   while [ -n "$(own_live_jobs)" ] && [ "$SECONDS" -lt "$deadline" ]; do
     sleep 0.2
   done
+  [ -n "$(own_live_jobs)" ] || agent_outlived_jobs || rc=1
   return "$rc"
+}
+# agent_processes_left: the job agent's processes (ddpctl job sample, watch,
+# ...) working in this test's folder, one "pid args" line each.
+agent_processes_left() {
+  local pid cwd
+  for pid in $(pgrep -f -- ' job (sample|watch|check|stacks) ' || true); do
+    cwd=$(readlink "/proc/$pid/cwd" 2>/dev/null) || continue
+    [[ $cwd == "$T" || $cwd == "$T"/* ]] || continue
+    echo "$pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+  done
+}
+# agent_outlived_jobs: with the test's jobs gone, none of their agent's
+# processes may be left: one that is would sample or watch on for ever on a
+# cluster whose proctrack does not follow orphans (linuxproc, these ones).
+# It is named and killed, and the test fails.
+agent_outlived_jobs() {
+  local left deadline=$((SECONDS + 20))
+  while left=$(agent_processes_left) && [ -n "$left" ] && [ "$SECONDS" -lt "$deadline" ]; do
+    sleep 0.2
+  done
+  [ -n "$left" ] || return 0
+  echo "FAIL: the job agent outlived the test's jobs:"$'\n'"$left" >&2
+  # shellcheck disable=SC2046  # one pid per word
+  kill $(cut -d' ' -f1 <<<"$left") 2>/dev/null || true
+  return 1
 }
 # submit_at_once N SPEC: N ddpctls submitting SPEC at the same moment, each's
 # output in out.I and err.I (I from 1); fails naming any that failed.

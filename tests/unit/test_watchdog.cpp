@@ -908,6 +908,32 @@ TEST_CASE("the sampler's loop on a clock: a sample every interval, the stacks as
   CHECK(runner.count("nvidia-smi") == 1);  // not on this node: not asked again
 }
 
+TEST_CASE("the sampler ends when the process that started it is no longer its parent", "[job_agent]") {
+  test::TempDir tmp, proc;
+  FakeRunner runner;
+  runner.on("nvidia-smi", {}, test::not_found());
+  FakeClock clock;
+  FakeEnvironment env;
+  env.vars = {{"SLURM_JOB_ID", "42"}, {"SLURMD_NODENAME", "g1"}};
+  SlurmClient slurm(runner);
+  Context ctx{runner, slurm, clock, env};
+  SampleOptions o;
+  o.log_base = tmp.path + "/job_42";
+  o.proc_root = proc.path;
+  o.count = 2;
+  o.parent_pid = ::getppid();  // still this process's parent: both samples are taken
+  run_sampler(o, ctx);
+  CHECK(split(read_file(usage_path(o.log_base, "g1")), '\n').size() == 3);  // two lines and the empty rest
+  // The program it was started for has ended (this process was handed to
+  // another parent): not one more sample, no sleep.
+  o.count = 0;
+  o.parent_pid = ::getppid() + 1;
+  int sleeps = clock.sleeps;
+  run_sampler(o, ctx);
+  CHECK(split(read_file(usage_path(o.log_base, "g1")), '\n').size() == 3);
+  CHECK(clock.sleeps == sleeps);
+}
+
 TEST_CASE("job_place: scontrol and scancel act on a job by its id, on an array task as <array>_<task>", "[job_agent]") {
   FakeEnvironment env;
   env.vars = {{"SLURM_JOB_ID", "42"}, {"SLURM_RESTART_COUNT", "1"}};

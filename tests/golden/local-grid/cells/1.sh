@@ -155,7 +155,7 @@ srun --kill-on-bad-exit=1 --nodes=2 --ntasks=2 --ntasks-per-node=1 --cpus-per-ta
   --output="$ddpctl_step_log" \
   bash -c 'export NODE_RANK=$SLURM_NODEID DDPCTL_TRAINING=1
 if [ -n "${DDPCTL_AGENT:-}" ] && [ "$SLURM_LOCALID" = 0 ]; then
-  DDPCTL_AGENT_PROCESS=1 "$DDPCTL_AGENT" job sample --log-base "$DDPCTL_LOG_BASE" --interval "$DDPCTL_SAMPLE_INTERVAL" </dev/null >/dev/null 2>>"$DDPCTL_LOG_BASE.agent.err" &
+  DDPCTL_AGENT_PROCESS=1 "$DDPCTL_AGENT" job sample --log-base "$DDPCTL_LOG_BASE" --interval "$DDPCTL_SAMPLE_INTERVAL" --parent $$ </dev/null >/dev/null 2>>"$DDPCTL_LOG_BASE.agent.err" &
 fi
 exec "$@"' ddpctl-task \
   ddp-train --nproc-per-node=1 --model=smallcnn --data=synthetic --epochs=2 --batch-size=32 --lr=0.1 --workers=0 --checkpoint-dir=checkpoints/lr=0.1,seed=2 --seed=2 &

@@ -156,7 +156,7 @@ srun --kill-on-bad-exit=1 --nodes=1 --ntasks=1 --ntasks-per-node=1 --cpus-per-ta
   --output="$ddpctl_step_log" \
   bash -c 'export NODE_RANK=$SLURM_NODEID DDPCTL_TRAINING=1
 if [ -n "${DDPCTL_AGENT:-}" ] && [ "$SLURM_LOCALID" = 0 ]; then
-  DDPCTL_AGENT_PROCESS=1 "$DDPCTL_AGENT" job sample --log-base "$DDPCTL_LOG_BASE" --interval "$DDPCTL_SAMPLE_INTERVAL" </dev/null >/dev/null 2>>"$DDPCTL_LOG_BASE.agent.err" &
+  DDPCTL_AGENT_PROCESS=1 "$DDPCTL_AGENT" job sample --log-base "$DDPCTL_LOG_BASE" --interval "$DDPCTL_SAMPLE_INTERVAL" --parent $$ </dev/null >/dev/null 2>>"$DDPCTL_LOG_BASE.agent.err" &
 fi
 exec "$@"' ddpctl-task \
   ddp-train --nproc-per-node=2 --model=smallcnn --data=synthetic --epochs=3 --batch-size=16 --workers=0 --synthetic-size 1280 --image-size 32 &

@@ -208,7 +208,7 @@ srun --kill-on-bad-exit=1 --nodes=1 --ntasks=1 --ntasks-per-node=1 --cpus-per-ta
   --output="$ddpctl_step_log" \
   bash -c 'export NODE_RANK=$SLURM_NODEID DDPCTL_TRAINING=1
 if [ -n "${DDPCTL_AGENT:-}" ] && [ "$SLURM_LOCALID" = 0 ]; then
-  DDPCTL_AGENT_PROCESS=1 "$DDPCTL_AGENT" job sample --log-base "$DDPCTL_LOG_BASE" --interval "$DDPCTL_SAMPLE_INTERVAL" </dev/null >/dev/null 2>>"$DDPCTL_LOG_BASE.agent.err" &
+  DDPCTL_AGENT_PROCESS=1 "$DDPCTL_AGENT" job sample --log-base "$DDPCTL_LOG_BASE" --interval "$DDPCTL_SAMPLE_INTERVAL" --parent $$ </dev/null >/dev/null 2>>"$DDPCTL_LOG_BASE.agent.err" &
 fi
 exec "$@"' ddpctl-task \
   ddp-train --nproc-per-node=4 --model=resnet50 --data=/scratch/gilbreth/lusu/tiny-imagenet-200 --epochs=3 --batch-size=128 --lr=0.05 --amp=fp16 --workers=8 --global-batch=512 --checkpoint-dir=checkpoints/lr=0.05,seed=2 --seed=2 &
