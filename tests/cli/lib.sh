@@ -5,9 +5,20 @@ set -euo pipefail
 : "${DDPCTL:?set DDPCTL to the ddpctl binary}"
 : "${DDPCTL_SOURCE:?set DDPCTL_SOURCE to the source tree}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/ddpctl-test.XXXXXX")
+# Debian's python3 (scripts/setup installs it), not a Python version
+# manager's shim that the machine puts first on PATH: pyenv's costs half a
+# second of CPU per call, the tests call python3 hundreds of times, and the
+# jobs they submit inherit this PATH.
+PATH=$(tr ':' '\n' <<<"$PATH" | grep -v -e '/\.pyenv/' -e '/\.asdf/shims$' | paste -sd: -)
 keep_on_failure() {
   local rc=$?
-  if [ "$rc" -eq 0 ]; then rm -rf "$T"; else echo "kept $T" >&2; fi
+  if [ "$rc" -ne 0 ]; then
+    echo "kept $T" >&2
+  elif ! rm -rf "$T" 2>/dev/null; then
+    # Something wrote into it while it was removed: a process outlived the test.
+    echo "FAIL: $T could not be removed, something still writes there:"$'\n'"$(find "$T" -newermt '-10 seconds' 2>&1)" >&2
+    return 1
+  fi
 }
 trap keep_on_failure EXIT
 cd "$T"

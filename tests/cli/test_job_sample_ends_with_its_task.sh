@@ -27,6 +27,7 @@ exec "$@"' task "${@:2}"
 task quick true
 gone quick
 # One that runs a while (until the first sample, or the sampler's error): sampled, then the sampler ends with it.
+# shellcheck disable=SC2016  # the program's own bash expands them
 task slow bash -c 'end=$((SECONDS + 20)); while [ ! -s "$0" ] && [ -z "$(cat "$1")" ] && [ "$SECONDS" -lt "$end" ]; do sleep 0.1; done' \
   "$T/logs/slow.usage.n1.jsonl" "$T/err.slow"
 [ -s logs/slow.usage.n1.jsonl ] || fail "no sample was taken: $(cat err.slow)"

@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# resource locks: remote_home
 # From the user's own machine (this host, outside the cluster's namespaces):
 # `status`, `logs`, `cancel` and `report` with `--on login-V` run on the
 # login host, in the folder that holds the runs, with the login host's

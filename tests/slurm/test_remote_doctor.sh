@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# resource locks: remote_home
 # From the user's own machine (this host, outside the cluster's namespaces),
 # `ddpctl doctor --on login-V` probes the cluster's Slurm through the user's
 # own ssh and ~/.ssh/config (a Host with a ProxyCommand hop, their key): it

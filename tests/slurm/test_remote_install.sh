@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
 # slurm versions: 22.05
-# resource locks: remote_home
 # From the user's own machine with the portable ddpctl (the static build
 # unpacked under their home, as docs/install.md says), against a login host
 # with no ddpctl of this version: submit --on sends this ddpctl and its data
 # there, checked by SHA-256, into ~/.local/share/ddpctl/<version>-<commit>/,
 # and the job runs with it (the job agent is the installed copy). The next
 # submit uses that install without sending it again. (One Slurm version:
-# what is tested is the install under the login host's home, which the
-# three local clusters share; `resource locks` keeps the other tests that
-# look there from running meanwhile.)
+# what is tested is the install under the login host's home, not Slurm.)
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/remote_lib.sh
