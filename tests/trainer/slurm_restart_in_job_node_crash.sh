@@ -23,14 +23,14 @@ procs_per_node: 1
 cpus_per_task: 1
 mem: 1G
 restart: {in_job: 1, spares: 1}
-# The watchdog looks every second: the restarted step (its epochs 2 to 4,
+# The watchdog looks every second: the restarted step (its epochs 2 to 5,
 # seconds each) is seen training before it ends, however fast this machine.
 monitor: {interval: 1s}
 trainer:
   program: $DDP_TRAIN
   model: smallcnn
   data: synthetic
-  epochs: 4
+  epochs: 5
   batch_size: 16
   workers: 0
   checkpoint_dir: $T/ck
@@ -42,14 +42,20 @@ expect_code 0
 id=$(submitted_job_id)
 progress=logs/${JOB_NAME}_${id}.progress.json
 deadline=$((SECONDS + 180))
-until grep -q '"phase": "training", "epoch": 2, "epochs": 4, "step": [1-9]' "$progress" 2>/dev/null; do
-  [ "$SECONDS" -lt "$deadline" ] || fail "epoch 2 did not start within 180 s: $(cat "$progress" 2>&1)$(job_logs_of "$id")"
+# Training: the job's nodes are asked now, so that only the crash comes
+# between seeing epoch 2 and the node's end.
+until grep -q '"phase": "training"' "$progress" 2>/dev/null; do
+  [ "$SECONDS" -lt "$deadline" ] || fail "training did not start within 180 s: $(cat "$progress" 2>&1)$(job_logs_of "$id")"
   sleep 0.2
 done
 nodes=$(on_login scontrol show hostnames "$(on_login squeue -h -j "$id" -o %N)" | tr '\n' ' ')
 read -r node0 node spare <<<"$nodes"
 batch_host=$(on_login scontrol show job -o "$id" | sed -n 's/.* BatchHost=\([^ ]*\).*/\1/p')
 [ "$batch_host" = "$node0" ] || fail "the batch shell runs on '$batch_host', not on rank 0's node $node0"
+until grep -q '"phase": "training", "epoch": 2, "epochs": 5, "step": [1-9]' "$progress" 2>/dev/null; do
+  [ "$SECONDS" -lt "$deadline" ] || fail "epoch 2 did not start within 180 s: $(cat "$progress" 2>&1)$(job_logs_of "$id")"
+  sleep 0.2
+done
 at_exit "\"$LOCAL_SLURM\" node start $node"
 "$LOCAL_SLURM" node crash "$node"
 # Slurm notices after SlurmdTimeout (30 s on the local cluster).
@@ -57,7 +63,9 @@ wait_for_state "$JOB_NAME" COMPLETED 240
 echo "batch log: $(cat "logs/${JOB_NAME}_$id.err")"
 grep -qE "^ddpctl: restart 1 of 1 in the job: node $node( \(Slurm: [^)]*\))? was lost; $node left out, spare $spare taken$" \
   "logs/${JOB_NAME}_$id.err" || fail "the batch shell did not restart the step for the lost node$(job_logs_of "$id")"
-grep -qE "^ddp-train: resumed from .* at epoch 2, sample [0-9]+ of 1600 \(written by 2 ranks, now 2\)" \
+# The checkpoint of the last whole epoch when the node went: epoch 1's (the
+# resume is at epoch 2), or epoch 2's where that short epoch ended first.
+grep -qE "^ddp-train: resumed from .* at epoch [23], sample [0-9]+ of 1600 \(written by 2 ranks, now 2\)" \
   "logs/${JOB_NAME}_$id.restart0.0.out" || fail "rank 0 did not resume the checkpoint: $(cat "logs/${JOB_NAME}_$id.restart0.0.out")"
 on_login sacct -n -X -P --duplicates -j "$id" -o State >"$T/states"
 grep -q REQUEUE "$T/states" && fail "job $id was requeued: $(cat "$T/states")"
@@ -65,8 +73,8 @@ run status "$JOB_NAME"
 echo "status: $(cat "$T/out")"
 expect_code 0
 expect_out "COMPLETED"
-expect_out_re "restart 1 of 1 in the job: node $node( \(Slurm: [^)]*\))? was lost; $node left out, spare $spare taken; training again at epoch [234] step [0-9]+, resumed from $T/ck/[^ ]+ at epoch 2, sample [0-9]+ of 1600 \(written by 2 ranks, now 2\)"
+expect_out_re "restart 1 of 1 in the job: node $node( \(Slurm: [^)]*\))? was lost; $node left out, spare $spare taken; training again at epoch [2-5] step [0-9]+, resumed from $T/ck/[^ ]+ at epoch [23], sample [0-9]+ of 1600 \(written by 2 ranks, now 2\)"
 run report "$JOB_NAME"
 echo "report: $(cat "$T/out")"
 expect_code 0
-expect_out_re "restart 1 of 1: node $node.* was lost; .*; training again after [0-9.]+ s \(epoch [234] step [0-9]+; [0-9.]+ s of it from the last progress to the step's end\)"
+expect_out_re "restart 1 of 1: node $node.* was lost; .*; training again after [0-9.]+ s \(epoch [2-5] step [0-9]+; [0-9.]+ s of it from the last progress to the step's end\)"
