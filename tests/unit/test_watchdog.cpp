@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <sys/stat.h>
+#include <map>
 #include <unistd.h>
 
 #include "culprit.hpp"
@@ -877,18 +878,29 @@ TEST_CASE("the watch loop on a clock: a look every interval, the cancel after st
   }
 }
 
-TEST_CASE("the sampler's loop on a clock: a sample every interval, the stacks asked for answered between", "[job_agent]") {
+// Job 42's sampler on node g1, on a fake clock, with no GPU and an empty /proc.
+struct SamplerOnG1 {
   test::TempDir tmp, proc;
   FakeRunner runner;
-  runner.on("nvidia-smi", {}, test::not_found());
   FakeClock clock;
   FakeEnvironment env;
-  env.vars = {{"SLURM_JOB_ID", "42"}, {"SLURMD_NODENAME", "g1"}, {"SLURM_RESTART_COUNT", "1"}, {"SLURM_CPUS_ON_NODE", "8"}};
-  SlurmClient slurm(runner);
+  SlurmClient slurm{runner};
   Context ctx{runner, slurm, clock, env};
   SampleOptions o;
-  o.log_base = tmp.path + "/job_42";
-  o.proc_root = proc.path;
+  explicit SamplerOnG1(std::map<std::string, std::string> vars) {
+    runner.on("nvidia-smi", {}, test::not_found());
+    env.vars = std::move(vars);
+    o.log_base = tmp.path + "/job_42";
+    o.proc_root = proc.path;
+  }
+};
+
+TEST_CASE("the sampler's loop on a clock: a sample every interval, the stacks asked for answered between", "[job_agent]") {
+  SamplerOnG1 f({{"SLURM_JOB_ID", "42"}, {"SLURMD_NODENAME", "g1"}, {"SLURM_RESTART_COUNT", "1"}, {"SLURM_CPUS_ON_NODE", "8"}});
+  FakeClock& clock = f.clock;
+  FakeRunner& runner = f.runner;
+  Context& ctx = f.ctx;
+  SampleOptions& o = f.o;
   o.interval_s = 5;
   o.count = 3;
   double start = clock.wall();
@@ -909,17 +921,10 @@ TEST_CASE("the sampler's loop on a clock: a sample every interval, the stacks as
 }
 
 TEST_CASE("the sampler ends when the process that started it is no longer its parent", "[job_agent]") {
-  test::TempDir tmp, proc;
-  FakeRunner runner;
-  runner.on("nvidia-smi", {}, test::not_found());
-  FakeClock clock;
-  FakeEnvironment env;
-  env.vars = {{"SLURM_JOB_ID", "42"}, {"SLURMD_NODENAME", "g1"}};
-  SlurmClient slurm(runner);
-  Context ctx{runner, slurm, clock, env};
-  SampleOptions o;
-  o.log_base = tmp.path + "/job_42";
-  o.proc_root = proc.path;
+  SamplerOnG1 f({{"SLURM_JOB_ID", "42"}, {"SLURMD_NODENAME", "g1"}});
+  FakeClock& clock = f.clock;
+  Context& ctx = f.ctx;
+  SampleOptions& o = f.o;
   o.count = 2;
   o.parent_pid = ::getppid();  // still this process's parent: both samples are taken
   run_sampler(o, ctx);
