@@ -68,6 +68,22 @@ wait_for_culprit() {
 # stall_field NAME: a field of $record.
 stall_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$record" "$1"; }
 
+# stacks_by_ranks: the rank numbers $record's stacks_by names, in all its
+# groups ("faulthandler and gdb: ranks 0, 1, 2 (g1, g2); faulthandler: rank 3
+# (g2)" gives "0 1 2 3"), sorted, repeats kept; a process named by its task
+# only gives "task N".
+stacks_by_ranks() {
+  stall_field stacks_by | python3 -c '
+import re, sys
+ids = []
+for part in sys.stdin.read().strip().split("; "):
+    who = re.sub(r" \([^)]*\)$", "", part.split(": ", 1)[-1])
+    for kind, numbers in re.findall(r"\b(ranks?|tasks?) ([0-9, ]+)", who):
+        for n in numbers.replace(",", " ").split():
+            ids.append((kind.startswith("task"), int(n)))
+print(" ".join(("task %d" if task else "%d") % n for task, n in sorted(ids)))'
+}
+
 # line_of FILE TEXT: the number of FILE's (one) line holding TEXT.
 line_of() {
   local n

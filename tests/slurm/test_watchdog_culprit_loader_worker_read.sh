@@ -45,5 +45,8 @@ workers=$(awk '/^## / { if (child && loop) n++; child = /^## pid [0-9]+ \(rank [
   END { if (child && loop) n++; print n + 0 }' logs/"${JOB_NAME}_$id".restart0.stacks.*.txt)
 [ "$workers" -eq 8 ] || fail "$workers DataLoader workers answered as their ranks' children, not 8: $(cat logs/"${JOB_NAME}_$id".restart0.stacks.*.txt)"
 expect_sections "$id" faulthandler 4
-[[ "$(stall_field stacks_by)" == *"ranks 0, 1, 2, 3 ("* ]] || fail "the workers are counted as ranks: $(stall_field stacks_by)"
+# Each rank once, whichever ways its stacks were taken (under load a gdb can
+# run out of time on one rank: "faulthandler and gdb: ranks 0, 1, 2 (g1,
+# g2); faulthandler: rank 3 (g2)").
+[ "$(stacks_by_ranks)" = "0 1 2 3" ] || fail "not ranks 0-3 once each (the workers counted as ranks?): $(stall_field stacks_by)"
 expect_status_culprit "is not in a collective — at loader_hang.py:$loop in main (waits for its DataLoader: worker pid"
