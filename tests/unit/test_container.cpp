@@ -286,7 +286,7 @@ TEST_CASE("container: container.env reaches Apptainer whole, commas and '=' incl
   CHECK_THAT(s.batch_lines, Catch::Contains("export SINGULARITYENV_A=1\n"));
 }
 
-TEST_CASE("container: restart: in-job restarts run each step in the image; Pyxis's samplers follow the step's nodes") {
+TEST_CASE("container: restart: in-job restarts run each step in the image, Pyxis's samplers follow the step's nodes") {
   // Apptainer: the restart loop's srun wraps the program as always.
   ResolvedRun run = resolve("restart: {in_job: 1, spares: 1}\ncontainer: {runtime: apptainer, image: /i/x.sif}\n");
   std::string text = render_scripts(run, ddpctl::test::source_dir() + "/templates").at(0).text;

@@ -104,7 +104,7 @@ TEST_CASE("grid: mistakes are refused at their line") {
             .find("more than 100000 cells") != std::string::npos);
 }
 
-TEST_CASE("grid: placeholders take the cell's values; braces that are not ours are left alone") {
+TEST_CASE("grid: placeholders take the cell's values, braces that are not ours are left alone") {
   Grid g = grid_of(std::string(kBase) + "grid:\n  trainer.lr: [0.1]\n  env.SEED: [7]\n");
   const GridCell& c = g.cells[0];
   std::string problem;
@@ -157,7 +157,7 @@ TEST_CASE("grid: the cell's variables name it and its values") {
   CHECK(env[2] == std::pair<std::string, std::string>{"DDPCTL_GRID_BATCH_SIZE", "8"});
 }
 
-TEST_CASE("grid: every cell is resolved as its own run; a bad value is refused naming the cell and the grid's line") {
+TEST_CASE("grid: every cell is resolved as its own run, a bad value is refused naming the cell and the grid's line") {
   ddpctl::test::TempDir dir;
   std::string body = std::string(kBase).substr(std::string(kBase).find("partition"));
   std::string path = write_spec(dir, "name: g\n" + body + "grid:\n  nodes: [1, 2]\n  trainer.lr: [0.1, 0.2]\n");

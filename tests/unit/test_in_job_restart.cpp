@@ -130,7 +130,7 @@ TEST_CASE("a killed rank: its node is left out and a spare takes its place", "[i
   CHECK(d.text == "rank 1 on g2 was killed (signal 9); g2 left out, spare g3 taken");
 }
 
-TEST_CASE("without a spare, a rank's healthy node is kept; a lost one is not", "[in_job]") {
+TEST_CASE("without a spare, a rank's healthy node is kept, a lost one is not", "[in_job]") {
   RestartInput in = two_nodes_one_spare();
   in.spares.clear();
   in.tasks_are_ranks = false;
@@ -149,7 +149,7 @@ TEST_CASE("without a spare, a rank's healthy node is kept; a lost one is not", "
                      "left); no requeue: section: the job fails");
 }
 
-TEST_CASE("restart.min_nodes: at most the shape's nodes; the bundled trainer resumes and keeps its global batch", "[in_job]") {
+TEST_CASE("restart.min_nodes: at most the shape's nodes, the bundled trainer resumes and keeps its global batch", "[in_job]") {
   RunSpec s = parse_run_spec("a.yaml", std::string(kSpec) + "restart: {in_job: 2, min_nodes: 1}\n");
   CHECK(s.restart->min_nodes == 1);
   CHECK(parse_run_spec("a.yaml", kSpec).restart == std::nullopt);
@@ -273,7 +273,7 @@ TEST_CASE("the node check's failed nodes are left out before any step runs", "[i
   CHECK(d.text == "the node check failed on g1; g1 left out, spare g3 taken");
 }
 
-TEST_CASE("the bundled trainer's peers exit 75 after a rank is killed: a restart; every task exiting 75: the requeue's", "[in_job]") {
+TEST_CASE("the bundled trainer's peers exit 75 after a rank is killed: a restart, every task exiting 75: the requeue's", "[in_job]") {
   RestartInput in = two_nodes_one_spare();
   in.step_rc = 75;  // srun's: the highest of its tasks'
   in.failures = parse_step_end({"srun: error: g2: task 1: Exited with exit code 1", "srun: error: g1: task 0: Exited with exit code 75"});

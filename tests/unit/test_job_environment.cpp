@@ -198,7 +198,7 @@ TEST_CASE("records round-trip, and compare on what should match") {
   }
 }
 
-TEST_CASE("an attempt's record is its own; the newest is named by its attempt") {
+TEST_CASE("an attempt's record is its own, the newest is named by its attempt") {
   TempDir dir;
   std::string base = dir.path + "/job_5";
   CHECK_FALSE(read_latest_environment(base));

@@ -13,7 +13,7 @@ using namespace ddpctl;
 using test::FakeSlurm;
 using test::TempDir;
 
-TEST_CASE("squeue answers first; jobs it forgot come from sacct; jobs neither knows are UNKNOWN") {
+TEST_CASE("squeue answers first, jobs it forgot come from sacct, jobs neither knows are UNKNOWN") {
   FakeSlurm s;
   s.add("1", "", "RUNNING", "g1");
   s.add("2", "", "COMPLETED", "g2").in_squeue = false;

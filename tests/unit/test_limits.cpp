@@ -194,7 +194,7 @@ TEST_CASE("partition access, node counts and QOS the association may not use") {
   CHECK(g.never[0].message == "QOS gpu9 is not one your association with account lusu may use; yours: gpu2, normal");
 }
 
-TEST_CASE("an account's Max limits are inherited by its users; Grp limits apply at every level") {
+TEST_CASE("an account's Max limits are inherited by its users, Grp limits apply at every level") {
   SiteLimits s = site();
   s.assocs = parse_assocs(
       "team|root|||normal|||||||||\n"

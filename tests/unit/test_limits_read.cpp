@@ -86,7 +86,7 @@ TEST_CASE("read_site_limits: every version's answers give the QOS, the accounts 
   }
 }
 
-TEST_CASE("read_site_limits: without accounting, the QOS and association limits are named as unread; Slurm's own are still read") {
+TEST_CASE("read_site_limits: without accounting, the QOS and association limits are named as unread, Slurm's own are still read") {
   test::FakeRunner r;
   answer_as(r, "26.05");
   answer(r, "sacctmgr", {}, exits(1, "", "sacctmgr: error: Problem talking to the database: Connection refused"));
@@ -128,7 +128,7 @@ TEST_CASE("read_site_limits: each command that fails is named, and nothing of it
   CHECK(s.enforce.empty());
 }
 
-TEST_CASE("read_site_limits: no reservations is an answer, not a failure; enforcement as the site configures it") {
+TEST_CASE("read_site_limits: no reservations is an answer, not a failure, enforcement as the site configures it") {
   test::FakeRunner r;
   answer_as(r, "22.05");
   answer(r, "env", {"SLURM_TIME_FORMAT=%s", "scontrol", "reservation"}, exits(1, "No reservations in the system\n"));

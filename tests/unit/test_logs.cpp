@@ -83,7 +83,7 @@ struct SweepLogs {
 
 }  // namespace
 
-TEST_CASE("logs of a grid's sweep: --cell picks a cell by name; without it, the cells are named") {
+TEST_CASE("logs of a grid's sweep: --cell picks a cell by name, without it, the cells are named") {
   SweepLogs f;
   CHECK_THAT(f.error(), Catch::Contains("is a grid's sweep of 6 cells, each with logs of its own: --cell NAME picks "
                                         "one; its cells are LR=0; LR=1; LR=2; LR=3; LR=4; LR=5"));
@@ -110,7 +110,7 @@ TEST_CASE("logs of a grid's sweep: --cell picks a cell by name; without it, the 
   }
 }
 
-TEST_CASE("logs --cell: a running cell's logs are its task's own job's; a pending cell has none yet") {
+TEST_CASE("logs --cell: a running cell's logs are its task's own job's, a pending cell has none yet") {
   SweepLogs f;
   f.write_logs("13", "epoch 1 loss 0.5 of LR=0\n");
   f.write_logs("14", "epoch 1 loss 0.7 of LR=1\n");

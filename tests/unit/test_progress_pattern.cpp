@@ -116,7 +116,7 @@ TEST_CASE("the lightning preset reads tqdm's bar, counting epochs from 0") {
   CHECK_FALSE(read("lightning", {"Validation DataLoader 0: 100%|██████████| 10/10 [00:01<00:00,  9.1it/s]"}).matched);
 }
 
-TEST_CASE("a pattern of the user's own, over \\r-separated tqdm output") {
+TEST_CASE("a pattern of the user's own, over tqdm output separated by carriage returns") {
   ProgressSpec spec;
   spec.pattern = R"(step (?<step>\d+) of (?<steps>\d+).*?(?P<samples_per_s>[\d.]+) samples/s)";
   test::TempDir dir;

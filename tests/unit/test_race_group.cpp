@@ -80,7 +80,7 @@ TEST_CASE("a job submitted as the group is claimed, before its id was recorded, 
   CHECK(f.out.lines == std::vector<std::string>{"shape 2x1: job 101 cancelled at once; the group was already won"});
 }
 
-TEST_CASE("a shape sbatch rejects is reported and the race goes on; none submitted is an error") {
+TEST_CASE("a shape sbatch rejects is reported and the race goes on, none submitted is an error") {
   Fixture f;
   f.slurm.sbatch = FakeSlurm::Sbatch::Rejects;
   std::string error = test::user_error_of([&] { f.submit(); });

@@ -78,7 +78,7 @@ TEST_CASE("every reason code Slurm 26.05 names has words of its own") {
   }
 }
 
-TEST_CASE("squeue's longer reasons keep their detail; maintenance is named") {
+TEST_CASE("squeue's longer reasons keep their detail, maintenance is named") {
   ReasonWords maint = reason_words("ReqNodeNotAvail, Reserved for maintenance");
   CHECK(maint.words == "its nodes are reserved for maintenance during its time limit");
   CHECK(maint.todo.find("--fit-time") != std::string::npos);

@@ -77,7 +77,7 @@ TEST_CASE("remote: the cluster's ddpctl when it is this version, else the one in
                   "aarch64: install ddpctl 0.1.0 (git 1a2b3c4d5e6f) on the cluster");
 }
 
-TEST_CASE("remote: the probe goes through the runner once; a failure names the host") {
+TEST_CASE("remote: the probe goes through the runner once, a failure names the host") {
   FakeRunner ssh;
   ssh.on("sh", {"-c"}, test::exits(0, "home=/home/alice\nsystem=Linux x86_64\nddpctl=\n"));
   RemoteSide s = probe_remote(ssh, "login", kVersion);

@@ -130,7 +130,7 @@ TEST_CASE("a missing or broken template is a clear error") {
   CHECK(err.find(dir.path + "/sbatch.sh.mustache: invalid template: Unclosed section") != std::string::npos);
 }
 
-TEST_CASE("a race group's scripts claim the group first; plain scripts have no claim") {
+TEST_CASE("a race group's scripts claim the group first, plain scripts have no claim") {
   auto run = resolve(
       "partition: cpu\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: [hostname]\nalternatives:\n  - {nodes: 2}\n");
   auto plain = render_scripts(run, ddpctl::test::source_dir() + "/templates");

@@ -129,7 +129,7 @@ TEST_CASE("metric: a pattern that does not compile or names no metric is refused
   CHECK(error_for("metrik: '(?P<a>\\d)'\n").find("metrik") != std::string::npos);
 }
 
-TEST_CASE("metric values: the last match of each group wins; text that is no number is passed over",
+TEST_CASE("metric values: the last match of each group wins, text that is no number is passed over",
           "[report_grid]") {
   MetricSpec m;
   m.patterns = {"val_loss=(?P<val_loss>[0-9.eE+-]+)", "acc=(?P<acc>\\S+)"};

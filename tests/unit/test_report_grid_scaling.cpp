@@ -433,7 +433,7 @@ TEST_CASE("report of a grid of shapes: cells of one array (the same #SBATCH line
   CHECK(*rows[1].efficiency == Approx(0.95));
 }
 
-TEST_CASE("a grid of shapes named with other runs is one scaling table of them all; a grid by parameter is not",
+TEST_CASE("a grid of shapes named with other runs is one scaling table of them all, a grid by parameter is not",
           "[report_grid_scaling]") {
   test::TempDir root;
   Run plain = test::make_local_cpu_run(root.path);

@@ -88,7 +88,7 @@ TEST_CASE("a partition-dialect type in another partition is a conflict") {
   CHECK(err.find("partition: is v100, but GPU type a100-80gb lives in partition a100-80gb") != std::string::npos);
 }
 
-TEST_CASE("time falls back to the profile's default; a missing one is an error") {
+TEST_CASE("time falls back to the profile's default, a missing one is an error") {
   ResolvedRun r = resolve("local", "partition: gpu\ngpus_per_node: 1\n");
   CHECK(r.shapes[0].time_s == 30 * 60);
   ClusterProfile p = profile("local");

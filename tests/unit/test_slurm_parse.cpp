@@ -31,7 +31,7 @@ TEST_CASE("sbatch --parsable: a job id is a submission") {
   CHECK(s.cluster.empty());
 }
 
-TEST_CASE("sbatch --parsable: jobid;cluster names the cluster") {
+TEST_CASE("sbatch --parsable: a jobid with its cluster names the cluster") {
   SbatchResult s = parse_sbatch_result(sbatch(0, "987;gilbreth\n"));
   CHECK(s.kind == SbatchResult::Kind::Submitted);
   CHECK(s.job_id == "987");
@@ -333,7 +333,7 @@ TEST_CASE("exit statuses decoded: wait statuses, sacct's code:signal, one wordin
   CHECK(describe_exit(exit_from_sacct("137:0")) == "exit code 137 (128+9: its command was killed by signal 9, SIGKILL)");
 }
 
-TEST_CASE("golden parse: 26.05's squeue --json honours --jobs; its --test-only line and --help are read") {
+TEST_CASE("golden parse: 26.05's squeue --json honours --jobs, its --test-only line and --help are read") {
   auto jobs = parse_squeue_json(fixture("26.05/squeue-jobs.json"));
   REQUIRE(jobs.size() == 2);
   CHECK(named(jobs, "cap-fail").exit == ExitStatus{3, std::nullopt});

@@ -217,7 +217,7 @@ TEST_CASE("take_snapshot: a repository without a commit, and exclude patterns") 
   CHECK(d.snapshot->dirty);  // nothing says what these files are
 }
 
-TEST_CASE("take_snapshot: none outside git, for a shell line, or when turned off; an explicit one that cannot be taken is an error") {
+TEST_CASE("take_snapshot: none outside git, for a shell line, or when turned off, an explicit one that cannot be taken is an error") {
   Repo r;  // not a git work tree: git looks no further up than the temporary folder
   struct Ceiling {
     explicit Ceiling(const std::string& dir) { setenv("GIT_CEILING_DIRECTORIES", dir.c_str(), 1); }

@@ -137,7 +137,7 @@ TEST_CASE("ask_python_stacks waits for a dump still being written", "[stacks_hoo
   CHECK(clock.mono < 1001);  // done once it settled, not at the deadline
 }
 
-TEST_CASE("a send that fails says so; nothing is awaited", "[stacks_hook]") {
+TEST_CASE("a send that fails says so, nothing is awaited", "[stacks_hook]") {
   FakeProc proc;
   test::FakeClock clock;
   proc.add(300, kStatusCaught, 42);

@@ -345,7 +345,7 @@ TEST_CASE("a NODE_FAIL's lost node is named from the ledger, the node states rea
   CHECK(f.slurm_calls() == 0);
 }
 
-TEST_CASE("status without arguments: active runs and those ended within a day; the footer counts the others") {
+TEST_CASE("status without arguments: active runs and those ended within a day, the footer counts the others") {
   Many f;
   std::vector<Run> runs = f.submit_runs(3);
   long long created = parse_utc_iso(runs[0].created_at);
@@ -502,7 +502,7 @@ const StatusRow& row_of(const StatusReport& s, const std::string& id) {
 
 }  // namespace
 
-TEST_CASE("a sweep's requeued cells: their earlier attempts from sacct, kept with their ends; then no Slurm call") {
+TEST_CASE("a sweep's requeued cells: their earlier attempts from sacct, kept with their ends, then no Slurm call") {
   test::TempDir dir;
   Run run = requeued_sweep(dir.path + "/runs", "17");
   test::FakeRunner runner;

@@ -77,7 +77,7 @@ TEST_CASE("status_grid: a finished array from sacct: each cell's end, the sweep'
   CHECK(grid_summary(cells, 2) == "4 cells: 3 done, 1 failed");
 }
 
-TEST_CASE("status_grid: cells Slurm does not show are unknown, cells never submitted say so; a retry's array wins") {
+TEST_CASE("status_grid: cells Slurm does not show are unknown, cells never submitted say so, a retry's array wins") {
   Run run = grid_run(3, "50");
   CHECK(grid_summary(cell_states(run, {}), 2) == "3 cells: 3 unknown");
   run.attempts.front().array = "0-1%2";  // cell 2 was never in an array
@@ -93,7 +93,7 @@ TEST_CASE("status_grid: cells Slurm does not show are unknown, cells never submi
   CHECK(array_ids(run) == std::vector<std::string>{"50", "60"});
 }
 
-TEST_CASE("status_grid: final cells' ends go into the ledger once; the array's own end when all have one") {
+TEST_CASE("status_grid: final cells' ends go into the ledger once, the array's own end when all have one") {
   test::TempDir dir;
   Run run = test::make_local_cpu_run(dir.path);
   std::vector<Job> records = parse_sacct(fixture("24.11", "array-finished-sacct.txt"));

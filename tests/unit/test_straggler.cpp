@@ -106,7 +106,7 @@ TEST_CASE("the work window: the work over the last window_s, from cumulative cou
   }
 }
 
-TEST_CASE("a rank slow for slow_after is named; not before", "[straggler]") {
+TEST_CASE("a rank slow for slow_after is named, not before", "[straggler]") {
   StragglerWatch w(300);
   // Rank 2 works 0.9 of each span where the others work 0.45: 0.5× them.
   StragglerVerdict v = feed(w, T0, T0 + 285, {0.45, 0.45, 0.9, 0.45});
@@ -157,7 +157,7 @@ TEST_CASE("a single-rank job names nobody", "[straggler]") {
   CHECK(v.named.empty());
 }
 
-TEST_CASE("ties: ranks equally slow are named together; ranks all alike, none", "[straggler]") {
+TEST_CASE("ties: ranks equally slow are named together, ranks all alike, none", "[straggler]") {
   SECTION("two of four equally slow") {
     StragglerWatch w(60);
     StragglerVerdict v = feed(w, T0, T0 + 60, {0.3, 0.9, 0.9, 0.3});

@@ -268,7 +268,7 @@ TEST_CASE("the intent records which ddpctl submits it") {
   CHECK(load_run(f.runs().at(0).dir).attempts.at(0).pid == getpid());
 }
 
-TEST_CASE("a maintenance reservation on every fitting node: a warning with the time that starts now; --fit-time takes it") {
+TEST_CASE("a maintenance reservation on every fitting node: a warning with the time that starts now, --fit-time takes it") {
   Fixture f;
   long long now = static_cast<long long>(std::time(nullptr));
   // The cpu partition's nodes (g1-g4) are reserved from 165 s ahead; the

@@ -83,7 +83,7 @@ constexpr long long kGiB = 1024LL * 1024 * 1024;
 
 }  // namespace
 
-TEST_CASE("the progress file advancing is progress; stopping is a stall once stall_after passes", "[watchdog]") {
+TEST_CASE("the progress file advancing is progress, stopping is a stall once stall_after passes", "[watchdog]") {
   StallWatch w(60, 1000);
   for (double now = 1005; now <= 1030; now += 5) {
     StallVerdict v = w.observe(at(now, {rank(0, now), rank(1, now)}, now - 1));
@@ -760,7 +760,7 @@ TEST_CASE("the watcher with action requeue requeues while restarts are left, els
   }
 }
 
-TEST_CASE("the watcher acts first, then records what the act returned; a failed act is tried again", "[job_agent]") {
+TEST_CASE("the watcher acts first, then records what the act returned, a failed act is tried again", "[job_agent]") {
   WatchFixture f;
   f.o.action = StallAction::Cancel;
   f.both_write(T0);
