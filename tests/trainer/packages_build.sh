@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The two Debian packages, built by cpack into $DDPCTL_PACKAGES (a fixture
+# of slurm_debian_package.sh, which installs and runs them): each one's
+# files and computed Depends checked (ddpctl needs only libc; ddp-train
+# LibTorch). Apart from the Slurm test so that cpack's minute of compression
+# runs beside the cluster's tests, not in 22.05's lane.
+# shellcheck source=tests/cli/lib.sh
+source "$DDPCTL_SOURCE/tests/cli/lib.sh"
+: "${DDPCTL_PACKAGES:?set DDPCTL_PACKAGES to the folder the packages go to}"
+build=$(cd "$(dirname "$DDPCTL")/.." && pwd)
+rm -rf "$DDPCTL_PACKAGES"
+(cd "$build" && cpack -G DEB -B "$T/pkg") >cpack.log 2>&1 || fail "cpack failed: $(cat cpack.log)"
+debs=("$T"/pkg/ddpctl_*.deb)
+deb=${debs[0]}
+trains=("$T"/pkg/ddp-train_*.deb)
+train_deb=${trains[0]}
+{ [ -f "$deb" ] && [ -f "$train_deb" ]; } || fail "cpack did not make both packages: $(ls "$T/pkg")"
+contents=$(dpkg-deb -c "$deb")
+if grep -q " ./usr/bin/ddp-train\$" <<<"$contents"; then fail "the ddpctl package holds ddp-train"; fi
+grep -q " ./usr/bin/ddp-train\$" <<<"$(dpkg-deb -c "$train_deb")" || fail "the ddp-train package lacks /usr/bin/ddp-train"
+for f in ./usr/bin/ddpctl ./usr/share/ddpctl/templates/sbatch.sh.mustache \
+  ./usr/share/ddpctl/configs/clusters/local.yaml ./usr/share/man/man1/ddpctl.1 ./usr/share/man/man1/ddpctl-submit.1 \
+  ./usr/share/man/man5/ddpctl-spec.5 ./usr/share/bash-completion/completions/ddpctl \
+  ./usr/share/zsh/vendor-completions/_ddpctl ./usr/share/doc/ddpctl/README.md \
+  ./usr/share/ddpctl/examples/local-cpu.yaml; do
+  grep -q " $f\$" <<<"$contents" || fail "the package lacks $f"
+done
+# ddpctl needs only libc (DDPCTL_LIBC_ONLY); ddp-train's libraries are LibTorch's.
+depends=$(dpkg-deb -f "$deb" Depends)
+[[ "$depends" =~ ^libc6\ \(\>=\ [0-9.]+\)$ ]] || fail "ddpctl should depend on libc6 alone: $depends"
+depends=$(dpkg-deb -f "$train_deb" Depends)
+for lib in libtorch1.13 libturbojpeg0 libstdc++6 libc6; do
+  grep -q "$lib" <<<"$depends" || fail "ddp-train's Depends lacks $lib (computed from the linked libraries): $depends"
+done
+mkdir -p "$DDPCTL_PACKAGES"
+cp "$deb" "$train_deb" "$DDPCTL_PACKAGES/"
+echo "ok: $(cd "$DDPCTL_PACKAGES" && echo *.deb)"
