@@ -6,11 +6,12 @@
 # runs. What each costs is printed (docs/install.md "At a glance" quotes it).
 # shellcheck source=tests/install/lib.sh
 source "$DDPCTL_SOURCE/tests/install/lib.sh"
-(cd "$DDPCTL_BUILD" && cpack -G DEB -B "$T/pkg") >cpack.log 2>&1 || fail "cpack failed: $(cat cpack.log)"
+# Built by cpack in the fixture install_packages_build (packages_build.sh).
+: "${DDPCTL_PACKAGES:?set DDPCTL_PACKAGES to the folder packages_build.sh built the packages in}"
 mkdir -p share
 for p in ddpctl ddp-train; do
-  debs=("$T"/pkg/"${p}"_*.deb)
-  [ -f "${debs[0]}" ] || fail "cpack made no $p package: $(ls "$T/pkg")"
+  debs=("$DDPCTL_PACKAGES"/"${p}"_*.deb)
+  [ -f "${debs[0]}" ] || fail "no $p package in $DDPCTL_PACKAGES (the fixture install_packages_build makes them): $(ls "$DDPCTL_PACKAGES" 2>&1)"
   cp "${debs[0]}" "share/$p.deb"
 done
 bookworm=$("$DDPCTL_SOURCE/scripts/debian-root" bookworm)

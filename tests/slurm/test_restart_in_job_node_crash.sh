@@ -5,6 +5,10 @@
 # shell (on rank 0's node) starts it again on rank 0's node and the spare,
 # from the checkpoint; the job COMPLETES without leaving the queue and
 # status explains the restart.
+# Not on 22.05, where the bundled trainer's twin runs the same Slurm steps
+# (tests/trainer/slurm_restart_in_job_node_crash.sh; the trainer runs on
+# 22.05's nodes only):
+# slurm versions: 24.11 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/restart_lib.sh

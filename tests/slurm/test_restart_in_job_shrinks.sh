@@ -7,6 +7,10 @@
 # The batch log and status say it shrank; report marks the row. (The
 # bundled trainer's shrink, with its global batch kept, is
 # tests/trainer/slurm_restart_in_job_shrinks.sh.)
+# Not on 22.05, where the bundled trainer's twin runs the same Slurm steps
+# (tests/trainer/slurm_restart_in_job_shrinks.sh; the trainer runs on
+# 22.05's nodes only):
+# slurm versions: 24.11 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/restart_lib.sh

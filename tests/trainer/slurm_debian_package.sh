@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The two Debian packages (built, and their files and Depends checked, by
-# packages_build.sh, this test's fixture): both installed with dpkg -i, a
-# bundled example run as written with the packaged binaries (ddpctl and
-# ddp-train from /usr/bin), the man page found, then purged with nothing
-# left behind. (Each alone in a clean Debian 12:
+# tests/install/packages_build.sh, this test's fixture): both installed with
+# dpkg -i, a bundled example run as written with the packaged binaries
+# (ddpctl and ddp-train from /usr/bin), the man page found, then purged with
+# nothing left behind. (Each alone in a clean Debian 12:
 # test_packages_in_clean_debian.sh.)
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
@@ -18,7 +18,7 @@ deb=${debs[0]}
 trains=("$DDPCTL_PACKAGES"/ddp-train_*.deb)
 train_deb=${trains[0]}
 { [ -f "$deb" ] && [ -f "$train_deb" ]; } ||
-  fail "no packages in $DDPCTL_PACKAGES (the fixture trainer_packages_build makes them): $(ls "$DDPCTL_PACKAGES" 2>&1)"
+  fail "no packages in $DDPCTL_PACKAGES (the fixture install_packages_build makes them): $(ls "$DDPCTL_PACKAGES" 2>&1)"
 at_exit "dpkg --purge ddp-train ddpctl"
 dpkg -i "$deb" "$train_deb" >dpkg.log 2>&1 || fail "dpkg -i failed: $(cat dpkg.log)"
 for f in /usr/bin/ddpctl /usr/bin/ddp-train; do [ -x "$f" ] || fail "dpkg -i did not install $f"; done

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The two Debian packages, built by cpack into $DDPCTL_PACKAGES (a fixture
-# of slurm_debian_package.sh, which installs and runs them): each one's
-# files and computed Depends checked (ddpctl needs only libc; ddp-train
-# LibTorch). Apart from the Slurm test so that cpack's minute of compression
-# runs beside the cluster's tests, not in 22.05's lane.
+# The two Debian packages, built by cpack into $DDPCTL_PACKAGES, once, for
+# the tests that install them (a fixture: test_packages_in_clean_debian.sh,
+# tests/trainer/slurm_debian_package.sh): each one's files and computed
+# Depends checked (ddpctl needs only libc; ddp-train LibTorch). Apart from
+# the Slurm test so that cpack's minute of compression is not in 22.05's
+# lane, the longest.
 # shellcheck source=tests/cli/lib.sh
 source "$DDPCTL_SOURCE/tests/cli/lib.sh"
 : "${DDPCTL_PACKAGES:?set DDPCTL_PACKAGES to the folder the packages go to}"
