@@ -50,7 +50,10 @@ TEST_CASE("the default trainer: $DDPCTL_TRAINER, else ddp-train on PATH by name,
   }
   SECTION("not on PATH: beside this binary (here the build tree's trainer/ddp-train), by absolute path") {
     EnvVar t("DDPCTL_TRAINER", nullptr);
-    EnvVar path("PATH", "/usr/bin:/bin");
+    // A PATH of an empty folder, not /usr/bin: the suite's package test
+    // installs /usr/bin/ddp-train while other tests run.
+    std::filesystem::create_directory(tmp.path + "/empty");
+    EnvVar path("PATH", (tmp.path + "/empty").c_str());
     std::string built = std::filesystem::path(executable_dir()).parent_path().string() + "/trainer/ddp-train";
     if (std::filesystem::exists(built))
       CHECK(default_trainer_program() == built);
