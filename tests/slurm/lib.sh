@@ -124,9 +124,10 @@ on_login() { "$LOCAL_SLURM" exec -- "$@"; }
 
 # pause_since START: the pause between two polls of a wait that began at
 # $SECONDS START: 0.2 s for its first 3 s, where most waits end, then 0.5 s,
-# and 1 s after 15 s. A poll of Slurm through the login host costs ~75 ms of
+# and 1 s after 15 s. A poll of Slurm through the login host costs ~50 ms of
 # CPU here (ctest runs three clusters' tests on 2 cores), so a wait of a
-# minute at 0.2 s spent 20 s of CPU; this spends ~5, a second late at most.
+# minute at 0.2 s spent ~15 s of CPU; this spends ~4, a second late at most.
+# (Most waits are short: on a slice of 26.05's tests it saved little.)
 pause_since() {
   local waited=$((SECONDS - $1))
   if [ "$waited" -lt 3 ]; then
