@@ -64,8 +64,18 @@ std::string first_line(const std::string& s) {
 
 }  // namespace
 
+// The program run: argv[0], or after `env VAR=VALUE ...` the program env
+// runs (git with its GIT_INDEX_FILE is git, not env).
+static std::string program_of(const std::vector<std::string>& argv) {
+  if (argv.empty()) return "command";
+  size_t i = 0;
+  if (argv[0] == "env")
+    for (i = 1; i < argv.size() && argv[i].find('=') != std::string::npos && argv[i][0] != '-';) ++i;
+  return i < argv.size() ? argv[i] : argv[0];
+}
+
 std::string CommandResult::describe() const {
-  std::string name = argv.empty() ? "command" : argv[0];
+  std::string name = program_of(argv);
   if (not_found) return fmt::format("'{}' was not found on PATH", name);
   std::string what;
   if (connection_failed)
@@ -79,6 +89,26 @@ std::string CommandResult::describe() const {
   std::string detail = first_line(err);
   if (detail.empty()) detail = first_line(out);
   return detail.empty() ? what : what + ": " + detail;
+}
+
+std::string CommandResult::describe_whole() const {
+  std::string first = describe();
+  const std::string& said = first_line(err).empty() ? out : err;
+  std::vector<std::string> lines;
+  size_t start = said.find_first_not_of(" \n");
+  for (size_t pos = start; pos != std::string::npos && pos < said.size();) {
+    size_t end = said.find('\n', pos);
+    lines.push_back(plain_line(said.substr(pos, end == std::string::npos ? std::string::npos : end - pos)));
+    pos = end == std::string::npos ? end : end + 1;
+  }
+  while (!lines.empty() && trim(lines.back()).empty()) lines.pop_back();
+  if (lines.size() <= 1 || not_found || connection_failed) return first;
+  // describe() holds the first line; the rest follow it, indented, so
+  // that nothing the command said is lost (at most kWholeLines of them).
+  constexpr size_t kWholeLines = 40;
+  for (size_t i = 1; i < lines.size() && i <= kWholeLines; ++i) first += "\n  " + lines[i];
+  if (lines.size() > kWholeLines + 1) first += fmt::format("\n  ... and {} more lines", lines.size() - kWholeLines - 1);
+  return first;
 }
 
 namespace {

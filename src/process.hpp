@@ -25,6 +25,10 @@ struct CommandResult {
   bool ok() const { return exit_code == 0; }
   // "squeue exited with status 1: <first stderr line>" and the like.
   std::string describe() const;
+  // describe() and, on the lines after it, the rest of what the command
+  // said (its stderr, else its stdout), each line cleaned as plain text:
+  // for an error the user must act on (git's list of ignored paths).
+  std::string describe_whole() const;
 };
 
 class CommandRunner {

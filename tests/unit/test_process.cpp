@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include "helpers.hpp"
 #include "process.hpp"
 
@@ -19,6 +21,24 @@ TEST_CASE("runner captures stdout, stderr and the exit code") {
   CHECK(res.err == "err\n");
   CHECK_FALSE(res.ok());
   CHECK(res.describe() == "sh exited with status 3: err");
+}
+
+TEST_CASE("describe_whole keeps every line the command said; both name the program env runs") {
+  CommandResult res;
+  res.argv = {"env", "GIT_INDEX_FILE=/tmp/i", "git", "add", "--all"};
+  res.exit_code = 1;
+  res.err = "The following paths are ignored by one of your .gitignore files:\ndemo\n\x1b[31mhint\x1b[0m: Use -f\n\n";
+  CHECK(res.describe() == "git exited with status 1: The following paths are ignored by one of your .gitignore files:");
+  CHECK(res.describe_whole() ==
+        "git exited with status 1: The following paths are ignored by one of your .gitignore files:\n  demo\n"
+        "  ?[31mhint?[0m: Use -f");
+  res.err = "one line\n";
+  CHECK(res.describe_whole() == "git exited with status 1: one line");
+  res.err.clear();
+  for (int i = 0; i < 50; ++i) res.err += fmt::format("line {}\n", i);
+  std::string whole = res.describe_whole();
+  CHECK_THAT(whole, Catch::Contains("\n  line 40\n  ... and 9 more lines"));
+  CHECK_THAT(whole, !Catch::Contains("line 41"));
 }
 
 TEST_CASE("runner passes arguments as they are, with no shell in between") {
