@@ -36,7 +36,7 @@ struct Git {
   // Trimmed stdout, or a UserError saying what failed.
   std::string must(std::vector<std::string> args, const std::string& what) const {
     CommandResult r = run(std::move(args));
-    if (!r.ok()) throw UserError(fmt::format("snapshot: {}: {}", what, r.describe()));
+    if (!r.ok()) throw UserError(fmt::format("snapshot: {}: {}", what, r.describe_whole()));
     return trim(r.out);
   }
 };
@@ -46,10 +46,12 @@ struct TreeEntry {
   long long size = 0;
 };
 
-// `git ls-tree -r -l -z TREE`: "<mode> <type> <object> <size>\t<path>\0"; a
+// `git ls-tree --full-tree -r -l -z TREE` (the whole tree, also from a
+// subfolder, where ls-tree alone lists only that subfolder's files):
+// "<mode> <type> <object> <size>\t<path>\0"; a
 // submodule's entry (commit) has "-" as its size and is not copied.
 std::vector<TreeEntry> tree_files(const Git& git, const std::string& tree) {
-  CommandResult r = git.run({"ls-tree", "-r", "-l", "-z", tree});
+  CommandResult r = git.run({"ls-tree", "--full-tree", "-r", "-l", "-z", tree});
   if (!r.ok()) throw UserError("snapshot: listing the snapshot's files failed: " + r.describe());
   std::vector<TreeEntry> out;
   size_t start = 0;
@@ -134,6 +136,23 @@ bool holds_left_out(const fs::path& in_snap, const fs::path& live) {
   throw UserError(fmt::format("snapshot: cannot make the job's working directory: {}: {}", at.string(), ec.message()));
 }
 
+// Links in `view` to every entry of `live` that `view` has not (what the
+// snapshot left out: ignored data, outputs); a live folder that is gone or
+// unreadable has nothing to link.
+void link_live(const fs::path& live, const fs::path& view, bool top) {
+  std::error_code live_ec;
+  for (auto it = fs::directory_iterator(live, live_ec); !live_ec && it != fs::directory_iterator();
+       it.increment(live_ec)) {
+    fs::path name = it->path().filename();
+    if (top && name == ".git") continue;
+    fs::path to = view / name;
+    std::error_code e;
+    if (fs::exists(fs::symlink_status(to, e))) continue;  // the snapshot's
+    fs::create_symlink(it->path(), to, e);
+    if (e) cannot_link(to, e);
+  }
+}
+
 // Makes `view` a folder of the snapshot folder `snap`: its folders made anew,
 // its files hard links to the snapshot's (a directory entry each; a symbolic
 // link where the file system refuses one), its symbolic links copied, and
@@ -163,16 +182,24 @@ void mirror(const fs::path& snap, const fs::path& live, const fs::path& view, bo
     if (e) cannot_link(to, e);
   }
   if (ec) cannot_link(snap, ec);
-  std::error_code live_ec;  // a live folder that is gone or unreadable: nothing to link
-  for (auto it = fs::directory_iterator(live, live_ec); !live_ec && it != fs::directory_iterator();
-       it.increment(live_ec)) {
-    fs::path name = it->path().filename();
-    if (top && name == ".git") continue;
-    fs::path to = view / name;
+  link_live(live, view, top);
+}
+
+// The folders from the view's top down to the submit folder (`prefix`) are
+// folders of the view, also where the snapshot has none of their files (a
+// submit folder .gitignore ignores, as the demo's demo/): a link to the live
+// folder there would put the job in the live folder, not in its view.
+void mirror_down_to(const fs::path& live_top, const fs::path& view_top, const std::string& prefix) {
+  fs::path live = live_top, view = view_top;
+  for (const auto& part : fs::path(prefix)) {
+    live /= part;
+    view /= part;
     std::error_code e;
-    if (fs::exists(fs::symlink_status(to, e))) continue;  // the snapshot's
-    fs::create_symlink(it->path(), to, e);
-    if (e) cannot_link(to, e);
+    if (fs::is_directory(fs::symlink_status(view, e))) continue;
+    if (fs::is_symlink(fs::symlink_status(view, e))) fs::remove(view, e);
+    if (e) cannot_link(view, e);
+    if (!fs::create_directory(view, e) && e) cannot_link(view, e);
+    link_live(live, view, false);
   }
 }
 
@@ -278,7 +305,7 @@ SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, cons
     }
     for (const auto& e : s.exclude) add.push_back(":(exclude)" + e);
     CommandResult r = git.run(add);
-    if (!r.ok()) throw UserError(s.where, "snapshot.paths", "git add of the listed paths failed: " + r.describe());
+    if (!r.ok()) throw UserError(s.where, "snapshot.paths", "git add of the listed paths failed: " + r.describe_whole());
     snap.mode = "paths";
     snap.id = git.must({"write-tree"}, "git write-tree");
     snap.dir = store + "/" + snap.id;
@@ -314,15 +341,30 @@ SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, cons
       if (!ec) fs::last_write_time(git.index, fs::last_write_time(own_index, ec), ec);
     }
     std::vector<std::string> add = {"add", "--all", "--", ":/"};
-    for (const auto& e : s.exclude) add.push_back(":(top,exclude)" + e);
+    // Each exclusion as a pathspec's magic and path: snapshot.exclude is
+    // relative to the top of the tree, ddpctl's outputs to the submit folder.
+    std::vector<std::pair<std::string, std::string>> excludes;
+    for (const auto& e : s.exclude) excludes.emplace_back("top,", e);
     // ddpctl's own outputs are never code: the logs folder and the runs
     // folder (with the snapshots), where they are inside the tree.
     for (const auto& out : {spec.output_dir, runs_root}) {
       fs::path rel = fs::absolute(out).lexically_normal().lexically_relative(fs::path(cwd).lexically_normal());
-      if (!rel.empty() && *rel.begin() != "..") add.push_back(":(exclude)" + rel.string());
+      if (!rel.empty() && *rel.begin() != "..") excludes.emplace_back("", rel.string());
+    }
+    // git add refuses (exit 1) a pathspec naming an ignored path, an
+    // exclusion too, so a submit from an ignored folder (demo/, runs/,
+    // outputs/) failed. What .gitignore leaves out, add --all leaves out
+    // anyway: only the paths git does not ignore are excluded.
+    // git judges a pattern (logs/*.out) by the folders before its first
+    // wildcard: excluded as long as those are not ignored.
+    for (const auto& [magic, path] : excludes) {
+      size_t wild = path.find_first_of("*?[");
+      std::string literal = wild == std::string::npos ? path : path.substr(0, path.rfind('/', wild) + 1);
+      if (literal.empty() || !git.run({"check-ignore", "--quiet", "--", ":(" + magic + ")" + literal}).ok())
+        add.push_back(":(" + magic + "exclude)" + path);
     }
     CommandResult r = git.run(add);
-    if (!r.ok()) throw UserError(s.where, "snapshot", "git add of the work tree failed: " + r.describe());
+    if (!r.ok()) throw UserError(s.where, "snapshot", "git add of the work tree failed: " + r.describe_whole());
     snap.mode = "git";
     snap.live_dir = trim(top.out);
     snap.id = git.must({"write-tree"}, "git write-tree");
@@ -383,6 +425,7 @@ std::string make_workdir(const std::string& run_dir, const Snapshot& snap) {
   std::error_code ec;
   try {
     mirror(snap.dir, snap.live_dir, partial, true);
+    mirror_down_to(snap.live_dir, partial, snap.prefix());
   } catch (...) {
     fs::remove_all(partial, ec);
     throw;

@@ -49,6 +49,7 @@ struct Repo {
   ScratchDir tmp{"ddpctl-unit"};
   std::string top = tmp.path() + "/repo";
   std::string runs = tmp.path() + "/runs";
+  std::string logs = top + "/logs";
   SystemCommandRunner runner;
   Repo() { fs::create_directories(top); }
   void sh(const std::string& script) const {
@@ -61,7 +62,7 @@ struct Repo {
   }
   // A spec whose logs are the tree's logs/, with `extra` YAML.
   RunSpec spec(const std::string& extra = "") const {
-    return parse_run_spec("a.yaml", std::string(kBase) + "output_dir: " + top + "/logs\n" + extra);
+    return parse_run_spec("a.yaml", std::string(kBase) + "output_dir: " + logs + "\n" + extra);
   }
   SnapshotDecision take(const std::string& extra = "", const std::string& cwd = "", bool no_snapshot = false) {
     return take_snapshot(spec(extra), cwd.empty() ? top : cwd, runs, no_snapshot, runner);
@@ -204,6 +205,8 @@ TEST_CASE("take_snapshot: from a subfolder of the work tree, the whole tree is c
   CHECK(d.snapshot->prefix() == "exp");
   CHECK(d.snapshot->live_dir == r.top);
   CHECK(files_under(d.snapshot->dir) == std::vector<std::string>{"exp/run.sh", "lib/util.sh"});
+  // Counted (and held to max_mb) whole, not the subfolder alone.
+  CHECK(d.snapshot->files == 2);
   CHECK_FALSE(d.snapshot->dirty);
 }
 
@@ -215,6 +218,33 @@ TEST_CASE("take_snapshot: a repository without a commit, and exclude patterns") 
   CHECK(files_under(d.snapshot->dir) == std::vector<std::string>{"a.txt"});
   CHECK(d.snapshot->commit.empty());
   CHECK(d.snapshot->dirty);  // nothing says what these files are
+}
+
+TEST_CASE("take_snapshot: from a folder .gitignore ignores (the demo's demo/), and excluding an ignored path") {
+  // git add refuses an exclusion naming an ignored path: the logs and runs
+  // folders inside an ignored submit folder are such paths (scripts/demo
+  // failed so), and so is a snapshot.exclude entry that .gitignore names.
+  Repo r;
+  r.sh("git init -q -b main . && printf 'demo/\\nbig/\\n' >.gitignore && echo p >prog.py && mkdir -p demo big && "
+       "echo d >demo/data.txt && echo b >big/b.bin && git add -A && git commit -qm one");
+  r.runs = r.top + "/demo/runs";
+  r.logs = r.top + "/demo/logs";
+  SnapshotDecision d = r.take("snapshot: {exclude: [big, 'demo/*.txt']}\n", r.top + "/demo");
+  REQUIRE(d.snapshot);
+  CHECK(files_under(d.snapshot->dir) == std::vector<std::string>{".gitignore", "prog.py"});
+  CHECK(d.snapshot->files == 2);
+  CHECK(d.snapshot->code_dir == d.snapshot->dir + "/demo");
+  CHECK_FALSE(d.snapshot->dirty);
+  // The job works in a folder of its view, not in a link to the live demo/
+  // (the job refused to start there), and finds demo/'s files through it.
+  std::string run_dir = r.runs + "/run-1";
+  fs::create_directories(run_dir);
+  record_snapshot(run_dir, d);
+  CHECK(job_workdir(run_dir) == run_dir + "/workdir/demo");
+  CHECK(fs::is_directory(fs::symlink_status(run_dir + "/workdir/demo")));
+  CHECK(fs::read_symlink(run_dir + "/workdir/demo/data.txt") == r.top + "/demo/data.txt");
+  CHECK(fs::read_symlink(run_dir + "/workdir/demo/runs") == r.top + "/demo/runs");
+  CHECK(text_of(run_dir + "/workdir/demo/../prog.py") == "p\n");
 }
 
 TEST_CASE("take_snapshot: none outside git, for a shell line, or when turned off, an explicit one that cannot be taken is an error") {
