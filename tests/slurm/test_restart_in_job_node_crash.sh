@@ -4,7 +4,10 @@
 # its allocation; once Slurm marks the node down the step ends, and the batch
 # shell (on rank 0's node) starts it again on rank 0's node and the spare,
 # from the checkpoint; the job COMPLETES without leaving the queue and
-# status explains the restart.
+# status explains the restart. The job asks most of each node's memory
+# (1800 of 2048 MiB, as `mem: 200G` on 256G nodes): the lingering step
+# holds it on rank 0's node, and the restart's steps reserve none
+# (--mem=0). The trainer's twin runs one without mem:.
 # Not on 22.05, where the bundled trainer's twin runs the same Slurm steps
 # (tests/trainer/slurm_restart_in_job_node_crash.sh; the trainer runs on
 # 22.05's nodes only):
@@ -19,6 +22,7 @@ partition: cpu
 nodes: 2
 gpus_per_node: 0
 procs_per_node: 1
+mem: 1800M
 restart: {in_job: 2, spares: 1}
 command: [$T/program.sh]
 YAML

@@ -12,6 +12,11 @@
 # epoch ended within the first monitor interval) and which checkpoint ddp-train
 # resumed; report counts the time lost from the last progress before the
 # crash (what Slurm took to notice the node is lost too).
+# No mem:, as `ddpctl init` writes a spec: the job has DefMemPerCPU, and
+# the restart's steps, beside the lingering one that holds that memory,
+# once failed ("Memory required by task is not available"); they reserve
+# none now (--mem=0). tests/slurm/test_restart_in_job_node_crash.sh asks
+# most of a node.
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 : "${DDP_TRAIN:?}"
@@ -21,7 +26,6 @@ nodes: 2
 gpus_per_node: 0
 procs_per_node: 1
 cpus_per_task: 1
-mem: 1G
 restart: {in_job: 1, spares: 1}
 # The watchdog looks every second: the restarted step (its epochs 2 to 5,
 # seconds each) is seen training before it ends, however fast this machine.
