@@ -9,37 +9,7 @@ namespace ddpctl {
 
 namespace {
 
-// (?<name>...) as PCRE and Python's docs write it, read as RE2's (?P<name>...)
-// (Debian 12's RE2 knows only the latter); escapes and classes left alone.
-std::string with_p_names(const std::string& pattern) {
-  std::string out;
-  bool in_class = false;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    char ch = pattern[i];
-    if (ch == '\\') {
-      out += ch;
-      if (i + 1 < pattern.size()) out += pattern[++i];
-      continue;
-    }
-    if (in_class) {
-      in_class = ch != ']';
-    } else if (ch == '[') {
-      in_class = true;
-      out += ch;
-      if (i + 1 < pattern.size() && pattern[i + 1] == '^') out += pattern[++i];
-      if (i + 1 < pattern.size() && pattern[i + 1] == ']') out += pattern[++i];
-      continue;
-    } else if (pattern.compare(i, 3, "(?<") == 0 && pattern.compare(i, 4, "(?<=") != 0 &&
-               pattern.compare(i, 4, "(?<!") != 0) {
-      out += "(?P<";
-      i += 2;
-      continue;
-    }
-    out += ch;
-  }
-  return out;
-}
-
+// (?<name>...) as PCRE and Python's docs write it, read as RE2's (?P<name>...).
 std::optional<Regex> compile_metric(const std::string& pattern, std::string* problem) {
   return Regex::compile(with_p_names(pattern), problem);
 }
@@ -52,6 +22,9 @@ std::optional<std::string> metric_pattern_problem(const std::string& pattern) {
   if (!re) return "does not compile: " + problem;
   if (re->named_groups().empty())
     return "names no metric: write a named group such as (?P<val_loss>[0-9.eE+-]+); its name is the metric's";
+  if (re->can_match_empty())
+    return "can match an empty text, so it matches between any two characters: write the text around the number "
+           "too, or + where it says * (val_loss=(?P<val_loss>[0-9.]+))";
   return std::nullopt;
 }
 
@@ -79,27 +52,28 @@ std::optional<double> number_of(std::string_view text) {
 }  // namespace
 
 std::map<std::string, double> read_metric_values(const MetricSpec& spec, const std::vector<std::string>& lines) {
-  std::vector<Regex> patterns;
+  // Each pattern's last match on a line, in one pass over it (regex.hpp): a
+  // search after each match would scan the rest of the line again for each.
+  // Most lines have none, which the plain pattern says at less cost.
+  struct Reading {
+    Regex plain, last;
+    std::vector<std::pair<std::string, int>> groups;
+  };
+  std::vector<Reading> readings;
   for (const auto& p : spec.patterns) {
     std::string problem;
-    if (auto re = compile_metric(p, &problem)) patterns.push_back(std::move(*re));
+    auto plain = compile_metric(p, &problem);
+    auto last = plain ? Regex::compile(last_match_pattern(with_p_names(p)), &problem) : std::nullopt;
+    if (last) readings.push_back({*plain, *last, last->named_groups()});
   }
   std::map<std::string, double> out;
+  RegexMatch m;
   for (const auto& line : lines)
-    for (const Regex& re : patterns) {
-      auto groups = re.named_groups();
-      // Every match on the line, left to right: the last one wins.
-      std::string_view rest = line;
-      RegexMatch m;
-      while (!rest.empty() && re.search(rest, &m)) {
-        for (const auto& [name, i] : groups)
-          if (m.matched(static_cast<size_t>(i)))
-            if (auto v = number_of(*m.groups[static_cast<size_t>(i)])) out[name] = *v;
-        std::string_view whole = *m.groups[0];
-        size_t next = static_cast<size_t>(whole.data() - rest.data()) + std::max<size_t>(whole.size(), 1);
-        if (next > rest.size()) break;
-        rest.remove_prefix(next);
-      }
+    for (const Reading& r : readings) {
+      if (!r.plain.search(line) || !r.last.search(line, &m)) continue;
+      for (const auto& [name, i] : r.groups)
+        if (m.matched(static_cast<size_t>(i)))
+          if (auto v = number_of(*m.groups[static_cast<size_t>(i)])) out[name] = *v;
     }
   return out;
 }

@@ -14,16 +14,19 @@
 
 namespace ddpctl {
 
-// Why a `metric:` pattern cannot be used (it does not compile, or names no
-// group), in the engine's own words; nullopt when it can.
+// Why a `metric:` pattern cannot be used (it does not compile, names no
+// group, or can match an empty text), in the engine's own words; nullopt
+// when it can.
 std::optional<std::string> metric_pattern_problem(const std::string& pattern);
 
 // The metrics `spec`'s patterns name, in the order they are written.
 std::vector<std::string> metric_names(const MetricSpec& spec);
 
 // The last value of each named group over `lines`, in order: a later line
-// (and a later match on one line) wins; a group whose text is no number is
-// skipped there. Metrics never matched are absent.
+// wins, and on a line its last match (found in one pass over the line,
+// regex.hpp's last_match_pattern: linear in its length); where a group's
+// text in that match is no number, the line gives it none. Metrics never
+// matched are absent.
 std::map<std::string, double> read_metric_values(const MetricSpec& spec, const std::vector<std::string>& lines);
 
 }  // namespace ddpctl

@@ -60,53 +60,20 @@ std::optional<ProgressSpec> progress_preset(const std::string& name) {
 std::optional<CompiledPattern> compile_progress_pattern(const std::string& pattern, std::string* problem) {
   // RE2 of Debian 12 (2022) knows only (?P<name>...): (?<name>...), as
   // PCRE, JavaScript, Java and the presets write it, is read as the same.
-  std::string regex;
   std::vector<std::string> named;
-  bool in_class = false;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    char ch = pattern[i];
-    if (ch == '\\') {
-      regex += ch;
-      if (i + 1 < pattern.size()) regex += pattern[++i];
-      continue;
-    }
-    if (in_class) {
-      if (ch == ']') in_class = false;
-      regex += ch;
-      continue;
-    }
-    if (ch == '[') {
-      // A ']' first in a class ([]x], [^]x]) is one of its characters.
-      in_class = true;
-      regex += ch;
-      if (i + 1 < pattern.size() && pattern[i + 1] == '^') regex += pattern[++i];
-      if (i + 1 < pattern.size() && pattern[i + 1] == ']') regex += pattern[++i];
-      continue;
-    }
-    size_t name_at = pattern.compare(i, 3, "(?<") == 0 ? i + 3 : pattern.compare(i, 4, "(?P<") == 0 ? i + 4 : 0;
-    if (ch != '(' || !name_at || pattern.compare(i, 4, "(?<=") == 0 || pattern.compare(i, 4, "(?<!") == 0) {
-      regex += ch;
-      continue;
-    }
-    size_t end = pattern.find('>', name_at);
-    if (end == std::string::npos) {
-      *problem = "a named group is not closed with '>'";
-      return std::nullopt;
-    }
-    std::string name = pattern.substr(name_at, end - name_at);
-    const auto& known = progress_group_names();
+  std::string regex = with_p_names(pattern, &named);
+  const auto& known = progress_group_names();
+  for (size_t k = 0; k < named.size(); ++k) {
+    const std::string& name = named[k];
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       *problem = fmt::format("names a group {}{}; the groups ddpctl reads are {}", printable(name),
                              did_you_mean(name, known), join(known, ", "));
       return std::nullopt;
     }
-    if (std::find(named.begin(), named.end(), name) != named.end()) {
+    if (std::find(named.begin(), named.begin() + static_cast<long>(k), name) != named.begin() + static_cast<long>(k)) {
       *problem = "names the group " + name + " twice";
       return std::nullopt;
     }
-    named.push_back(name);
-    regex += "(?P<" + name + ">";
-    i = end;
   }
   std::string engine;
   auto re = Regex::compile(regex, &engine);
@@ -118,7 +85,6 @@ std::optional<CompiledPattern> compile_progress_pattern(const std::string& patte
   CompiledPattern c{*re, {}};
   // The engine's own reading of the groups has the last word.
   for (const auto& [name, number] : c.regex.named_groups()) {
-    const auto& known = progress_group_names();
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       *problem = fmt::format("names a group {}; the groups ddpctl reads are {}", printable(name), join(known, ", "));
       return std::nullopt;

@@ -41,6 +41,11 @@ class Regex {
   std::string replace_first(const std::string& text, std::string_view with) const;
   std::string replace_all(const std::string& text, std::string_view with) const;
 
+  // Whether the pattern can match an empty text somewhere (what an empty
+  // match may assert depends only on the characters beside it: every case is
+  // tried).
+  bool can_match_empty() const;
+
   int group_count() const;
   // Named groups ((?P<name>...)) and their numbers.
   std::vector<std::pair<std::string, int>> named_groups() const;
@@ -50,5 +55,21 @@ class Regex {
   bool find(std::string_view text, bool anchored_both, RegexMatch* m) const;
   std::shared_ptr<const re2::RE2> re_;
 };
+
+// `pattern` with `(?<name>...)`, as PCRE, Python and the docs write a named
+// group, as RE2's `(?P<name>...)` (Debian 12's RE2 knows only the latter);
+// escapes, classes and \Q...\E quotes are left alone. `names`, when given,
+// gets every group name in the order written.
+std::string with_p_names(std::string_view pattern, std::vector<std::string>* names = nullptr);
+
+// A pattern whose match from the start of a text holds, in its groups, the
+// LAST of `pattern`'s matches found left to right (each search going on
+// after the match before, as replace_all goes): the captures of a repeated
+// group are its last repetition's. So one pass over the text finds it, where
+// a search after each match scans the rest of the text again for every
+// match (`(?:.*z)?` over a line of 250,000 characters: hours). The groups
+// keep their numbers and names. Exact for a pattern that cannot match an
+// empty text (can_match_empty); after an empty match it stops there.
+std::string last_match_pattern(std::string_view pattern);
 
 }  // namespace ddpctl

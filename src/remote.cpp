@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <filesystem>
+#include <stdexcept>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -75,23 +76,31 @@ RemoteSide probe_remote(CommandRunner& ssh, const std::string& host, const std::
   return parse_remote_probe(r.out);
 }
 
+namespace {
+// What the login host said, as a message shows it: its control characters
+// (a terminal's escape sequences) made harmless.
+std::string said(const std::string& text) { return plain_line(text, 300); }
+}  // namespace
+
 RemoteDdpctl choose_remote_ddpctl(const RemoteSide& side, const std::string& version) {
   const std::string want = "ddpctl " + version;
   RemoteDdpctl d;
   if (!side.ddpctl.empty() && side.ddpctl_version == want) {
     d.use = RemoteDdpctl::Use::Cluster;
     d.path = side.ddpctl;
-    d.text = fmt::format("the cluster's {}, the same version ({})", side.ddpctl, version);
+    d.text = fmt::format("the cluster's {}, the same version ({})", said(side.ddpctl), version);
     return d;
   }
-  std::string theirs = side.ddpctl.empty() ? "no ddpctl on the PATH"
-                       : side.ddpctl_version.empty()
-                           ? fmt::format("{} does not say its version", side.ddpctl)
-                           : fmt::format("{} is {}", side.ddpctl, side.ddpctl_version.substr(side.ddpctl_version.rfind("ddpctl ", 0) == 0 ? 7 : 0));
+  std::string theirs =
+      side.ddpctl.empty()                ? "no ddpctl on the PATH"
+      : side.ddpctl_version.empty()      ? fmt::format("{} does not say its version", said(side.ddpctl))
+                                         : fmt::format("{} is {}", said(side.ddpctl),
+                                                       said(side.ddpctl_version.substr(
+                                                           side.ddpctl_version.rfind("ddpctl ", 0) == 0 ? 7 : 0)));
   if (!side.installed.empty() && side.installed_version == want) {
     d.use = RemoteDdpctl::Use::Installed;
     d.path = side.installed;
-    d.text = fmt::format("{}, this version, installed there by ddpctl ({})", side.installed, theirs);
+    d.text = fmt::format("{}, this version, installed there by ddpctl ({})", said(side.installed), theirs);
     return d;
   }
   d.path = side.home + "/.local/share/ddpctl/" + install_folder_name(version) + "/bin/ddpctl";
@@ -99,12 +108,12 @@ RemoteDdpctl choose_remote_ddpctl(const RemoteSide& side, const std::string& ver
     d.use = RemoteDdpctl::Use::Cannot;
     d.text = fmt::format("none of this version ({}), and the portable build is for Linux x86_64, not {}: install "
                          "ddpctl {} on the cluster",
-                         theirs, side.system.empty() ? "an unknown system" : side.system, version);
+                         theirs, side.system.empty() ? "an unknown system" : said(side.system), version);
     return d;
   }
   d.use = RemoteDdpctl::Use::Install;
   d.text = fmt::format("none of this version ({}): jobs submitted from here need this version's portable build at {}",
-                       theirs, d.path);
+                       theirs, said(d.path));
   return d;
 }
 
@@ -143,21 +152,22 @@ std::vector<std::string> remote_ddpctl_argv(const std::string& host, const std::
   return argv;
 }
 
-std::vector<std::string> without_remote_options(const std::vector<std::string>& words) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < words.size(); ++i) {
-    const std::string& w = words[i];
-    if (w == "--") {  // the rest are arguments, not options
-      out.insert(out.end(), words.begin() + static_cast<long>(i), words.end());
-      break;
-    }
-    if (w == "--on" || w == "--remote-dir") {
-      ++i;
-      continue;
-    }
-    if (w.rfind("--on=", 0) == 0 || w.rfind("--remote-dir=", 0) == 0) continue;
-    out.push_back(w);
+std::vector<std::string> without_taken_options(const std::vector<std::string>& words,
+                                               const std::vector<TakenOption>& taken) {
+  std::vector<bool> drop(words.size(), false);
+  for (const TakenOption& t : taken) {
+    // `--on=HOST` is the one word that ends it; otherwise `--on` (or
+    // `--on=`, an empty value: the parser then takes the next word) and HOST.
+    bool one_word = t.end >= 1 && t.end <= words.size() && words[t.end - 1] == t.name + "=" + t.value;
+    size_t first = one_word ? t.end - 1 : t.end - 2;  // wraps around below 2: refused below
+    if (t.end > words.size() || first >= t.end ||
+        (!one_word && words[first] != t.name && words[first] != t.name + "="))
+      throw std::logic_error(fmt::format("{} {} is not where the parser said it ended ({})", t.name, t.value, t.end));
+    for (size_t i = first; i < t.end; ++i) drop[i] = true;
   }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < words.size(); ++i)
+    if (!drop[i]) out.push_back(words[i]);
   return out;
 }
 
@@ -190,7 +200,7 @@ int run_remote_command(const RemoteCommand& c, CommandRunner& local, std::ostrea
     int n = refresh_fetched_copies(ssh, local, remote_dir_word(cwd, c.home, c.dir_option), c.local_runs_root);
     if (n > 0) brought = fmt::format("; refreshed the copies here of {} run(s) in {}", n, c.local_runs_root);
   }
-  err << fmt::format("ddpctl: ran on {} in {} with {} through {}{}: {} ssh call(s)\n", c.host, dir, d.path,
+  err << fmt::format("ddpctl: ran on {} in {} with {} through {}{}: {} ssh call(s)\n", c.host, said(dir), said(d.path),
                      conn.describe(), brought, ssh.calls());
   return code;
 }

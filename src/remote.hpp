@@ -72,9 +72,19 @@ std::string remote_dir_word(const std::string& cwd, const std::string& local_hom
 // folder that is not there is an error naming it and --remote-dir).
 std::vector<std::string> remote_ddpctl_argv(const std::string& host, const std::string& dir, const std::string& ddpctl,
                                             const std::vector<std::string>& words);
-// The words the user typed after `ddpctl`, without --on and --remote-dir
-// (`--on HOST`, `--on=HOST`) : what the cluster's ddpctl runs.
-std::vector<std::string> without_remote_options(const std::vector<std::string>& words);
+// One option as the command-line parser took it: its name, its value, and
+// where its last word ends among the words after `ddpctl` (the parser says,
+// as it takes them: src/cli/common.cpp).
+struct TakenOption {
+  std::string name, value;
+  size_t end = 0;
+};
+// The words the user typed after `ddpctl`, less exactly the words of the
+// options `taken` (--on and --remote-dir): `--on=HOST` is one word, `--on
+// HOST` two. The rest go as typed, so the cluster's ddpctl parses them as
+// this one did (`logs sw --cell --on --on h`: `logs sw --cell --on`).
+std::vector<std::string> without_taken_options(const std::vector<std::string>& words,
+                                               const std::vector<TakenOption>& taken);
 
 // `ddpctl COMMAND --on HOST ...` (status, logs, cancel, report): the
 // command runs on the login host with the ddpctl of this version there,

@@ -30,7 +30,8 @@ std::vector<std::string> remote_spec_places(const std::vector<std::string>& spec
                                   "under the folder on the login host as it has here: submit from a folder that "
                                   "holds it",
                                   cwd));
-    places.push_back(rel.string());
+    // A place is a word for the ddpctl there too: `-n.yaml` would be an option.
+    places.push_back(rel.string()[0] == '-' ? "./" + rel.string() : rel.string());
   }
   return places;
 }
@@ -106,7 +107,7 @@ int run_remote_submit(const RemoteSubmit& s, CommandRunner& local, std::ostream&
     std::string prefix = installed_prefix();
     PortableBuild build = find_portable_build(s.portable, executable_dir() + "/ddpctl", prefix, scratch.path(), local);
     ddpctl = install_on_remote(ssh, build, c.version);
-    which = fmt::format("{}, this version's portable build, installed there now from {}", ddpctl, build.from);
+    which = fmt::format("{}, this version's portable build, installed there now from {}", plain_line(ddpctl), build.from);
   }
 
   // The code, once per state: a store that has it is not sent it again.
@@ -135,7 +136,7 @@ int run_remote_submit(const RemoteSubmit& s, CommandRunner& local, std::ostream&
     if (!s.dry_run)
       err << fmt::format("ddpctl: warning: no code goes with this job ({}): it runs the files in {} on {} as they "
                          "are when it starts; a git work tree here, or snapshot: {{paths: [...]}}, sends them\n",
-                         snap.off_reason, side.dir.empty() ? dir_word : side.dir, c.host);
+                         snap.off_reason, plain_line(side.dir.empty() ? dir_word : side.dir), c.host);
   }
 
   // The specs and the snapshot's record go on the submit's own stdin.
@@ -165,7 +166,7 @@ int run_remote_submit(const RemoteSubmit& s, CommandRunner& local, std::ostream&
                                 "job by its token instead of submitting a second (`ddpctl status --on {}` shows it)",
                                 c.host, c.host));
   err << fmt::format("ddpctl: ran on {} in {} with {} through {}; code: {}; {} ssh call(s)\n", c.host,
-                     side.dir.empty() ? dir_word : side.dir, which, conn.describe(), code, ssh.calls());
+                     plain_line(side.dir.empty() ? dir_word : side.dir), which, conn.describe(), code, ssh.calls());
   return rc;
 }
 

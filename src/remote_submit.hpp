@@ -41,7 +41,8 @@ struct RemoteSubmit {
 };
 
 // Where each spec goes under the remote folder: its path relative to this
-// folder. A UserError naming the spec when it is not a file here or not in
+// folder (`./-n.yaml` for one that begins with `-`: the place is also the
+// word the ddpctl there reads, which must not be an option). A UserError naming the spec when it is not a file here or not in
 // this folder or below (its place there would be unknown).
 std::vector<std::string> remote_spec_places(const std::vector<std::string>& specs, const std::string& cwd);
 

@@ -1,5 +1,6 @@
 #include "ssh.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include "diagnostics.hpp"
@@ -48,12 +49,39 @@ std::string SshConnection::describe() const {
   return fmt::format("a new ssh connection to {}, kept open 10 minutes ({})", host, control_path);
 }
 
-std::string ddpctl_control_path(const std::string& home) { return home + "/.ssh/ddpctl-%C"; }
+std::string ddpctl_control_path(const std::string& home) {
+  // ssh reads -o's value as a line of its config: % starts a token (%% is
+  // one %), and a blank ends the word unless the word is in double quotes
+  // (where \" and \\ are one character each). %C is ssh's own.
+  std::string path;
+  for (char ch : home) path += ch == '%' ? std::string("%%") : std::string(1, ch);
+  path += "/.ssh/ddpctl-%C";
+  if (path.find_first_of(" \t\"'\\#") == std::string::npos) return path;
+  std::string quoted = "\"";
+  for (char ch : path) {
+    if (ch == '"' || ch == '\\') quoted += '\\';
+    quoted += ch;
+  }
+  return quoted + "\"";
+}
+
+namespace {
+// A command line sh would read differently from its blank-separated words.
+bool needs_shell(const std::string& line) { return line.find_first_of("|&;<>()$`\\\"'*?[#~=%\n") != std::string::npos; }
+// ssh_program's form for such a line: sh -c 'LINE "$@"' LINE ARGS...
+bool through_shell(const std::vector<std::string>& program) {
+  return program.size() == 4 && program[0] == "sh" && program[1] == "-c";
+}
+}  // namespace
 
 std::vector<std::string> ssh_program(const std::string& ddpctl_ssh_command) {
+  const std::string& line = ddpctl_ssh_command;
+  if (trim(line).empty()) return {"ssh"};
+  // As git runs GIT_SSH_COMMAND: through sh, the ssh arguments after it.
+  if (needs_shell(line)) return {"sh", "-c", line + " \"$@\"", line};
   std::vector<std::string> words;
   std::string word;
-  for (char ch : ddpctl_ssh_command + " ") {
+  for (char ch : line + " ") {
     if (ch == ' ' || ch == '\t') {
       if (!word.empty()) words.push_back(word);
       word.clear();
@@ -61,21 +89,32 @@ std::vector<std::string> ssh_program(const std::string& ddpctl_ssh_command) {
       word += ch;
     }
   }
-  return words.empty() ? std::vector<std::string>{"ssh"} : words;
+  return words;
 }
 
 std::string ssh_open_command(const std::vector<std::string>& program, const std::string& host,
                              const std::string& control_path) {
-  std::vector<std::string> words = program;
+  std::vector<std::string> words = through_shell(program) ? std::vector<std::string>{} : program;
   words.insert(words.end(), {"-o", "ControlMaster=yes", "-o", "ControlPath=" + control_path, "-o",
                              "ControlPersist=yes", "-fN", host});
-  return shell_join(words);
+  // The user's own command line as they wrote it, for their shell.
+  return through_shell(program) ? program[3] + " " + shell_join(words) : shell_join(words);
+}
+
+void check_ssh_host(const std::string& host) {
+  bool blank = host.find_first_not_of(" \t") == std::string::npos;
+  bool odd = std::any_of(host.begin(), host.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f || c == ' '; });
+  if (blank || host[0] == '-' || odd)
+    throw UserError(Location{"--on"}, "",
+                    fmt::format("{} is not a host to ssh to{}", printable(host),
+                                blank ? " (an empty --on is no host: name the login host, user@host or a Host of "
+                                        "your ~/.ssh/config)"
+                                      : ""));
 }
 
 SshConnection ssh_connect(CommandRunner& local, const std::string& host, const std::string& home,
                           const std::vector<std::string>& program, std::chrono::milliseconds timeout) {
-  if (host.empty() || host[0] == '-')
-    throw UserError(Location{"--on"}, "", fmt::format("{} is not a host to ssh to", printable(host)));
+  check_ssh_host(host);
   SshConnection c;
   c.host = host;
   c.program = program;
@@ -89,6 +128,10 @@ SshConnection ssh_connect(CommandRunner& local, const std::string& host, const s
     throw UserError(Location{"--on"}, "", fmt::format("no {} on PATH: ddpctl reaches the login host through "
                                                       "OpenSSH's ssh",
                                                       program.front()));
+  if (through_shell(program) && mine.exit_code == 127)
+    throw UserError(Location{"--on"}, "",
+                    fmt::format("DDPCTL_SSH_COMMAND ({}) does not run: {}", printable(program[3], 200),
+                                plain_line(last_line(mine.err))));
   if (mine.ok()) {
     c.via = SshConnection::Via::UserMaster;
     return c;
@@ -108,7 +151,7 @@ SshConnection ssh_connect(CommandRunner& local, const std::string& host, const s
   if (r.ok()) return c;
   std::string why = r.timed_out ? fmt::format("no answer within {} s", timeout.count() / 1000)
                     : r.err.empty() ? r.describe()
-                                    : last_line(r.err);
+                                    : plain_line(last_line(r.err));
   throw UserError(Location{"--on"}, "",
                   fmt::format("cannot reach {} through ssh without a prompt ({}). ddpctl never asks for passwords "
                               "or codes itself: open its connection once in a terminal (ssh asks what it needs "
@@ -164,7 +207,7 @@ CommandResult SshRunner::run_with_input(const std::vector<std::string>& argv, co
   CommandResult r = local_.run(ssh, timeout);
   r.argv = argv;  // what ran, as the callers name it ("squeue exited with ...")
   if (ssh_failed(r)) {
-    r.err = fmt::format("ssh to {} failed: {}", connection_.host, last_line(r.err));
+    r.err = fmt::format("ssh to {} failed: {}", connection_.host, plain_line(last_line(r.err)));
     r.connection_failed = true;
   }
   return r;

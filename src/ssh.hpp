@@ -41,12 +41,22 @@ struct SshConnection {
 
 // ddpctl's ControlPath: ssh expands %C (a hash of the local host, the remote
 // host, port and user), so one path per destination, short enough for a
-// Unix socket's 108 bytes.
+// Unix socket's 108 bytes. As ssh's config reads it (`-o ControlPath=...`):
+// a % of the home doubled, the whole in double quotes where the home has a
+// blank, a quote, a backslash or a #.
 std::string ddpctl_control_path(const std::string& home);
 
-// The ssh to run: $DDPCTL_SSH_COMMAND split at blanks (as GIT_SSH_COMMAND,
-// for an `ssh -F other_config` or another ssh; no quoting), else ssh.
+// The ssh to run: $DDPCTL_SSH_COMMAND as git runs GIT_SSH_COMMAND, a
+// command line for sh with ssh's arguments after it (`ssh -F
+// ~/.ssh/cluster_config`, another ssh). Plain words (no quote, $, ~ or
+// other character sh reads) are run without a shell; the rest as `sh -c
+// 'LINE "$@"' LINE ARGS...`. Unset or blank: ssh.
 std::vector<std::string> ssh_program(const std::string& ddpctl_ssh_command);
+
+// A UserError (--on) unless `host` can be a host to ssh to: not empty or
+// blank (an unset $HOST in a script), no option (-oProxyCommand=...), no
+// blank or control character.
+void check_ssh_host(const std::string& host);
 
 // The command that opens ddpctl's master for `host`, answering prompts once.
 std::string ssh_open_command(const std::vector<std::string>& program, const std::string& host,

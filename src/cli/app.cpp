@@ -1,5 +1,6 @@
 #include "app.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <iostream>
 #include <string>
@@ -49,7 +50,11 @@ int run(int argc, char** argv) {
   SystemEnvironment env;
   Context ctx{runner, slurm, clock, env, poll_interval_from_env()};
   for (const auto& s : subcommands()) s.setup(app, ctx);
-  set_command_words(argc, argv);
+  // CLI11 takes the words from the back of this reversed list: --on looks
+  // at what is left as it is taken (set_command_words).
+  std::vector<std::string> unparsed(argv + std::min(argc, 1), argv + argc);
+  std::reverse(unparsed.begin(), unparsed.end());
+  set_command_words(argc, argv, &unparsed);
   std::vector<std::string> names, every;
   for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
     every.push_back(s->get_name());
@@ -68,7 +73,7 @@ int run(int argc, char** argv) {
   }
 
   try {
-    app.parse(argc, argv);
+    app.parse(unparsed);
   } catch (const CLI::RuntimeError& e) {
     return e.get_exit_code();  // `ddpctl job ...` exit statuses the sbatch script reads
   } catch (const CLI::ParseError& e) {

@@ -10,29 +10,62 @@
 #include "remote.hpp"
 #include "remote_submit.hpp"
 #include "runs.hpp"
+#include "ssh.hpp"
 #include "sweep_grid.hpp"
 #include "version.hpp"
 
 namespace ddpctl::cli {
 
 namespace {
-std::vector<std::string>& command_words() {
-  static std::vector<std::string> words;
-  return words;
+// The words after `ddpctl`, the parser's words not yet taken (app.cpp), and
+// the --on and --remote-dir options as the parser took them.
+struct CommandWords {
+  std::vector<std::string> words;
+  const std::vector<std::string>* unparsed = nullptr;
+  std::vector<TakenOption> taken;
+};
+CommandWords& command_words() {
+  static CommandWords w;
+  return w;
+}
+
+// Called by the parser as it takes the option (trigger_on_parse): what is
+// left to parse says where the option's words end.
+void note_taken(const std::string& name, const std::string& value) {
+  CommandWords& w = command_words();
+  if (w.unparsed) w.taken.push_back({name, value, w.words.size() - w.unparsed->size()});
 }
 }  // namespace
 
-void set_command_words(int argc, char** argv) {
-  command_words().assign(argv + std::min(argc, 1), argv + argc);
+void set_command_words(int argc, char** argv, const std::vector<std::string>* unparsed) {
+  command_words().words.assign(argv + std::min(argc, 1), argv + argc);
+  command_words().unparsed = unparsed;
+  command_words().taken.clear();
 }
 
 void add_remote_options(CLI::App* cmd, RemoteOptions& o) {
   cmd->add_option("--on", o.on,
                   "Run it on this login host, with its ddpctl of this version, through your own ssh (user@host or a "
-                  "Host of your ~/.ssh/config; docs/remote.md)");
+                  "Host of your ~/.ssh/config; docs/remote.md)")
+      ->trigger_on_parse()
+      ->each([&o](const std::string& v) {
+        o.on_given = true;
+        note_taken("--on", v);
+      });
   cmd->add_option("--remote-dir", o.dir,
                   "With --on: the folder there whose runs/ holds the runs (default: this folder's path under your "
-                  "home, under the remote home)");
+                  "home, under the remote home)")
+      ->trigger_on_parse()
+      ->each([](const std::string& v) { note_taken("--remote-dir", v); });
+}
+
+bool remote_asked(const RemoteOptions& o) {
+  if (!o.on_given) {
+    if (!o.dir.empty()) throw UserError(Location{"--remote-dir"}, "", "goes with --on HOST");
+    return false;
+  }
+  check_ssh_host(o.on);  // `--on ''` (an unset $HOST) is an error, not "here"
+  return true;
 }
 
 namespace {
@@ -40,7 +73,7 @@ RemoteCommand remote_command(const RemoteOptions& o, Context& ctx) {
   RemoteCommand c;
   c.host = o.on;
   c.dir_option = o.dir;
-  c.words = without_remote_options(command_words());
+  c.words = without_taken_options(command_words().words, command_words().taken);
   c.home = ctx.env.value("HOME");
   c.ssh_command = ctx.env.value("DDPCTL_SSH_COMMAND");
   c.version = ddpctl_version();
@@ -49,10 +82,7 @@ RemoteCommand remote_command(const RemoteOptions& o, Context& ctx) {
 }  // namespace
 
 void run_on_remote_if_asked(const RemoteOptions& o, Context& ctx) {
-  if (o.on.empty()) {
-    if (!o.dir.empty()) throw UserError(Location{"--remote-dir"}, "", "goes with --on HOST");
-    return;
-  }
+  if (!remote_asked(o)) return;
   std::cout.flush();
   RemoteCommand c = remote_command(o, ctx);
   c.local_runs_root = runs_root("");
@@ -69,10 +99,7 @@ void add_remote_submit_options(CLI::App* cmd, RemoteOptions& o, std::string& sna
 }
 
 void submit_on_remote_if_asked(const RemoteOptions& o, const RemoteSubmitOptions& s, Context& ctx) {
-  if (o.on.empty()) {
-    if (!o.dir.empty()) throw UserError(Location{"--remote-dir"}, "", "goes with --on HOST");
-    return;
-  }
+  if (!remote_asked(o)) return;
   RemoteSubmit r;
   r.command = remote_command(o, ctx);
   r.specs = s.specs;

@@ -58,8 +58,13 @@ void note_lock_wait(double seconds);
 // login host, with the ddpctl of this version there.
 struct RemoteOptions {
   std::string on, dir;
+  bool on_given = false;  // --on was given, even as `--on ''`
 };
 void add_remote_options(CLI::App* cmd, RemoteOptions& o);
+// Whether --on was given; a UserError where its host cannot be one (empty
+// or blank: an unset $HOST in a script must not run the command here) or
+// --remote-dir comes without it.
+bool remote_asked(const RemoteOptions& o);
 // With --on: runs the command as the user typed it on that host
 // (remote.hpp) and ends ddpctl with its exit status; without, returns.
 void run_on_remote_if_asked(const RemoteOptions& o, Context& ctx);
@@ -74,8 +79,10 @@ struct RemoteSubmitOptions {
 };
 void submit_on_remote_if_asked(const RemoteOptions& o, const RemoteSubmitOptions& s, Context& ctx);
 void add_remote_submit_options(CLI::App* cmd, RemoteOptions& o, std::string& snapshot_from);
-// The words after `ddpctl`, kept by app.cpp for run_on_remote_if_asked.
-void set_command_words(int argc, char** argv);
+// The words after `ddpctl`, kept by app.cpp for run_on_remote_if_asked,
+// and `unparsed`, the reversed words the parser takes from its back: as it
+// takes --on and --remote-dir, what is left says which words they were.
+void set_command_words(int argc, char** argv, const std::vector<std::string>* unparsed);
 
 // Races the request's shapes and prints the outcome; `plan` only ranks them,
 // `wait`/`follow` then wait for a winner (and follow it).

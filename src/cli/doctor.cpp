@@ -25,12 +25,12 @@ void setup_doctor(CLI::App& app, Context& ctx) {
   CLI::App* cmd = app.add_subcommand("doctor", "Probe this site's Slurm and draft a cluster profile for it");
   cmd->add_option("-o,--output", o->output, "Write the profile draft to this file instead of stdout");
   cmd->add_option("--name", o->name, "Name of the profile (default: Slurm's ClusterName)");
-  cmd->add_option("--on", o->on,
-                  "Probe the Slurm of this login host from here, through your own ssh (user@host or a Host of your "
-                  "~/.ssh/config; docs/remote.md)");
-  cmd->callback([o, &ctx] {
+  CLI::Option* on = cmd->add_option("--on", o->on,
+                                    "Probe the Slurm of this login host from here, through your own ssh (user@host or "
+                                    "a Host of your ~/.ssh/config; docs/remote.md)");
+  cmd->callback([o, on, &ctx] {
     std::optional<SshConnection> remote;
-    if (!o->on.empty())
+    if (on->count() > 0)  // `--on ''` too: ssh_connect refuses it, never probes here
       remote = ssh_connect(ctx.runner, o->on, ctx.env.value("HOME"), ssh_program(ctx.env.value("DDPCTL_SSH_COMMAND")));
     std::optional<SshRunner> ssh_runner;
     std::optional<SlurmClient> remote_slurm;

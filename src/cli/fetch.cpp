@@ -24,7 +24,7 @@ void setup_fetch(CLI::App& app, Context& ctx) {
   cmd->add_option("--runs", o->runs, "Folder of run records, there and here (default: runs)");
   add_remote_options(cmd, o->remote);
   cmd->callback([o, &ctx] {
-    if (o->remote.on.empty())
+    if (!remote_asked(o->remote))
       throw UserError(Location{"--on"}, "", "fetch brings runs from a login host: name it with --on HOST");
     FetchRequest f;
     f.command.host = o->remote.on;

@@ -138,6 +138,12 @@ TEST_CASE("bad patterns are refused with the reason") {
   CHECK(problem.find("is not a regular expression ddpctl can use") != std::string::npos);
   CHECK_FALSE(compile_progress_pattern(R"((?<epoch>\d+) (?<epoch>\d+))", &problem));
   CHECK(problem == "names the group epoch twice");
+  // (?< inside \Q...\E is text, not a group.
+  auto quoted = compile_progress_pattern(R"(\Q(?<\E(?<epoch>\d+))", &problem);
+  REQUIRE(quoted);
+  RegexMatch m;
+  REQUIRE(quoted->regex.search("(?<3", &m));
+  CHECK(m.str(quoted->groups.at("epoch")) == "3");
   // Groups after plain ones, lookbehind-like syntax left alone, classes with parentheses.
   auto c = compile_progress_pattern(R"((a|b) [(] (?:x) (?<step>\d+))", &problem);
   REQUIRE(c);

@@ -73,6 +73,15 @@ TEST_CASE("remote submit: specs go to their place under this folder, and nowhere
         std::string::npos);
 }
 
+TEST_CASE("remote submit: a spec whose name begins with - reaches the ddpctl there as a file, not an option") {
+  test::TempDir dir;
+  write(dir.path + "/-n.yaml", "name: t\n");
+  auto places = remote_spec_places({"./-n.yaml"}, dir.path);
+  CHECK(places == std::vector<std::string>{"./-n.yaml"});
+  CHECK(remote_submit_words({"submit", "./-n.yaml"}, {"./-n.yaml"}, places, "") ==
+        std::vector<std::string>{"submit", "./-n.yaml"});
+}
+
 TEST_CASE("remote submit: the ddpctl there runs the user's words with the specs' places and the snapshot sent") {
   std::vector<std::string> words = {"submit", "./train.yaml", "--set", "nodes=2", "--again"};
   CHECK(remote_submit_words(words, {"./train.yaml"}, {"train.yaml"}, "runs/.incoming/t/snapshot.json") ==

@@ -105,6 +105,52 @@ TEST_CASE("DDPCTL_SSH_COMMAND names the ssh to run, as GIT_SSH_COMMAND does") {
                                                        "--", "'sinfo' '--version'"});
 }
 
+TEST_CASE("DDPCTL_SSH_COMMAND with quotes or ~ runs through sh, as GIT_SSH_COMMAND does") {
+  // What the command gets: its own words as sh reads them, then ddpctl's.
+  SystemCommandRunner here;
+  auto words_of = [&](const std::string& line) {
+    std::vector<std::string> argv = ssh_program(line);
+    argv.insert(argv.end(), {"-o", "BatchMode=yes", "it's"});
+    CommandResult r = here.run(argv, std::chrono::seconds(10));
+    INFO(r.describe());
+    REQUIRE(r.ok());
+    return r.out;
+  };
+  CHECK(words_of(R"(printf '<%s>' -F "/tmp/a b/config")") == "<-F></tmp/a b/config><-o><BatchMode=yes><it's>");
+  CHECK(words_of(R"(printf '<%s>' \~ ~/x)") == "<~><" + test::run_bash("printf %s \"$HOME\"") + "/x><-o><BatchMode=yes><it's>");
+  CHECK(words_of("echo  plain") == "plain -o BatchMode=yes it's\n");  // plain words: no shell
+  // The command that opens ddpctl's connection shows the line as written.
+  CHECK(ssh_open_command(ssh_program(R"(ssh -F "/a b/c")"), "h", kPath) ==
+        R"(ssh -F "/a b/c" -o ControlMaster=yes -o ControlPath=/home/alice/.ssh/ddpctl-%C -o ControlPersist=yes -fN h)");
+}
+
+TEST_CASE("ddpctl's ControlPath reaches ssh as the home's own bytes, with blanks, % and quotes") {
+  // OpenSSH itself reads the options (ssh -G prints its configuration and connects nowhere).
+  for (std::string home : {"/home/alice", "/home/al ice", "/home/50%d", "/home/a\"b\\c'd #e"}) {
+    SshConnection c;
+    c.via = SshConnection::Via::NewMaster;
+    c.control_path = ddpctl_control_path(home);
+    std::vector<std::string> o = c.options();
+    auto at = std::find(o.begin(), o.end(), "ControlPath=" + c.control_path);
+    REQUIRE(at != o.end());
+    // Its controlpath line, or what it said instead.
+    std::string seen = test::run_bash(
+        "said=$(ssh -F /dev/null -G -o \"$1\" login 2>&1); grep -i '^controlpath ' <<<\"$said\" || echo \"$said\"", {*at});
+    INFO("home " << home << ": " << *at);
+    CHECK(seen.rfind("controlpath " + home + "/.ssh/ddpctl-", 0) == 0);
+  }
+}
+
+TEST_CASE("an empty or blank --on is no host: nothing runs, here or there") {
+  FakeRunner local;
+  for (const char* host : {"", " ", "\t", "a b", "login\n", "-oProxyCommand=x"}) {
+    CHECK_THAT(test::user_error_of([&] { ssh_connect(local, host, kHome); }), Catch::Contains("is not a host to ssh to"));
+    CHECK_THAT(test::user_error_of([&] { check_ssh_host(host); }), Catch::StartsWith("--on: "));
+  }
+  CHECK(local.calls.empty());
+  CHECK_NOTHROW(check_ssh_host("alice@login-1.example.org"));
+}
+
 TEST_CASE("remote_command_line quotes every word for any remote shell") {
   CHECK(remote_command_line({"squeue", "--json"}) == "'squeue' '--json'");
   CHECK(remote_command_line({"sbatch", "--comment=ddpctl:abc it's", "/runs/a b/job.sh"}) ==
