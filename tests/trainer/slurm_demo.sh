@@ -19,7 +19,7 @@ git -C repo add -A
 git -C repo -c user.name=t -c user.email=t@example.org commit -qm one
 demo=$T/repo/demo
 set +e
-DDPCTL_DEMO_DIR=$demo BUILD_DIR=$(dirname "$(dirname "$DDPCTL")") DDPCTL_RUNS= \
+DDPCTL_DEMO_DIR=$demo BUILD_DIR=$(dirname "$(dirname "$DDPCTL")") DDPCTL_RUNS='' \
   "$DDPCTL_SOURCE/scripts/demo" --steps-only >demo.out 2>&1
 code=$?
 set -e

@@ -23,7 +23,7 @@ TEST_CASE("runner captures stdout, stderr and the exit code") {
   CHECK(res.describe() == "sh exited with status 3: err");
 }
 
-TEST_CASE("describe_whole keeps every line the command said; both name the program env runs") {
+TEST_CASE("describe_whole keeps every line the command said, and both name the program env runs") {
   CommandResult res;
   res.argv = {"env", "GIT_INDEX_FILE=/tmp/i", "git", "add", "--all"};
   res.exit_code = 1;
