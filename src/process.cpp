@@ -1,5 +1,6 @@
 #include "process.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <thread>
@@ -23,8 +24,9 @@ namespace ddpctl {
 
 namespace {
 
-// Output beyond this is dropped: no Slurm answer ddpctl reads is near it, and
-// a command that floods must not exhaust memory.
+// A command whose stdout or stderr passes this is stopped (output_cut): no
+// Slurm answer ddpctl reads is near it, a command that floods must not
+// exhaust memory, and an answer cut short must never pass for a whole one.
 constexpr size_t kMaxCapture = 64u << 20;
 
 struct Pipe {
@@ -80,6 +82,10 @@ std::string CommandResult::describe() const {
   std::string what;
   if (connection_failed)
     return fmt::format("{} could not be run or did not answer: {}", name, first_line(err));
+  if (output_cut)
+    return fmt::format("{} printed more than {} on {}, more than ddpctl keeps of a command's output, and was stopped",
+                       name, format_bytes(static_cast<long long>(kMaxCapture)),
+                       out.size() >= kMaxCapture ? "stdout" : "stderr");
   if (timed_out)
     what = fmt::format("{} did not finish in time and was stopped", name);
   else if (term_signal != 0)
@@ -224,7 +230,7 @@ CommandResult SystemCommandRunner::run(const std::vector<std::string>& argv, std
   std::string* sinks[2] = {&result.out, &result.err};
   int open_fds = 2;
   char buf[65536];
-  while (open_fds > 0) {
+  while (open_fds > 0 && !result.output_cut) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       result.timed_out = true;
@@ -237,7 +243,13 @@ CommandResult SystemCommandRunner::run(const std::vector<std::string>& argv, std
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
       if (got > 0) {
-        if (sinks[i]->size() < kMaxCapture) sinks[i]->append(buf, static_cast<size_t>(got));
+        size_t room = kMaxCapture - sinks[i]->size();
+        sinks[i]->append(buf, std::min(room, static_cast<size_t>(got)));
+        if (static_cast<size_t>(got) > room) {
+          result.output_cut = true;
+          ::kill(-pid, SIGKILL);
+          break;
+        }
       } else if (got == 0 || errno != EINTR) {
         fds[i].fd = -1;
         --open_fds;
@@ -245,7 +257,7 @@ CommandResult SystemCommandRunner::run(const std::vector<std::string>& argv, std
     }
   }
   int status = 0;
-  if (result.timed_out) {
+  if (result.timed_out || result.output_cut) {
     // A process in uninterruptible sleep (nvidia-smi on a GPU that fell off
     // the bus) outlives SIGKILL: wait a few seconds, then leave it rather
     // than hang with it.

@@ -19,6 +19,11 @@ struct CommandResult {
   // Run on another host (SshRunner) and the connection failed: the command
   // may not have run, or run and not answered; unknown, as after a timeout.
   bool connection_failed = false;
+  // It printed more than the runner keeps of stdout or of stderr (64 MiB)
+  // and was stopped there: it did not exit (exit_code -1), and `out` and
+  // `err` hold only their start. An answer that can be that large goes to a
+  // file instead (ssh.hpp's with_stdout_to: what fetch brings).
+  bool output_cut = false;
   std::string out;
   std::string err;
 
@@ -35,7 +40,9 @@ class CommandRunner {
  public:
   virtual ~CommandRunner() = default;
   // Runs argv[0] found on PATH; stdin is /dev/null. On timeout the command's
-  // process group is killed and timed_out is set.
+  // process group is killed and timed_out is set. It is killed too, with
+  // output_cut set, when its stdout or stderr passes what the runner keeps
+  // (64 MiB): output is never cut silently.
   virtual CommandResult run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) = 0;
 };
 

@@ -197,7 +197,7 @@ int run_remote_command(const RemoteCommand& c, CommandRunner& local, std::ostrea
   }
   // The copies here of that folder's runs (`fetch`) follow its status.
   if (code == 0 && !c.words.empty() && c.words[0] == "status" && !c.local_runs_root.empty()) {
-    int n = refresh_fetched_copies(ssh, local, remote_dir_word(cwd, c.home, c.dir_option), c.local_runs_root);
+    int n = refresh_fetched_copies(ssh, remote_dir_word(cwd, c.home, c.dir_option), c.local_runs_root);
     if (n > 0) brought = fmt::format("; refreshed the copies here of {} run(s) in {}", n, c.local_runs_root);
   }
   err << fmt::format("ddpctl: ran on {} in {} with {} through {}{}: {} ssh call(s)\n", c.host, said(dir), said(d.path),

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -28,10 +30,13 @@ std::vector<std::string> remote_fetch_argv(const std::string& dir_word, const st
       "if [ -z \"$id\" ]; then " +
       std::string(skip_missing ? "continue; "
                                : "echo \"ddpctl: error: '$a': no run with this name or id under $d/$r\" >&2; exit 1; ") +
-      "fi; ids=\"$ids $id\"; done; if [ -z \"$ids\" ]; then exit 0; fi; "
+      "fi; case \" $ids \" in *\" $id \"*) ;; *) ids=\"$ids $id\" ;; esac; done; "
+      "if [ -z \"$ids\" ]; then exit 0; fi; "
       // Runs that jobs are writing: a file that changed or went while tar
-      // read it is GNU tar's exit 1, and the copy is as of then.
-      "tar -cf - --ignore-failed-read --exclude=workdir --exclude='.workdir.*' --exclude=.fetched $ids; rc=$?; "
+      // read it is GNU tar's exit 1, and the copy is as of then. A hard link
+      // goes as the file it is (fetch here takes files and folders only).
+      "tar -cf - --ignore-failed-read --hard-dereference --exclude=workdir --exclude='.workdir.*' --exclude=.fetched "
+      "$ids; rc=$?; "
       "if [ \"$rc\" = 1 ]; then rc=0; fi; exit $rc";
   std::vector<std::string> argv = {"sh", "-c", line, "sh", dir_word, runs};
   argv.insert(argv.end(), targets.begin(), targets.end());
@@ -40,52 +45,143 @@ std::vector<std::string> remote_fetch_argv(const std::string& dir_word, const st
 
 namespace {
 
+// Why a member's name is not one to write under a folder here, if it is not.
+std::optional<std::string> name_problem(const std::string& name) {
+  if (name.empty()) return "an empty name";
+  if (name[0] == '/') return "an absolute name";
+  if (name.size() > 4096) return "a name longer than 4096 bytes";
+  if (find_invalid_utf8(name)) return "a name that is not UTF-8";
+  if (find_control_char(name)) return "a name with a control character";
+  for (const auto& part : split(name, '/')) {
+    if (part.empty()) return "a name with an empty component";
+    if (part == "." || part == "..") return fmt::format("a name with a '{}' component", part);
+  }
+  return std::nullopt;
+}
+
+bool asked_for(const std::string& id, const std::vector<std::string>& targets, bool prefixes) {
+  for (const auto& t : targets)
+    if (id == t || (prefixes && id.size() > t.size() + 1 && id.compare(0, t.size() + 1, t + "-") == 0)) return true;
+  return false;
+}
+
+// Why `m` (a file or folder with a safe name) cannot be written beside the
+// members before it, recorded in `kinds`: a path both a file and a folder.
+bool file_and_folder(const TarMember& m, std::map<std::string, TarMember::Type>& kinds) {
+  std::vector<std::string> parts = split(m.name, '/');
+  std::string path;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    path += (i ? "/" : "") + parts[i];
+    TarMember::Type want = i + 1 < parts.size() ? TarMember::Type::Folder : m.type;
+    auto [it, fresh] = kinds.emplace(path, want);
+    if (!fresh && it->second != want) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+FetchAnswer check_fetch_answer(const std::vector<TarMember>& members, const std::vector<std::string>& targets,
+                               bool prefixes) {
+  FetchAnswer a;
+  std::map<std::string, TarMember::Type> kinds;
+  for (const auto& m : members) {
+    auto refuse = [&](const std::string& why) { a.refused.push_back(printable(m.name, 120) + ": " + why); };
+    if (auto why = name_problem(m.name)) {
+      refuse(*why);
+      continue;
+    }
+    if (m.type != TarMember::Type::File && m.type != TarMember::Type::Folder) {
+      refuse(describe_tar_type(m));
+      continue;
+    }
+    const std::string id = m.name.substr(0, m.name.find('/'));
+    const bool is_run = id.size() == m.name.size();
+    if (!asked_for(id, targets, prefixes)) {
+      refuse(fmt::format("not in a run asked for ({})", quoted_list(targets)));
+    } else if (is_run && m.type != TarMember::Type::Folder) {
+      refuse(describe_tar_type(m) + ", not a run's folder");
+    } else if (m.name == id + "/.fetched") {
+      refuse("ddpctl's own mark, which a login host does not send");
+    } else if (std::find(a.runs.begin(), a.runs.end(), id) == a.runs.end() && a.runs.size() >= targets.size()) {
+      refuse(fmt::format("one run more than the {} asked for", targets.size()));
+    } else if (file_and_folder(m, kinds)) {
+      refuse("both a file and a folder");
+    } else if (std::find(a.runs.begin(), a.runs.end(), id) == a.runs.end()) {
+      a.runs.push_back(id);
+    }
+  }
+  return a;
+}
+
+namespace {
+
+// Removed, with all in it, however fetch ends.
+struct IncomingFolder {
+  std::string path;
+  ~IncomingFolder() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// What the login host said of a failure, as plain text.
+[[noreturn]] void fetch_failed(const CommandResult& r, const std::string& host) {
+  std::string said = trim(r.err);
+  if (said.rfind("ddpctl: error: ", 0) == 0) throw UserError(plain_line(said.substr(15, said.find('\n') - 15)));
+  throw UserError(Location{"--on"}, "", fmt::format("cannot fetch from {}: {}", host, r.describe()));
+}
+
+[[noreturn]] void refuse_answer(const FetchAnswer& a, const std::string& host) {
+  constexpr size_t kShown = 20;
+  std::vector<std::string> shown(a.refused.begin(), a.refused.begin() + std::min(kShown, a.refused.size()));
+  if (a.refused.size() > kShown) shown.push_back(fmt::format("and {} more", a.refused.size() - kShown));
+  throw UserError(Location{"--on"}, "",
+                  fmt::format("{} sent what fetch does not take (it takes the asked runs' files and folders, nothing "
+                              "else), so nothing was replaced here:\n  {}",
+                              host, join(shown, "\n  ")));
+}
+
 // Fetches `targets` from <dir_word>/<runs> there into `local_runs_root`,
 // each replacing its copy whole, marked with where it came from.
-std::vector<std::string> fetch_into(SshRunner& ssh, CommandRunner& local, const std::string& dir_word,
-                                    const std::string& runs, const std::vector<std::string>& targets,
-                                    bool skip_missing, const std::string& local_runs_root, std::ostream* out) {
+// `skip_missing`: a refresh of the copies here, whose targets are run ids.
+std::vector<std::string> fetch_into(SshRunner& ssh, const std::string& dir_word, const std::string& runs,
+                                    const std::vector<std::string>& targets, bool skip_missing,
+                                    const std::string& local_runs_root, std::ostream* out) {
   const std::string& host = ssh.connection().host;
-  CommandResult r = ssh.run(remote_fetch_argv(dir_word, runs, targets, skip_missing), std::chrono::minutes(10));
-  if (!r.ok()) {
-    std::string said = trim(r.err);
-    if (said.rfind("ddpctl: error: ", 0) == 0) throw UserError(said.substr(15));
-    throw UserError(Location{"--on"}, "", fmt::format("cannot fetch from {}: {}", host, r.describe()));
-  }
-  std::vector<std::string> ids;
-  if (r.out.empty()) return ids;  // nothing there (skip_missing)
-  fs::create_directories(local_runs_root);
-  ScratchDir scratch("ddpctl-fetch");
-  write_file_atomic(scratch.path() + "/runs.tar", r.out);
-  // Unpacked beside the runs (one file system), then each renamed into place.
-  std::string incoming = fmt::format("{}/.incoming.fetch.{}", local_runs_root, ::getpid());
+  // The answer and the runs from it, beside the runs (one file system: each
+  // renamed into place).
+  IncomingFolder incoming{fmt::format("{}/.incoming.fetch.{}", local_runs_root, ::getpid())};
   std::error_code ec;
-  fs::remove_all(incoming, ec);
-  fs::create_directories(incoming);
-  CommandResult x = local.run({"tar", "-xf", scratch.path() + "/runs.tar", "-C", incoming}, std::chrono::minutes(10));
-  if (!x.ok()) {
-    fs::remove_all(incoming, ec);
-    throw UserError(fmt::format("cannot unpack the runs fetched from {}: {}", host, x.describe()));
-  }
-  for (const auto& e : fs::directory_iterator(incoming)) {
-    std::string id = e.path().filename().string();
+  fs::remove_all(incoming.path, ec);
+  if (fs::create_directories(incoming.path + "/runs", ec); ec)
+    throw UserError(Location{incoming.path}, "", "cannot make the folder fetch unpacks into: " + ec.message());
+  const std::string tar = incoming.path + "/answer.tar";
+  CommandResult r = ssh.run_to_file(remote_fetch_argv(dir_word, runs, targets, skip_missing), tar,
+                                    std::chrono::minutes(10));
+  if (!r.ok()) fetch_failed(r, host);
+  if (fs::file_size(tar, ec) == 0 && !ec) return {};  // nothing there (skip_missing)
+  TarListing listing = read_tar_members(tar);
+  if (!listing.problem.empty())
+    throw UserError(Location{"--on"}, "",
+                    fmt::format("what {} sent is not a whole tar archive, so nothing was replaced here: {}", host,
+                                listing.problem));
+  FetchAnswer answer = check_fetch_answer(listing.members, targets, !skip_missing);
+  if (!answer.refused.empty()) refuse_answer(answer, host);
+  unpack_tar_members(tar, listing.members, incoming.path + "/runs");
+  for (const auto& id : answer.runs) {
     long long files = 0, bytes = 0;
-    for (const auto& g : fs::recursive_directory_iterator(e.path()))
-      if (g.is_regular_file(ec)) files++, bytes += static_cast<long long>(g.file_size(ec));
-    std::string dest = local_runs_root + "/" + id;
+    for (const auto& m : listing.members)
+      if (m.type == TarMember::Type::File && m.name.compare(0, id.size() + 1, id + "/") == 0) files++, bytes += m.size;
+    std::string from = incoming.path + "/runs/" + id, dest = local_runs_root + "/" + id;
     nlohmann::json mark = {{"host", host}, {"dir", dir_word}, {"runs", runs}, {"at", utc_now_iso()}};
-    write_file_atomic(e.path().string() + "/.fetched", mark.dump(2) + "\n");
+    write_file_atomic(from + "/.fetched", mark.dump(2) + "\n");
     fs::remove_all(dest, ec);
-    fs::rename(e.path(), dest, ec);
-    if (ec) {
-      fs::remove_all(incoming, ec);
-      throw UserError(fmt::format("cannot move the fetched run into {}: {}", dest, ec.message()));
-    }
+    fs::rename(from, dest, ec);
+    if (ec) throw UserError(fmt::format("cannot move the fetched run into {}: {}", dest, ec.message()));
     if (out) *out << fmt::format("fetched {} from {}: {} files, {}, into {}\n", id, host, files, format_bytes(bytes), dest);
-    ids.push_back(id);
   }
-  fs::remove_all(incoming, ec);
-  return ids;
+  return answer.runs;
 }
 
 }  // namespace
@@ -93,14 +189,14 @@ std::vector<std::string> fetch_into(SshRunner& ssh, CommandRunner& local, const 
 std::vector<std::string> fetch_runs(const FetchRequest& f, CommandRunner& local, std::ostream& out) {
   const RemoteCommand& c = f.command;
   for (const auto& t : f.targets)
-    if (t.empty() || t[0] == '-' || t[0] == '.' || t.find('/') != std::string::npos)
-      throw UserError(Location{t}, "", "is not a run's id, name or prefix");
+    if (t.empty() || t[0] == '-' || t[0] == '.' || t.find('/') != std::string::npos || script_value_problem(t))
+      throw UserError(Location{printable(t)}, "", "is not a run's id, name or prefix");
   const std::string cwd = fs::current_path().string();
   const std::string dir_word = remote_dir_word(cwd, c.home, c.dir_option);
   const std::string runs = f.runs_option.empty() ? "runs" : f.runs_option;
   SshConnection conn = ssh_connect(local, c.host, c.home, ssh_program(c.ssh_command));
   SshRunner ssh(local, conn);
-  auto ids = fetch_into(ssh, local, dir_word, runs, f.targets, false, f.local_runs_root, &out);
+  auto ids = fetch_into(ssh, dir_word, runs, f.targets, false, f.local_runs_root, &out);
   out << fmt::format("ddpctl: through {}: {} ssh call(s)\n", conn.describe(), ssh.calls());
   return ids;
 }
@@ -122,11 +218,11 @@ std::vector<std::string> fetched_copies(const std::string& local_runs_root, cons
   return ids;
 }
 
-int refresh_fetched_copies(SshRunner& ssh, CommandRunner& local, const std::string& dir_word,
+int refresh_fetched_copies(SshRunner& ssh, const std::string& dir_word,
                            const std::string& local_runs_root) {
   std::vector<std::string> ids = fetched_copies(local_runs_root, ssh.connection().host, dir_word);
   if (ids.empty()) return 0;
-  return static_cast<int>(fetch_into(ssh, local, dir_word, "runs", ids, true, local_runs_root, nullptr).size());
+  return static_cast<int>(fetch_into(ssh, dir_word, "runs", ids, true, local_runs_root, nullptr).size());
 }
 
 std::string remote_output_file(const std::vector<std::string>& words) {

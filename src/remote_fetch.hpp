@@ -11,6 +11,7 @@
 #include "process.hpp"
 #include "remote.hpp"
 #include "ssh.hpp"
+#include "tar_archive.hpp"
 
 namespace ddpctl {
 
@@ -20,15 +21,35 @@ namespace ddpctl {
 std::vector<std::string> remote_fetch_argv(const std::string& dir_word, const std::string& runs,
                                            const std::vector<std::string>& targets, bool skip_missing = false);
 
+// What fetch takes of the login host's answer (a tar, read_tar_members) to
+// `targets`: the asked runs' files and folders, or nothing. What the host
+// sends is data, never trusted paths.
+struct FetchAnswer {
+  std::vector<std::string> runs;     // the runs' ids, in the answer's order
+  std::vector<std::string> refused;  // "'name': why", one a member, names escaped (printable)
+};
+// Taken, every member: under the folder of a run asked for (an id that is a
+// target, or with `prefixes` a name-... of one, as the host picks a name's
+// newest run), at most one run a target; a file or a folder, the run itself
+// a folder; its name relative, with no empty, '.' or '..' component, UTF-8
+// without control characters; not ddpctl's own mark (<run>/.fetched); not
+// both a file and a folder. Any refusal refuses the whole answer.
+FetchAnswer check_fetch_answer(const std::vector<TarMember>& members, const std::vector<std::string>& targets,
+                               bool prefixes);
+
 struct FetchRequest {
   RemoteCommand command;             // host, --remote-dir, home, ssh, version (words unused)
   std::vector<std::string> targets;  // runs: id, name or prefix
   std::string runs_option;           // --runs ("": runs), there and here
   std::string local_runs_root;       // here
 };
-// One ssh call; each run replaces its copy here whole, marked as a copy of
-// that host's folder (.fetched in it), so that `status --on` refreshes it.
-// Says on `out` what came; returns the run ids fetched.
+// One ssh call, its answer streamed to a file beside the runs here (a run
+// may be far larger than memory) and checked whole (check_fetch_answer)
+// before anything is written: an answer cut short or holding anything
+// refused is an error that names what, and replaces nothing. Then each run
+// replaces its copy here whole, marked as a copy of that host's folder
+// (.fetched in it), so that `status --on` refreshes it. Says on `out` what
+// came; returns the run ids fetched.
 std::vector<std::string> fetch_runs(const FetchRequest& f, CommandRunner& local, std::ostream& out);
 
 // The copies here (under `local_runs_root`) of runs in the folder `dir_word`
@@ -38,7 +59,7 @@ std::vector<std::string> fetched_copies(const std::string& local_runs_root, cons
 // After `status --on`: the copies here of that folder's runs are fetched
 // again (one ssh call, none without copies); a run gone there stays here.
 // Returns how many were refreshed.
-int refresh_fetched_copies(SshRunner& ssh, CommandRunner& local, const std::string& dir_word,
+int refresh_fetched_copies(SshRunner& ssh, const std::string& dir_word,
                            const std::string& local_runs_root);
 
 // The file a command wrote on the login host that the user wants here:

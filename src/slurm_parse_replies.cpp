@@ -28,7 +28,7 @@ SbatchResult parse_sbatch_result(const CommandResult& r) {
     s.reason = "sbatch was not found on PATH (is Slurm installed here, or its module loaded?)";
     return s;
   }
-  if (r.timed_out || r.term_signal != 0 || r.connection_failed) {
+  if (r.timed_out || r.term_signal != 0 || r.connection_failed || r.output_cut) {
     s.reason = r.describe();
     return s;
   }

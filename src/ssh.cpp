@@ -194,15 +194,30 @@ std::vector<std::string> with_stdin_from(const std::string& file, const std::vec
   return out;
 }
 
+std::vector<std::string> with_stdout_to(const std::string& file, const std::vector<std::string>& argv) {
+  std::vector<std::string> out = {"sh", "-c", "exec \"$@\" >\"$0\"", file};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
 CommandResult SshRunner::run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
   return run_with_input(argv, "", timeout);
 }
 
 CommandResult SshRunner::run_with_input(const std::vector<std::string>& argv, const std::string& input_file,
                                         std::chrono::milliseconds timeout) {
-  std::vector<std::string> ssh = input_file.empty()
-                                     ? ssh_command(connection_, argv, SshInput::None)
-                                     : with_stdin_from(input_file, ssh_command(connection_, argv, SshInput::Stdin));
+  return run_ssh(input_file.empty() ? ssh_command(connection_, argv, SshInput::None)
+                                    : with_stdin_from(input_file, ssh_command(connection_, argv, SshInput::Stdin)),
+                 argv, timeout);
+}
+
+CommandResult SshRunner::run_to_file(const std::vector<std::string>& argv, const std::string& output_file,
+                                     std::chrono::milliseconds timeout) {
+  return run_ssh(with_stdout_to(output_file, ssh_command(connection_, argv, SshInput::None)), argv, timeout);
+}
+
+CommandResult SshRunner::run_ssh(const std::vector<std::string>& ssh, const std::vector<std::string>& argv,
+                                 std::chrono::milliseconds timeout) {
   calls_++;
   CommandResult r = local_.run(ssh, timeout);
   r.argv = argv;  // what ran, as the callers name it ("squeue exited with ...")

@@ -83,6 +83,10 @@ std::vector<std::string> ssh_command(const SshConnection& c, const std::vector<s
 // A local argv that runs `argv` with its stdin read from `file` (POSIX sh:
 // `sh -c 'exec "$@" <"$0"' FILE ARGV...`), as CommandRunner gives none.
 std::vector<std::string> with_stdin_from(const std::string& file, const std::vector<std::string>& argv);
+// A local argv that runs `argv` with its stdout written to `file` (`sh -c
+// 'exec "$@" >"$0"' FILE ARGV...`): an answer as large as it is, where
+// CommandRunner keeps 64 MiB at most (process.hpp).
+std::vector<std::string> with_stdout_to(const std::string& file, const std::vector<std::string>& argv);
 
 // Runs every argv on the login host: `ssh OPTIONS HOST -- LINE`. A failure of
 // ssh itself (exit 255 with ssh's own message) is reported as the
@@ -95,12 +99,18 @@ class SshRunner : public CommandRunner {
   // same connection).
   CommandResult run_with_input(const std::vector<std::string>& argv, const std::string& input_file,
                                std::chrono::milliseconds timeout);
+  // As run, with the remote command's stdout written to `output_file` here,
+  // whole (the result's `out` is empty): what fetch brings.
+  CommandResult run_to_file(const std::vector<std::string>& argv, const std::string& output_file,
+                            std::chrono::milliseconds timeout);
   // One more call made outside this runner (run_in_foreground of ssh_command).
   void count_call() { calls_++; }
   const SshConnection& connection() const { return connection_; }
   int calls() const { return calls_; }  // ssh calls made (docs/remote.md counts them per command)
 
  private:
+  CommandResult run_ssh(const std::vector<std::string>& local_argv, const std::vector<std::string>& argv,
+                        std::chrono::milliseconds timeout);
   CommandRunner& local_;
   SshConnection connection_;
   int calls_ = 0;

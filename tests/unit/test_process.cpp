@@ -102,3 +102,22 @@ TEST_CASE("a command dies with the process that ran it, even killed with SIGKILL
   CHECK(gone);
   if (!gone) kill(std::stoi(child), SIGKILL);
 }
+
+TEST_CASE("runner never cuts a command's output silently: past 64 MiB the command is stopped and it says so") {
+  SystemCommandRunner r;
+  CommandResult res = r.run({"head", "-c", "67108865", "/dev/zero"}, 60s);
+  CHECK_FALSE(res.ok());
+  CHECK_THAT(res.describe(), Catch::Contains("head printed more than 64 MiB on stdout"));
+  res = r.run({"sh", "-c", "head -c 67108865 /dev/zero >&2"}, 60s);
+  CHECK_FALSE(res.ok());
+  CHECK_THAT(res.describe(), Catch::Contains("sh printed more than 64 MiB on stderr"));
+  // One that would flood for ever ends there too, not at its time limit.
+  res = r.run({"yes"}, 60s);
+  CHECK_FALSE(res.ok());
+  CHECK_FALSE(res.timed_out);
+  CHECK_THAT(res.describe(), Catch::Contains("yes printed more than 64 MiB"));
+  // 64 MiB itself is kept whole.
+  res = r.run({"head", "-c", "67108864", "/dev/zero"}, 60s);
+  CHECK(res.ok());
+  CHECK(res.out.size() == 67108864u);
+}

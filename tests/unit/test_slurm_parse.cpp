@@ -73,6 +73,14 @@ TEST_CASE("sbatch killed by its time limit is unconfirmed") {
   CHECK(parse_sbatch_result(r).kind == SbatchResult::Kind::Unconfirmed);
 }
 
+TEST_CASE("sbatch stopped for printing past what the runner keeps is unconfirmed, not rejected") {
+  CommandResult r = sbatch(-1, "");
+  r.output_cut = true;
+  SbatchResult s = parse_sbatch_result(r);
+  CHECK(s.kind == SbatchResult::Kind::Unconfirmed);
+  CHECK_THAT(s.reason, Catch::Contains("more than 64 MiB"));
+}
+
 TEST_CASE("a missing sbatch is a rejection that says so") {
   CommandResult r = sbatch(-1, "");
   r.not_found = true;
