@@ -108,7 +108,7 @@ std::string CommandResult::describe_whole() const {
     pos = end == std::string::npos ? end : end + 1;
   }
   while (!lines.empty() && trim(lines.back()).empty()) lines.pop_back();
-  if (lines.size() <= 1 || not_found || connection_failed) return first;
+  if (lines.size() <= 1 || not_found || connection_failed || output_cut) return first;
   // describe() holds the first line; the rest follow it, indented, so
   // that nothing the command said is lost (at most kWholeLines of them).
   constexpr size_t kWholeLines = 40;
