@@ -295,9 +295,9 @@ TEST_CASE("container: restart: in-job restarts run each step in the image, Pyxis
   // Pyxis: the samplers' own step runs on the training step's nodes, not any of the allocation's (a lost one, a spare).
   run = resolve("restart: {in_job: 1, spares: 1}\ncontainer: {runtime: pyxis, image: 'ubuntu:24.04'}\n");
   text = render_scripts(run, ddpctl::test::source_dir() + "/templates").at(0).text;
-  CHECK(text.find("srun --overlap --nodes=\"${#ddpctl_nodes[@]}\" --ntasks=\"${#ddpctl_nodes[@]}\" --nodelist=\"$ddpctl_nodelist\" "
+  CHECK(text.find("srun --overlap --mem=0 --nodes=\"${#ddpctl_nodes[@]}\" --ntasks=\"${#ddpctl_nodes[@]}\" --nodelist=\"$ddpctl_nodelist\" "
                   "--ntasks-per-node=1 --quiet") != std::string::npos);
   run = resolve("container: {runtime: pyxis, image: 'ubuntu:24.04'}\n");
   text = render_scripts(run, ddpctl::test::source_dir() + "/templates").at(0).text;
-  CHECK(text.find("srun --overlap --nodes=2 --ntasks=2 --ntasks-per-node=1 --quiet") != std::string::npos);
+  CHECK(text.find("srun --overlap --mem=0 --nodes=2 --ntasks=2 --ntasks-per-node=1 --quiet") != std::string::npos);
 }

@@ -51,7 +51,7 @@ TEST_CASE("metric: on a line the last match wins, a later line over an earlier o
   CHECK(v.at("n") == 1);
 }
 
-TEST_CASE("metric: (?<name> inside \\Q...\\E is text, not a group") {
+TEST_CASE("metric: (?<name> inside an RE2 quote (backslash Q to backslash E) is text, not a group") {
   auto m = patterns({R"(\Q(?<x>\E(?<v>\d+))"});
   CHECK_FALSE(metric_pattern_problem(m.patterns[0]));
   CHECK(metric_names(m) == std::vector<std::string>{"v"});

@@ -126,7 +126,7 @@ TEST_CASE("regex: which patterns can match an empty text, whatever the character
   for (const char* p : {"a", "a+", "a*b", "\\ba+", "(?:a|b)c?", "^a*$."}) CHECK_FALSE(Regex(p).can_match_empty());
 }
 
-TEST_CASE("regex: (?<name> is RE2's (?P<name>, except in a class, an escape or a \\Q...\\E quote") {
+TEST_CASE("regex: (?<name> is RE2's (?P<name>, except in a class, an escape or a quote (backslash Q to backslash E)") {
   std::vector<std::string> names;
   CHECK(with_p_names(R"((?<a>x)(?P<b>y)[(?<c>]\(?<d>\Q(?<e>\E(?<f>z)(?<=g)(?<!h))", &names) ==
         R"((?P<a>x)(?P<b>y)[(?<c>]\(?<d>\Q(?<e>\E(?P<f>z)(?<=g)(?<!h))");
