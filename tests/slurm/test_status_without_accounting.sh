@@ -19,9 +19,11 @@ gpus_per_node: 0
 procs_per_node: 1
 command: "true"
 YAML
-run submit job.yaml --follow
+# Not --follow: with MinJobAge 2 s and no sacct, a poll slowed by load can
+# come after squeue forgot the job, and --follow then rightly cannot say how
+# it ended (CI's load made it so once). The test waits for that itself.
+run submit job.yaml
 expect_code 0
-expect_out "COMPLETED"
 # Wait until squeue forgets the job (MinJobAge, checked every few seconds).
 deadline=$((SECONDS + 120))
 while [ -n "$(on_login squeue -h -t all -n "$JOB_NAME" -o %i)" ]; do
