@@ -44,8 +44,9 @@ void setup_sweep(CLI::App& app, Context& ctx) {
   CLI::App* retry = cmd->add_subcommand(
       "retry", "Submit again the cells of a grid's sweep that failed, were cancelled or timed out, as one array");
   retry->add_option("sweep", r->req.sweep, "The sweep (run id, name or prefix)")->required();
-  retry->add_option("--cells", r->req.cells, "Only these cells, by name (lr=0.1,seed=2); separate several with ;")
-      ->delimiter(';');
+  retry->add_option("--cells", r->req.cells,
+                    "Only these cells, by name (lr=0.1,seed=2); separate several with ; (a cell's whole name is "
+                    "that cell, ; and all); repeatable");
   retry->add_option("--runs", r->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
   retry->add_flag("--dry-run", r->req.dry_run, "Say which cells would be submitted; submit nothing");
   retry->add_flag("--no-preflight{false}", r->req.preflight, "Skip the check of the cells against your submit limits");
