@@ -31,7 +31,11 @@ mstch::data env_list(const EnvList& env) {
     mstch::data item;
     item.set("name", name);  // validated: [A-Za-z_][A-Za-z0-9_]*
     item.set("value", value);
-    item.set("assigned", shell_assignment_value(name, value));  // raw-safe: quoted, $NAME expanding
+    // Quoted, and a user's $NAME expanding; ddpctl's own (DDPCTL_CELL, a
+    // grid's values: never a user's env:, which cannot set DDPCTL_ names)
+    // are the bytes ddpctl put there, whatever they hold.
+    bool own = name.rfind("DDPCTL_", 0) == 0;
+    item.set("assigned", own ? shell_quote(value) : shell_assignment_value(name, value));
     list.push_back(item);
   }
   return list;

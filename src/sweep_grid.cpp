@@ -7,6 +7,7 @@
 #include <set>
 
 #include "files.hpp"
+#include "grid_cell.hpp"
 #include "grid_limits.hpp"
 #include "job_array.hpp"
 #include "paths.hpp"
@@ -40,7 +41,7 @@ std::vector<GridArray> group_cells(const ResolvedGrid& grid) {
         auto same = std::find_if(cell.shapes.begin(), cell.shapes.end(),
                                  [&](const ResolvedShape& s) { return s.label == shape.label; });
         if (same == cell.shapes.end() || same->directives != shape.directives)
-          throw UserError(Location{first.spec.where_of(first.spec.where.count("grid") ? "grid" : "include")}, "",
+          throw UserError(grid.grid.where, "grid",
                           fmt::format("with `alternatives:`, the grid's first cell races the shapes and every other "
                                       "cell runs on the winner, so the cells must agree on each shape: cell {}'s "
                                       "shape {} {}; vary the shape (nodes, procs_per_node) in a grid without "
@@ -277,11 +278,11 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   ResolvedGrid g = load_and_resolve_grid(o.spec, o.sets);
   if (!o.only.empty())
     throw UserError(Location{"--only"}, "", "picks shapes of a `sweep:` list; a grid's cells are chosen in the spec "
-                                            "(grid:, include:, exclude:)");
+                                            "(grid: and its include: and exclude:)");
   if (o.one_at_a_time)
     throw UserError(Location{"--one-at-a-time"}, "",
-                    "is for a `sweep:` list of shapes; a grid runs max_parallel: cells at once (`max_parallel: 1`: "
-                    "one at a time, each shape's array after the previous one ends)");
+                    "is for a `sweep:` list of shapes; a grid runs grid.max_parallel cells at once (`max_parallel: 1` "
+                    "under `grid:`: one at a time, each shape's array after the previous one ends)");
   std::vector<GridArray> arrays = group_cells(g);
   std::string identity = run_identity({{o.spec, g.text}}, o.sets, "grid");
 

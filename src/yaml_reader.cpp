@@ -360,6 +360,8 @@ void MapReader::finish() {
   for (const auto& e : entries_) {
     if (e.key.empty() && e.used) continue;
     Location at = doc_.locate(field(e.key), e.key_node);
+    // A key a grid's cell set (grid.hpp) has no line of its own: its value's.
+    if (at.line == 0 && e.value.IsDefined()) at = doc_.locate(field(e.key), e.value);
     if (auto [it, inserted] = first.emplace(e.key, &e); !inserted) {
       YAML::Mark m = it->second->key_node.Mark();
       diags_.error(at, field(e.key), fmt::format("duplicate key (first set on line {})", m.line + 1));

@@ -21,7 +21,7 @@ void setup_sweep(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "sweep", "Submit a spec's grid of cells as job arrays (one per shape), or each shape of its `sweep:` list");
-  cmd->add_option("spec", o->req.spec, "Run spec (YAML) with a `grid:` (or `include:`), or a `sweep:` list");
+  cmd->add_option("spec", o->req.spec, "Run spec (YAML) with a `grid:`, or a `sweep:` list");
   cmd->add_option("--set", o->req.sets, "Override a spec field: KEY=VALUE with a dotted KEY");
   cmd->add_option("--name", o->req.name, "Experiment name (default: the spec's name)");
   cmd->add_option("--only", o->req.only, "Only these shapes (labels)")->delimiter(',');
