@@ -142,7 +142,7 @@ std::vector<Partial> read_partials(Reader& r, const YAML::Node& list, const std:
     for (auto it = entry.begin(); it != entry.end(); ++it) {
       auto path = r.key(it->first, f);
       if (!path || !r.value_ok(it->second, f + "." + *path)) continue;
-      p.values.push_back({*path, value_text(it->second), it->second, it->first.Scalar(), -1, static_cast<int>(i)});
+      p.values.push_back({*path, value_text(it->second), it->second, -1, static_cast<int>(i)});
     }
     out.push_back(std::move(p));
   }
@@ -167,7 +167,7 @@ void read_axis(Reader& r, const YAML::Node& key, const YAML::Node& list, Grid& g
     YAML::Node v = list[j];
     std::string vf = fmt::format("{}[{}]", f, j);
     if (!r.value_ok(v, vf)) continue;
-    GridValue gv{*path, value_text(v), v, key.Scalar(), static_cast<int>(j), -1};
+    GridValue gv{*path, value_text(v), v, static_cast<int>(j), -1};
     if (!seen.insert(gv.text).second) {
       r.diags.error(r.at(vf, v), vf, fmt::format("{} is in this list twice", printable(gv.text)));
       continue;

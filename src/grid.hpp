@@ -33,9 +33,20 @@ struct GridValue {
   std::string key;   // GridKey::path
   std::string text;  // the value as cell names show it: "0.01", "[a, b]"
   YAML::Node node;   // as written (its mark: the line it came from)
-  // Where it is in the document: grid[raw_key][index], or grid.include[entry][raw_key].
-  std::string raw_key;
+  // Where it is in the grid: grid.<key>[index], or grid.include[include_entry].<key>.
   int index = -1, include_entry = -1;
+
+  // YAML::Node's operator= writes into the node it refers to (the spec's
+  // own, which every cell is copied from); a GridValue assigned (sorted,
+  // replaced) refers to the other's node instead.
+  GridValue& operator=(const GridValue& other) {
+    key = other.key;
+    text = other.text;
+    node.reset(other.node);
+    index = other.index;
+    include_entry = other.include_entry;
+    return *this;
+  }
 };
 
 struct GridCell {

@@ -88,23 +88,26 @@ std::optional<std::string> replace_placeholders(const std::string& text, const G
   return out;
 }
 
+CellDocuments::CellDocuments(const YamlDocument& spec) : rest_(spec) {
+  rest_.root.reset(copy_with_marks(spec.root));  // reset: operator= would write into spec's own node
+  rest_.root.remove("grid");
+}
+
 YamlDocument cell_document(const std::string& file, const std::string& text, const std::vector<std::string>& overrides,
                            const Grid& grid, const GridCell& cell) {
-  YamlDocument out = parse_yaml_document(file, text, "run spec");
-  apply_overrides(out, overrides);
+  YamlDocument spec = parse_yaml_document(file, text, "run spec");
+  apply_overrides(spec, overrides);
+  return CellDocuments(spec).of(grid, cell);
+}
+
+YamlDocument CellDocuments::of(const Grid& grid, const GridCell& cell) const {
+  YamlDocument out = rest_;
+  out.root.reset(copy_with_marks(rest_.root));
   const YamlDocument& doc = out;
   // The cell's values, as the grid wrote them (their lines stay theirs).
-  std::vector<std::pair<std::string, YAML::Node>> values;
-  for (const auto& v : cell.values) {
-    YAML::Node node = v.include_entry >= 0
-                          ? out.root["grid"]["include"][static_cast<size_t>(v.include_entry)][v.raw_key]
-                          : out.root["grid"][v.raw_key][static_cast<size_t>(v.index)];
-    values.emplace_back(v.key, node);
-  }
-  out.root.remove("grid");
-  for (const auto& [key, node] : values)
-    if (auto problem = set_field_path(out.root, key, node))
-      throw UserError(grid.where, key, fmt::format("cell {}: {}", cell.name, *problem));
+  for (const auto& v : cell.values)
+    if (auto problem = set_field_path(out.root, v.key, copy_with_marks(v.node)))
+      throw UserError(grid.where, v.key, fmt::format("cell {}: {}", cell.name, *problem));
 
   Diagnostics diags;
   auto replace = [&](YAML::Node node, const std::string& field, PlaceholderUse use,

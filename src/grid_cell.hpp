@@ -19,13 +19,23 @@
 
 namespace ddpctl {
 
-// The document of one cell: the grid removed, the cell's values set, and
-// placeholders replaced in command:, trainer.extra_args, env: values and
-// trainer.checkpoint_dir (a checkpoint folder without one gets the cell's
-// folder name appended, so cells never share a checkpoint unless the spec
-// says so). An unknown placeholder is a UserError at its line.
-// The document is parsed again from `text` (and `overrides` applied) for
-// each cell, so that no two cells share a node and every value keeps its line.
+// The documents of a grid's cells, from one reading of the spec (`spec`, its
+// overrides applied, the document read_grid read). A cell's document is a
+// copy of it without grid: (copy_with_marks: every value keeps its line, no
+// two cells share a node), the cell's values set (copies of the grid's
+// nodes), and placeholders replaced in command:, trainer.extra_args, env:
+// values and trainer.checkpoint_dir (a checkpoint folder without one gets
+// the cell's folder name appended, so cells never share a checkpoint unless
+// the spec says so). An unknown placeholder is a UserError at its line.
+class CellDocuments {
+ public:
+  explicit CellDocuments(const YamlDocument& spec);
+  YamlDocument of(const Grid& grid, const GridCell& cell) const;
+
+ private:
+  YamlDocument rest_;  // the spec without grid:
+};
+// The same for one cell, reading `text` (tests).
 YamlDocument cell_document(const std::string& file, const std::string& text, const std::vector<std::string>& overrides,
                            const Grid& grid, const GridCell& cell);
 

@@ -286,9 +286,11 @@ ResolvedGrid load_and_resolve_grid(const std::string& spec_path, const std::vect
   // cell has is the spec's, said once; one that only some cells have names them.
   std::optional<ClusterProfile> profile;
   std::vector<std::pair<std::string, Diagnostic>> problems;  // cell name, problem
+  const CellDocuments documents(doc);
+  out.cells.reserve(out.grid.cells.size());
   for (const GridCell& cell : out.grid.cells) {
     try {
-      RunSpec spec = parse_run_spec_document(cell_document(spec_path, out.text, overrides, out.grid, cell));
+      RunSpec spec = parse_run_spec_document(documents.of(out.grid, cell));
       if (!profile)
         profile = load_cluster_profile(find_cluster_profile(spec.cluster, spec.file, spec.where_of("cluster")));
       out.cells.push_back(resolve_run(std::move(spec), *profile));

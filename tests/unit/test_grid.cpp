@@ -134,6 +134,16 @@ TEST_CASE("grid: a cell's document has its values at their paths, placeholders r
   CHECK(cell.root["env"]["OUT"].Scalar() == "run-lr=0.02,checkpoint_dir=/ck");
   // The base document is untouched: each cell is parsed anew.
   CHECK(doc.root["trainer"]["lr"].Scalar() == "0.1");
+  // ... and so is the one CellDocuments copies every cell from, and no two
+  // cells share a node.
+  const CellDocuments documents(doc);
+  YamlDocument one = documents.of(g, g.cells[0]), two = documents.of(g, g.cells[1]);
+  CHECK(one.root["env"]["OUT"].Scalar() == "run-lr=0.1,checkpoint_dir=/ck");
+  CHECK(two.root["env"]["OUT"].Scalar() == "run-lr=0.02,checkpoint_dir=/ck");
+  CHECK(one.root["trainer"]["checkpoint_dir"].Scalar() == "/ck/lr=0.1,checkpoint_dir=_ck");
+  CHECK(one.root["env"]["OUT"].Mark().line + 1 == 8);
+  CHECK(doc.root["grid"].IsDefined());
+  CHECK(doc.root["env"]["OUT"].Scalar() == "run-{cell}");
   RunSpec spec = parse_run_spec_document(cell);
   CHECK(std::find(spec.trainer_args.begin(), spec.trainer_args.end(), "--lr=0.02") != spec.trainer_args.end());
   CHECK_FALSE(spec.has_grid);
@@ -263,4 +273,39 @@ TEST_CASE("grid: errors in a cell's document name the line, and an empty mapping
                              "cell: `{trainer.lr: 0.1}`), got an empty mapping ({})"));
   CHECK_THAT(read("grid:\n  env.A: []\n"), Catch::Contains("grid.env.A: expected a non-empty list of values, got an "
                                                             "empty list ([])"));
+}
+
+TEST_CASE("grid: reading the grid leaves the spec's document as it was (every cell is copied from it)") {
+  // Cells' values sorted into the keys' order, and an include: entry's value
+  // replacing an earlier one's: neither writes into the document.
+  YamlDocument doc = parse_yaml_document(
+      "s.yaml",
+      std::string(kBase) + "cpus_per_task: 1\ngrid:\n  trainer.lr: [0.1, 0.2]\n  include:\n    - {trainer.seed: 3}\n"
+                           "    - {trainer.lr: 0.1, trainer.seed: 4}\n",
+      "run spec");
+  Grid g = *read_grid(doc);
+  CHECK(names(g) == std::vector<std::string>{"lr=0.1,seed=4", "lr=0.2,seed=3"});
+  CHECK(doc.root["grid"]["include"][0]["trainer.seed"].Scalar() == "3");
+  CHECK(doc.root["grid"]["include"][1]["trainer.seed"].Scalar() == "4");
+  const CellDocuments documents(doc);
+  CHECK(documents.of(g, g.cells[1]).root["trainer"]["seed"].Scalar() == "3");
+
+  doc = parse_yaml_document("s.yaml",
+                            std::string(kBase) + "cpus_per_task: 1\ngrid:\n  include:\n"
+                                                 "    - {nodes: 1, procs_per_node: 1}\n"
+                                                 "    - {nodes: 1, procs_per_node: 2, cpus_per_task: 2}\n"
+                                                 "    - {nodes: 2, procs_per_node: 1}\n",
+                            "run spec");
+  g = *read_grid(doc);
+  CHECK(names(g) == std::vector<std::string>{"nodes=1,procs_per_node=1", "nodes=1,procs_per_node=2,cpus_per_task=2",
+                                            "nodes=2,procs_per_node=1"});
+  YAML::Node include = doc.root["grid"]["include"];
+  CHECK(include[1]["nodes"].Scalar() == "1");
+  CHECK(include[1]["procs_per_node"].Scalar() == "2");
+  const CellDocuments shapes(doc);
+  YamlDocument cell = shapes.of(g, g.cells[1]);
+  CHECK(cell.root["nodes"].Scalar() == "1");
+  CHECK(cell.root["procs_per_node"].Scalar() == "2");
+  CHECK(cell.root["cpus_per_task"].Scalar() == "2");
+  CHECK(shapes.of(g, g.cells[2]).root["cpus_per_task"].Scalar() == "1");
 }
