@@ -70,7 +70,11 @@ std::string absolute_path(const std::string& p) {
   return ec ? p : abs.lexically_normal().string();
 }
 
-void write_file_atomic(const std::string& path, const std::string& content, mode_t mode) {
+namespace {
+
+// `content` into a temporary file beside `path`, renamed over it; with
+// `flush`, the data and the rename are on disk before it returns.
+void replace_file(const std::string& path, const std::string& content, mode_t mode, bool flush) {
   fs::path target(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
@@ -89,19 +93,57 @@ void write_file_atomic(const std::string& path, const std::string& content, mode
     done += static_cast<size_t>(n);
   }
   if (::fchmod(fd, mode) != 0) fail("chmod");
-  if (::fsync(fd) != 0) fail("fsync");
+  if (flush && ::fsync(fd) != 0) fail("fsync");
   if (::close(fd) != 0) {
     fd = -1;
     fail("close");
   }
   fd = -1;
   if (::rename(tmpl.c_str(), path.c_str()) != 0) fail("rename");
+  if (!flush) return;
   // Make the rename itself durable.
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);
   }
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, const std::string& content, mode_t mode) {
+  replace_file(path, content, mode, true);
+}
+
+FileBatch::FileBatch(std::string dir, mode_t mode) : dir_(std::move(dir)), mode_(mode) {}
+
+void FileBatch::write(const std::string& name, const std::string& content) {
+  fs::path target = fs::path(dir_) / name;
+  std::string folder = target.parent_path().string();
+  if (folder != made_) {
+    std::error_code ec;
+    fs::create_directories(folder, ec);
+    if (ec) throw UserError(Location{folder}, "", "cannot create the folder for " + name + ": " + ec.message());
+    made_ = folder;
+  }
+  replace_file(target.string(), content, mode_, false);
+}
+
+void FileBatch::commit() {
+  int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || ::syncfs(fd) != 0) {
+    int err = errno;
+    if (fd >= 0) ::close(fd);
+    throw UserError(Location{dir_}, "", fmt::format("cannot flush the files written there: {}", std::strerror(err)));
+  }
+  ::close(fd);
+}
+
+void write_files_atomic(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files,
+                        mode_t mode) {
+  FileBatch batch(dir, mode);
+  for (const auto& [name, content] : files) batch.write(name, content);
+  batch.commit();
 }
 
 ScratchDir::ScratchDir(const std::string& prefix) {

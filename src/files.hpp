@@ -1,6 +1,7 @@
 #pragma once
 #include <string>
 #include <sys/types.h>
+#include <utility>
 #include <vector>
 
 namespace ddpctl {
@@ -20,6 +21,23 @@ std::vector<std::string> tail_lines(const std::string& path, size_t max_bytes = 
 // written, flushed to disk and renamed over `path`, so readers see the old file
 // or the new one, never a part. Throws UserError on failure.
 void write_file_atomic(const std::string& path, const std::string& content, mode_t mode = 0644);
+// Many files under one folder (names relative to it, their folders made),
+// each written atomically as above when it comes, and flushed to disk all at
+// once by commit(): one syncfs instead of two fsyncs a file (a grid's
+// 100,000 cell scripts). After commit() every file and its rename are on
+// disk. Throws UserError.
+class FileBatch {
+ public:
+  FileBatch(std::string dir, mode_t mode);
+  void write(const std::string& name, const std::string& content);
+  void commit();
+
+ private:
+  std::string dir_, made_;  // made_: the last folder made (files come folder by folder)
+  mode_t mode_;
+};
+void write_files_atomic(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files,
+                        mode_t mode);
 
 // `p` made absolute (against the working directory) and normalized; `p`
 // itself when that cannot be done.

@@ -17,16 +17,20 @@ namespace ddpctl {
 namespace fs = std::filesystem;
 
 std::string executable_dir() {
-  std::error_code ec;
+  // Read once: every script rendered names it (a grid's 100,000 cells).
+  static const std::string dir = [] {
+    std::error_code ec;
 #ifdef __APPLE__
-  char buf[4096];
-  uint32_t size = sizeof buf;
-  if (_NSGetExecutablePath(buf, &size) != 0) return "";
-  fs::path exe = fs::canonical(buf, ec);
+    char buf[4096];
+    uint32_t size = sizeof buf;
+    if (_NSGetExecutablePath(buf, &size) != 0) return std::string();
+    fs::path exe = fs::canonical(buf, ec);
 #else
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
 #endif
-  return ec ? "" : exe.parent_path().string();
+    return ec ? std::string() : exe.parent_path().string();
+  }();
+  return dir;
 }
 
 std::string agent_program() {

@@ -1,10 +1,13 @@
 #include "render.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fmt/format.h>
 #include <kainjow/mustache.hpp>
 #include <map>
+#include <memory>
+#include <optional>
 
 #include "job_files.hpp"
 #include "files.hpp"
@@ -31,7 +34,11 @@ mstch::data env_list(const EnvList& env) {
     mstch::data item;
     item.set("name", name);  // validated: [A-Za-z_][A-Za-z0-9_]*
     item.set("value", value);
-    item.set("assigned", shell_assignment_value(name, value));  // raw-safe: quoted, $NAME expanding
+    // Quoted, and a user's $NAME expanding; ddpctl's own (DDPCTL_CELL, a
+    // grid's values: never a user's env:, which cannot set DDPCTL_ names)
+    // are the bytes ddpctl put there, whatever they hold.
+    bool own = name.rfind("DDPCTL_", 0) == 0;
+    item.set("assigned", own ? shell_quote(value) : shell_assignment_value(name, value));
     list.push_back(item);
   }
   return list;
@@ -274,24 +281,90 @@ std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const std::st
   return render_scripts(run, load_templates(templates_dir, data_dir() + "/templates"), race);
 }
 
-std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const TemplateSet& templates,
-                                           const RaceRole& race) {
-  const std::string& path = templates.main.path;
-  mstch::mustache tmpl{templates.main.text};
-  if (!tmpl.is_valid()) throw UserError(Location{path}, "", "invalid template: " + tmpl.error_message());
-  tmpl.set_custom_escape([](const std::string& s) { return shell_quote(s); });
-  std::map<std::string, mstch::data> parts;
-  for (const auto& [name, part] : templates.parts) parts.emplace(name, mstch::data{part_text(part.text)});
+namespace {
 
+std::string trimmed(const std::string& s) {  // as kainjow trims a tag
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+// `text` with each {{> part}} replaced by the part's text, the parts' own
+// tags by theirs: what kainjow does at every render, parsing each part
+// anew, done once. kainjow renders a part into the line buffer of the tag's
+// line, so the output is the same. nullopt where it might not be: a
+// template that sets other delimiters ({{=...=}}, which a part would not
+// see), an unknown part (the render says so), a tag left open.
+std::optional<std::string> with_parts_in_place(const std::string& text, const TemplateSet& t, int depth = 0) {
+  if (depth > 64) return std::nullopt;
+  std::string out;
+  for (size_t at = 0;;) {
+    size_t open = text.find("{{", at);
+    if (open == std::string::npos) return out.append(text, at, std::string::npos);
+    bool triple = open + 2 < text.size() && text[open + 2] == '{';
+    size_t from = open + (triple ? 3 : 2);
+    size_t close = text.find(triple ? "}}}" : "}}", from);
+    if (close == std::string::npos) return std::nullopt;
+    size_t end = close + (triple ? 3 : 2);
+    std::string tag = trimmed(text.substr(from, close - from));
+    if (!tag.empty() && tag[0] == '=') return std::nullopt;
+    if (triple || tag.empty() || tag[0] != '>') {
+      out.append(text, at, end - at);
+    } else {
+      auto part = t.parts.find(trimmed(tag.substr(1)));
+      if (part == t.parts.end()) return std::nullopt;
+      auto inner = with_parts_in_place(part_text(part->second.text), t, depth + 1);
+      if (!inner) return std::nullopt;
+      out.append(text, at, open - at) += *inner;
+    }
+    at = end;
+  }
+}
+
+}  // namespace
+
+struct ScriptRenderer::Compiled {
+  TemplateSet templates;
+  std::map<std::string, mstch::data> parts;
+  std::optional<mstch::mustache> whole;  // the main template with its parts in place, parsed once
+};
+
+ScriptRenderer::ScriptRenderer(const TemplateSet& templates) : compiled_(std::make_shared<Compiled>()) {
+  Compiled& c = *compiled_;
+  c.templates = templates;
+  if (auto whole = with_parts_in_place(templates.main.text, templates)) {
+    c.whole.emplace(*whole);
+    if (!c.whole->is_valid()) c.whole.reset();  // the render with its parts says why
+    else c.whole->set_custom_escape([](const std::string& s) { return shell_quote(s); });
+  }
+  for (const auto& [name, part] : templates.parts) c.parts.emplace(name, mstch::data{part_text(part.text)});
+}
+
+std::vector<RenderedScript> ScriptRenderer::render(const ResolvedRun& run, const RaceRole& race) const {
+  Compiled& c = *compiled_;
+  const std::string& path = c.templates.main.path;
+  std::optional<mstch::mustache> parted;  // each part parsed where it is included, as kainjow does
+  if (!c.whole) {
+    parted.emplace(c.templates.main.text);
+    if (!parted->is_valid()) throw UserError(Location{path}, "", "invalid template: " + parted->error_message());
+    parted->set_custom_escape([](const std::string& s) { return shell_quote(s); });
+  }
+  mstch::mustache& tmpl = c.whole ? *c.whole : *parted;
   std::vector<RenderedScript> out;
   for (const ResolvedShape& shape : run.shapes) {
     mstch::data data = shape_data(run, shape, race);
-    PartsContext ctx(&data, parts, path);
+    PartsContext ctx(&data, c.parts, path);
     std::string text = tmpl.render(ctx);
     if (!tmpl.is_valid()) throw UserError(Location{path}, "", "template failed to render: " + tmpl.error_message());
     out.push_back({shape.label, shape.script_name, collapse_blank_lines(text)});
   }
   return out;
+}
+
+std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const TemplateSet& templates,
+                                           const RaceRole& race) {
+  return ScriptRenderer(templates).render(run, race);
 }
 
 }  // namespace ddpctl

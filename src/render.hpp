@@ -3,6 +3,7 @@
 // inserts a value shell-quoted (shell_quote) and {{{name}}} inserts it as is;
 // the raw form is only for values ddpctl built or validated to be safe words,
 // and for the user's own `setup` lines. docs/templates.md lists the variables.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,18 @@ std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const std::st
 // ... with templates already loaded (load_templates).
 std::vector<RenderedScript> render_scripts(const ResolvedRun& run, const TemplateSet& templates,
                                            const RaceRole& race = {});
+
+// The templates read once for many runs (a grid's cells): the main template
+// with its parts in place is parsed here, not at each render.
+class ScriptRenderer {
+ public:
+  explicit ScriptRenderer(const TemplateSet& templates);
+  std::vector<RenderedScript> render(const ResolvedRun& run, const RaceRole& race = {}) const;
+
+ private:
+  struct Compiled;
+  std::shared_ptr<Compiled> compiled_;
+};
 
 // Only the script of the shape labelled `label` (all of them when empty); a
 // UserError listing the labels when none has it.

@@ -8,6 +8,7 @@
 #include "job_files.hpp"
 #include "files.hpp"
 #include "grid.hpp"
+#include "grid_cell.hpp"
 #include "overrides.hpp"
 #include "cluster.hpp"
 #include "paths.hpp"
@@ -261,7 +262,7 @@ ResolvedRun load_and_resolve(const std::string& spec_path, const std::vector<std
     throw UserError(Location{printable(spec_path)}, "", "the spec's path " + *problem);
   RunSpec spec = load_run_spec(spec_path, overrides);
   if (spec.has_grid)
-    throw UserError(spec.where_of(spec.where.count("grid") ? "grid" : "include"), "grid",
+    throw UserError(spec.where_of("grid"), "grid",
                     "this spec is a grid of runs: `ddpctl sweep SPEC` submits its cells (`ddpctl sweep SPEC "
                     "--dry-run` checks them, `ddpctl gen SPEC` writes their scripts)");
   std::string profile_path = find_cluster_profile(spec.cluster, spec.file, spec.where_of("cluster"));
@@ -278,16 +279,18 @@ ResolvedGrid load_and_resolve_grid(const std::string& spec_path, const std::vect
   std::optional<Grid> grid = read_grid(doc);
   if (!grid)
     throw UserError(Location{spec_path}, "grid",
-                    "this spec has no `grid:` (e.g. `grid: {trainer.lr: [0.1, 0.01], trainer.seed: [1, 2]}`) nor "
-                    "`include:` list of cells; `ddpctl submit` runs it");
+                    "this spec has no `grid:` (e.g. `grid: {trainer.lr: [0.1, 0.01], trainer.seed: [1, 2]}`); "
+                    "`ddpctl submit` runs it");
   out.grid = std::move(*grid);
   // Every cell is read and checked as a spec of its own. A problem every
   // cell has is the spec's, said once; one that only some cells have names them.
   std::optional<ClusterProfile> profile;
   std::vector<std::pair<std::string, Diagnostic>> problems;  // cell name, problem
+  const CellDocuments documents(doc);
+  out.cells.reserve(out.grid.cells.size());
   for (const GridCell& cell : out.grid.cells) {
     try {
-      RunSpec spec = parse_run_spec_document(cell_document(spec_path, out.text, overrides, out.grid, cell));
+      RunSpec spec = parse_run_spec_document(documents.of(out.grid, cell));
       if (!profile)
         profile = load_cluster_profile(find_cluster_profile(spec.cluster, spec.file, spec.where_of("cluster")));
       out.cells.push_back(resolve_run(std::move(spec), *profile));

@@ -139,7 +139,7 @@ struct RunSpec {
   std::vector<Shape> shapes;  // [0] = the spec's shape, then each alternative
   bool has_alternatives = false;
   bool has_sweep = false;  // `sweep:`: shapes are the sweep's entries, one run each
-  bool has_grid = false;   // `grid:` or `include:`: a grid of cells (grid.hpp), one array per shape
+  bool has_grid = false;   // `grid:`: a grid of cells (grid.hpp), one array per shape
   bool several_shapes() const { return has_alternatives || has_sweep; }
 
   LaunchMode launch = LaunchMode::PerNode;

@@ -145,10 +145,7 @@ Run create_run(const std::string& root, const std::vector<RunPart>& parts, const
   for (size_t i = 0; i < parts.size(); ++i)
     write_file_atomic(run.dir + (i == 0 ? std::string("/spec.yaml") : fmt::format("/spec.{}.yaml", i + 1)),
                       parts[i].spec_text);
-  for (const auto& [file, text] : scripts) {
-    if (file.find('/') != std::string::npos) fs::create_directories(fs::path(run.dir + "/" + file).parent_path(), ec);
-    write_file_atomic(run.dir + "/" + file, text, 0755);
-  }
+  write_files_atomic(run.dir, scripts, 0755);
 
   json shapes = json::array();
   for (size_t i = 0; i < run.shapes.size(); ++i) {

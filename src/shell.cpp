@@ -74,6 +74,103 @@ std::string shell_assignment_value(const std::string& name, const std::string& v
   return out.empty() ? "''" : out;
 }
 
+namespace {
+
+struct QuoteFrame {
+  ShellQuoting quoting;
+  char close;      // what ends it: " ' ) ` }; 0 for the line itself
+  int parens = 0;  // ( ... ) inside a $( ) frame
+};
+
+bool starts_word(std::string_view s, size_t i) {
+  return i == 0 || std::string_view(" \t;&|()<>").find(s[i - 1]) != std::string_view::npos;
+}
+
+}  // namespace
+
+std::vector<ShellQuoting> shell_quoting_of(std::string_view s) {
+  using Q = ShellQuoting;
+  std::vector<Q> out(s.size(), Q::Unquoted);
+  std::vector<QuoteFrame> stack{{Q::Unquoted, 0, 0}};
+  // Inside ${...} quotes nest by other rules ("${x:-'a'}" keeps the ' ):
+  // everything there, however quoted, is Parameter.
+  int parameters = 0;
+  auto push = [&](Q q, char ends_at) {
+    stack.push_back({q, ends_at, 0});
+    if (q == Q::Parameter) ++parameters;
+  };
+  auto pop = [&] {
+    if (stack.back().quoting == Q::Parameter) --parameters;
+    stack.pop_back();
+  };
+  auto same_for_next = [&](size_t& at) {  // an escaped or two-byte opening's second byte
+    if (at + 1 < out.size()) out[at + 1] = out[at];
+    ++at;
+  };
+  for (size_t i = 0; i < s.size(); ++i) {
+    QuoteFrame& f = stack.back();  // not used after push(), which may move it
+    const char c = s[i], next = i + 1 < s.size() ? s[i + 1] : '\0';
+    out[i] = parameters > 0 ? Q::Parameter : f.quoting;
+    if (f.quoting == Q::Single) {
+      if (c == '\'') pop();
+      continue;
+    }
+    if (c == '\\') {
+      same_for_next(i);
+      continue;
+    }
+    if (f.quoting == Q::AnsiC) {
+      if (c == '\'') pop();
+      continue;
+    }
+    if (c == '$' && (next == '(' || next == '{')) {
+      same_for_next(i);
+      push(next == '(' ? Q::Unquoted : Q::Parameter, next == '(' ? ')' : '}');
+      continue;
+    }
+    if (c == '`') {
+      if (f.close == '`') pop();
+      else push(Q::Unquoted, '`');
+      continue;
+    }
+    if (f.quoting == Q::Double) {
+      if (c == '"') pop();
+      continue;
+    }
+    // Outside quotes, or inside ${...}.
+    if (c == '\'') {
+      push(Q::Single, '\'');
+    } else if (c == '"') {
+      push(Q::Double, '"');
+    } else if (c == '$' && next == '\'') {
+      same_for_next(i);
+      push(Q::AnsiC, '\'');
+    } else if (c == '}' && f.close == '}') {
+      pop();
+    } else if (c == '(' && f.close == ')') {
+      ++f.parens;
+    } else if (c == ')' && f.close == ')') {
+      if (f.parens > 0) --f.parens;
+      else pop();
+    } else if (c == '#' && f.quoting == Q::Unquoted && starts_word(s, i)) {
+      break;  // a comment: the rest of the line is unquoted
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> shell_variable_at(ShellQuoting q, const std::string& name) {
+  const std::string expansion = "${" + name + "-}";
+  switch (q) {
+    case ShellQuoting::Unquoted: return "\"" + expansion + "\"";
+    case ShellQuoting::Double: return expansion;
+    case ShellQuoting::Single: return "'\"" + expansion + "\"'";
+    case ShellQuoting::AnsiC: return "'\"" + expansion + "\"$'";
+    case ShellQuoting::Parameter: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::string shell_join(const std::vector<std::string>& words) {
   std::string out;
   for (size_t i = 0; i < words.size(); ++i) {

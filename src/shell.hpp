@@ -2,6 +2,7 @@
 // The one place where values become shell words. Everything ddpctl writes into
 // a script that it did not take verbatim from the user's `setup`/`command`
 // passes through shell_quote.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,5 +28,21 @@ std::string shell_assignment_value(const std::string& name, const std::string& v
 
 // Whether `value` refers to the variable `name` itself ($NAME or ${NAME}).
 bool refers_to_itself(const std::string& name, const std::string& value);
+
+// How bash reads a byte of a one-line command: outside quotes (also inside
+// $( ) and ` `, which start afresh), inside "...", '...', $'...', or inside
+// a ${...} expansion.
+enum class ShellQuoting { Unquoted, Double, Single, AnsiC, Parameter };
+// The quoting of each byte of `line`, read as bash reads it: \ escapes,
+// the quotes, and $( ), ` `, ${ } nested in each other and in "...". A
+// comment (# at a word's start) counts as unquoted. A value put in a line
+// through a variable (shell_variable_at) needs only this much: where the
+// reading is wrong, the value may be split into words, never run.
+std::vector<ShellQuoting> shell_quoting_of(std::string_view line);
+// The text that, at a place quoted `q`, expands to the variable `name`'s
+// value as exactly that part of its word (nothing when it is unset):
+// "${NAME-}" outside quotes, ${NAME-} inside "...", '"${NAME-}"' inside
+// '...'. nullopt inside ${...}, where no form is exact.
+std::optional<std::string> shell_variable_at(ShellQuoting q, const std::string& name);
 
 }  // namespace ddpctl

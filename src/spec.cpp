@@ -163,12 +163,12 @@ RunSpec parse_run_spec_document(const YamlDocument& doc) {
   for (const char* key : site_option_keys())
     if (top.has(key)) spec.where[key] = top.where(key);
   // The grid is read by grid.hpp, cell by cell; here it is only seen.
-  for (const std::string& key : grid_fields())
-    if (top.has(key)) spec.where[key] = top.where(key);
-  spec.has_grid = top.has("grid") || top.has("include");
+  if (top.has("grid")) spec.where["grid"] = top.where("grid");
+  spec.has_grid = top.has("grid");
+  refuse_old_grid_spelling(top);
   if (spec.has_grid && spec.has_sweep)
-    top.error("sweep", "a spec has either a grid (`grid:`/`include:`) or `sweep:`, not both; a list of shapes is an "
-                       "`include:` list now (docs/sweeps.md)");
+    top.error("sweep", "a spec has either a `grid:` or `sweep:`, not both; a list of shapes is a grid's `include:` "
+                       "list now (docs/sweeps.md)");
   top.finish();
 
   // Labels derive from nodes and GPUs: compare them only when those read

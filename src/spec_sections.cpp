@@ -147,10 +147,12 @@ void read_environment(MapReader& top, RunSpec& spec) {
       top.diagnostics().error(entries.where(name), "env." + name, message);
     };
     for (const auto& [name, value] : *env) {
+      // At the entry, as env: (a grid's cell may have made env: itself, at no line).
       if (!is_env_name(name)) {
-        top.error("env", fmt::format("{} is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)", printable(name)));
+        top.diagnostics().error(entries.where(name), "env",
+                                fmt::format("{} is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)", printable(name)));
       } else if (auto reason = reserved_env_reason(name)) {
-        top.error("env", fmt::format("{} {}", name, *reason));
+        top.diagnostics().error(entries.where(name), "env", fmt::format("{} {}", name, *reason));
       } else if (name.size() + 1 + value.size() >= 131072) {
         // The environment string is NAME=value: Linux's 128 KiB cap counts it whole.
         error(name, fmt::format("{}=... is {} bytes with its name; Linux passes at most 128 KiB (131071 bytes) in "

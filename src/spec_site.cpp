@@ -245,7 +245,13 @@ void read_sbatch_map(MapReader& top, RunSpec& spec) {
 void read_shape_site_fields(MapReader& r, Shape& s) {
   auto note = [&](const char* key) { s.where[key] = r.where(key); };
   if (auto v = r.string("reservation", slurm_name_problem)) s.reservation = *v, note("reservation");
-  if (auto v = r.string("exclude", check_hostlist)) s.exclude = *v, note("exclude");
+  if (r.has("exclude") && r.node("exclude").IsSequence() && r.field("exclude") == "exclude")
+    // A list of partial cells: a grid's exclude:, which lives under grid: now.
+    r.error("exclude", "expected a Slurm host list (the nodes the job must not run on, e.g. exclude: g1,g[2-4]), "
+                       "got a list; a grid's cells to drop are `exclude:` under `grid:` now (grid: {exclude: [...]}; "
+                       "docs/sweeps.md)");
+  else if (auto v = r.string("exclude", check_hostlist))
+    s.exclude = *v, note("exclude");
   if (auto v = r.string("nodelist", check_hostlist)) s.nodelist = *v, note("nodelist");
 }
 

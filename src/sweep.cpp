@@ -25,15 +25,15 @@ std::string sweep_list_note(const std::string& spec_file, bool one_at_a_time) {
   } catch (const std::exception&) {
     return "";
   }
-  std::string yaml = "    include:";
+  std::string yaml = "    grid:\n      include:";
   for (const auto& entry : entries) {
     YAML::Emitter e;
     e.SetMapFormat(YAML::Flow);
     e.SetSeqFormat(YAML::Flow);
     e << entry;
-    yaml += std::string("\n      - ") + e.c_str();
+    yaml += std::string("\n        - ") + e.c_str();
   }
-  yaml += "\n    max_parallel: 1";
+  yaml += "\n      max_parallel: 1";
   return std::string("`sweep:` is the old spelling of a grid of shapes, still read as before. As a grid (one sweep, "
                      "one job array per shape, the same scaling table from `ddpctl report`; docs/sweeps.md), in place "
                      "of `sweep:`:\n") +

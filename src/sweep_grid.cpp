@@ -1,12 +1,14 @@
 #include "sweep_grid.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <fmt/format.h>
 #include <map>
 #include <set>
 
 #include "files.hpp"
+#include "grid_cell.hpp"
 #include "grid_limits.hpp"
 #include "job_array.hpp"
 #include "paths.hpp"
@@ -40,7 +42,7 @@ std::vector<GridArray> group_cells(const ResolvedGrid& grid) {
         auto same = std::find_if(cell.shapes.begin(), cell.shapes.end(),
                                  [&](const ResolvedShape& s) { return s.label == shape.label; });
         if (same == cell.shapes.end() || same->directives != shape.directives)
-          throw UserError(Location{first.spec.where_of(first.spec.where.count("grid") ? "grid" : "include")}, "",
+          throw UserError(grid.grid.where, "grid",
                           fmt::format("with `alternatives:`, the grid's first cell races the shapes and every other "
                                       "cell runs on the winner, so the cells must agree on each shape: cell {}'s "
                                       "shape {} {}; vary the shape (nodes, procs_per_node) in a grid without "
@@ -110,24 +112,27 @@ std::string array_script(const GridArray& array, const std::string& run_dir, con
 
 namespace {
 
-// What the sweep renders and records, before anything is queued.
+// What the sweep records, before anything is queued (its scripts went to
+// the ScriptSink as they were rendered).
 struct GridPlan {
   std::vector<GridArray> arrays;
-  std::vector<std::pair<std::string, std::string>> scripts;  // file in the run folder, text
   RunGrid grid;
   std::vector<std::string> checkpoint_folders;  // the cells' that ddpctl chose (set_checkpoint_folder)
 };
+// Takes each script (file in the run folder, text) as it is rendered, so
+// that a grid's 100,000 scripts are never all in memory.
+using ScriptSink = std::function<void(const std::string& file, const std::string& text)>;
 
 // Renders every cell's script for the run `run_id` in `run_dir` (its cells'
-// folders are <output_dir>/<run id>/<cell>) and each array's script.
-// `gen` keeps the paths as the spec and -o wrote them (relative ones stay
-// relative to the submit folder); a sweep makes them absolute.
+// folders are <output_dir>/<run id>/<cell>), then each array's script, into
+// `sink`. `gen` keeps the paths as the spec and -o wrote them (relative ones
+// stay relative to the submit folder); a sweep makes them absolute.
 GridPlan plan_grid(ResolvedGrid& g, const std::string& run_dir, const std::string& run_id,
-                   const std::string& templates_dir, bool absolute_paths = true) {
+                   const std::string& templates_dir, const ScriptSink& sink, bool absolute_paths = true) {
   GridPlan plan;
   plan.arrays = group_cells(g);
   const bool raced = is_raced(g);
-  TemplateSet templates = load_templates(templates_dir, data_dir() + "/templates");
+  ScriptRenderer renderer(load_templates(templates_dir, data_dir() + "/templates"));
   for (const auto& k : g.grid.keys) plan.grid.keys.emplace_back(k.path, k.name);
   plan.grid.max_parallel = g.grid.max_parallel;
   plan.grid.raced = raced;
@@ -146,19 +151,19 @@ GridPlan plan_grid(ResolvedGrid& g, const std::string& run_dir, const std::strin
     if (std::string c = set_checkpoint_folder(r, dir); !c.empty()) plan.checkpoint_folders.push_back(c);
     // A raced grid's first cell claims the race in its scripts; its winner
     // submits the other cells, and a requeue does not race again.
-    std::vector<RenderedScript> rendered = render_scripts(r, templates);
+    std::vector<RenderedScript> rendered = renderer.render(r);
     if (!raced)
-      plan.scripts.emplace_back(cell_script_name(i), rendered.at(0).text);
+      sink(cell_script_name(i), rendered.at(0).text);
     else
-      for (const RenderedScript& rs : rendered) plan.scripts.emplace_back(fmt::format("cells/{}/{}.sh", rs.label, i), rs.text);
+      for (const RenderedScript& rs : rendered) sink(fmt::format("cells/{}/{}.sh", rs.label, i), rs.text);
     if (raced && i == 0) {
       // The race's scripts (cells/<label>/0.race.sh): the claim first, and
       // the winner submits the other cells; a requeue does not race again.
       RaceRole role((fs::path(run_dir) / "race").string());
       role.reraces = false;
       role.continues_grid = true;
-      for (const RenderedScript& rs : render_scripts(r, templates, role))
-        plan.scripts.emplace_back(fmt::format("cells/{}/0.race.sh", rs.label), rs.text);
+      for (const RenderedScript& rs : renderer.render(r, role))
+        sink(fmt::format("cells/{}/0.race.sh", rs.label), rs.text);
     }
     RunCell rc{i, cell.name, raced ? "" : array_of.at(i), dir, {}};
     for (const auto& v : cell.values) rc.values.emplace_back(v.key, v.text);
@@ -166,18 +171,8 @@ GridPlan plan_grid(ResolvedGrid& g, const std::string& run_dir, const std::strin
   }
   std::sort(plan.grid.cells.begin(), plan.grid.cells.end(),
             [](const RunCell& a, const RunCell& b) { return a.index < b.index; });
-  for (const GridArray& a : plan.arrays)
-    plan.scripts.emplace_back(a.script, array_script(a, run_dir, g.cells[0].spec.file));
+  for (const GridArray& a : plan.arrays) sink(a.script, array_script(a, run_dir, g.cells[0].spec.file));
   return plan;
-}
-
-void write_scripts_into(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& scripts) {
-  for (const auto& [file, text] : scripts) {
-    std::error_code ec;
-    fs::create_directories(fs::path(dir + "/" + file).parent_path(), ec);
-    if (ec) throw UserError(Location{dir}, "", "cannot create the folder for " + file + ": " + ec.message());
-    write_file_atomic(dir + "/" + file, text, 0755);
-  }
 }
 
 }  // namespace
@@ -255,20 +250,30 @@ std::vector<std::pair<std::string, std::string>> render_grid_scripts(const std::
                                                                      const std::string& out_dir,
                                                                      const std::string& templates_dir) {
   ResolvedGrid g = load_and_resolve_grid(spec, sets);
-  GridPlan plan = plan_grid(g, out_dir, g.cells.at(0).spec.name + "-gen", templates_dir, false);
+  std::vector<std::pair<std::string, std::string>> scripts;
+  plan_grid(g, out_dir, g.cells.at(0).spec.name + "-gen", templates_dir,
+            [&](const std::string& file, const std::string& text) { scripts.emplace_back(file, text); }, false);
   // The arrays first: they are what sbatch takes.
-  std::stable_partition(plan.scripts.begin(), plan.scripts.end(),
-                        [](const auto& s) { return s.first.rfind("cells/", 0) != 0; });
-  return plan.scripts;
+  std::stable_partition(scripts.begin(), scripts.end(), [](const auto& s) { return s.first.rfind("cells/", 0) != 0; });
+  return scripts;
 }
 
 std::vector<std::string> write_grid_scripts(const std::string& spec, const std::vector<std::string>& sets,
                                             const std::string& out_dir, const std::string& templates_dir) {
-  auto scripts = render_grid_scripts(spec, sets, out_dir, templates_dir);
+  ResolvedGrid g = load_and_resolve_grid(spec, sets);
   std::string dir = absolute_path(out_dir);
-  write_scripts_into(dir, scripts);
+  FileBatch batch(dir, 0755);
   std::vector<std::string> paths;
-  for (const auto& [file, text] : scripts) paths.push_back(dir + "/" + file);
+  plan_grid(g, out_dir, g.cells.at(0).spec.name + "-gen", templates_dir,
+            [&](const std::string& file, const std::string& text) {
+              batch.write(file, text);
+              paths.push_back(dir + "/" + file);
+            },
+            false);
+  batch.commit();
+  // The arrays first: they are what sbatch takes.
+  std::stable_partition(paths.begin(), paths.end(),
+                        [&](const std::string& p) { return p.compare(dir.size() + 1, 6, "cells/") != 0; });
   return paths;
 }
 
@@ -277,11 +282,11 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   ResolvedGrid g = load_and_resolve_grid(o.spec, o.sets);
   if (!o.only.empty())
     throw UserError(Location{"--only"}, "", "picks shapes of a `sweep:` list; a grid's cells are chosen in the spec "
-                                            "(grid:, include:, exclude:)");
+                                            "(grid: and its include: and exclude:)");
   if (o.one_at_a_time)
     throw UserError(Location{"--one-at-a-time"}, "",
-                    "is for a `sweep:` list of shapes; a grid runs max_parallel: cells at once (`max_parallel: 1`: "
-                    "one at a time, each shape's array after the previous one ends)");
+                    "is for a `sweep:` list of shapes; a grid runs grid.max_parallel cells at once (`max_parallel: 1` "
+                    "under `grid:`: one at a time, each shape's array after the previous one ends)");
   std::vector<GridArray> arrays = group_cells(g);
   std::string identity = run_identity({{o.spec, g.text}}, o.sets, "grid");
 
@@ -355,7 +360,12 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   // An earlier sweep of this spec that made no job is retried in its own run.
   bool retry = earlier.retry && !o.again;
   std::string id = retry ? earlier.retry->id : new_run_id(g.cells[0].spec.name, utc_now_iso());
-  GridPlan plan = plan_grid(g, absolute_path((fs::path(o.runs_root) / id).string()), id, o.templates_dir);
+  // The scripts first, then the cells' folders, then the run's record.
+  const std::string run_dir = absolute_path((fs::path(o.runs_root) / id).string());
+  FileBatch scripts(run_dir, 0755);
+  GridPlan plan = plan_grid(g, run_dir, id, o.templates_dir,
+                            [&](const std::string& file, const std::string& text) { scripts.write(file, text); });
+  scripts.commit();
   for (const auto& c : plan.grid.cells) {
     std::error_code ec;
     fs::create_directories(c.dir, ec);
@@ -365,7 +375,6 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   Run run;
   if (retry) {
     run = *earlier.retry;
-    write_scripts_into(run.dir, plan.scripts);
   } else {
     // One shape per array: its first cell's, labelled as the array.
     std::vector<ResolvedRun> parts_runs;
@@ -378,7 +387,7 @@ void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
     }
     std::vector<RunPart> parts;
     for (const auto& r : parts_runs) parts.push_back({&r, g.text});
-    run = create_run(o.runs_root, parts, o.sets, identity, plan.scripts, id);
+    run = create_run(o.runs_root, parts, o.sets, identity, {}, id);
   }
   run.grid = plan.grid;
   save_grid(run);

@@ -110,11 +110,15 @@ int continue_raced_grids_in(const std::string& root, const std::vector<std::stri
 // cannot be read, or that is still queued or running, is refused by name.
 struct RetryRequest {
   std::string sweep;               // a run of a grid: id, name, prefix or path
-  std::vector<std::string> cells;  // names; empty: every cell that ended without completing
+  std::vector<std::string> cells;  // --cells as given (cells_asked); empty: every cell that ended without completing
   std::string runs_root;
   bool dry_run = false;
   bool preflight = true;  // the user's submit limits, read and checked before sbatch (grid_limits.hpp)
 };
 void retry_grid_cells(const RetryRequest& request, Context& ctx, Output& out);
+// The cell names `--cells` arguments ask for: an argument that is a cell's
+// name (of `names`) is that cell, whatever it holds (a value may hold ';');
+// any other is names separated by ';'.
+std::vector<std::string> cells_asked(const std::vector<std::string>& args, const std::vector<std::string>& names);
 
 }  // namespace ddpctl

@@ -107,6 +107,19 @@ int continue_raced_grids_in(const std::string& root, const std::vector<std::stri
   return done;
 }
 
+std::vector<std::string> cells_asked(const std::vector<std::string>& args, const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& arg : args) {
+    if (std::find(names.begin(), names.end(), arg) != names.end()) {
+      out.push_back(arg);
+      continue;
+    }
+    for (auto& part : split(arg, ';'))
+      if (!part.empty()) out.push_back(part);
+  }
+  return out;
+}
+
 void retry_grid_cells(const RetryRequest& o, Context& ctx, Output& out) {
   Run run = find_run(o.runs_root, o.sweep);
   if (!run.grid)
@@ -148,7 +161,7 @@ void retry_grid_cells(const RetryRequest& o, Context& ctx, Output& out) {
   } else {
     std::vector<std::string> names;
     for (const auto& c : cells) names.push_back(c.cell->name);
-    for (const auto& want : o.cells) {
+    for (const auto& want : cells_asked(o.cells, names)) {
       auto it = std::find_if(cells.begin(), cells.end(), [&](const CellState& c) { return c.cell->name == want; });
       if (it == cells.end()) {
         problems.push_back(fmt::format("no cell {}{}", printable(want, 200), did_you_mean(want, names)));

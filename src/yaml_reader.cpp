@@ -8,6 +8,20 @@
 #include "values.hpp"
 
 namespace ddpctl {
+struct MarkSetter;
+}  // namespace ddpctl
+
+// yaml-cpp sets a node's mark only in its parser and has no call to set one;
+// Node lets the as_if family in (a friend template), so this one does it.
+template <>
+struct YAML::as_if<ddpctl::MarkSetter, ddpctl::MarkSetter> {
+  static void set(YAML::Node& node, const YAML::Mark& mark) {
+    node.EnsureNodeExists();
+    node.m_pNode->set_mark(mark);
+  }
+};
+
+namespace ddpctl {
 
 namespace {
 
@@ -152,6 +166,33 @@ YamlDocument parse_yaml_document(const std::string& file, const std::string& raw
 
 YamlDocument load_yaml_file(const std::string& path, const std::string& what) {
   return parse_yaml_document(path, read_file(path), what);
+}
+
+YAML::Node copy_with_marks(const YAML::Node& from) {
+  YAML::Node to;
+  switch (from.Type()) {
+    case YAML::NodeType::Undefined:
+      return to;
+    case YAML::NodeType::Null:
+      to = YAML::Node(YAML::NodeType::Null);
+      break;
+    case YAML::NodeType::Scalar:
+      to = YAML::Node(from.Scalar());
+      break;
+    case YAML::NodeType::Sequence:
+      to = YAML::Node(YAML::NodeType::Sequence);
+      for (const auto& item : from) to.push_back(copy_with_marks(item));
+      break;
+    case YAML::NodeType::Map:
+      to = YAML::Node(YAML::NodeType::Map);
+      for (auto it = from.begin(); it != from.end(); ++it)
+        to.force_insert(copy_with_marks(it->first), copy_with_marks(it->second));
+      break;
+  }
+  to.SetTag(from.Tag());
+  to.SetStyle(from.Style());
+  YAML::as_if<MarkSetter, MarkSetter>::set(to, from.Mark());
+  return to;
 }
 
 std::string describe_node(const YAML::Node& node) {
@@ -360,6 +401,8 @@ void MapReader::finish() {
   for (const auto& e : entries_) {
     if (e.key.empty() && e.used) continue;
     Location at = doc_.locate(field(e.key), e.key_node);
+    // A key a grid's cell set (grid.hpp) has no line of its own: its value's.
+    if (at.line == 0 && e.value.IsDefined()) at = doc_.locate(field(e.key), e.value);
     if (auto [it, inserted] = first.emplace(e.key, &e); !inserted) {
       YAML::Mark m = it->second->key_node.Mark();
       diags_.error(at, field(e.key), fmt::format("duplicate key (first set on line {})", m.line + 1));

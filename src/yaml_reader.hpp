@@ -89,6 +89,13 @@ class MapReader {
   bool valid_ = true;
 };
 
+// A deep copy of `node` in which each node keeps its mark (the line it was
+// read from), tag and style, and a mapping its duplicate keys (which the
+// readers report): a document read once and copied many times (a grid's
+// cells, grid_cell.hpp) says the same lines as one read each time.
+// yaml-cpp's own Clone drops the marks.
+YAML::Node copy_with_marks(const YAML::Node& node);
+
 // "a mapping", "a list", "a string" ... for messages.
 std::string describe_node(const YAML::Node& node);
 

@@ -21,7 +21,7 @@ void setup_sweep(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "sweep", "Submit a spec's grid of cells as job arrays (one per shape), or each shape of its `sweep:` list");
-  cmd->add_option("spec", o->req.spec, "Run spec (YAML) with a `grid:` (or `include:`), or a `sweep:` list");
+  cmd->add_option("spec", o->req.spec, "Run spec (YAML) with a `grid:`, or a `sweep:` list");
   cmd->add_option("--set", o->req.sets, "Override a spec field: KEY=VALUE with a dotted KEY");
   cmd->add_option("--name", o->req.name, "Experiment name (default: the spec's name)");
   cmd->add_option("--only", o->req.only, "Only these shapes (labels)")->delimiter(',');
@@ -44,8 +44,9 @@ void setup_sweep(CLI::App& app, Context& ctx) {
   CLI::App* retry = cmd->add_subcommand(
       "retry", "Submit again the cells of a grid's sweep that failed, were cancelled or timed out, as one array");
   retry->add_option("sweep", r->req.sweep, "The sweep (run id, name or prefix)")->required();
-  retry->add_option("--cells", r->req.cells, "Only these cells, by name (lr=0.1,seed=2); separate several with ;")
-      ->delimiter(';');
+  retry->add_option("--cells", r->req.cells,
+                    "Only these cells, by name (lr=0.1,seed=2); separate several with ; (a cell's whole name is "
+                    "that cell, ; and all); repeatable");
   retry->add_option("--runs", r->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
   retry->add_flag("--dry-run", r->req.dry_run, "Say which cells would be submitted; submit nothing");
   retry->add_flag("--no-preflight{false}", r->req.preflight, "Skip the check of the cells against your submit limits");

@@ -16,7 +16,7 @@ run gen a.yaml -o out.d
 expect_code 1
 expect_err "ddpctl: error: a.yaml:1:7: name: 'bad name' must be a Slurm name"
 expect_err "ddpctl: error: a.yaml:3:1: unknown field 'gpus_per_nod' (did you mean 'gpus_per_node'?)"
-expect_err "ddpctl: error: a.yaml:7:6: env: MASTER_PORT is set by ddpctl"
+expect_err "ddpctl: error: a.yaml:7:20: env: MASTER_PORT is set by ddpctl"
 expect_err "ddpctl: error: a.yaml:8:18: trainer.model: 'resnet51' must be one of 'resnet18', 'resnet50' or 'smallcnn' (did you mean 'resnet50'?)"
 expect_err "ddpctl: 4 errors"
 [ ! -e out.d ] || fail "gen created its output folder despite errors"

@@ -21,7 +21,7 @@ metric: 'val_loss=(?P<val_loss>[0-9.eE+-]+)'
 grid:
   env.LR: ["0.1", "0.2", "0.4"]
   env.SEED: [1, 2]
-max_parallel: 2
+  max_parallel: 2
 YAML
 run sweep grid.yaml
 expect_code 0

@@ -27,7 +27,7 @@ command: [$T/trainer.sh]
 grid:
   nodes: [1, 2]
   env.LR: ["0.1", "0.2"]
-max_parallel: 2
+  max_parallel: 2
 YAML
 run sweep grid.yaml
 expect_code 0

@@ -23,7 +23,7 @@ command: 'echo "cell \$DDPCTL_CELL lr=\$DDPCTL_GRID_LR seed=\$DDPCTL_GRID_SEED a
 grid:
   env.LR: ["0.1", "0.2"]
   env.SEED: [1, 2]
-max_parallel: 2
+  max_parallel: 2
 YAML
 run sweep grid.yaml --dry-run
 expect_code 0

@@ -14,7 +14,7 @@ mem: 100M
 command: 'sleep 300'
 grid:
   env.LR: ["0.1", "0.2", "0.3"]
-max_parallel: 2
+  max_parallel: 2
 YAML
 run sweep grid.yaml
 expect_code 0

@@ -21,7 +21,7 @@ alternatives:
 grid:
   env.LR: ["0.1", "0.2"]
   env.SEED: [1, 2]
-max_parallel: 2
+  max_parallel: 2
 YAML
 run sweep grid.yaml --dry-run
 expect_code 0

@@ -27,11 +27,12 @@ trainer:
   batch_size: 16
   workers: 0
   extra_args: [--synthetic-size, "640", --image-size, "32", --rendezvous-timeout, "60"]
-include:
-  - {nodes: 1, procs_per_node: 1}
-  - {nodes: 1, procs_per_node: 2, cpus_per_task: 2}
-  - {nodes: 2, procs_per_node: 1}
-max_parallel: 1
+grid:
+  include:
+    - {nodes: 1, procs_per_node: 1}
+    - {nodes: 1, procs_per_node: 2, cpus_per_task: 2}
+    - {nodes: 2, procs_per_node: 1}
+  max_parallel: 1
 YAML
 run sweep grid.yaml
 expect_code 0

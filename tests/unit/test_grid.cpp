@@ -4,6 +4,7 @@
 #include "catch.hpp"
 
 #include "grid.hpp"
+#include "grid_cell.hpp"
 #include "helpers.hpp"
 #include "resolve.hpp"
 #include "spec.hpp"
@@ -46,7 +47,7 @@ std::string write_spec(const ddpctl::test::TempDir& dir, const std::string& text
 }  // namespace
 
 TEST_CASE("grid: every combination is a cell, the first key varying slowest, named by the keys' last parts") {
-  Grid g = grid_of(std::string(kBase) + "grid:\n  trainer.lr: [0.1, 0.01]\n  trainer.seed: [1, 2, 3]\nmax_parallel: 2\n");
+  Grid g = grid_of(std::string(kBase) + "grid:\n  trainer.lr: [0.1, 0.01]\n  trainer.seed: [1, 2, 3]\n  max_parallel: 2\n");
   CHECK(names(g) == std::vector<std::string>{"lr=0.1,seed=1", "lr=0.1,seed=2", "lr=0.1,seed=3", "lr=0.01,seed=1",
                                             "lr=0.01,seed=2", "lr=0.01,seed=3"});
   REQUIRE(g.keys.size() == 2);
@@ -65,17 +66,18 @@ TEST_CASE("grid: keys that end alike are named by their whole path") {
 TEST_CASE("grid: exclude drops matching cells, include extends matching cells or adds its own (GitHub's rules)") {
   Grid g = grid_of(std::string(kBase) +
                    "grid:\n  trainer.lr: [0.1, 0.01]\n  trainer.seed: [1, 2]\n"
-                   "exclude:\n  - {trainer.lr: 0.01, trainer.seed: 2}\n"
-                   "include:\n"
-                   "  - {trainer.lr: 0.1, trainer.epochs: 5}\n"   // extends both lr=0.1 cells
-                   "  - {trainer.lr: 0.5, trainer.seed: 1}\n");   // matches none: a cell of its own
+                   "  exclude:\n    - {trainer.lr: 0.01, trainer.seed: 2}\n"
+                   "  include:\n"
+                   "    - {trainer.lr: 0.1, trainer.epochs: 5}\n"   // extends both lr=0.1 cells
+                   "    - {trainer.lr: 0.5, trainer.seed: 1}\n");   // matches none: a cell of its own
   CHECK(names(g) == std::vector<std::string>{"lr=0.1,seed=1,epochs=5", "lr=0.1,seed=2,epochs=5", "lr=0.01,seed=1",
                                             "lr=0.5,seed=1"});
 }
 
 TEST_CASE("grid: an include list alone is a list of cells (what `sweep:` of shapes was)") {
   Grid g = grid_of(std::string(kBase) +
-                   "include:\n  - {nodes: 1, procs_per_node: 1}\n  - {nodes: 1, procs_per_node: 2}\n  - {nodes: 2}\n");
+                   "grid:\n  include:\n    - {nodes: 1, procs_per_node: 1}\n    - {nodes: 1, procs_per_node: 2}\n"
+                   "    - {nodes: 2}\n");
   CHECK(names(g) == std::vector<std::string>{"nodes=1,procs_per_node=1", "nodes=1,procs_per_node=2", "nodes=2"});
 }
 
@@ -89,15 +91,16 @@ TEST_CASE("grid: mistakes are refused at their line") {
   CHECK(err("grid:\n  trainer.lr: [0.1, 0.1]\n").find("'0.1' is in this list twice") != std::string::npos);
   CHECK(err("grid:\n  name: [a, b]\n").find("a grid cannot vary `name`") != std::string::npos);
   CHECK(err("grid:\n  'trainer lr': [1]\n").find("'trainer lr' is not a field path") != std::string::npos);
-  CHECK(err("grid: {trainer.lr: [1, 2]}\nexclude:\n  - {trainer.lr: 3}\n").find("s.yaml:10:5: exclude[0]: matches no cell") !=
+  CHECK(err("grid:\n  trainer.lr: [1, 2]\n  exclude:\n    - {trainer.lr: 3}\n")
+            .find("s.yaml:11:7: grid.exclude[0]: matches no cell") != std::string::npos);
+  CHECK(err("grid:\n  trainer.lr: [1, 2]\n  exclude:\n    - {trainer.seed: 1}\n").find("is not a key of the grid") !=
         std::string::npos);
-  CHECK(err("grid: {trainer.lr: [1, 2]}\nexclude:\n  - {trainer.seed: 1}\n").find("is not a key of grid:") !=
+  CHECK(err("grid:\n  trainer.lr: [1]\n  exclude:\n    - {trainer.lr: 1}\n").find("every cell of the grid is excluded") !=
         std::string::npos);
-  CHECK(err("grid: {trainer.lr: [1]}\nexclude:\n  - {trainer.lr: 1}\n").find("every cell of the grid is excluded") !=
+  CHECK(err("grid: {trainer.lr: [1], max_parallel: 0}\n").find("grid.max_parallel: expected a whole number") !=
         std::string::npos);
-  CHECK(err("grid: {trainer.lr: [1]}\nmax_parallel: 0\n").find("max_parallel: expected a whole number") != std::string::npos);
-  CHECK(err("max_parallel: 2\n").find("`max_parallel` needs a `grid:`") != std::string::npos);
-  CHECK(err("include:\n  - {nodes: 1}\n  - {nodes: 1}\n").find("two cells are both 'nodes=1'") != std::string::npos);
+  CHECK(err("grid:\n  include:\n    - {nodes: 1}\n    - {nodes: 1}\n").find("two cells are both 'nodes=1'") !=
+        std::string::npos);
   CHECK(err("grid:\n  a: [1, 2]\n  b: [1, 2]\n  c: [1, 2]\n  d: [1, 2]\n  e: [1, 2]\n  f: [1, 2]\n  g: [1, 2]\n"
             "  h: [1, 2]\n  i: [1, 2]\n  j: [1, 2]\n  k: [1, 2]\n  l: [1, 2]\n  m: [1, 2]\n  n: [1, 2]\n  o: [1, 2]\n"
             "  p: [1, 2]\n  q: [1, 2]\n")
@@ -131,6 +134,16 @@ TEST_CASE("grid: a cell's document has its values at their paths, placeholders r
   CHECK(cell.root["env"]["OUT"].Scalar() == "run-lr=0.02,checkpoint_dir=/ck");
   // The base document is untouched: each cell is parsed anew.
   CHECK(doc.root["trainer"]["lr"].Scalar() == "0.1");
+  // ... and so is the one CellDocuments copies every cell from, and no two
+  // cells share a node.
+  const CellDocuments documents(doc);
+  YamlDocument one = documents.of(g, g.cells[0]), two = documents.of(g, g.cells[1]);
+  CHECK(one.root["env"]["OUT"].Scalar() == "run-lr=0.1,checkpoint_dir=/ck");
+  CHECK(two.root["env"]["OUT"].Scalar() == "run-lr=0.02,checkpoint_dir=/ck");
+  CHECK(one.root["trainer"]["checkpoint_dir"].Scalar() == "/ck/lr=0.1,checkpoint_dir=_ck");
+  CHECK(one.root["env"]["OUT"].Mark().line + 1 == 8);
+  CHECK(doc.root["grid"].IsDefined());
+  CHECK(doc.root["env"]["OUT"].Scalar() == "run-{cell}");
   RunSpec spec = parse_run_spec_document(cell);
   CHECK(std::find(spec.trainer_args.begin(), spec.trainer_args.end(), "--lr=0.02") != spec.trainer_args.end());
   CHECK_FALSE(spec.has_grid);
@@ -176,4 +189,123 @@ TEST_CASE("grid: every cell is resolved as its own run, a bad value is refused n
   // A grid spec is refused by what runs one spec, with the way to run it.
   err = user_error_of([&] { load_and_resolve(path, {}); });
   CHECK(err.find("this spec is a grid of runs: `ddpctl sweep SPEC` submits its cells") != std::string::npos);
+}
+
+TEST_CASE("grid: exclude:, include: and max_parallel: are the grid's under grid:; exclude: at the top is the nodes'") {
+  ddpctl::test::TempDir dir;
+  std::string body = std::string(kBase).substr(std::string(kBase).find("partition"));
+  // Read as gen and sweep read it: the whole spec, then every cell.
+  std::string path = write_spec(dir, "name: g\n" + body +
+                                         "exclude: g1\n"
+                                         "grid:\n  env.A: ['1', '2', '3']\n  exclude:\n    - {env.A: '1'}\n"
+                                         "  include:\n    - {env.A: '3', trainer.seed: 7}\n  max_parallel: 2\n");
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(parse_run_spec(path, text).has_grid);
+  ResolvedGrid r = load_and_resolve_grid(path, {});
+  CHECK(names(r.grid) == std::vector<std::string>{"A=2", "A=3,seed=7"});
+  CHECK(r.grid.max_parallel == 2);
+  REQUIRE(r.cells.size() == 2);
+  for (const auto& cell : r.cells) {
+    const auto& d = cell.shapes.at(0).directives;
+    CHECK(std::find(d.begin(), d.end(), "--exclude=g1") != d.end());
+  }
+}
+
+TEST_CASE("grid: the grid's fields at the top (the old spelling) are refused, saying where they go") {
+  auto err = [&](const std::string& tail) {
+    return user_error_of([&] { parse_run_spec("s.yaml", std::string(kBase) + tail); });
+  };
+  std::string e = err("grid: {env.A: ['1', '2']}\ninclude:\n  - {env.A: '3'}\nmax_parallel: 2\n"
+                      "exclude:\n  - {env.A: '1'}\n");
+  INFO(e);
+  CHECK_THAT(e, Catch::Contains("s.yaml:10:3: include: a grid's `include:` goes under `grid:` now"));
+  CHECK_THAT(e, Catch::Contains("s.yaml:11:15: max_parallel: goes under `grid:` now (grid: {max_parallel: N})"));
+  CHECK_THAT(e, Catch::Contains("s.yaml:13:3: exclude: expected a Slurm host list (the nodes the job must not run on, "
+                                "e.g. exclude: g1,g[2-4]), got a list; a grid's cells to drop are `exclude:` under "
+                                "`grid:` now"));
+  // Without a grid, max_parallel: throttles nothing: refused, not ignored.
+  CHECK_THAT(err("max_parallel: 2\n"), Catch::Contains("s.yaml:8:15: max_parallel: goes under `grid:` now"));
+  // And under grid: without anything to vary.
+  CHECK_THAT(user_error_of([&] { read_grid(parse_yaml_document("s.yaml", std::string(kBase) + "grid: {max_parallel: 2}\n",
+                                                               "run spec")); }),
+             Catch::Contains("s.yaml:8:7: grid: varies nothing"));
+}
+
+TEST_CASE("grid: a cell's variables are the grid's own and fit in what Linux passes") {
+  auto err = [&](const std::string& tail) {
+    return user_error_of([&] { read_grid(parse_yaml_document("s.yaml", std::string(kBase) + tail, "run spec")); });
+  };
+  // env.LR and env.lr would both be DDPCTL_GRID_LR.
+  CHECK_THAT(err("grid:\n  env.LR: ['1']\n  env.lr: ['2']\n"),
+             Catch::Contains("s.yaml:10:3: grid.env.lr: its variable DDPCTL_GRID_LR would also be env.LR's"));
+  // Each value fits; the cell's name, DDPCTL_CELL, joining them does not.
+  std::string big(70000, 'x');
+  CHECK_THAT(err("grid:\n  env.A: [" + big + "]\n  env.B: [" + big + "]\n"),
+             Catch::Contains("s.yaml:9:3: grid: 1 cell(s) have a name too long to pass (cell 0, 'A=xxx") &&
+                 Catch::Contains("DDPCTL_CELL=<name> is 140017 bytes); Linux passes at most 128 KiB (131071 bytes)"));
+  std::string huge(131060, 'y');
+  CHECK_THAT(err("grid:\n  env.A: [" + huge + "]\n"),
+             Catch::Contains("s.yaml:9:11: grid.env.A[0]: DDPCTL_GRID_A=<value> is 131074 bytes"));
+}
+
+TEST_CASE("grid: errors in a cell's document name the line, and an empty mapping says so") {
+  ddpctl::test::TempDir dir;
+  std::string body = std::string(kBase).substr(std::string(kBase).find("partition"));
+  // A key that is no field, set by the grid: at the grid's line.
+  std::string err = user_error_of(
+      [&] { load_and_resolve_grid(write_spec(dir, "name: g\n" + body + "grid:\n  trainer_lr: [0.1, 0.2]\n"), {}); });
+  CHECK_THAT(err, Catch::Contains("s.yaml:9:16: unknown field 'trainer_lr' (did you mean 'trainer'?)"));
+  err = user_error_of(
+      [&] { load_and_resolve_grid(write_spec(dir, "name: g\n" + body + "grid:\n  trainer.lrr: [0.1]\n"), {}); });
+  CHECK_THAT(err, Catch::Contains("s.yaml:9:17: trainer: unknown field 'lrr'"));
+  // A variable the cell cannot set: at the grid's line, naming the cell.
+  err = user_error_of(
+      [&] { load_and_resolve_grid(write_spec(dir, "name: g\n" + body + "grid:\n  env.DDPCTL_CELL: [a]\n"), {}); });
+  CHECK_THAT(err, Catch::Contains("s.yaml:9:21: env: DDPCTL_CELL is reserved for ddpctl (cell DDPCTL_CELL=a)"));
+  auto read = [&](const std::string& tail) {
+    return user_error_of([&] { read_grid(parse_yaml_document("s.yaml", std::string(kBase) + tail, "run spec")); });
+  };
+  CHECK_THAT(read("grid: {}\n"), Catch::Contains("s.yaml:8:7: grid: expected a mapping of field paths to lists of "
+                                                  "values (e.g. `trainer.lr: [0.1, 0.01]`), got an empty mapping ({})"));
+  CHECK_THAT(read("grid:\n  include: [{}]\n"),
+             Catch::Contains("s.yaml:9:13: grid.include[0]: expected a mapping of field paths to values (a partial "
+                             "cell: `{trainer.lr: 0.1}`), got an empty mapping ({})"));
+  CHECK_THAT(read("grid:\n  env.A: []\n"), Catch::Contains("grid.env.A: expected a non-empty list of values, got an "
+                                                            "empty list ([])"));
+}
+
+TEST_CASE("grid: reading the grid leaves the spec's document as it was (every cell is copied from it)") {
+  // Cells' values sorted into the keys' order, and an include: entry's value
+  // replacing an earlier one's: neither writes into the document.
+  YamlDocument doc = parse_yaml_document(
+      "s.yaml",
+      std::string(kBase) + "cpus_per_task: 1\ngrid:\n  trainer.lr: [0.1, 0.2]\n  include:\n    - {trainer.seed: 3}\n"
+                           "    - {trainer.lr: 0.1, trainer.seed: 4}\n",
+      "run spec");
+  Grid g = *read_grid(doc);
+  CHECK(names(g) == std::vector<std::string>{"lr=0.1,seed=4", "lr=0.2,seed=3"});
+  CHECK(doc.root["grid"]["include"][0]["trainer.seed"].Scalar() == "3");
+  CHECK(doc.root["grid"]["include"][1]["trainer.seed"].Scalar() == "4");
+  const CellDocuments documents(doc);
+  CHECK(documents.of(g, g.cells[1]).root["trainer"]["seed"].Scalar() == "3");
+
+  doc = parse_yaml_document("s.yaml",
+                            std::string(kBase) + "cpus_per_task: 1\ngrid:\n  include:\n"
+                                                 "    - {nodes: 1, procs_per_node: 1}\n"
+                                                 "    - {nodes: 1, procs_per_node: 2, cpus_per_task: 2}\n"
+                                                 "    - {nodes: 2, procs_per_node: 1}\n",
+                            "run spec");
+  g = *read_grid(doc);
+  CHECK(names(g) == std::vector<std::string>{"nodes=1,procs_per_node=1", "nodes=1,procs_per_node=2,cpus_per_task=2",
+                                            "nodes=2,procs_per_node=1"});
+  YAML::Node include = doc.root["grid"]["include"];
+  CHECK(include[1]["nodes"].Scalar() == "1");
+  CHECK(include[1]["procs_per_node"].Scalar() == "2");
+  const CellDocuments shapes(doc);
+  YamlDocument cell = shapes.of(g, g.cells[1]);
+  CHECK(cell.root["nodes"].Scalar() == "1");
+  CHECK(cell.root["procs_per_node"].Scalar() == "2");
+  CHECK(cell.root["cpus_per_task"].Scalar() == "2");
+  CHECK(shapes.of(g, g.cells[2]).root["cpus_per_task"].Scalar() == "1");
 }

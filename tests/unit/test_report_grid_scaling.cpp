@@ -330,8 +330,9 @@ TEST_CASE("sweep: the old spelling: the note names its include: equivalent", "[r
   std::string note = sweep_list_note(spec, true);
   INFO(note);
   CHECK(note.find("`sweep:` is the old spelling of a grid of shapes") == 0);
-  CHECK(note.find("\n    include:\n      - {nodes: 1, procs_per_node: 1}\n      - {nodes: 1, procs_per_node: 2, "
-                  "cpus_per_task: 2}\n      - {nodes: 2}\n    max_parallel: 1") != std::string::npos);
+  CHECK(note.find("\n    grid:\n      include:\n        - {nodes: 1, procs_per_node: 1}\n        - {nodes: 1, "
+                  "procs_per_node: 2, cpus_per_task: 2}\n        - {nodes: 2}\n      max_parallel: 1") !=
+        std::string::npos);
   CHECK(note.find("as --one-at-a-time did") != std::string::npos);
   write_file_atomic(spec, "name: s\ncluster: local\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: [x]\n");
   CHECK(sweep_list_note(spec, false).empty());
@@ -343,7 +344,7 @@ TEST_CASE("max_parallel: 1 over a grid of shapes: each shape's array after the p
   test::FakeSlurm slurm;
   test::RecordingOutput out;
   SweepRequest req;
-  std::string extra = "include:\n  - {nodes: 1}\n  - {nodes: 2}\n  - {nodes: 3}\n";
+  std::string extra = "grid:\n  include:\n    - {nodes: 1}\n    - {nodes: 2}\n    - {nodes: 3}\n";
   req.runs_root = tmp.path + "/runs";
   req.templates_dir = test::source_dir() + "/templates";
   req.preflight = false;
@@ -363,7 +364,7 @@ TEST_CASE("max_parallel: 1 over a grid of shapes: each shape's array after the p
     return std::string();
   };
   SECTION("max_parallel: 1: a chain, afterany of the array before") {
-    req.spec = test::write_one_shape_spec(tmp.path, "chain", extra + "max_parallel: 1\n");
+    req.spec = test::write_one_shape_spec(tmp.path, "chain", extra + "  max_parallel: 1\n");
     run_grid_sweep(req, slurm.ctx, out);
     auto calls = sbatches();
     REQUIRE(calls.size() == 3);
@@ -376,7 +377,7 @@ TEST_CASE("max_parallel: 1 over a grid of shapes: each shape's array after the p
     }));
   }
   SECTION("sweep retry of several shapes with max_parallel: 1: chained the same way") {
-    req.spec = test::write_one_shape_spec(tmp.path, "again", extra + "max_parallel: 1\n");
+    req.spec = test::write_one_shape_spec(tmp.path, "again", extra + "  max_parallel: 1\n");
     slurm.sbatch = test::FakeSlurm::Sbatch::Rejects;  // nothing was submitted: every cell is to retry
     CHECK_FALSE(test::user_error_of([&] { run_grid_sweep(req, slurm.ctx, out); }).empty());
     REQUIRE(sbatches().size() == 3);
@@ -394,7 +395,7 @@ TEST_CASE("max_parallel: 1 over a grid of shapes: each shape's array after the p
     CHECK(dependency(calls[5]) == "--dependency=afterany:" + slurm.jobs.at(1).id);
   }
   SECTION("max_parallel: 2 (or none): each shape's array on its own, at once") {
-    req.spec = test::write_one_shape_spec(tmp.path, "apart", extra + "max_parallel: 2\n");
+    req.spec = test::write_one_shape_spec(tmp.path, "apart", extra + "  max_parallel: 2\n");
     run_grid_sweep(req, slurm.ctx, out);
     auto calls = sbatches();
     REQUIRE(calls.size() == 3);

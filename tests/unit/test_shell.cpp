@@ -1,4 +1,6 @@
 // shell_quote torture test: what bash reads back must be exactly what went in.
+#include <filesystem>
+
 #include "catch.hpp"
 #include <random>
 
@@ -77,4 +79,43 @@ TEST_CASE("PATH-like assignments expand only the variable itself, without an emp
   CHECK(ddpctl::refers_to_itself("PATH", "${PATH}:/opt"));
   CHECK_FALSE(ddpctl::refers_to_itself("PATH", "/opt/x:$PATHS"));
   CHECK_FALSE(ddpctl::refers_to_itself("PATH", "/nonexistent"));
+}
+
+TEST_CASE("shell_quoting_of reads a line's quotes as bash does, and shell_variable_at expands exactly there") {
+  using ddpctl::shell_quoting_of;
+  using ddpctl::shell_variable_at;
+  using ddpctl::ShellQuoting;
+  using Q = ShellQuoting;
+  // The quoting at the position of each X in the line.
+  auto at_x = [](const std::string& line) {
+    std::vector<ShellQuoting> q = shell_quoting_of(line), out;
+    for (size_t i = 0; i < line.size(); ++i)
+      if (line[i] == 'X') out.push_back(q[i]);
+    return out;
+  };
+  CHECK(at_x("a X \"X\" 'X' $'X' X") == std::vector<Q>{Q::Unquoted, Q::Double, Q::Single, Q::AnsiC, Q::Unquoted});
+  CHECK(at_x("\"a $(b 'X' \"X\" X) X\" X") == std::vector<Q>{Q::Single, Q::Double, Q::Unquoted, Q::Double, Q::Unquoted});
+  CHECK(at_x("\\\"X \"\\\"X\" '\\'X") == std::vector<Q>{Q::Unquoted, Q::Double, Q::Unquoted});
+  CHECK(at_x("${a:-X} \"${b:-'X'}\" `c X` $((1 + (2) )) X") ==
+        std::vector<Q>{Q::Parameter, Q::Parameter, Q::Unquoted, Q::Unquoted});
+  CHECK(at_x("echo x # it's X") == std::vector<Q>{Q::Unquoted});
+  CHECK(at_x("a#'X'") == std::vector<Q>{Q::Single});  // not a word's start: no comment
+  CHECK_FALSE(shell_variable_at(Q::Parameter, "V"));
+  // What bash makes of each form, for a value it must not touch.
+  const std::string value = "a 'b' \"c\" $(touch M) * \\";
+  std::vector<std::string> lines = {"printf '%s\\0' X", "printf '%s\\0' \"<X>\"", "printf '%s\\0' '<X>'",
+                                    "printf '%s\\0' $'<X>'", "printf '%s\\0' \"$(printf %s X)\"",
+                                    "printf '%s\\0' \"`printf %s X`x\""};
+  ddpctl::test::TempDir dir;
+  for (const auto& line : lines) {
+    std::vector<ShellQuoting> q = shell_quoting_of(line);
+    size_t x = line.find('X');
+    std::string put = line.substr(0, x) + *shell_variable_at(q[x], "V") + line.substr(x + 1);
+    std::string expect = line.find('<') != std::string::npos ? "<" + value + ">" : value;
+    if (line.find('`') != std::string::npos) expect = value + "x";
+    INFO(line << " -> " << put);
+    CHECK(run_bash("cd " + shell_quote(dir.path) + " && export V=" + shell_quote(value) + " && " + put) ==
+          expect + '\0');
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.path + "/M"));
 }

@@ -207,3 +207,11 @@ TEST_CASE("status_grid: an array whose every cell a retry took over gets its end
   records.insert(records.begin(), listed);
   CHECK(record_cell_ends(other, cell_states(other, records), true, 100, {}, records) == 2);
 }
+
+TEST_CASE("sweep retry --cells: a cell's whole name is that cell, ; and all; else names separated by ;") {
+  std::vector<std::string> names = {"A=a;b", "A=a", "A=b"};
+  CHECK(cells_asked({"A=a;b"}, names) == std::vector<std::string>{"A=a;b"});
+  CHECK(cells_asked({"A=a;A=b"}, names) == std::vector<std::string>{"A=a", "A=b"});
+  CHECK(cells_asked({"A=a;b", "A=b;"}, names) == std::vector<std::string>{"A=a;b", "A=b"});
+  CHECK(cells_asked({"x;;y"}, names) == std::vector<std::string>{"x", "y"});
+}

@@ -26,7 +26,7 @@ namespace {
 
 const char* kRacedGrid =
     "alternatives:\n  - {partition: a100-80gb, label: a100}\n"
-    "grid:\n  env.LR: ['0.1', '0.2']\n  env.SEED: [1, 2]\nmax_parallel: 2\n";
+    "grid:\n  env.LR: ['0.1', '0.2']\n  env.SEED: [1, 2]\n  max_parallel: 2\n";
 
 struct Fixture {
   test::TempDir tmp;
