@@ -191,7 +191,7 @@ TEST_CASE("grid: every cell is resolved as its own run, a bad value is refused n
   CHECK(err.find("this spec is a grid of runs: `ddpctl sweep SPEC` submits its cells") != std::string::npos);
 }
 
-TEST_CASE("grid: exclude:, include: and max_parallel: are the grid's under grid:; exclude: at the top is the nodes'") {
+TEST_CASE("grid: exclude: include: and max_parallel: are the grid's under grid: and exclude: at the top is the nodes'") {
   ddpctl::test::TempDir dir;
   std::string body = std::string(kBase).substr(std::string(kBase).find("partition"));
   // Read as gen and sweep read it: the whole spec, then every cell.

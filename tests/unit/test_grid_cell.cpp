@@ -174,7 +174,7 @@ TEST_CASE("grid_cell: what cannot reach the program as it is, is refused at its 
                       Catch::Contains("write $DDPCTL_GRID_V there"));
 }
 
-TEST_CASE("grid_cell: placeholders of keys with - or [n] are read; {cell} is always the cell's name") {
+TEST_CASE("grid_cell: placeholders of keys with - or an index are read and {cell} is always the cell's name") {
   YamlDocument doc = parse_yaml_document(
       "s.yaml", "grid:\n  env.batch-size: [8]\n  trainer.extra_args[1]: [x]\n  env.cell: [c]\n", "run spec");
   Grid g = *read_grid(doc);

@@ -208,7 +208,7 @@ TEST_CASE("status_grid: an array whose every cell a retry took over gets its end
   CHECK(record_cell_ends(other, cell_states(other, records), true, 100, {}, records) == 2);
 }
 
-TEST_CASE("sweep retry --cells: a cell's whole name is that cell, ; and all; else names separated by ;") {
+TEST_CASE("sweep retry --cells: a cell's whole name is that cell even where it holds a semicolon and other words are names separated by semicolons") {
   std::vector<std::string> names = {"A=a;b", "A=a", "A=b"};
   CHECK(cells_asked({"A=a;b"}, names) == std::vector<std::string>{"A=a;b"});
   CHECK(cells_asked({"A=a;A=b"}, names) == std::vector<std::string>{"A=a", "A=b"});
