@@ -2,6 +2,9 @@
 # A program the nodes cannot run is caught before the queue wait, as a
 # file:line:field error, for a list command, a shell line and trainer.program;
 # nothing is submitted. The bundled trainer is found beside ddpctl.
+# One version: it tests a decision of ddpctl's, not Slurm's answers
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 write_spec list.yaml <<YAML

@@ -2,6 +2,9 @@
 # A trainer.data folder that does not exist is refused at submit, at the
 # spec's line (ddp-train would refuse it one second after the queue wait);
 # --no-preflight submits anyway, and data: synthetic needs no folder.
+# One version: it tests a decision of ddpctl's, not Slurm's answers
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 22.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 write_spec job.yaml <<'YAML'

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # A partition the profile has but Slurm does not: caught before sbatch, at the spec's line.
+# One version: it tests a decision of ddpctl's, not Slurm's answers
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 use_drifted_profile
