@@ -3,6 +3,9 @@
 # SIGSEGV, as a bug in it would) never ends a healthy job: its verdicts have
 # exit statuses of their own, so the script trains on, the batch log says
 # the agent failed, and status shows the error as the agent's.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # The agent the script runs: this ddpctl, except that `job checked` crashes.

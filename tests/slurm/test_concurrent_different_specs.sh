@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # 8 different specs submitted at once never wait on each other's lock or
 # lose each other's records: 8 jobs, 8 runs, every record valid JSON.
+# One version: it tests a decision of ddpctl's, not Slurm's answers
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 pids=()

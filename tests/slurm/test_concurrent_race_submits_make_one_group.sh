@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # 4 ddpctls submitting the same race at once make one group: the group's
 # lock is held until every shape is submitted.
+# One version: it tests a decision of ddpctl's, not Slurm's answers
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # Held (the spec's hold: true, checked below in squeue): what is tested is the

@@ -3,6 +3,9 @@
 # re-submitting it at once: the first settles the attempt (absent) and
 # submits one job, the rest report it; the ledger keeps every attempt.
 # shellcheck disable=SC2016  # the fake's body expands when it runs
+# One version: it tests a decision of ddpctl's, not Slurm's answers
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # Held (the spec's hold: true, checked below in squeue): what is tested is the

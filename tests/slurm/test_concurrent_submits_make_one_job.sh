@@ -2,6 +2,9 @@
 # 8 ddpctls submitting the same spec at once make one job: the run's lock
 # serialises "look for earlier runs -> intent -> sbatch -> outcome", and the
 # other 7 report the first one's job as already submitted.
+# One version: it tests a decision of ddpctl's, not Slurm's answers
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # Held (the spec's hold: true, checked below in squeue): what is tested is the

@@ -4,6 +4,8 @@
 # --no-preflight, the image missing on the nodes and a bind source missing
 # there are each named by status in words; a rank's exception inside the
 # image names the rank and the exception. Runs on the 26.05 cluster.
+# Only where the nodes have its runtime (lib.sh's container check skips it elsewhere):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 sif=$(container_test_image apptainer)

@@ -4,6 +4,8 @@
 # shell, outside the image, passes Slurm's signal to the ranks inside, they
 # checkpoint and stop (75), and the script requeues the job; the second
 # attempt runs in the image again. Runs on the 26.05 cluster.
+# Only where the nodes have its runtime (lib.sh's container check skips it elsewhere):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 sif=$(container_test_image apptainer)

@@ -5,6 +5,8 @@
 # --cleanenv; status names the image, and the environment record holds the
 # image's Python and torch, asked inside it. Runs on the 26.05 cluster, whose
 # nodes have Apptainer (scripts/container-images).
+# Only where the nodes have its runtime (lib.sh's container check skips it elsewhere):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 sif=$(container_test_image apptainer)

@@ -4,6 +4,8 @@
 # (Debian bookworm's charliecloud-runtime 0.31); the image is a folder on the
 # shared file system. The ranks see ddpctl's variables and the spec's
 # container env:, train, and the job completes.
+# Only where the nodes have its runtime (lib.sh's container check skips it elsewhere):
+# slurm versions: 22.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 image=$(container_test_image charliecloud)

@@ -5,6 +5,9 @@
 # variables ddpctl set); status --json carries it per job and status RUN
 # prints it; report warns when the rows it compares ran in different
 # environments, and `ddpctl diff` names the variable that changed.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 mkdir repo && cd repo

@@ -4,6 +4,9 @@
 # the re-submit right after settles the attempt and makes exactly one job,
 # which status shows and cancel ends.
 # shellcheck disable=SC2016  # the fake's body expands when it runs
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 write_long_spec job.yaml

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # logs -f keeps following when the job is requeued: it announces the new
 # attempt and prints that attempt's output, then stops when the job ends.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # The first attempt runs until it is requeued (a fixed few seconds could end

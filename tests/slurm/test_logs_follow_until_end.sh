@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # logs -f prints the job's output as it is written and stops when the job ends.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 write_spec job.yaml <<'YAML'

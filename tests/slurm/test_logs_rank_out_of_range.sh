@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # logs --rank beyond the world size names the valid range.
+# One version: it tests a decision of ddpctl's, not Slurm's answers
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 write_spec job.yaml <<'YAML'

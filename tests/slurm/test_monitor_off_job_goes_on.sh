@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Where the nodes cannot run ddpctl's job agent (here: a path that is not on
 # them), the job still trains, unwatched, and status says what it cannot see.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 write_spec job.yaml <<YAML

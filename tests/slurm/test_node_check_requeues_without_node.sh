@@ -2,6 +2,9 @@
 # With requeue on, a job whose node check fails on one node is requeued
 # excluding that node (ExcNodeList), and its next attempt trains on other
 # nodes and completes; status says why the attempt was requeued.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 "$LOCAL_SLURM" node block-tcp g2 20000-29999 >/dev/null

@@ -3,6 +3,9 @@
 # master port range dropped in its network namespace, as a broken fabric
 # route would): the node check before training names that node and the job
 # ends in seconds, not at the rendezvous timeout.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # Every node but the first one of the job drops it: rank 0's node only listens.

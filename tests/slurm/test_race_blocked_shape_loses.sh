@@ -2,6 +2,9 @@
 # Hybrid mode: shape A's partition is full, shape B's is free. B starts, claims
 # the group and cancels A; A never runs. The time from B's claim to A's
 # cancellation is printed; status shows the group as won by B.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # Fill partition a100-80gb (a1, a2) with a job of another name.

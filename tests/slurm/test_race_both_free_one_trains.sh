@@ -2,6 +2,9 @@
 # Hybrid mode with both shapes able to start at the same moment (submitted
 # held, released together): exactly one trains, the other stands down or is
 # cancelled, over several races; the counts are printed.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 races=${RACES:-5}

@@ -5,6 +5,9 @@
 # job's script never gets to act: the next `ddpctl status` on the login node
 # sees the winner requeued and races the group again. The other shape, on
 # other nodes, wins generation 2 and trains; the requeued job is cancelled.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 cat >program.sh <<'SH'

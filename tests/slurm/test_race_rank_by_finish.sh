@@ -3,6 +3,9 @@
 # earlier runs of the same program in the runs folder, add it to Slurm's
 # estimated start, and drop a shape that could not finish first even if it
 # started now, saying why; status shows it as DROPPED.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # A program that reports its throughput as the bundled trainer does: one node

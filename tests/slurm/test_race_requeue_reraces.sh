@@ -7,6 +7,9 @@
 # requeued job waits for its BeginTime while the other shape's nodes are
 # free, so the other shape wins and resumes from the checkpoint. Never two
 # trainings at once; max_restarts 2 allows no fourth generation.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # Whether this cluster's nodes can run this build of ddpctl at all, asked of

@@ -8,6 +8,9 @@
 # would fail again, and that shape would be requeued in turn). Once the
 # blockers end it starts on g1, g3, g4 while the requeued winner waits for its
 # BeginTime, trains and completes; status says why g2 was left out.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 "$LOCAL_SLURM" node block-tcp g2 20000-29999 >/dev/null

@@ -7,6 +7,9 @@
 # winner's through the restart: no generation is raced again, the loser is
 # not submitted again and never trained, and status explains the restart on
 # the winner's row.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/restart_lib.sh

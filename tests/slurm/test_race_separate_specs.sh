@@ -3,6 +3,9 @@
 # partition is full, so B wins and trains and A is cancelled; each shape keeps
 # its own spec and output folder, and `logs RUN` shows the winner's output.
 # Specs that cannot race together are refused before anything is submitted.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 on_login sbatch --parsable -J "$JOB_NAME-blocker" -p a100-80gb -N 2 --exclusive -t 5 --wrap "sleep 300" >blocker.id

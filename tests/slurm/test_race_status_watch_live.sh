@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # `status --watch` follows a race group live: RACING while its jobs are held,
 # then WON with the winner beneath, and it stops when every job has ended.
+# One version: it tests a decision of ddpctl's, not Slurm's answers
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 write_spec job.yaml <<'YAML'

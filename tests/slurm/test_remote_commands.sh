@@ -7,6 +7,9 @@
 # command gives on the login node. A login host without this version, and a
 # folder that is not there, are clear errors. (Submitting from here is not
 # built yet: the job below is submitted on the login node.)
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 host=login-$SLURM_VERSION

@@ -7,6 +7,9 @@
 # A host that would ask for anything (here: a user to whom the login host
 # offers only keyboard-interactive, as a site with MFA does) fails at once
 # with the one ssh command that opens the connection.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 host=login-$SLURM_VERSION

@@ -11,6 +11,9 @@
 # - logs -f follows a job to its end over the connection, cancel stops the
 #   jobs, fetch brings a run's records here, and report --plot its plot.
 # The ssh calls of each command are counted by ddpctl and checked here.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/remote_lib.sh

@@ -5,6 +5,9 @@
 # second job. sbatch on the login host is a stand-in first on its ssh
 # sessions' PATH that waits until the test has killed the master, then runs
 # the real sbatch: the job is queued after the connection is gone.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 22.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/remote_lib.sh

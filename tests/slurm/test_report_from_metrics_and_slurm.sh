@@ -2,6 +2,9 @@
 # report joins a run's metrics file (written here by a program of the user's
 # own, through $DDPCTL_METRICS_FILE) with Slurm's record of the job: the
 # throughput from the file, the state and wall time from Slurm.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 cat >"$T/trainer.sh" <<'SH'

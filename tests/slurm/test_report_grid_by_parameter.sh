@@ -5,6 +5,9 @@
 # (env.SEED, found by its name), and the best row and cell by val_loss:min.
 # While cells run or wait on the array's %2, the report shows their state and
 # no metric.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # val_loss = (LR - 0.2)^2 + SEED/100: LR 0.2 is best (0.015 ± 0.0071 over the

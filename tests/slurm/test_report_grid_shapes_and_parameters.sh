@@ -4,6 +4,9 @@
 # own one-node cell, every row from its task's metrics file (written here
 # through $DDPCTL_METRICS_FILE by a program of the user's own, its
 # throughput that of its world size and LR) and Slurm's record of the task.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 cat >"$T/trainer.sh" <<'SH'

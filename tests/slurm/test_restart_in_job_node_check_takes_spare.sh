@@ -3,6 +3,9 @@
 # fails on g2 (its TCP to the rendezvous ports is dropped); no step runs
 # there: g2 is left out, the spare is checked in its place, and the job
 # trains and COMPLETES without a requeue; status says so.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 "$LOCAL_SLURM" node block-tcp g2 20000-29999 >/dev/null

@@ -4,6 +4,9 @@
 # the in-job restarts used up the job falls back to the requeue, leaving the
 # last failed rank's node out (ExcNodeList). Its second attempt trains and
 # completes; status says why it was requeued.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # The first attempt's steps never end by themselves; the second's trains 3 steps.

@@ -7,6 +7,9 @@
 # the job with rank 1's node left out and the spare taken, from the
 # checkpoint. The job COMPLETES without leaving the queue, and status says
 # which restart it was and why.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # Two ranks in lockstep through files in the shared test folder; rank 0

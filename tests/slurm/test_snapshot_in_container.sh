@@ -6,6 +6,8 @@
 # the ignored data/big.bin beside tracked data/README as it is now, and
 # writes into the ignored out/ of the submit folder. Charliecloud on the 22.05
 # cluster, Apptainer on 26.05 (the runtimes their nodes have).
+# Only where the nodes have a container runtime (Charliecloud, Apptainer):
+# slurm versions: 22.05 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # The local cluster's jobs run as root in a sandbox that lacks a capability

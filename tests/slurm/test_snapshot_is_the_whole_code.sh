@@ -8,6 +8,9 @@
 # submit folder's, a new top-level file stays in the run's working directory
 # (<run>/workdir), which the batch log names; sbatch's --chdir is that view,
 # and the logs are the submit folder's.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 mkdir repo && cd repo

@@ -3,6 +3,9 @@
 # job runs them as submitted (a helper the program sources from beside itself
 # too); without snapshot: the job runs the folder's files in place, and
 # status says so.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 git -C "$T" rev-parse --git-dir >/dev/null 2>&1 && fail "$T is inside a git work tree; this test needs one outside"

@@ -2,6 +2,9 @@
 # A snapshot over its limit stops the submit with its largest files named,
 # and nothing is submitted; --no-snapshot submits it to run in place, and
 # status says so.
+# One version: it tests a decision of ddpctl's, not Slurm's answers
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 22.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 mkdir repo && cd repo

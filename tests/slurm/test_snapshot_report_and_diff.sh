@@ -2,6 +2,9 @@
 # Runs of two commits: report labels each row with the commit it ran and
 # warns that they ran different code; `ddpctl diff` shows the changed line of
 # code and the changed spec field, and two runs of one state say "same".
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 mkdir repo && cd repo

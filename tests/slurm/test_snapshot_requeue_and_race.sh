@@ -7,6 +7,9 @@
 # changed and committed before its release: every shape's script runs the
 # snapshot, and the winner prints the first version; requeued, the group
 # races again and generation 2's winner runs the same snapshot.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 mkdir repo && cd repo

@@ -3,6 +3,9 @@
 # changed and committed, then released, the job prints the first program's
 # line; status --json names the commit it ran and whether the tree was dirty;
 # git-ignored files (data/) are not copied; uncommitted changes are.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 mkdir repo && cd repo

@@ -3,6 +3,9 @@
 # sacct says how it ended), status records the end in the run's ledger: the
 # next `status --all`, `cancel` and `logs` make no Slurm call at all, and a
 # cancelled job's explanation (who cancelled it) still shows, from the ledger.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 write_spec done.yaml <<'YAML'

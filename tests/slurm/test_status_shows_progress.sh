@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # While a job runs, status shows the trainer's progress file: epoch, a bar of
 # steps, throughput and ETA.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 cat >fake-trainer.sh <<'SH'

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # On a terminal, status --watch redraws its table in place: the pane shows
 # one table, updated (here under tmux), and it ends when the job has ended.
+# One version: it tests a decision of ddpctl's, not Slurm's answers
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 command -v tmux >/dev/null || fail "tmux is not installed (scripts/setup installs it)"

@@ -2,6 +2,9 @@
 # On a cluster without accounting (no sacct), status says so instead of
 # guessing: a job squeue has forgotten is UNKNOWN, never gone. The cluster is
 # restarted without accounting (and MinJobAge 2 s) for this test, then restored.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 restore() {

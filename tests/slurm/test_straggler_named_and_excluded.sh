@@ -4,6 +4,9 @@
 # Its rank keeps the other waiting at every step; the watchdog names it from
 # the usage samples (CPU time used or waited for), status shows it, and with
 # exclude_slow the requeue at the time limit leaves its node out.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 "$LOCAL_SLURM" node throttle g2 5 >/dev/null

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # A 2-node job: each node has its own hostname, MASTER_ADDR is the first
 # node's ib0 address, and the second node really reaches it there.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 cat >rendezvous.py <<'PY'

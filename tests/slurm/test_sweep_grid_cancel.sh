@@ -2,6 +2,9 @@
 # cancel SWEEP --cell NAME cancels that cell's task alone (scancel A_i) and
 # confirms it; cancel SWEEP then cancels the rest, running and pending (the
 # collapsed record's cells too); retry would submit all three again.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 write_spec grid.yaml <<YAML

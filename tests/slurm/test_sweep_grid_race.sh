@@ -6,6 +6,9 @@
 # shows the race and the cells waiting for it, then every cell done on the
 # winning shape; the loser never gets a node; an ended sweep asks Slurm
 # nothing.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 write_spec grid.yaml <<'YAML'

@@ -6,6 +6,9 @@
 # array, runs on untouched. status explains the restart on cell 0's row.
 # Each cell keeps its checkpoint in its own folder ddpctl hands it
 # (DDPCTL_CHECKPOINT_DIR: <cell's folder>/checkpoint, made at submit).
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 cat >program.sh <<'SH'

@@ -4,6 +4,9 @@
 # samples, and the GPUs that nvidia-smi reports (a fake first on PATH, called
 # by the sampler on every node); report then has the usage columns for it,
 # and report --plot draws its usage over time.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 mkdir -p "$T/fakebin"

@@ -4,6 +4,9 @@
 # job cancels it soon after 20 s without progress, records every node's
 # stacks first, and status explains the ending by the stall, naming rank 1
 # and its node.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 write_spec job.yaml <<YAML

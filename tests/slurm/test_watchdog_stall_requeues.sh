@@ -2,6 +2,9 @@
 # With `watchdog: {action: requeue}` and restarts left, a stalled job is
 # requeued by its watchdog; the next attempt resumes from the program's
 # checkpoint and completes, and status says why the first attempt ended.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 write_spec job.yaml <<YAML

@@ -2,6 +2,9 @@
 # With `action: warn` a stalled job keeps running: status marks it STALLED,
 # for how long and which rank stopped, with its usage; --json carries the
 # watchdog's record and Slurm's own state.
+# One version: a user journey, not what differs between Slurm versions
+# (docs/testing.md, "Which Slurm version runs what"):
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 write_spec job.yaml <<YAML

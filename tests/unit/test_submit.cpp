@@ -3,6 +3,7 @@
 // and never a second job for the same run.
 #include "catch.hpp"
 #include <ctime>
+#include <stdexcept>
 #include <fmt/format.h>
 #include <filesystem>
 
@@ -90,6 +91,41 @@ TEST_CASE("sbatch that timed out before making a job: unconfirmed, then settled 
   REQUIRE(r.kind == SubmitResult::Kind::Submitted);
   REQUIRE(f.runs().size() == 1);  // the retry is in the same run: the ledger tells the whole story
   CHECK(outcomes(f.runs()[0]) == std::vector<Outcome>{Outcome::Absent, Outcome::Submitted});
+  CHECK(f.slurm.jobs.size() == 1);
+}
+
+TEST_CASE("an attempt whose intent is all the ledger has: its job is found by its token, not submitted twice") {
+  // ddpctl killed after sbatch made the job, before it wrote the outcome.
+  Fixture f;
+  f.slurm.on_submit = [](FakeSlurm::FakeJob&) { throw std::runtime_error("killed"); };
+  CHECK_THROWS_WITH(f.submit(), "killed");
+  REQUIRE(f.runs().size() == 1);
+  CHECK(outcomes(f.runs()[0]) == std::vector<Outcome>{Outcome::Intent});
+  REQUIRE(f.slurm.jobs.size() == 1);
+  f.slurm.on_submit = nullptr;
+  SubmitResult r = f.submit();
+  CHECK(r.kind == SubmitResult::Kind::AlreadySubmitted);
+  CHECK(r.active.job_id == "100");
+  CHECK(f.slurm.runner.count("sbatch") == 1);
+  CHECK(outcomes(f.runs()[0]) == std::vector<Outcome>{Outcome::Submitted});
+}
+
+TEST_CASE("sbatch --parsable's jobid;cluster: the job and its cluster are recorded") {
+  Fixture f;
+  f.slurm.runner.on("sbatch", {"--parsable"}, [&](const std::vector<std::string>& argv) {
+    FakeSlurm::FakeJob& j = f.slurm.add("100");
+    for (const auto& a : argv)
+      if (a.rfind("--comment=", 0) == 0) j.comment = a.substr(10);
+    return test::exits(0, "100;local\n");
+  });
+  SubmitResult r = f.submit();
+  REQUIRE(r.kind == SubmitResult::Kind::Submitted);
+  CHECK(r.attempt.job_id == "100");
+  CHECK(r.attempt.cluster == "local");
+  Attempt recorded = load_run(r.run.dir).attempts.at(0);
+  CHECK(recorded.outcome == Outcome::Submitted);
+  CHECK(recorded.job_id == "100");
+  CHECK(recorded.cluster == "local");
   CHECK(f.slurm.jobs.size() == 1);
 }
 

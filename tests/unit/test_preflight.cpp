@@ -1,0 +1,112 @@
+// The preflight's refusals (preflight.hpp), through the submit workflow and
+// the fake Slurm (fake_runner.hpp): each names the spec's file, line and
+// field, and nothing is recorded or submitted; --no-preflight submits anyway.
+// (The cluster runs of these were tests/slurm/test_preflight_*.sh and
+// test_failure_program_not_found.sh.)
+#include "catch.hpp"
+#include <string>
+
+#include "fake_runner.hpp"
+#include "files.hpp"
+#include "fixtures.hpp"
+#include "helpers.hpp"
+#include "submit.hpp"
+
+using namespace ddpctl;
+
+namespace {
+
+// A spec of our own on the bundled `local` profile (or `cluster`), its lines
+// numbered from 1: name, cluster, time, output_dir, then `body`.
+struct Preflight {
+  test::SubmitFixture f;
+  std::string spec(const std::string& body, const std::string& cluster = "local") {
+    f.req.spec = f.tmp.path + "/job.yaml";
+    f.req.snapshot = false;  // not what is tested here
+    write_file_atomic(f.req.spec, "name: pf\ncluster: " + cluster + "\ntime: \"00:05:00\"\noutput_dir: " + f.tmp.path +
+                                      "/logs\n" + body);
+    return f.req.spec;
+  }
+  std::string refusal() { return test::user_error_of([&] { f.submit(); }); }
+  bool nothing_submitted() { return f.slurm.runner.count("sbatch") == 0 && f.runs().empty(); }
+};
+
+}  // namespace
+
+TEST_CASE("preflight: a partition Slurm does not have is refused at its line, with those Slurm has") {
+  Preflight p;
+  // A profile that names a partition the cluster lost (sinfo has a100-80gb, gpu, cpu).
+  std::string profile = p.f.tmp.path + "/drift.yaml";
+  write_file_atomic(profile, "name: drift\ngpu_request: gres\ndefault_partition: cpu\ngpu_types:\n  a100: {gres: a100}\n"
+                             "partitions:\n  h100: {nodes: 2, gpus_per_node: 8, gpu_types: [a100]}\n"
+                             "  cpu: {nodes: 4, gpus_per_node: 0}\n");
+  p.spec("partition: h100\ngpus_per_node: 1\ncommand: \"true\"\n", profile);
+  std::string error = p.refusal();
+  CHECK_THAT(error, Catch::Contains("job.yaml:5:12: partition: partition h100 does not exist on this cluster; "
+                                    "Slurm has: a100-80gb, gpu, cpu"));
+  CHECK(p.nothing_submitted());
+}
+
+TEST_CASE("preflight: an account the user cannot charge is refused at its line, with a suggestion") {
+  Preflight p;
+  p.spec("partition: cpu\ngpus_per_node: 0\nprocs_per_node: 1\naccount: lusuu\ncommand: \"true\"\n");
+  CHECK_THAT(p.refusal(), Catch::Contains("job.yaml:8:10: account: account lusuu is not one you can charge on this "
+                                          "cluster (did you mean 'lusu'?)"));
+  CHECK(p.nothing_submitted());
+  SECTION("--no-preflight leaves it to sbatch") {
+    p.f.req.preflight = false;
+    CHECK(p.f.submit().kind == SubmitResult::Kind::Submitted);
+  }
+}
+
+TEST_CASE("preflight: a program not found here is refused before the queue, list, shell line or trainer") {
+  Preflight p;
+  const std::string base = "partition: cpu\ngpus_per_node: 0\nprocs_per_node: 1\n";
+  SECTION("a list command's first word") {
+    p.spec(base + "command: [ddpctl-no-such-trainer, --epochs, \"3\"]\n");
+    CHECK_THAT(p.refusal(), Catch::Contains("job.yaml:8:10: command[0]: ddpctl-no-such-trainer is not on PATH here; "
+                                            "the job would fail with \"command not found\" (exit code 127) after its "
+                                            "wait; give its path, or load the module that provides it (modules:); "
+                                            "--no-preflight submits anyway"));
+    CHECK(p.nothing_submitted());
+  }
+  SECTION("a shell line's first word") {
+    p.spec(base + "command: \"ddpctl-no-such-trainer --epochs 3 | tee train.log\"\n");
+    CHECK_THAT(p.refusal(), Catch::Contains("job.yaml:8:10: command: ddpctl-no-such-trainer is not on PATH here"));
+    CHECK(p.nothing_submitted());
+  }
+  SECTION("trainer.program at a path that is not there") {
+    p.spec(base + "trainer:\n  program: " + p.f.tmp.path + "/bin/ddp-train\n  data: synthetic\n");
+    CHECK_THAT(p.refusal(), Catch::Contains("job.yaml:9:12: trainer.program: " + p.f.tmp.path +
+                                            "/bin/ddp-train is not an executable file here; the job would fail with "
+                                            "exit code 126 or 127 after its wait"));
+    CHECK(p.nothing_submitted());
+  }
+  SECTION("a shell line that starts with a builtin or a variable is the user's shell: not checked") {
+    p.spec(base + "command: \"echo start; $TRAIN --epochs 3\"\n");
+    CHECK(p.f.submit().kind == SubmitResult::Kind::Submitted);
+  }
+  SECTION("--no-preflight submits anyway") {
+    p.spec(base + "command: [ddpctl-no-such-trainer]\n");
+    p.f.req.preflight = false;
+    CHECK(p.f.submit().kind == SubmitResult::Kind::Submitted);
+  }
+}
+
+TEST_CASE("preflight: a trainer.data folder that does not exist is refused at its line") {
+  Preflight p;
+  const std::string base = "partition: cpu\ngpus_per_node: 0\nprocs_per_node: 1\ntrainer:\n  program: /bin/true\n";
+  p.spec(base + "  data: " + p.f.tmp.path + "/tiny-imagenet\n");
+  std::string error = p.refusal();
+  CHECK_THAT(error, Catch::Contains("job.yaml:10:") && Catch::Contains("trainer.data") &&
+                        Catch::Contains("tiny-imagenet does not exist"));
+  CHECK(p.nothing_submitted());
+  SECTION("data: synthetic needs no folder") {
+    p.spec(base + "  data: synthetic\n");
+    CHECK(p.f.submit().kind == SubmitResult::Kind::Submitted);
+  }
+  SECTION("--no-preflight submits anyway") {
+    p.f.req.preflight = false;
+    CHECK(p.f.submit().kind == SubmitResult::Kind::Submitted);
+  }
+}
