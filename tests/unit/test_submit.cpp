@@ -110,7 +110,7 @@ TEST_CASE("an attempt whose intent is all the ledger has: its job is found by it
   CHECK(outcomes(f.runs()[0]) == std::vector<Outcome>{Outcome::Submitted});
 }
 
-TEST_CASE("sbatch --parsable's jobid;cluster: the job and its cluster are recorded") {
+TEST_CASE("sbatch --parsable's jobid with its cluster: the job and its cluster are recorded") {
   Fixture f;
   f.slurm.runner.on("sbatch", {"--parsable"}, [&](const std::vector<std::string>& argv) {
     FakeSlurm::FakeJob& j = f.slurm.add("100");
