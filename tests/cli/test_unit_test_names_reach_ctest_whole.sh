@@ -8,7 +8,7 @@ set -euo pipefail
 src=${DDPCTL_SOURCE:-$(cd "$(dirname "$0")/../.." && pwd)}
 bad=$(grep -rnoE --include='*.cpp' '(TEST_CASE|SCENARIO)\("[^"]*[][;\\][^"]*"' "$src/tests" "$src/trainer" || true)
 if [ -n "$bad" ]; then
-  echo "test names that ctest would cut or Catch would misread (no ';', '\\', '[' or ']' in a name):" >&2
+  printf '%s\n' "test names that ctest would cut or Catch would misread (no ';', '\\', '[' or ']' in a name):" >&2
   echo "$bad" >&2
   exit 1
 fi
