@@ -20,6 +20,7 @@ cp -r "$DDPCTL_SOURCE/configs" "$T/job/configs"
 
 # render SPEC [gen options]: renders SPEC (relative to $T/job) and sets $script.
 render() {
+  rm -rf "$T/gen"
   (cd "$T/job" && "$DDPCTL" gen "$@" -o "$T/gen" >"$T/gen.out") || fail "ddpctl gen $* failed"
   script=$(find "$T/gen" -maxdepth 1 -name '*.sbatch' | head -1)
   [ -n "$script" ] || fail "ddpctl gen $* wrote no script: $(ls "$T/gen")"
@@ -28,7 +29,7 @@ render() {
 # spec NAME <<EOF: writes $T/job/NAME.yaml, a spec on the local cluster profile.
 spec() { cat >"$T/job/$1.yaml"; }
 
-# run_job SCRIPT [VAR=VALUE...]: runs SCRIPT as Slurm starts a batch job on
+# run_job SCRIPT [VAR=VALUE...] [-- ARGS...]: runs SCRIPT (with ARGS) as Slurm starts a batch job on
 # $nodes nodes (3 unless set: n1, n2, n3), with its variables and the submit
 # folder as working directory, at most 60 s; sets $rc. Output in $T/job.out
 # and $T/job.err.
@@ -41,8 +42,8 @@ run_job() {
     local n=${nodes:-3}
     export SLURM_JOB_ID=4242 SLURM_JOB_NAME=job SLURM_JOB_NODELIST="n[1-$n]" SLURM_NNODES=$n SLURM_JOB_NUM_NODES=$n
     export SLURM_SUBMIT_DIR=$T/job SLURM_JOB_PARTITION=cpu SLURM_CLUSTER_NAME=local SLURMD_NODENAME=n1
-    for v in "$@"; do export "${v?}"; done
-    exec timeout 60 bash "$s"
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do export "${1?}" && shift; done
+    exec timeout 60 bash "$s" "${@:2}"
   ) >"$T/job.out" 2>"$T/job.err"
   rc=$?
   set -e
@@ -68,10 +69,13 @@ expect_job_out() { grep -qF -- "$1" "$T/job.out" || fail_job "the job's stdout l
 
 # submit COMMAND [ARGS...]: `ddpctl COMMAND ARGS` (submit, sweep, race) from
 # the submit folder against the stubs, into $T/runs; sets $scripts, the job
-# scripts in the order sbatch got them (job ids 7001, 7002, ...).
+# scripts in the order sbatch got them (job ids 7001, 7002, ...), and
+# $script_args, the arguments sbatch passed each (space-separated).
 submit() {
   (cd "$T/job" && "$DDPCTL" "$@" --no-preflight --runs "$T/runs" >"$T/submit.out" 2>"$T/submit.err") ||
     fail "ddpctl $* failed:"$'\n'"$(cat "$T/submit.out" "$T/submit.err")"$'\n'"calls:"$'\n'"$(cat "$STUB_LOG")"
-  mapfile -t scripts < <(awk '/^sbatch --parsable / { print $NF }' "$STUB_LOG")
+  mapfile -t scripts < <(sed -nE 's/^sbatch --parsable .* ([^ ]+\.sbatch)( .*)?$/\1/p' "$STUB_LOG")
+  # shellcheck disable=SC2034  # the tests read it
+  mapfile -t script_args < <(sed -nE 's/^sbatch --parsable .* ([^ ]+\.sbatch) ?(.*)$/\2/p' "$STUB_LOG")
   [ "${#scripts[@]}" -gt 0 ] || fail "ddpctl $* submitted nothing:"$'\n'"$(cat "$T/submit.out" "$T/submit.err")"
 }

@@ -6,7 +6,12 @@
 # shellcheck source=tests/script/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-answer_srun() { [[ " $* " != *" --kill-on-bad-exit=1 "* ]] || exit "${STEP_RC:-0}"; }
+# The training step; with WATCH_RC, it ends once the watchdog beside it has started.
+answer_srun() {
+  [[ " $* " == *" --kill-on-bad-exit=1 "* ]] || return 0
+  [ -z "${WATCH_RC:-}" ] || until grep -q '^ddpctl job watch ' "$STUB_LOG"; do sleep 0.05; done
+  exit "${STEP_RC:-0}"
+}
 answer_ddpctl() {
   case "$1 ${2:-}" in
     "--version ") [ -z "${VERSION_FAILS:-}" ] || { echo "error while loading shared libraries: libfmt.so.9" >&2; exit 127; } ;;

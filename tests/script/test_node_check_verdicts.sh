@@ -28,9 +28,11 @@ cluster: local
 partition: cpu
 nodes: 2
 gpus_per_node: 0
+procs_per_node: 1
 time: "00:10:00"
 output_dir: logs
 requeue: {max_restarts: 1, grace: 60}
+trainer: {model: smallcnn, data: synthetic}
 EOF_SPEC
 render checked.yaml
 nodes=2

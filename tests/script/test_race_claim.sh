@@ -16,6 +16,7 @@ gpus_per_node: 0
 procs_per_node: 2
 time: "00:10:00"
 output_dir: logs
+trainer: {model: smallcnn, data: synthetic}
 alternatives:
   - {nodes: 2, procs_per_node: 1}
 EOF_SPEC

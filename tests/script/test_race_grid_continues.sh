@@ -21,6 +21,7 @@ gpus_per_node: 0
 procs_per_node: 2
 time: "00:10:00"
 output_dir: logs
+trainer: {model: smallcnn, data: synthetic}
 alternatives:
   - {nodes: 2, procs_per_node: 1}
 grid:
@@ -28,19 +29,21 @@ grid:
 EOF_SPEC
 submit sweep grid.yaml --no-snapshot
 [ "${#scripts[@]}" -eq 2 ] || fail "expected the first cell's 2 shapes, sbatch got: ${scripts[*]}"
-expect_no_call '^sbatch .*--array'
+expect_calls 2 '^sbatch --parsable .*--array=0 '
 : >"$STUB_LOG"
 
-nodes=2 run_job "${scripts[1]}" SLURM_JOB_ID=7002
+# The 2x1 shape's first cell (job 7002, an array of one task) starts first.
+# shellcheck disable=SC2086  # the arguments sbatch passed, as words
+nodes=2 run_job "${scripts[1]}" SLURM_JOB_ID=7002 SLURM_ARRAY_JOB_ID=7002 SLURM_ARRAY_TASK_ID=0 -- ${script_args[1]}
 expect_rc 0
 expect_call '^scancel 7001$'
 expect_call '^ddpctl sweep continue '
-expect_calls 1 '^sbatch --parsable .*--array=[0-9]'
-array=$(awk '/^sbatch --parsable .*--array/ { print $NF }' "$STUB_LOG")
-grep -q '^#SBATCH --nodes=2$' "$array" || fail_job "the other cells' array is not on the winner's shape (2x1): $array"
+expect_calls 1 '^sbatch --parsable .*--array=1-2'
+expect_call '^sbatch --parsable .* [^ ]*/grid-2x1[^ ]*\.sbatch( |$)'
 
 : >"$STUB_LOG"
-nodes=1 run_job "${scripts[0]}" SLURM_JOB_ID=7001
+# shellcheck disable=SC2086
+nodes=1 run_job "${scripts[0]}" SLURM_JOB_ID=7001 SLURM_ARRAY_JOB_ID=7001 SLURM_ARRAY_TASK_ID=0 -- ${script_args[0]}
 expect_rc 0
 expect_job_out "standing down without training"
 expect_no_call '^(sbatch|ddpctl sweep)'

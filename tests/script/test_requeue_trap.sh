@@ -21,9 +21,11 @@ cluster: local
 partition: cpu
 nodes: 2
 gpus_per_node: 0
+procs_per_node: 1
 time: "00:10:00"
 output_dir: logs
 requeue: {max_restarts: 2, grace: 60}
+trainer: {model: smallcnn, data: synthetic}
 EOF_SPEC
 render timed.yaml
 grep -q '^#SBATCH --signal=B:USR1@60$' "$script" || fail "the script does not ask for SIGUSR1 60 s before the limit"
