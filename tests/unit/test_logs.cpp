@@ -1,4 +1,5 @@
-// `ddpctl logs SWEEP --cell NAME` (logs.hpp): a grid cell's logs are its
+// `ddpctl logs` (logs.hpp): a job's --rank picks its task's output; `logs SWEEP
+// --cell NAME`: a grid cell's logs are its
 // array task's, named by the task's own job id, found from Slurm's real
 // records of an array (tests/unit/data/24.11/array-*, capture-array.sh).
 #include "catch.hpp"
@@ -15,6 +16,7 @@
 #include "resolve.hpp"
 #include "runs.hpp"
 #include "task_logs.hpp"
+#include "text.hpp"
 
 using namespace ddpctl;
 using test::exits;
@@ -174,5 +176,34 @@ TEST_CASE("logs --cell -f: a pending cell is waited for, then followed to its en
     REQUIRE_FALSE(f.out.lines.empty());
     CHECK_THAT(f.out.lines.front(), Catch::StartsWith("==> cell LR=1 (16_1) ended FAILED: "));
     CHECK_THAT(f.out.raw_text, Catch::Contains("ValueError: lr too high"));
+  }
+}
+
+TEST_CASE("logs --rank of a job: a rank beyond the world size names the valid range, one inside it its task's output") {
+  // The twin of the Slurm test logs_rank_out_of_range: 2 nodes of 2 ranks.
+  test::SubmitFixture f;
+  write_file_atomic(f.req.spec, "name: unit\ncluster: local\npartition: cpu\nnodes: 2\ngpus_per_node: 0\n"
+                                "procs_per_node: 2\ntime: \"00:05:00\"\noutput_dir: " + f.tmp.path + "/logs\n"
+                                "command: \"echo node $NODE_RANK here\"\n");
+  SubmitResult r = f.submit();
+  const RunShape& shape = r.run.shapes.at(0);
+  std::string base = log_base(shape, "100");
+  std::filesystem::create_directories(shape.output_dir);
+  write_file_atomic(job_files::batch_out(base), "batch of job 100\n");
+  for (int task = 0; task < 2; ++task)
+    write_file_atomic(job_files::step_log(base, 0, task), "node " + std::to_string(task) + " here\n");
+  LogsRequest req;
+  req.run = r.run.id;
+  req.runs_root = f.req.runs_root;
+  test::RecordingOutput out;
+  req.rank = 4;
+  CHECK(test::user_error_of([&] { show_logs(req, f.slurm.ctx, out); }) ==
+        "--rank: rank 4 is outside this job's 4 ranks (0-3)");
+  for (int rank : {2, 3}) {  // both on the second node: task 1
+    test::RecordingOutput shown;
+    req.rank = rank;
+    show_logs(req, f.slurm.ctx, shown);
+    CHECK_THAT(join(shown.lines, "\n"), Catch::Contains("(training output, attempt 1, task 1)"));
+    CHECK_THAT(shown.raw_text, Catch::Contains("node 1 here") && !Catch::Contains("node 0 here"));
   }
 }
