@@ -243,7 +243,7 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
   // why. "cancelling": the act ran, the record after it was not written.
   if (job.state == JobState::Cancelled)
     if (auto r = read_stall_record(base);
-        r && (r->taken == "cancelled" || r->taken == "cancelling") && r->attempt == restart) {
+        r && (r->taken == WatchdogOutcome::Cancelled || r->taken == WatchdogOutcome::Cancelling) && r->attempt == restart) {
       f.what = "was cancelled by the watchdog";
       f.line = describe_stall(*r);
       f.log = stall_record_path(base);

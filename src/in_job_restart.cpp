@@ -108,9 +108,11 @@ RestartDecision decide_restart(const RestartInput& in) {
   RestartDecision d;
   // The watchdog ended the job itself (watchdog.action cancel or requeue):
   // Slurm is taking the job away, and a new step would race it.
-  if (in.watchdog_taken.rfind("cancel", 0) == 0 || in.watchdog_taken.rfind("requeu", 0) == 0) {
-    bool cancel = in.watchdog_taken.rfind("cancel", 0) == 0;
-    d.verdict = RestartVerdict::Fail;
+  // Whatever became of the act (before it, done or failed), as before.
+  StallAction taken_act = outcome_action(in.watchdog_taken);
+  if (taken_act == StallAction::Cancel || taken_act == StallAction::Requeue) {
+    bool cancel = taken_act == StallAction::Cancel;
+    d.verdict = AgentVerdict::Fail;
     d.cause = cancel ? "the watchdog cancelled the job" : "the watchdog requeued the job";
     d.text = d.cause + "; no in-job restart";
     return d;
@@ -180,7 +182,7 @@ RestartDecision decide_restart(const RestartInput& in) {
       for (const auto& n : d.failed) add(d.exclude, n);
     for (const auto& n : in.slow_nodes) add(d.exclude, n);
     bool requeue = in.attempt < in.max_requeues;
-    d.verdict = requeue ? RestartVerdict::Requeue : RestartVerdict::Fail;
+    d.verdict = requeue ? AgentVerdict::Requeue : AgentVerdict::Fail;
     d.text = fmt::format("{}; {}; {}", d.cause, why,
                          requeue ? (d.exclude.empty() ? std::string("requeueing the job")
                                                       : "requeueing the job without " + join(d.exclude, ", "))
@@ -244,7 +246,7 @@ RestartDecision decide_restart(const RestartInput& in) {
                          : fmt::format("too few healthy nodes left for {} ({} of {}, no spare left)", target,
                                        d.nodes.size(), target));
   for (; s < healthy_spares.size(); ++s) d.spares.push_back(healthy_spares[s]);
-  d.verdict = RestartVerdict::Restart;
+  d.verdict = AgentVerdict::Go;
   d.shrunk = d.nodes.size() < target;
   std::vector<std::string> done;
   if (!d.left_out.empty()) {

@@ -12,14 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "job_contract.hpp"
+
 namespace ddpctl {
 
-// The line the batch shell writes to its stderr before each training step
-// (launch.sh): srun's lines after the latest one are that step's.
-inline constexpr const char* kStepMarker = "ddpctl: training step ";
-
-// The bundled trainer's exit status after it checkpointed for a requeue.
-inline constexpr int kRequeueExit = 75;
+// kStepMarker and kRequeueExit, which the script shares: job_contract.hpp.
 
 // What srun said about one task or node of the step.
 enum class StepFailureKind { TaskExited, TaskKilled, NodeLost, NodeCheck, Stalled, Unknown };
@@ -57,8 +54,8 @@ struct RestartInput {
   std::vector<std::string> check_failed;  // nodes whose node check before the step failed
   std::map<std::string, std::string> node_states;  // parse_node_states, for nodes and spares
   // The watchdog's act on this attempt, when it cancelled or requeued the
-  // job ("cancelling", "requeued", ...): the step ended because of it.
-  std::string watchdog_taken;
+  // job (Cancelling, Requeued, ...): the step ended because of it.
+  WatchdogOutcome watchdog_taken = WatchdogOutcome::None;
   // watchdog.action restart ended this step: the stall in words ("stalled
   // 1m00s: rank 1 (g2) is not in a collective — ...") and the nodes of the
   // ranks it names, left out like a failed task's.
@@ -68,10 +65,10 @@ struct RestartInput {
   std::vector<std::string> slow_nodes;
 };
 
-// What the batch shell does (`job step-ended`'s exit status; launch.sh).
-enum class RestartVerdict { Restart = 0, Requeue = 10, Fail = 11 };
+// What the batch shell does: `job step-ended`'s exit status (job_contract.hpp;
+// launch.sh), Go meaning start the step again on `nodes`.
 struct RestartDecision {
-  RestartVerdict verdict = RestartVerdict::Fail;
+  AgentVerdict verdict = AgentVerdict::Fail;
   StepFailureKind kind = StepFailureKind::Unknown;
   std::string cause;                   // "rank 5 on g3 was killed (signal 9)"
   std::vector<std::string> failed;     // the nodes the cause names

@@ -173,7 +173,7 @@ bool Watcher::act(const StallVerdict& v, double now) {
   record_.resumed_at.reset();
   record_.result.clear();
   if (o_.action == StallAction::Warn) {
-    record_.taken = "warned";
+    record_.taken = WatchdogOutcome::Warned;
     save();
     std::cerr << "ddpctl: watchdog: warning: " << describe_stall(record_) << " (watchdog.action: warn: it runs on)\n";
     return true;
@@ -181,7 +181,7 @@ bool Watcher::act(const StallVerdict& v, double now) {
   requeue_ = o_.action == StallAction::Requeue && o_.attempt < o_.max_restarts;
   restart_ = o_.action == StallAction::Restart;
   // Before the act: what it is about to do (a record a crash leaves behind).
-  record_.taken = restart_ ? "restarting" : requeue_ ? "requeuing" : "cancelling";
+  record_.taken = watchdog_outcome(act_taken(), OutcomePhase::Acting);
   save();
   gather_stacks(now);
   return !take_action();
@@ -371,11 +371,11 @@ bool Watcher::take_action() {
     record_.result = failed ? "scancel failed: " + *failed : fmt::format("scancel {}: done", target);
   }
   if (failed) {
-    record_.taken = restart_ ? "restart-failed" : requeue_ ? "requeue-failed" : "cancel-failed";
+    record_.taken = watchdog_outcome(act_taken(), OutcomePhase::Failed);
     std::cerr << fmt::format("ddpctl: watchdog: error: {}{}\n", record_.result,
                              tries_ < kTries ? "; trying again in an interval" : "; giving up");
   } else {
-    record_.taken = restart_ ? "restarted" : requeue_ ? "requeued" : "cancelled";
+    record_.taken = watchdog_outcome(act_taken(), OutcomePhase::Done);
   }
   save();
   std::signal(SIGTERM, term);
@@ -732,9 +732,9 @@ RestartDecision on_step_ended(const StepEndedOptions& o, Context& ctx) {
   }
   if (o.check_failed) in.check_failed = read_node_checks(o.log_base, o.nodes, 0, ctx).bad_nodes;
   if (auto stall = read_stall_record(o.log_base); stall && stall->attempt == place.attempt) {
-    if (stall->taken.rfind("restart", 0) == 0) {
+    if (outcome_action(stall->taken) == StallAction::Restart) {
       // watchdog.action restart ended this step (not an earlier one's record).
-      if (stall->step == o.restarts_done && stall->taken != "restart-failed") {
+      if (stall->step == o.restarts_done && outcome_phase(stall->taken) != OutcomePhase::Failed) {
         std::string who = stall->culprit_named ? stall->culprit : stall->detail.empty() ? "no rank stands out" : stall->detail;
         in.watchdog_stall = fmt::format("stalled {}: {}", format_duration(std::llround(stall->for_s)), who);
         for (const auto& t : stall->stopped) in.watchdog_nodes.push_back(t.node);
@@ -758,7 +758,7 @@ RestartDecision on_step_ended(const StepEndedOptions& o, Context& ctx) {
   rec.attempt = place.attempt;
   rec.of = o.max_in_job;
   if (o.full_nodes > 0) rec.full_nodes = o.full_nodes;
-  if (d.verdict == RestartVerdict::Restart) {
+  if (d.verdict == AgentVerdict::Go) {
     InJobRestart x;
     x.number = o.restarts_done + 1;
     x.kind = d.kind;
@@ -774,11 +774,11 @@ RestartDecision on_step_ended(const StepEndedOptions& o, Context& ctx) {
       x.last_progress_at = *at;
     rec.restarts.push_back(x);
   } else {
-    rec.fallback = d.verdict == RestartVerdict::Requeue ? "requeue" : "fail";
+    rec.fallback = d.verdict == AgentVerdict::Requeue ? "requeue" : "fail";
     rec.fallback_why = d.text;
   }
   save_in_job_record(o.log_base, rec);
-  if (d.verdict == RestartVerdict::Restart)
+  if (d.verdict == AgentVerdict::Go)
     for (const auto& n : d.nodes) std::remove(node_check_path(o.log_base, place.attempt, n).c_str());
   return d;
 }

@@ -155,6 +155,8 @@ class Watcher {
   bool stalled_ = false;
   bool requeue_ = false;  // the action to take: requeue, else cancel
   bool restart_ = false;  // watchdog.action restart: end the step for an in-job restart
+  // The act requeue_ and restart_ choose (a requeue past max_restarts cancels).
+  StallAction act_taken() const { return restart_ ? StallAction::Restart : requeue_ ? StallAction::Requeue : StallAction::Cancel; }
   int tries_ = 0;         // of the action, when it fails (a few, an interval apart)
   double started_at_ = 0;
   bool resumed_noted_ = false;

@@ -366,8 +366,8 @@ CheckDecision decide_after_check(const std::vector<std::string>& nodes,
   return d;
 }
 
-CheckVerdict check_verdict(const CheckDecision& d) {
-  return d.ok ? CheckVerdict::Go : d.requeue ? CheckVerdict::Requeue : CheckVerdict::Fail;
+AgentVerdict check_verdict(const CheckDecision& d) {
+  return d.ok ? AgentVerdict::Go : d.requeue ? AgentVerdict::Requeue : AgentVerdict::Fail;
 }
 
 std::vector<std::string> job_node_list(const std::string& show, const std::string& key) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "clock.hpp"
+#include "job_contract.hpp"
 #include "process.hpp"
 
 namespace ddpctl {
@@ -83,12 +84,8 @@ ListenResult listen_for_peers(int port, int peers, double deadline_s, Clock& clo
 
 std::string node_check_path(const std::string& log_base, int attempt, const std::string& node);
 
-// What the batch script does after the check step (`ddpctl job checked`'s
-// exit status; templates/agent.sh.mustache). The agent's verdicts have
-// statuses of their own, apart from the CLI's (1 a user error, 2 usage, 3 an
-// internal error) and a crash's (126 and up): on any status but these the
-// script goes on training and reports the agent's error as the agent's.
-enum class CheckVerdict { Go = 0, Requeue = 10, Fail = 11 };
+// What the batch script does after the check step: `ddpctl job checked`'s
+// exit status (job_contract.hpp; templates/agent.sh.mustache).
 struct CheckDecision {
   bool ok = true;
   std::vector<std::string> bad_nodes;
@@ -97,7 +94,7 @@ struct CheckDecision {
 };
 CheckDecision decide_after_check(const std::vector<std::string>& nodes, const std::vector<std::optional<NodeCheckResult>>& results,
                                  int attempt, int max_restarts);
-CheckVerdict check_verdict(const CheckDecision& d);
+AgentVerdict check_verdict(const CheckDecision& d);
 
 // A node list field (ExcNodeList, ReqNodeList, NodeList) of one job as
 // `scontrol show job -o` prints it, expanded; empty where it is (null).

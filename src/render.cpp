@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "job_contract.hpp"
 #include "job_files.hpp"
 #include "files.hpp"
 #include "paths.hpp"
@@ -68,6 +69,11 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
   d.set("monitor_off_file", job_files::monitor_off("$ddpctl_log_base", "$ddpctl_attempt"));
   d.set("agent_stderr_file", job_files::agent_stderr("$ddpctl_log_base"));
   d.set("agent_stderr_env", job_files::agent_stderr("$DDPCTL_LOG_BASE"));
+  // The agent's exit statuses and the lines the script reads (job_contract.hpp).
+  for (AgentVerdict v : agent_verdicts()) d.set("verdict_" + verdict_name(v), std::to_string(verdict_status(v)));
+  for (StepEndedKey k : step_ended_keys()) d.set("step_ended_" + step_ended_key_name(k), step_ended_key_text(k));
+  d.set("step_marker", kStepMarker);
+  d.set("trainer_requeue_exit", std::to_string(kRequeueExit));
   d.set("cluster", run.profile.name);
   d.set("spec_file", std::filesystem::path(spec.file).filename().string());
   d.set("directives", string_list(shape.directives));

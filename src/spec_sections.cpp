@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "job_contract.hpp"
 #include "metric_pattern.hpp"
 #include "progress_pattern.hpp"
 #include "shell.hpp"
@@ -390,7 +391,12 @@ void read_running_sections(MapReader& top, RunSpec& spec) {
       MapReader r(top.document(), node, "watchdog", top.diagnostics());
       if (r.valid()) {
         if (auto v = r.span("stall_after")) spec.watchdog.stall_after_s = *v;
-        static const std::vector<std::string> actions = {"warn", "cancel", "requeue", "restart"};
+        // `job watch --action`'s words (job_contract.hpp).
+        static const std::vector<std::string> actions = [] {
+          std::vector<std::string> names;
+          for (StallAction a : stall_actions()) names.push_back(stall_action_name(a));
+          return names;
+        }();
         if (auto v = r.string("action", [](const std::string& a) -> std::optional<std::string> {
               if (std::find(actions.begin(), actions.end(), a) != actions.end()) return std::nullopt;
               return "must be one of " + quoted_list(actions) + did_you_mean(a, actions);

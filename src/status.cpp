@@ -81,7 +81,7 @@ void add_running_view(const RunShape& shape, const Job& job, long long now, Stat
     j["stall"] = stall_record_json(*r);
     // A stall the watchdog ended the step for (action: restart) is over: the
     // in-job restart's record says what followed.
-    if (r->stalled && r->taken != "restarted") {
+    if (r->stalled && r->taken != WatchdogOutcome::Restarted) {
       row.state = "STALLED";
       row.tone = Tone::Bad;
       parts.insert(parts.begin(), describe_stall(*r, std::max(r->for_s, static_cast<double>(now) - r->since)));
@@ -225,7 +225,7 @@ StatusRow job_row(const JobRef& ref, const Job& job, long long now, Extra& extra
   // seconds); the stall is why, as once it is CANCELLED.
   if (shape && job.state == JobState::Completing)
     if (auto r = read_stall_record(log_base(*shape, job.id));
-        r && r->attempt == job.restarts && (r->taken == "cancelled" || r->taken == "cancelling"))
+        r && r->attempt == job.restarts && (r->taken == WatchdogOutcome::Cancelled || r->taken == WatchdogOutcome::Cancelling))
       row.info = "was cancelled by the watchdog: " + describe_stall(*r);
   bool race_loser = ref.run && job.state == JobState::Cancelled && read_race(*ref.run).is_race;
   if (shape && is_terminal(job.state) && job.state != JobState::Completed && !race_loser) {

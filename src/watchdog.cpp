@@ -12,16 +12,6 @@
 
 namespace ddpctl {
 
-std::string stall_action_name(StallAction a) {
-  switch (a) {
-    case StallAction::Warn: return "warn";
-    case StallAction::Cancel: return "cancel";
-    case StallAction::Requeue: return "requeue";
-    case StallAction::Restart: return "restart";
-  }
-  return "warn";
-}
-
 StallWatch::StallWatch(double stall_after_s, double started_at, double busy_pct)
     : stall_after_(stall_after_s), last_progress_(started_at), busy_pct_(busy_pct) {}
 
@@ -144,7 +134,7 @@ nlohmann::json stall_record_json(const StallRecord& r) {
           {"for_s", r.for_s},
           {"stall_after_s", r.stall_after_s},
           {"action", r.action},
-          {"taken", r.taken},
+          {"taken", watchdog_outcome_text(r.taken)},
           {"step", r.step},
           {"result", r.result},
           {"why", r.why},
@@ -181,7 +171,8 @@ std::optional<StallRecord> read_stall_record(const std::string& log_base) try {
   r.for_s = num("for_s");
   r.stall_after_s = num("stall_after_s");
   r.action = str("action");
-  r.taken = str("taken");
+  // A word this version does not know is no act it can speak for.
+  r.taken = parse_watchdog_outcome(str("taken")).value_or(WatchdogOutcome::None);
   r.step = static_cast<int>(num("step"));
   r.result = str("result");
   r.why = str("why");

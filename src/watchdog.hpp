@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "job_contract.hpp"
 #include "usage.hpp"
 
 namespace ddpctl {
 
-enum class StallAction { Warn, Cancel, Requeue, Restart };
-std::string stall_action_name(StallAction a);
+// StallAction, its names and the outcomes the record keeps: job_contract.hpp.
 
 // One task of the training step (a rank under `launch: per_gpu`, a node's
 // launcher otherwise), as seen at one moment.
@@ -76,10 +76,10 @@ struct StallRecord {
   bool stalled = false;
   double since = 0, detected_at = 0, for_s = 0, stall_after_s = 0;
   std::string action;  // warn, cancel, requeue, restart
-  // "", "warned"; "cancelling"/"requeuing"/"restarting" before the act, then
-  // "cancelled"/"requeued"/"restarted" (the step ended for an in-job
-  // restart), or "cancel-failed"/"requeue-failed"/"restart-failed" with `result`.
-  std::string taken;
+  // None, Warned; Cancelling/Requeuing/Restarting before the act, then
+  // Cancelled/Requeued/Restarted (the step ended for an in-job restart), or
+  // CancelFailed/RequeueFailed/RestartFailed with `result` (job_contract.hpp).
+  WatchdogOutcome taken = WatchdogOutcome::None;
   int step = 0;  // the training step it watched (DDPCTL_RESTART: in-job restarts)
   std::string result;  // what the act returned: "scancel 42: done", or why it failed
   std::string why;

@@ -8,7 +8,7 @@ namespace ddpctl::cli {
 
 // Exit codes: 0 success, 1 a problem with the user's input or environment
 // (printed as `ddpctl: error: ...`), 2 a usage error, 3 an internal error.
-// The job agent's verdicts have their own (node_check.hpp's CheckVerdict).
+// The job agent's verdicts have their own (job_contract.hpp's AgentVerdict).
 enum ExitCode { kOk = 0, kUserError = 1, kUsage = 2, kInternal = 3 };
 
 int run(int argc, char** argv);

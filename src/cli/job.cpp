@@ -13,6 +13,7 @@
 
 #include "app.hpp"
 #include "job_agent.hpp"
+#include "job_contract.hpp"
 #include "stacks_hook.hpp"
 #include "text.hpp"
 
@@ -61,8 +62,9 @@ void setup_watch(CLI::App* job, Context& ctx) {
   CLI::App* c = job->add_subcommand("watch", "Watch the training step for a stall and act on it");
   add_log_base(c, o->w.log_base);
   c->add_option("--stall-after", o->stall_after, "No progress for this long is a stall (30m, watchdog.stall_after's default)");
-  c->add_option("--action", o->action, "warn, cancel, requeue or restart (in-job)")
-      ->check(CLI::IsMember({"warn", "cancel", "requeue", "restart"}));
+  std::vector<std::string> actions;
+  for (StallAction a : stall_actions()) actions.push_back(stall_action_name(a));
+  c->add_option("--action", o->action, "warn, cancel, requeue or restart (in-job)")->check(CLI::IsMember(actions));
   c->add_option("--interval", o->interval, "Seconds between observations (5)");
   c->add_option("--nodes", o->nodes, "The job's nodes, space-separated, in order")->required();
   c->add_option("--tasks", o->w.tasks, "Tasks of the training step");
@@ -79,10 +81,7 @@ void setup_watch(CLI::App* job, Context& ctx) {
     o->w.stall_after_s = agent_seconds(o->stall_after, "--stall-after");
     o->w.interval_s = agent_seconds(o->interval, "--interval");
     o->w.slow_after_s = agent_seconds(o->slow_after, "--slow-after");
-    o->w.action = o->action == "cancel"    ? StallAction::Cancel
-                  : o->action == "requeue" ? StallAction::Requeue
-                  : o->action == "restart" ? StallAction::Restart
-                                           : StallAction::Warn;
+    o->w.action = parse_stall_action(o->action).value_or(StallAction::Warn);  // --action's check refused the rest
     if (!o->pattern.empty()) {
       o->w.progress = ProgressSpec{};
       o->w.progress->pattern = o->pattern;
@@ -113,7 +112,7 @@ void setup_check(CLI::App* job, Context& ctx) {
     o->q.deadline_s = agent_seconds(o->deadline, "--deadline");
     NodeCheckResult r = run_node_check(o->q, ctx);
     for (const auto& p : r.problems) std::cerr << "ddpctl: node check: " << p.text << '\n';
-    if (!r.ok) throw CLI::RuntimeError(static_cast<int>(CheckVerdict::Fail));
+    if (!r.ok) throw CLI::RuntimeError(verdict_status(AgentVerdict::Fail));
   });
 }
 
@@ -123,17 +122,19 @@ void setup_checked(CLI::App* job, Context& ctx) {
     int max_restarts = 0;
   };
   auto o = std::make_shared<O>();
-  CLI::App* c = job->add_subcommand("checked", "Read every node's check: 0 go on, 10 requeue without the nodes printed, 11 fail");
+  CLI::App* c = job->add_subcommand(
+      "checked", fmt::format("Read every node's check: {} go on, {} requeue without the nodes printed, {} fail",
+                             verdict_status(AgentVerdict::Go), verdict_status(AgentVerdict::Requeue), verdict_status(AgentVerdict::Fail)));
   add_log_base(c, o->log_base);
   c->add_option("--nodes", o->nodes, "The job's nodes, space-separated")->required();
   c->add_option("--max-restarts", o->max_restarts, "requeue.max_restarts (0: no requeue)");
   c->callback([o, &ctx] {
     CheckDecision d = read_node_checks(o->log_base, split_ws(o->nodes), o->max_restarts, ctx);
-    CheckVerdict v = check_verdict(d);
-    for (const auto& l : d.lines) (v == CheckVerdict::Go ? std::cout : std::cerr) << "ddpctl: node check: " << l << '\n';
+    AgentVerdict v = check_verdict(d);
+    for (const auto& l : d.lines) (v == AgentVerdict::Go ? std::cout : std::cerr) << "ddpctl: node check: " << l << '\n';
     // To requeue: the nodes to exclude, then the first problem (the requeue's reason).
-    if (v == CheckVerdict::Requeue) std::cout << join(d.bad_nodes, ",") << '\n' << (d.lines.empty() ? "" : d.lines.front()) << '\n';
-    if (v != CheckVerdict::Go) throw CLI::RuntimeError(static_cast<int>(v));
+    if (v == AgentVerdict::Requeue) std::cout << checked_requeue_lines(d.bad_nodes, d.lines.empty() ? "" : d.lines.front());
+    if (v != AgentVerdict::Go) throw CLI::RuntimeError(verdict_status(v));
   });
 }
 
@@ -144,7 +145,8 @@ void setup_step_ended(CLI::App* job, Context& ctx) {
   };
   auto o = std::make_shared<O>();
   CLI::App* c = job->add_subcommand(
-      "step-ended", "The training step failed: 0 start it again on the nodes printed, 10 requeue without the nodes printed, 11 fail");
+      "step-ended", fmt::format("The training step failed: {} start it again on the nodes printed, {} requeue without the nodes printed, {} fail",
+                                verdict_status(AgentVerdict::Go), verdict_status(AgentVerdict::Requeue), verdict_status(AgentVerdict::Fail)));
   add_log_base(c, o->so.log_base);
   c->add_option("--nodes", o->nodes, "The step's nodes, space-separated, in order")->required();
   c->add_option("--spares", o->spares, "The allocation's unused nodes, space-separated");
@@ -160,21 +162,21 @@ void setup_step_ended(CLI::App* job, Context& ctx) {
     o->so.nodes = split_ws(o->nodes);
     o->so.spares = split_ws(o->spares);
     RestartDecision d = on_step_ended(o->so, ctx);
-    // For the batch shell (launch.sh): one `key value` line each.
+    // For the batch shell (launch.sh): one `key value` line each (job_contract.hpp).
     switch (d.verdict) {
-      case RestartVerdict::Restart:
+      case AgentVerdict::Go:
         std::cerr << fmt::format("ddpctl: restart {} of {} in the job: {}\n", o->so.restarts_done + 1, o->so.max_in_job, d.text);
-        std::cout << "nodes " << join(d.nodes, " ") << "\nspares " << join(d.spares, " ") << '\n';
+        std::cout << step_ended_line(StepEndedKey::Nodes, join(d.nodes, " ")) << step_ended_line(StepEndedKey::Spares, join(d.spares, " "));
         break;
-      case RestartVerdict::Requeue:
-        std::cout << "exclude " << join(d.exclude, ",") << '\n';
+      case AgentVerdict::Requeue:
+        std::cout << step_ended_line(StepEndedKey::Exclude, join(d.exclude, ","));
         break;
-      case RestartVerdict::Fail:
+      case AgentVerdict::Fail:
         std::cerr << "ddpctl: error: no in-job restart: " << d.text << '\n';
         break;
     }
-    std::cout << "why " << d.text << '\n';
-    if (d.verdict != RestartVerdict::Restart) throw CLI::RuntimeError(static_cast<int>(d.verdict));
+    std::cout << step_ended_line(StepEndedKey::Why, d.text);
+    if (d.verdict != AgentVerdict::Go) throw CLI::RuntimeError(verdict_status(d.verdict));
   });
   auto number = std::make_shared<int>(0);
   auto log_base = std::make_shared<std::string>();

@@ -317,7 +317,7 @@ TEST_CASE("the watchdog names the culprit from the Flight Recorder when the stac
   REQUIRE(r->stopped.size() == 1);
   CHECK(r->stopped[0].rank == 1);
   CHECK(r->stopped[0].node == "g2");
-  CHECK(r->taken == "cancelled");
+  CHECK(r->taken == WatchdogOutcome::Cancelled);
   std::string said = describe_stall(*r);
   CHECK(said.rfind("stalled 1m00s: rank 1 (g2) never entered all_reduce #7 (process group 0); rank 0 (g1) is in it (at "
                    "fr_hang.py:40 in main) (flight recorder, 2 of 2 ranks dumped); stacks in ",
@@ -352,7 +352,7 @@ TEST_CASE("the watchdog counts the dumps that came, and says why none", "[flight
     CHECK(r->flight_recorder_count.empty());
     CHECK(r->flight_recorder ==
           "no dumps: no rank has a dump pipe (its torch has no Flight Recorder, as 1.13, or no process group yet)");
-    CHECK(r->taken == "cancelled");
+    CHECK(r->taken == WatchdogOutcome::Cancelled);
     CHECK(describe_stall(*r).find("; flight recorder: no dumps: no rank has a dump pipe") != std::string::npos);
   }
   SECTION("a pipe without a reader") {

@@ -121,7 +121,7 @@ TEST_CASE("a killed rank: its node is left out and a spare takes its place", "[i
   RestartInput in = two_nodes_one_spare();
   in.failures = parse_step_end({"srun: error: g2: task 1: Killed", "srun: error: g1: task 0: Killed"});
   RestartDecision d = decide_restart(in);
-  CHECK(d.verdict == RestartVerdict::Restart);
+  CHECK(d.verdict == AgentVerdict::Go);
   CHECK(d.kind == StepFailureKind::TaskKilled);
   CHECK(d.nodes == std::vector<std::string>{"g1", "g3"});
   CHECK(d.spares.empty());
@@ -136,14 +136,14 @@ TEST_CASE("without a spare, a rank's healthy node is kept, a lost one is not", "
   in.tasks_are_ranks = false;
   in.failures = parse_step_end({"srun: error: g2: task 1: Exited with exit code 3"});
   RestartDecision d = decide_restart(in);
-  CHECK(d.verdict == RestartVerdict::Restart);
+  CHECK(d.verdict == AgentVerdict::Go);
   CHECK(d.nodes == in.nodes);
   CHECK(d.text == "task 1 on g2 exited with exit code 3; g2 kept (no spare left)");
 
   in.node_states["g2"] = "DOWN*+NOT_RESPONDING";
   in.failures = parse_step_end({"srun: error: Node failure on g2"});
   RestartDecision lost = decide_restart(in);
-  CHECK(lost.verdict == RestartVerdict::Fail);
+  CHECK(lost.verdict == AgentVerdict::Fail);
   CHECK(lost.kind == StepFailureKind::NodeLost);
   CHECK(lost.text == "node g2 (Slurm: DOWN*+NOT_RESPONDING) was lost; too few healthy nodes left for 2 (1 of 2, no spare "
                      "left); no requeue: section: the job fails");
@@ -197,7 +197,7 @@ TEST_CASE("restart.min_nodes: without a spare the step shrinks, down to min_node
   in.node_states["g2"] = "DOWN*+NOT_RESPONDING";
   in.failures = parse_step_end({"srun: error: Node failure on g2"});
   RestartDecision d = decide_restart(in);
-  CHECK(d.verdict == RestartVerdict::Restart);
+  CHECK(d.verdict == AgentVerdict::Go);
   CHECK(d.shrunk);
   CHECK(d.nodes == std::vector<std::string>{"g1"});
   CHECK(d.text == "node g2 (Slurm: DOWN*+NOT_RESPONDING) was lost; g2 left out, no spare left: shrunk to 1 of 2 nodes "
@@ -210,7 +210,7 @@ TEST_CASE("restart.min_nodes: without a spare the step shrinks, down to min_node
   killed.min_nodes = 1;
   killed.failures = parse_step_end({"srun: error: g2: task 1: Killed"});
   RestartDecision k = decide_restart(killed);
-  CHECK(k.verdict == RestartVerdict::Restart);
+  CHECK(k.verdict == AgentVerdict::Go);
   CHECK(k.nodes == std::vector<std::string>{"g1"});
   CHECK(k.left_out == std::vector<std::string>{"g2"});
 
@@ -235,14 +235,14 @@ TEST_CASE("restart.min_nodes: without a spare the step shrinks, down to min_node
   again.node_states = {{"g1", "DOWN"}};
   again.failures = parse_step_end({"srun: error: Node failure on g1"});
   RestartDecision f = decide_restart(again);
-  CHECK(f.verdict == RestartVerdict::Fail);
+  CHECK(f.verdict == AgentVerdict::Fail);
   CHECK(f.text == "node g1 (Slurm: DOWN) was lost; too few healthy nodes left (0 of 2, no spare left, restart.min_nodes "
                   "1); no requeue: section: the job fails");
   // A healthy shrunk node whose rank exited is kept (leaving it would go below min_nodes).
   again.node_states = {{"g1", "MIXED"}};
   again.failures = parse_step_end({"srun: error: g1: task 0: Exited with exit code 1"});
   RestartDecision kept = decide_restart(again);
-  CHECK(kept.verdict == RestartVerdict::Restart);
+  CHECK(kept.verdict == AgentVerdict::Go);
   CHECK(kept.nodes == std::vector<std::string>{"g1"});
   CHECK(kept.text == "rank 0 on g1 exited with exit code 1; g1 kept (no spare left), shrunk to 1 of 2 nodes (restart.min_nodes 1)");
 }
@@ -255,7 +255,7 @@ TEST_CASE("a node Slurm marks down is left out even where srun named a task, and
   in.node_states["g4"] = "IDLE";
   in.failures = parse_step_end({"srun: error: g2: task 1: Exited with exit code 1"});
   RestartDecision d = decide_restart(in);
-  CHECK(d.verdict == RestartVerdict::Restart);
+  CHECK(d.verdict == AgentVerdict::Go);
   CHECK(d.kind == StepFailureKind::NodeLost);
   CHECK(d.failed == std::vector<std::string>{"g1"});
   CHECK(d.nodes == std::vector<std::string>{"g2", "g4"});  // rank 0 moves to g2
@@ -267,7 +267,7 @@ TEST_CASE("the node check's failed nodes are left out before any step runs", "[i
   in.check_failed = {"g1"};
   in.step_rc = 1;
   RestartDecision d = decide_restart(in);
-  CHECK(d.verdict == RestartVerdict::Restart);
+  CHECK(d.verdict == AgentVerdict::Go);
   CHECK(d.kind == StepFailureKind::NodeCheck);
   CHECK(d.nodes == std::vector<std::string>{"g2", "g3"});
   CHECK(d.text == "the node check failed on g1; g1 left out, spare g3 taken");
@@ -277,11 +277,11 @@ TEST_CASE("the bundled trainer's peers exit 75 after a rank is killed: a restart
   RestartInput in = two_nodes_one_spare();
   in.step_rc = 75;  // srun's: the highest of its tasks'
   in.failures = parse_step_end({"srun: error: g2: task 1: Exited with exit code 1", "srun: error: g1: task 0: Exited with exit code 75"});
-  CHECK(decide_restart(in).verdict == RestartVerdict::Restart);
+  CHECK(decide_restart(in).verdict == AgentVerdict::Go);
   in.failures = parse_step_end({"srun: error: g1: task 0: Exited with exit code 75", "srun: error: g2: task 1: Exited with exit code 75"});
   in.max_requeues = 1;
   RestartDecision d = decide_restart(in);
-  CHECK(d.verdict == RestartVerdict::Requeue);
+  CHECK(d.verdict == AgentVerdict::Requeue);
   CHECK(d.exclude.empty());
   CHECK(d.text == "the program checkpointed and stopped for a requeue (exit status 75); no in-job restart; requeueing the job");
 }
@@ -289,13 +289,13 @@ TEST_CASE("the bundled trainer's peers exit 75 after a rank is killed: a restart
 TEST_CASE("a step the watchdog ended by cancelling or requeueing the job is not restarted", "[in_job]") {
   RestartInput in = two_nodes_one_spare();
   in.failures = parse_step_end({"srun: error: g1: task 0: Killed"});
-  in.watchdog_taken = "warned";
-  CHECK(decide_restart(in).verdict == RestartVerdict::Restart);
-  in.watchdog_taken = "requeued";
+  in.watchdog_taken = WatchdogOutcome::Warned;
+  CHECK(decide_restart(in).verdict == AgentVerdict::Go);
+  in.watchdog_taken = WatchdogOutcome::Requeued;
   RestartDecision d = decide_restart(in);
-  CHECK(d.verdict == RestartVerdict::Fail);
+  CHECK(d.verdict == AgentVerdict::Fail);
   CHECK(d.text == "the watchdog requeued the job; no in-job restart");
-  in.watchdog_taken = "cancelling";
+  in.watchdog_taken = WatchdogOutcome::Cancelling;
   CHECK(decide_restart(in).text == "the watchdog cancelled the job; no in-job restart");
 }
 
@@ -306,18 +306,18 @@ TEST_CASE("restarts used up: requeue without the failed nodes while requeues rem
   in.max_requeues = 3;
   in.attempt = 1;
   RestartDecision d = decide_restart(in);
-  CHECK(d.verdict == RestartVerdict::Requeue);
+  CHECK(d.verdict == AgentVerdict::Requeue);
   CHECK(d.exclude == std::vector<std::string>{"g2"});
   CHECK(d.text == "rank 1 on g2 was killed (signal 9); in-job restarts used up (2 of 2); requeueing the job without g2");
   in.attempt = 3;
   RestartDecision f = decide_restart(in);
-  CHECK(f.verdict == RestartVerdict::Fail);
+  CHECK(f.verdict == AgentVerdict::Fail);
   CHECK(f.text.find("requeue.max_restarts reached: the job fails") != std::string::npos);
   // An exit nobody explained: the restart says so, on the same nodes.
   RestartInput u = two_nodes_one_spare();
   u.step_rc = 2;
   RestartDecision same = decide_restart(u);
-  CHECK(same.verdict == RestartVerdict::Restart);
+  CHECK(same.verdict == AgentVerdict::Go);
   CHECK(same.nodes == u.nodes);
   CHECK(same.spares == u.spares);
   CHECK(same.text == "the training step exited with status 2; same nodes");
@@ -417,7 +417,7 @@ TEST_CASE("job step-ended reads the batch log and Slurm's node states, records b
   write_file_atomic(in_job_progress_path(base, 0, 0), fmt::format(R"({{"at": {}, "basis": "the progress file"}})", clock.wall() - 25));
   RestartDecision d = on_step_ended(o, ctx);
   CHECK(runner.count("scontrol", {"-o", "g1,g2,g3"}) == 1);
-  CHECK(d.verdict == RestartVerdict::Restart);
+  CHECK(d.verdict == AgentVerdict::Go);
   CHECK(d.nodes == std::vector<std::string>{"g1", "g3"});
   CHECK_FALSE(std::filesystem::exists(node_check_path(base, 0, "g3")));
   auto rec = read_in_job_record(base, 0);
@@ -434,7 +434,7 @@ TEST_CASE("job step-ended reads the batch log and Slurm's node states, records b
   o.spares = d.spares;
   o.restarts_done = 2;
   RestartDecision end = on_step_ended(o, ctx);
-  CHECK(end.verdict == RestartVerdict::Fail);
+  CHECK(end.verdict == AgentVerdict::Fail);
   CHECK(read_in_job_record(base, 0)->fallback == "fail");
   CHECK(describe_in_job(*read_in_job_record(base, 0)).find("rank 1 on g3 exited with exit code 2; in-job restarts used up") !=
         std::string::npos);
@@ -447,7 +447,7 @@ TEST_CASE("watchdog.action restart: the stall's culprit node is left out like a 
   in.watchdog_stall = "stalled 20s: rank 1 (g2) is not in a collective — at hang.py:9 in f; rank 0 (g1) waits in all_reduce";
   in.watchdog_nodes = {"g2"};
   RestartDecision d = decide_restart(in);
-  CHECK(d.verdict == RestartVerdict::Restart);
+  CHECK(d.verdict == AgentVerdict::Go);
   CHECK(d.kind == StepFailureKind::Stalled);
   CHECK(d.nodes == std::vector<std::string>{"g1", "g3"});
   CHECK(d.text == "the watchdog ended the step: stalled 20s: rank 1 (g2) is not in a collective — at hang.py:9 in f; "
@@ -460,7 +460,7 @@ TEST_CASE("watchdog.action restart: the stall's culprit node is left out like a 
   in.restarts_done = 2;
   in.max_requeues = 1;
   RestartDecision back = decide_restart(in);
-  CHECK(back.verdict == RestartVerdict::Requeue);
+  CHECK(back.verdict == AgentVerdict::Requeue);
   CHECK(back.exclude == std::vector<std::string>{"g2"});
 
   // watchdog.exclude_slow: a task's failure on g1 and a slow g2; one spare.
@@ -468,7 +468,7 @@ TEST_CASE("watchdog.action restart: the stall's culprit node is left out like a 
   slow.failures = parse_step_end({"srun: error: g1: task 0: Exited with exit code 1"});
   slow.slow_nodes = {"g2"};
   RestartDecision s = decide_restart(slow);
-  CHECK(s.verdict == RestartVerdict::Restart);
+  CHECK(s.verdict == AgentVerdict::Go);
   CHECK(s.text == "rank 0 on g1 exited with exit code 1; g1 left out, spare g3 taken, g2 (slow) kept (no spare left)");
   slow.spares = {"g3", "g4"};
   slow.node_states["g4"] = "IDLE";
@@ -515,7 +515,7 @@ TEST_CASE("job step-ended reads the watchdog's restart of this step, not an earl
   r.stalled = true;
   r.for_s = 20;
   r.action = "restart";
-  r.taken = "restarted";
+  r.taken = WatchdogOutcome::Restarted;
   r.culprit_named = true;
   r.culprit = "rank 1 (g2) is not in a collective — at hang.py:9 in f";
   r.stopped = {{1, 1, "g2"}};

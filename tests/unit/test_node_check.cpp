@@ -291,7 +291,7 @@ TEST_CASE("after the check: go on, requeue without the bad nodes, or fail", "[no
     CHECK_FALSE(d.requeue);
     CHECK(d.bad_nodes.empty());
     CHECK(d.lines == std::vector<std::string>{"3 node(s) ready in 1.3 s"});
-    CHECK(check_verdict(d) == CheckVerdict::Go);
+    CHECK(check_verdict(d) == AgentVerdict::Go);
   }
   SECTION("one bad node with restarts left: requeue without it") {
     CheckDecision d = decide_after_check(nodes, {result("g1", true), result("g2", false, {bad}), result("g3", true)},
@@ -300,7 +300,7 @@ TEST_CASE("after the check: go on, requeue without the bad nodes, or fail", "[no
     CHECK(d.requeue);
     CHECK(d.bad_nodes == std::vector<std::string>{"g2"});
     CHECK(d.lines == std::vector<std::string>{bad.text});
-    CHECK(check_verdict(d) == CheckVerdict::Requeue);
+    CHECK(check_verdict(d) == AgentVerdict::Requeue);
   }
   SECTION("every node bad: the job is at fault, not the nodes") {
     CheckDecision d = decide_after_check(
@@ -311,7 +311,7 @@ TEST_CASE("after the check: go on, requeue without the bad nodes, or fail", "[no
     CHECK_FALSE(d.requeue);
     CHECK(d.bad_nodes == nodes);
     CHECK(d.lines == std::vector<std::string>{"a", "b", "c"});
-    CHECK(check_verdict(d) == CheckVerdict::Fail);
+    CHECK(check_verdict(d) == AgentVerdict::Fail);
   }
   SECTION("no restart left") {
     CheckDecision d = decide_after_check(nodes, {result("g1", true), result("g2", false, {bad}), result("g3", true)},

@@ -78,7 +78,7 @@ TEST_CASE("a job ending after its watchdog cancelled it says so while squeue sho
   StallRecord r;
   r.stalled = true;
   r.since = 1000, r.detected_at = 1021, r.for_s = 21, r.stall_after_s = 20;
-  r.action = "cancel", r.taken = "cancelled", r.result = "scancel 100: done";
+  r.action = "cancel", r.taken = WatchdogOutcome::Cancelled, r.result = "scancel 100: done";
   r.basis = "the progress pattern", r.detail = "no rank stands out";
   r.why = "no progress (the progress pattern) for 21s: no rank stands out";
   r.culprit = "rank 1 (g1) is not in a collective — at multinode.py:61 in _run_epoch; ranks 0, 2, 3 (g1, g2) wait in "

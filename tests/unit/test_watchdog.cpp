@@ -266,7 +266,7 @@ TEST_CASE("the stall record survives its file", "[watchdog]") {
   r.for_s = 600;
   r.stall_after_s = 600;
   r.action = "requeue";
-  r.taken = "requeued";
+  r.taken = WatchdogOutcome::Requeued;
   r.why = "no progress (the progress file) for 10m00s: rank 1 (g1) stopped at epoch 0 step 0";
   r.basis = "the progress file";
   r.detail = "rank 1 (g1) stopped at epoch 0 step 0";
@@ -286,7 +286,7 @@ TEST_CASE("the stall record survives its file", "[watchdog]") {
   CHECK(back->for_s == 600);
   CHECK(back->stall_after_s == 600);
   CHECK(back->action == "requeue");
-  CHECK(back->taken == "requeued");
+  CHECK(back->taken == WatchdogOutcome::Requeued);
   CHECK(back->why == r.why);
   CHECK(back->basis == "the progress file");
   CHECK(back->detail == "rank 1 (g1) stopped at epoch 0 step 0");
@@ -617,7 +617,7 @@ TEST_CASE("the watcher with action warn records the stall and runs on", "[job_ag
   REQUIRE(r);
   CHECK(r->stalled);
   CHECK(r->action == "warn");
-  CHECK(r->taken == "warned");
+  CHECK(r->taken == WatchdogOutcome::Warned);
   CHECK(r->attempt == 0);
   CHECK(r->since == T0);
   CHECK(r->detected_at == T0 + 60);
@@ -637,7 +637,7 @@ TEST_CASE("the watcher with action warn records the stall and runs on", "[job_ag
   REQUIRE(r);
   CHECK_FALSE(r->stalled);
   CHECK(r->resumed_at == T0 + 100);
-  CHECK(r->taken == "warned");
+  CHECK(r->taken == WatchdogOutcome::Warned);
   CHECK(f.runner.calls.empty());
   CHECK_FALSE(std::filesystem::exists(stacks_request_path(f.o.log_base, 0)));
 }
@@ -657,9 +657,9 @@ TEST_CASE("the watcher with action cancel asks for stacks, records, then scancel
   auto r = read_stall_record(f.o.log_base);
   REQUIRE(r);
   CHECK(r->action == "cancel");
-  CHECK(r->taken == "cancelled");
+  CHECK(r->taken == WatchdogOutcome::Cancelled);
   CHECK(r->stacks == std::vector<std::string>{f.o.log_base + ".restart0.stacks.g1.txt"});
-  CHECK(w.record().taken == "cancelled");
+  CHECK(w.record().taken == WatchdogOutcome::Cancelled);
 }
 
 TEST_CASE("the watcher names the culprit from the stacks, not from who printed last", "[job_agent]") {
@@ -748,7 +748,7 @@ TEST_CASE("the watcher with action requeue requeues while restarts are left, els
     REQUIRE(r);
     CHECK(r->attempt == 1);
     CHECK(r->action == "requeue");
-    CHECK(r->taken == "requeued");
+    CHECK(r->taken == WatchdogOutcome::Requeued);
   }
   SECTION("the last restart used") {
     f.o.attempt = 2;
@@ -756,7 +756,7 @@ TEST_CASE("the watcher with action requeue requeues while restarts are left, els
     Watcher w(f.o, f.runner, f.clock, T0);
     CHECK_FALSE(w.tick(T0 + 60));
     CHECK(f.runner.calls == std::vector<std::vector<std::string>>{{"scancel", "42"}});
-    CHECK(read_stall_record(f.o.log_base)->taken == "cancelled");
+    CHECK(read_stall_record(f.o.log_base)->taken == WatchdogOutcome::Cancelled);
   }
 }
 
@@ -768,7 +768,7 @@ TEST_CASE("the watcher acts first, then records what the act returned, a failed 
   int failures = 1;
   f.runner.on("scancel", {}, [&](const std::vector<std::string>&) {
     auto r = read_stall_record(f.o.log_base);
-    taken_at_scancel.push_back(r ? r->taken : "(no record)");
+    taken_at_scancel.push_back(r ? watchdog_outcome_text(r->taken) : "(no record)");
     return failures-- > 0 ? exits(1, "", "scancel: error: Kill job error on job id 42: Access/permission denied\n")
                           : exits(0);
   });
@@ -776,13 +776,13 @@ TEST_CASE("the watcher acts first, then records what the act returned, a failed 
   CHECK(w.tick(T0 + 60));  // the scancel failed: the watch goes on, to try again
   auto r = read_stall_record(f.o.log_base);
   REQUIRE(r);
-  CHECK(r->taken == "cancel-failed");
+  CHECK(r->taken == WatchdogOutcome::CancelFailed);
   CHECK_THAT(r->result, Catch::StartsWith("scancel failed: scancel exited with status 1: "));
   CHECK_THAT(r->result, Catch::Contains("Access/permission denied"));
   CHECK_FALSE(w.tick(T0 + 65));
   r = read_stall_record(f.o.log_base);
   REQUIRE(r);
-  CHECK(r->taken == "cancelled");
+  CHECK(r->taken == WatchdogOutcome::Cancelled);
   CHECK(r->result == "scancel 42: done");
   // Never "cancelled" before scancel has run.
   CHECK(taken_at_scancel == std::vector<std::string>{"cancelling", "cancel-failed"});
@@ -797,7 +797,7 @@ TEST_CASE("the watcher acts first, then records what the act returned, a failed 
     CHECK(x.tick(T0 + 65));
     CHECK_FALSE(x.tick(T0 + 70));
     CHECK(g.runner.count("scancel") == 3);
-    CHECK(read_stall_record(g.o.log_base)->taken == "cancel-failed");
+    CHECK(read_stall_record(g.o.log_base)->taken == WatchdogOutcome::CancelFailed);
   }
 }
 
@@ -831,7 +831,7 @@ TEST_CASE("a record the log folder cannot take does not stop the cancel", "[job_
   }
   CHECK_FALSE(goes_on);
   CHECK(f.runner.calls == std::vector<std::vector<std::string>>{{"scancel", "42"}});
-  CHECK(w.record().taken == "cancelled");
+  CHECK(w.record().taken == WatchdogOutcome::Cancelled);
   CHECK_THAT(err, Catch::Contains("ddpctl: watchdog: error: the stall record could not be written"));
   CHECK_THAT(err, Catch::Contains("ddpctl: watchdog: error: cannot ask for the stacks"));
   CHECK_THAT(err, Catch::Contains("ddpctl: watchdog: cancelling job 42: stalled 1m00s"));
