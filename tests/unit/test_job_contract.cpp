@@ -68,7 +68,7 @@ std::string status_of(AgentVerdict v) { return std::to_string(verdict_status(v))
 
 }  // namespace
 
-TEST_CASE("contract: every verdict prints and parses back; its statuses are the ones rendered scripts read", "[job_contract]") {
+TEST_CASE("contract: every verdict prints and parses back and its statuses are the ones rendered scripts read", "[job_contract]") {
   std::set<int> statuses;
   std::set<std::string> names;
   for (AgentVerdict v : agent_verdicts()) {
@@ -90,7 +90,7 @@ TEST_CASE("contract: a status that is no verdict is refused (the agent's own fai
     CHECK_FALSE(verdict_from_status(status).has_value());
 }
 
-TEST_CASE("contract: step-ended's keys print and parse back, one line each; anything else is refused", "[job_contract]") {
+TEST_CASE("contract: step-ended's keys print and parse back, one line each and anything else is refused", "[job_contract]") {
   std::set<std::string> texts;
   for (StepEndedKey k : step_ended_keys()) {
     CHECK(parse_step_ended_key(step_ended_key_text(k)) == k);
@@ -103,7 +103,7 @@ TEST_CASE("contract: step-ended's keys print and parse back, one line each; anyt
   CHECK(checked_requeue_lines({"g2", "g3"}, "node g2 cannot reach g1:29500") == "g2,g3\nnode g2 cannot reach g1:29500\n");
 }
 
-TEST_CASE("contract: the watchdog's actions print and parse back; anything else is refused", "[job_contract]") {
+TEST_CASE("contract: the watchdog's actions print and parse back and anything else is refused", "[job_contract]") {
   std::set<std::string> texts;
   for (StallAction a : stall_actions()) {
     CHECK(parse_stall_action(stall_action_name(a)) == a);
