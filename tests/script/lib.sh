@@ -22,7 +22,7 @@ cp -r "$DDPCTL_SOURCE/configs" "$T/job/configs"
 render() {
   rm -rf "$T/gen"
   (cd "$T/job" && "$DDPCTL" gen "$@" -o "$T/gen" >"$T/gen.out") || fail "ddpctl gen $* failed"
-  script=$(find "$T/gen" -maxdepth 1 -name '*.sbatch' | head -1)
+  script=$(find "$T/gen" -maxdepth 1 -name '*.sbatch' | sed -n 1p)
   [ -n "$script" ] || fail "ddpctl gen $* wrote no script: $(ls "$T/gen")"
 }
 
