@@ -24,7 +24,7 @@
 #include "jobs.hpp"
 #include "shell.hpp"
 #include "stacks_hook.hpp"
-#include "progress_pattern.hpp"
+#include "progress_read.hpp"
 #include "text.hpp"
 #include "sampler.hpp"
 #include "usage.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 // How far a job got, as data: the progress file that rank 0 rewrites while it
 // trains (jobs.hpp reads it) and the metrics file's epoch lines (report.hpp
-// reads them); progress_pattern.hpp makes both from the log of a program that
+// reads them); progress_read.hpp makes both from the log of a program that
 // writes neither. Model layer (docs/architecture.md).
 #include <optional>
 #include <string>

@@ -8,7 +8,7 @@
 #include "failure.hpp"
 #include "files.hpp"
 #include "in_job_restart.hpp"
-#include "progress_pattern.hpp"
+#include "progress_read.hpp"
 #include "race.hpp"
 #include "report.hpp"
 #include "straggler.hpp"

@@ -73,7 +73,7 @@ struct RestartSettings {
   Location where;
 };
 
-// Progress for a program ddpctl did not write (progress_pattern.hpp applies
+// Progress for a program ddpctl did not write (progress_read.hpp applies
 // it): a regular expression with named groups, run over the rank-0 log.
 struct ProgressSpec {
   std::string preset;        // the bundled pattern it came from, if any

@@ -19,7 +19,7 @@
 #include "failure.hpp"
 #include "job_environment.hpp"
 #include "jobs.hpp"
-#include "progress_pattern.hpp"
+#include "progress_read.hpp"
 #include "race.hpp"
 #include "reasons.hpp"
 #include "runs.hpp"

@@ -10,7 +10,7 @@
 #include "failure.hpp"
 #include "files.hpp"
 #include "jobs.hpp"
-#include "progress_pattern.hpp"
+#include "progress_read.hpp"
 #include "lock.hpp"
 #include "preflight.hpp"
 #include "reasons.hpp"

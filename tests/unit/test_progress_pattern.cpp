@@ -8,6 +8,7 @@
 #include "helpers.hpp"
 #include "jobs.hpp"
 #include "progress_pattern.hpp"
+#include "progress_read.hpp"
 #include "spec.hpp"
 
 using namespace ddpctl;
