@@ -1,12 +1,12 @@
-#include "culprit.hpp"
+#include "agent/culprit.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
 #include <set>
 
-#include "regex.hpp"
-#include "text.hpp"
+#include "base/regex.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "trainer_state.hpp"
+#include "spec/trainer_state.hpp"
 
 namespace ddpctl {
 

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "culprit.hpp"
-#include "text.hpp"
+#include "agent/culprit.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

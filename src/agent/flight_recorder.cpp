@@ -1,4 +1,4 @@
-#include "flight_recorder.hpp"
+#include "agent/flight_recorder.hpp"
 
 #include <algorithm>
 #include <dirent.h>
@@ -6,9 +6,9 @@
 #include <set>
 #include <stdexcept>
 
-#include "files.hpp"
-#include "pickle.hpp"
-#include "text.hpp"
+#include "base/files.hpp"
+#include "base/pickle.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

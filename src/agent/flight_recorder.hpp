@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
-#include "clock.hpp"
-#include "culprit.hpp"
-#include "flight_recorder_pipe.hpp"
+#include "base/clock.hpp"
+#include "agent/culprit.hpp"
+#include "agent/flight_recorder_pipe.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "flight_recorder_pipe.hpp"
+#include "agent/flight_recorder_pipe.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "regex.hpp"
-#include "text.hpp"
+#include "base/regex.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

@@ -1,14 +1,14 @@
-#include "in_job_restart.hpp"
+#include "agent/in_job_restart.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
 
-#include "files.hpp"
-#include "job_files.hpp"
-#include "regex.hpp"
-#include "task_logs.hpp"
-#include "text.hpp"
+#include "base/files.hpp"
+#include "runs/job_files.hpp"
+#include "base/regex.hpp"
+#include "runs/task_logs.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

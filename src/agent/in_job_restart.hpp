@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "job_contract.hpp"
+#include "spec/job_contract.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "job_agent.hpp"
+#include "agent/job_agent.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -15,20 +15,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "culprit.hpp"
-#include "flight_recorder.hpp"
-#include "flight_recorder_pipe.hpp"
-#include "job_files.hpp"
-#include "diagnostics.hpp"
-#include "files.hpp"
-#include "jobs.hpp"
-#include "shell.hpp"
-#include "stacks_hook.hpp"
-#include "progress_read.hpp"
-#include "text.hpp"
-#include "sampler.hpp"
-#include "usage.hpp"
-#include "values.hpp"
+#include "agent/culprit.hpp"
+#include "agent/flight_recorder.hpp"
+#include "agent/flight_recorder_pipe.hpp"
+#include "runs/job_files.hpp"
+#include "base/diagnostics.hpp"
+#include "base/files.hpp"
+#include "runs/jobs.hpp"
+#include "base/shell.hpp"
+#include "agent/stacks_hook.hpp"
+#include "runs/progress_read.hpp"
+#include "base/text.hpp"
+#include "agent/sampler.hpp"
+#include "runs/usage.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

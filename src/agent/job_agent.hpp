@@ -12,17 +12,17 @@
 #include <string>
 #include <vector>
 
-#include "context.hpp"
-#include "culprit.hpp"
-#include "flight_recorder_pipe.hpp"
-#include "in_job_restart.hpp"
-#include "job_environment.hpp"
-#include "node_check.hpp"
-#include "process.hpp"
-#include "run_spec.hpp"
-#include "sampler.hpp"
-#include "straggler.hpp"
-#include "watchdog.hpp"
+#include "slurm/context.hpp"
+#include "agent/culprit.hpp"
+#include "agent/flight_recorder_pipe.hpp"
+#include "agent/in_job_restart.hpp"
+#include "agent/job_environment.hpp"
+#include "agent/node_check.hpp"
+#include "base/process.hpp"
+#include "spec/run_spec.hpp"
+#include "agent/sampler.hpp"
+#include "agent/straggler.hpp"
+#include "agent/watchdog.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "job_environment.hpp"
+#include "agent/job_environment.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,9 +8,9 @@
 #include <fstream>
 #include <regex>
 
-#include "job_files.hpp"
-#include "files.hpp"
-#include "text.hpp"
+#include "runs/job_files.hpp"
+#include "base/files.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

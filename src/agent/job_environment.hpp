@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "clock.hpp"
-#include "environment.hpp"
-#include "process.hpp"
+#include "base/clock.hpp"
+#include "base/environment.hpp"
+#include "base/process.hpp"
 
 namespace ddpctl {
 

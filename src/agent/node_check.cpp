@@ -1,7 +1,7 @@
-#include "node_check.hpp"
+#include "agent/node_check.hpp"
 
-#include "job_files.hpp"
-#include "process.hpp"
+#include "runs/job_files.hpp"
+#include "base/process.hpp"
 
 #include <algorithm>
 #include <arpa/inet.h>
@@ -17,8 +17,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "files.hpp"
-#include "text.hpp"
+#include "base/files.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "clock.hpp"
-#include "job_contract.hpp"
-#include "process.hpp"
+#include "base/clock.hpp"
+#include "spec/job_contract.hpp"
+#include "base/process.hpp"
 
 namespace ddpctl {
 

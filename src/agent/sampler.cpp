@@ -1,6 +1,6 @@
 // Taking a sample on a node (sampler.hpp): the job's processes from /proc,
 // its GPUs from nvidia-smi.
-#include "sampler.hpp"
+#include "agent/sampler.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "text.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "process.hpp"
-#include "usage.hpp"
+#include "base/process.hpp"
+#include "runs/usage.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "stacks_hook.hpp"
+#include "agent/stacks_hook.hpp"
 
 #include <algorithm>
 #include <csignal>
@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "files.hpp"
-#include "flight_recorder_pipe.hpp"
-#include "job_files.hpp"
-#include "text.hpp"
+#include "base/files.hpp"
+#include "agent/flight_recorder_pipe.hpp"
+#include "runs/job_files.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

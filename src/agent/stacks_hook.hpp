@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "clock.hpp"
+#include "base/clock.hpp"
 
 namespace ddpctl {
 

@@ -1,6 +1,6 @@
 // Stragglers (straggler.hpp): relative speeds from each rank's work, the
 // decision over a run of readings, the record, and the watchdog's monitor.
-#include "straggler.hpp"
+#include "agent/straggler.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,11 +9,11 @@
 #include <set>
 #include <sys/stat.h>
 
-#include "files.hpp"
-#include "job_files.hpp"
-#include "json_fields.hpp"
-#include "text.hpp"
-#include "watchdog.hpp"
+#include "base/files.hpp"
+#include "runs/job_files.hpp"
+#include "base/json_fields.hpp"
+#include "base/text.hpp"
+#include "agent/watchdog.hpp"
 
 namespace ddpctl {
 

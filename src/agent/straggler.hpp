@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "usage.hpp"
+#include "runs/usage.hpp"
 
 namespace ddpctl {
 

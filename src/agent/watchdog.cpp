@@ -1,14 +1,14 @@
-#include "watchdog.hpp"
+#include "agent/watchdog.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
-#include "json_fields.hpp"
-#include "job_files.hpp"
-#include "files.hpp"
-#include "jobs.hpp"
-#include "text.hpp"
+#include "base/json_fields.hpp"
+#include "runs/job_files.hpp"
+#include "base/files.hpp"
+#include "runs/jobs.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

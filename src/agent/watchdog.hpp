@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "job_contract.hpp"
-#include "usage.hpp"
+#include "spec/job_contract.hpp"
+#include "runs/usage.hpp"
 
 namespace ddpctl {
 

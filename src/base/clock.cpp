@@ -1,4 +1,4 @@
-#include "clock.hpp"
+#include "base/clock.hpp"
 
 #include <chrono>
 #include <ctime>

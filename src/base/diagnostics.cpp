@@ -1,4 +1,4 @@
-#include "diagnostics.hpp"
+#include "base/diagnostics.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

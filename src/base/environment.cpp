@@ -1,9 +1,9 @@
-#include "environment.hpp"
+#include "base/environment.hpp"
 
 #include <cstdlib>
 #include <unistd.h>
 
-#include "paths.hpp"
+#include "base/paths.hpp"
 
 namespace ddpctl {
 

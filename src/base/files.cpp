@@ -1,4 +1,4 @@
-#include "files.hpp"
+#include "base/files.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,7 +12,7 @@
 #include <iterator>
 #include <unistd.h>
 
-#include "diagnostics.hpp"
+#include "base/diagnostics.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "lock.hpp"
+#include "base/lock.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "diagnostics.hpp"
+#include "base/diagnostics.hpp"
 
 namespace ddpctl {
 

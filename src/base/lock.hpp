@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "clock.hpp"
+#include "base/clock.hpp"
 
 namespace ddpctl {
 

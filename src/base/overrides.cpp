@@ -1,10 +1,10 @@
-#include "overrides.hpp"
+#include "base/overrides.hpp"
 
 #include <fmt/format.h>
 #include <optional>
 
-#include "text.hpp"
-#include "values.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "yaml_reader.hpp"
+#include "base/yaml_reader.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "paths.hpp"
+#include "base/paths.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,7 +10,7 @@
 #include <mach-o/dyld.h>
 #endif
 
-#include "text.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

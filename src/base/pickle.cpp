@@ -1,4 +1,4 @@
-#include "pickle.hpp"
+#include "base/pickle.hpp"
 
 #include <cstdint>
 #include <cstring>

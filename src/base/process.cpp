@@ -1,4 +1,4 @@
-#include "process.hpp"
+#include "base/process.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "diagnostics.hpp"
-#include "text.hpp"
+#include "base/diagnostics.hpp"
+#include "base/text.hpp"
 
 extern char** environ;
 

@@ -1,4 +1,4 @@
-#include "regex.hpp"
+#include "base/regex.hpp"
 
 #include <re2/re2.h>
 #include <stdexcept>

@@ -1,11 +1,11 @@
-#include "sha256.hpp"
+#include "base/sha256.hpp"
 
 #include <array>
 #include <cstdint>
 #include <fmt/format.h>
 #include <fstream>
 
-#include "diagnostics.hpp"
+#include "base/diagnostics.hpp"
 
 namespace ddpctl {
 

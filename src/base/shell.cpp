@@ -1,4 +1,4 @@
-#include "shell.hpp"
+#include "base/shell.hpp"
 
 #include <cctype>
 #include <utility>

@@ -1,11 +1,11 @@
-#include "ssh.hpp"
+#include "base/ssh.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "diagnostics.hpp"
-#include "shell.hpp"
-#include "text.hpp"
+#include "base/diagnostics.hpp"
+#include "base/shell.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

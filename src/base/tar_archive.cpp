@@ -1,4 +1,4 @@
-#include "tar_archive.hpp"
+#include "base/tar_archive.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "diagnostics.hpp"
-#include "text.hpp"
+#include "base/diagnostics.hpp"
+#include "base/text.hpp"
 
 namespace fs = std::filesystem;
 

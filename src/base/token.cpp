@@ -1,4 +1,4 @@
-#include "token.hpp"
+#include "base/token.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "values.hpp"
+#include "base/values.hpp"
 
 #include <charconv>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "version.hpp"
+#include "base/version.hpp"
 
 #include "ddpctl_version.hpp"  // generated at build time (cmake/version.cmake)
 

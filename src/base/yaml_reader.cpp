@@ -1,11 +1,11 @@
-#include "yaml_reader.hpp"
+#include "base/yaml_reader.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "files.hpp"
-#include "text.hpp"
-#include "values.hpp"
+#include "base/files.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 struct MarkSetter;

@@ -9,7 +9,7 @@
 #include <vector>
 #include <yaml-cpp/yaml.h>
 
-#include "diagnostics.hpp"
+#include "base/diagnostics.hpp"
 
 namespace ddpctl {
 

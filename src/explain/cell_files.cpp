@@ -1,14 +1,14 @@
-#include "cell_files.hpp"
+#include "explain/cell_files.hpp"
 
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 
-#include "files.hpp"
-#include "job_files.hpp"
-#include "metric_pattern.hpp"
-#include "report.hpp"
-#include "task_logs.hpp"
+#include "base/files.hpp"
+#include "runs/job_files.hpp"
+#include "spec/metric_pattern.hpp"
+#include "explain/report.hpp"
+#include "runs/task_logs.hpp"
 
 namespace ddpctl {
 

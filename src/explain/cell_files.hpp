@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "run_record.hpp"
-#include "status_grid.hpp"
+#include "runs/run_record.hpp"
+#include "explain/status_grid.hpp"
 
 namespace ddpctl {
 

@@ -1,14 +1,14 @@
-#include "experiments.hpp"
+#include "explain/experiments.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "token.hpp"
-#include "diagnostics.hpp"
-#include "files.hpp"
-#include "values.hpp"
+#include "base/token.hpp"
+#include "base/diagnostics.hpp"
+#include "base/files.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "runs.hpp"
+#include "script/runs.hpp"
 
 namespace ddpctl {
 

@@ -1,7 +1,7 @@
-#include "failure.hpp"
+#include "explain/failure.hpp"
 
-#include "job_files.hpp"
-#include "container.hpp"
+#include "runs/job_files.hpp"
+#include "script/container.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -13,13 +13,13 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "files.hpp"
-#include "in_job_restart.hpp"
-#include "regex.hpp"
-#include "slurm.hpp"
-#include "text.hpp"
-#include "usage.hpp"
-#include "watchdog.hpp"
+#include "base/files.hpp"
+#include "agent/in_job_restart.hpp"
+#include "base/regex.hpp"
+#include "slurm/slurm.hpp"
+#include "base/text.hpp"
+#include "runs/usage.hpp"
+#include "agent/watchdog.hpp"
 
 namespace ddpctl {
 

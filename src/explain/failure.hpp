@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "jobs.hpp"
-#include "run_record.hpp"
-#include "slurm.hpp"
-#include "task_logs.hpp"
+#include "runs/jobs.hpp"
+#include "runs/run_record.hpp"
+#include "slurm/slurm.hpp"
+#include "runs/task_logs.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "race.hpp"
+#include "explain/race.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "json_fields.hpp"
-#include "files.hpp"
-#include "jobs.hpp"
-#include "text.hpp"
+#include "base/json_fields.hpp"
+#include "base/files.hpp"
+#include "runs/jobs.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "jobs.hpp"
-#include "runs.hpp"
-#include "slurm.hpp"
+#include "runs/jobs.hpp"
+#include "script/runs.hpp"
+#include "slurm/slurm.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "report.hpp"
+#include "explain/report.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,13 +8,13 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
-#include "json_fields.hpp"
-#include "job_files.hpp"
-#include "diagnostics.hpp"
-#include "files.hpp"
-#include "snapshot.hpp"
-#include "usage.hpp"
-#include "text.hpp"
+#include "base/json_fields.hpp"
+#include "runs/job_files.hpp"
+#include "base/diagnostics.hpp"
+#include "base/files.hpp"
+#include "script/snapshot.hpp"
+#include "runs/usage.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

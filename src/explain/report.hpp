@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "context.hpp"
-#include "job_environment.hpp"
-#include "jobs.hpp"
-#include "output.hpp"
-#include "progress.hpp"
-#include "runs.hpp"
-#include "usage.hpp"
+#include "slurm/context.hpp"
+#include "agent/job_environment.hpp"
+#include "runs/jobs.hpp"
+#include "runs/output.hpp"
+#include "runs/progress.hpp"
+#include "script/runs.hpp"
+#include "runs/usage.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "report_grid.hpp"
+#include "explain/report_grid.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "diagnostics.hpp"
-#include "metric_pattern.hpp"
-#include "text.hpp"
+#include "base/diagnostics.hpp"
+#include "spec/metric_pattern.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "context.hpp"
-#include "job.hpp"
-#include "output.hpp"
-#include "report.hpp"
-#include "run_record.hpp"
+#include "slurm/context.hpp"
+#include "slurm/job.hpp"
+#include "runs/output.hpp"
+#include "explain/report.hpp"
+#include "runs/run_record.hpp"
 
 namespace ddpctl {
 

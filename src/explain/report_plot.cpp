@@ -7,10 +7,10 @@
 #include <map>
 #include <set>
 
-#include "files.hpp"
-#include "report.hpp"
-#include "text.hpp"
-#include "usage.hpp"
+#include "base/files.hpp"
+#include "explain/report.hpp"
+#include "base/text.hpp"
+#include "runs/usage.hpp"
 
 namespace ddpctl {
 

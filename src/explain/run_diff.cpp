@@ -1,4 +1,4 @@
-#include "run_diff.hpp"
+#include "explain/run_diff.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -7,12 +7,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "diagnostics.hpp"
-#include "failure.hpp"
-#include "files.hpp"
-#include "job_environment.hpp"
-#include "snapshot.hpp"
-#include "text.hpp"
+#include "base/diagnostics.hpp"
+#include "explain/failure.hpp"
+#include "base/files.hpp"
+#include "agent/job_environment.hpp"
+#include "script/snapshot.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

@@ -4,8 +4,8 @@
 // scripts set (modules, environment, NCCL, launch), in one view.
 #include <string>
 
-#include "process.hpp"
-#include "runs.hpp"
+#include "base/process.hpp"
+#include "script/runs.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "status_grid.hpp"
+#include "explain/status_grid.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,10 +6,10 @@
 #include <map>
 #include <set>
 
-#include "job_array.hpp"
-#include "ledger.hpp"
-#include "race.hpp"
-#include "text.hpp"
+#include "slurm/job_array.hpp"
+#include "runs/ledger.hpp"
+#include "explain/race.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "remote.hpp"
+#include "remote/remote.hpp"
 
 #include <cctype>
 #include <filesystem>
@@ -6,10 +6,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "diagnostics.hpp"
-#include "remote_fetch.hpp"
-#include "ssh.hpp"
-#include "text.hpp"
+#include "base/diagnostics.hpp"
+#include "remote/remote_fetch.hpp"
+#include "base/ssh.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "process.hpp"
+#include "base/process.hpp"
 
 namespace ddpctl {
 

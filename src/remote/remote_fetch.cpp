@@ -1,4 +1,4 @@
-#include "remote_fetch.hpp"
+#include "remote/remote_fetch.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "diagnostics.hpp"
-#include "files.hpp"
-#include "runs.hpp"
-#include "text.hpp"
+#include "base/diagnostics.hpp"
+#include "base/files.hpp"
+#include "script/runs.hpp"
+#include "base/text.hpp"
 
 namespace fs = std::filesystem;
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "process.hpp"
-#include "remote.hpp"
-#include "ssh.hpp"
-#include "tar_archive.hpp"
+#include "base/process.hpp"
+#include "remote/remote.hpp"
+#include "base/ssh.hpp"
+#include "base/tar_archive.hpp"
 
 namespace ddpctl {
 

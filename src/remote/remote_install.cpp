@@ -1,4 +1,4 @@
-#include "remote_install.hpp"
+#include "remote/remote_install.hpp"
 
 #include <cstring>
 #ifdef __linux__
@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 #include <fstream>
 
-#include "diagnostics.hpp"
-#include "remote.hpp"
-#include "sha256.hpp"
-#include "text.hpp"
+#include "base/diagnostics.hpp"
+#include "remote/remote.hpp"
+#include "base/sha256.hpp"
+#include "base/text.hpp"
 
 namespace fs = std::filesystem;
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "process.hpp"
-#include "ssh.hpp"
+#include "base/process.hpp"
+#include "base/ssh.hpp"
 
 namespace ddpctl {
 

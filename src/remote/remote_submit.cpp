@@ -1,17 +1,17 @@
-#include "remote_submit.hpp"
+#include "remote/remote_submit.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
 
-#include "diagnostics.hpp"
-#include "files.hpp"
-#include "paths.hpp"
-#include "remote_install.hpp"
-#include "snapshot.hpp"
-#include "spec.hpp"
-#include "ssh.hpp"
-#include "text.hpp"
-#include "token.hpp"
+#include "base/diagnostics.hpp"
+#include "base/files.hpp"
+#include "base/paths.hpp"
+#include "remote/remote_install.hpp"
+#include "script/snapshot.hpp"
+#include "spec/spec.hpp"
+#include "base/ssh.hpp"
+#include "base/text.hpp"
+#include "base/token.hpp"
 
 namespace fs = std::filesystem;
 

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "process.hpp"
-#include "remote.hpp"
+#include "base/process.hpp"
+#include "remote/remote.hpp"
 
 namespace ddpctl {
 

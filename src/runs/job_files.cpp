@@ -1,4 +1,4 @@
-#include "job_files.hpp"
+#include "runs/job_files.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "jobs.hpp"
+#include "runs/jobs.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,10 +6,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "job_files.hpp"
-#include "files.hpp"
-#include "ledger.hpp"
-#include "text.hpp"
+#include "runs/job_files.hpp"
+#include "base/files.hpp"
+#include "runs/ledger.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

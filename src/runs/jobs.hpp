@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "clock.hpp"
-#include "progress.hpp"
-#include "run_record.hpp"
-#include "slurm.hpp"
-#include "text.hpp"  // format_duration, which status and its callers use beside these
+#include "base/clock.hpp"
+#include "runs/progress.hpp"
+#include "runs/run_record.hpp"
+#include "slurm/slurm.hpp"
+#include "base/text.hpp"  // format_duration, which status and its callers use beside these
 
 namespace ddpctl {
 

@@ -1,6 +1,6 @@
 // The ledger's read-modify-write under its lock, and the submission tokens
 // that tie an attempt to its job (ledger.hpp).
-#include "ledger.hpp"
+#include "runs/ledger.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,8 +11,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "diagnostics.hpp"
-#include "files.hpp"
+#include "base/diagnostics.hpp"
+#include "base/files.hpp"
 
 namespace ddpctl {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "run_record.hpp"
-#include "token.hpp"
+#include "runs/run_record.hpp"
+#include "base/token.hpp"
 
 namespace ddpctl {
 

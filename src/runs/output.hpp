@@ -5,7 +5,7 @@
 // tests record it. Final results come back as return values instead.
 #include <string>
 
-#include "job.hpp"
+#include "slurm/job.hpp"
 
 namespace ddpctl {
 

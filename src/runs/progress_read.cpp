@@ -1,11 +1,11 @@
-#include "progress_read.hpp"
+#include "runs/progress_read.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "files.hpp"
-#include "job_files.hpp"
-#include "task_logs.hpp"
+#include "base/files.hpp"
+#include "runs/job_files.hpp"
+#include "runs/task_logs.hpp"
 
 namespace ddpctl {
 

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "job.hpp"
-#include "progress.hpp"
-#include "progress_pattern.hpp"
-#include "run_record.hpp"
-#include "run_spec.hpp"
+#include "slurm/job.hpp"
+#include "runs/progress.hpp"
+#include "spec/progress_pattern.hpp"
+#include "runs/run_record.hpp"
+#include "spec/run_spec.hpp"
 
 namespace ddpctl {
 

@@ -1,7 +1,7 @@
 // A run's record (run_record.hpp): outcome words and lookups.
-#include "run_record.hpp"
+#include "runs/run_record.hpp"
 
-#include "job_array.hpp"
+#include "slurm/job_array.hpp"
 
 namespace ddpctl {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "job.hpp"
-#include "run_spec.hpp"
+#include "slurm/job.hpp"
+#include "spec/run_spec.hpp"
 
 namespace ddpctl {
 

@@ -1,15 +1,15 @@
 // Reading what a job's tasks left behind (task_logs.hpp): which attempt's
 // lines, the line that says why, torchrun's root cause.
-#include "task_logs.hpp"
+#include "runs/task_logs.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 
-#include "job_files.hpp"
-#include "regex.hpp"
-#include "text.hpp"
+#include "runs/job_files.hpp"
+#include "base/regex.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

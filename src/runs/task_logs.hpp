@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "job.hpp"
-#include "run_record.hpp"
+#include "slurm/job.hpp"
+#include "runs/run_record.hpp"
 
 namespace ddpctl {
 

@@ -1,6 +1,6 @@
 // The samples files (usage.hpp): written and read back, the job's use now
 // (status) and over the whole job (report).
-#include "usage.hpp"
+#include "runs/usage.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,9 +9,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "json_fields.hpp"
-#include "job_files.hpp"
-#include "text.hpp"
+#include "base/json_fields.hpp"
+#include "runs/job_files.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

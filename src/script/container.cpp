@@ -1,13 +1,13 @@
-#include "container.hpp"
+#include "script/container.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "paths.hpp"
-#include "shell.hpp"
-#include "text.hpp"
+#include "base/paths.hpp"
+#include "base/shell.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "cluster_profile.hpp"
-#include "diagnostics.hpp"
-#include "run_spec.hpp"
+#include "spec/cluster_profile.hpp"
+#include "base/diagnostics.hpp"
+#include "spec/run_spec.hpp"
 
 namespace ddpctl {
 

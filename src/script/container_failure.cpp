@@ -3,9 +3,9 @@
 // ("ch-run[N]: error: ..."), Pyxis and enroot (in srun's and slurmstepd's
 // lines), and the job script's own check that the runtime is on the node.
 
-#include "container.hpp"
-#include "regex.hpp"
-#include "text.hpp"
+#include "script/container.hpp"
+#include "base/regex.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

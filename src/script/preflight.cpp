@@ -1,4 +1,4 @@
-#include "preflight.hpp"
+#include "script/preflight.hpp"
 
 #include <algorithm>
 #include <ctime>
@@ -6,10 +6,10 @@
 #include <set>
 #include <fmt/format.h>
 
-#include "limits_read.hpp"
-#include "paths.hpp"
-#include "spec_site.hpp"
-#include "text.hpp"
+#include "slurm/limits_read.hpp"
+#include "base/paths.hpp"
+#include "spec/spec_site.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

@@ -2,10 +2,10 @@
 // Checks a resolved shape against what the live cluster reports, before
 // anything is queued: the partition exists, enough nodes have the GPU type,
 // GPU count and CPUs, and the account is one of the user's.
-#include "diagnostics.hpp"
-#include "limits.hpp"
-#include "resolve.hpp"
-#include "slurm.hpp"
+#include "base/diagnostics.hpp"
+#include "slurm/limits.hpp"
+#include "script/resolve.hpp"
+#include "slurm/slurm.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "render.hpp"
+#include "script/render.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -9,13 +9,13 @@
 #include <memory>
 #include <optional>
 
-#include "job_contract.hpp"
-#include "job_files.hpp"
-#include "files.hpp"
-#include "paths.hpp"
-#include "shell.hpp"
-#include "templates.hpp"
-#include "text.hpp"
+#include "spec/job_contract.hpp"
+#include "runs/job_files.hpp"
+#include "base/files.hpp"
+#include "base/paths.hpp"
+#include "base/shell.hpp"
+#include "script/templates.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

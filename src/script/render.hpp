@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "resolve.hpp"
-#include "templates.hpp"
+#include "script/resolve.hpp"
+#include "script/templates.hpp"
 
 namespace ddpctl {
 

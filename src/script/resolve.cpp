@@ -1,22 +1,22 @@
-#include "resolve.hpp"
+#include "script/resolve.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
 
-#include "job_files.hpp"
-#include "files.hpp"
-#include "grid.hpp"
-#include "grid_cell.hpp"
-#include "overrides.hpp"
-#include "cluster.hpp"
-#include "paths.hpp"
-#include "spec_sections.hpp"
-#include "spec.hpp"
-#include "spec_site.hpp"
-#include "text.hpp"
-#include "values.hpp"
+#include "runs/job_files.hpp"
+#include "base/files.hpp"
+#include "spec/grid.hpp"
+#include "spec/grid_cell.hpp"
+#include "base/overrides.hpp"
+#include "spec/cluster.hpp"
+#include "base/paths.hpp"
+#include "spec/spec_sections.hpp"
+#include "spec/spec.hpp"
+#include "spec/spec_site.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

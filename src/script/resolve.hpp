@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "cluster_profile.hpp"
-#include "grid.hpp"
-#include "container.hpp"
-#include "snapshot.hpp"
-#include "run_spec.hpp"
+#include "spec/cluster_profile.hpp"
+#include "spec/grid.hpp"
+#include "script/container.hpp"
+#include "script/snapshot.hpp"
+#include "spec/run_spec.hpp"
 
 namespace ddpctl {
 

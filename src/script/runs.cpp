@@ -1,4 +1,4 @@
-#include "runs.hpp"
+#include "script/runs.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,11 +16,11 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "token.hpp"
-#include "files.hpp"
-#include "text.hpp"
-#include "values.hpp"
-#include "version.hpp"
+#include "base/token.hpp"
+#include "base/files.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
+#include "base/version.hpp"
 
 namespace ddpctl {
 

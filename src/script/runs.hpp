@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "ledger.hpp"
-#include "resolve.hpp"
-#include "run_record.hpp"
+#include "runs/ledger.hpp"
+#include "script/resolve.hpp"
+#include "runs/run_record.hpp"
 
 namespace ddpctl {
 

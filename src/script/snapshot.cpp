@@ -1,4 +1,4 @@
-#include "snapshot.hpp"
+#include "script/snapshot.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "token.hpp"
-#include "diagnostics.hpp"
-#include "files.hpp"
-#include "ledger.hpp"
-#include "text.hpp"
+#include "base/token.hpp"
+#include "base/diagnostics.hpp"
+#include "base/files.hpp"
+#include "runs/ledger.hpp"
+#include "base/text.hpp"
 
 namespace fs = std::filesystem;
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "process.hpp"
-#include "run_spec.hpp"
+#include "base/process.hpp"
+#include "spec/run_spec.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "templates.hpp"
+#include "script/templates.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 #include <kainjow/mustache.hpp>
 
-#include "diagnostics.hpp"
-#include "files.hpp"
-#include "text.hpp"
+#include "base/diagnostics.hpp"
+#include "base/files.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "context.hpp"
+#include "slurm/context.hpp"
 
 #include <cstdlib>
 

@@ -4,10 +4,10 @@
 // over it, the clock that polling loops wait on, the process environment
 // (variables, PATH), and how often they poll. Unit tests build one over a
 // FakeRunner, a fake clock and a map of variables.
-#include "clock.hpp"
-#include "environment.hpp"
-#include "process.hpp"
-#include "slurm.hpp"
+#include "base/clock.hpp"
+#include "base/environment.hpp"
+#include "base/process.hpp"
+#include "slurm/slurm.hpp"
 
 namespace ddpctl {
 

@@ -1,10 +1,10 @@
 // Words for a job's state and exit (job.hpp).
-#include "job.hpp"
+#include "slurm/job.hpp"
 
 #include <cstring>
 #include <fmt/format.h>
 
-#include "values.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "job_array.hpp"
+#include "slurm/job_array.hpp"
 
 #include <algorithm>
 

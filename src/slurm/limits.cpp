@@ -1,4 +1,4 @@
-#include "limits.hpp"
+#include "slurm/limits.hpp"
 
 #include <algorithm>
 #include <ctime>

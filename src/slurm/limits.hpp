@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "text.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

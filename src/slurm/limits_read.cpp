@@ -1,4 +1,4 @@
-#include "limits_read.hpp"
+#include "slurm/limits_read.hpp"
 
 #include <ctime>
 #include <fmt/format.h>
@@ -6,8 +6,8 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "text.hpp"
-#include "values.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

@@ -3,8 +3,8 @@
 // are separate for the unit tests.
 #include <string>
 
-#include "limits.hpp"
-#include "slurm.hpp"
+#include "slurm/limits.hpp"
+#include "slurm/slurm.hpp"
 
 namespace ddpctl {
 

@@ -1,9 +1,9 @@
-#include "reasons.hpp"
+#include "slurm/reasons.hpp"
 
 #include <map>
 
-#include "regex.hpp"
-#include "text.hpp"
+#include "base/regex.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "sbatch_options.hpp"
+#include "slurm/sbatch_options.hpp"
 
 #include <algorithm>
 

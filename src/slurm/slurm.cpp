@@ -1,5 +1,5 @@
-#include "slurm.hpp"
-#include "slurm_parse.hpp"
+#include "slurm/slurm.hpp"
+#include "slurm/slurm_parse.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,8 +10,8 @@
 #include <unistd.h>
 #include <pwd.h>
 
-#include "text.hpp"
-#include "values.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

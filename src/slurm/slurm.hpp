@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "job.hpp"
-#include "process.hpp"
-#include "slurm_parse.hpp"
+#include "slurm/job.hpp"
+#include "base/process.hpp"
+#include "slurm/slurm_parse.hpp"
 
 namespace ddpctl {
 

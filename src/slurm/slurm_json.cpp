@@ -1,12 +1,12 @@
 // The readers' common ground (slurm_json.hpp) and the --json documents' own
 // `meta`: which Slurm and which data parser wrote them.
-#include "slurm_json.hpp"
+#include "slurm/slurm_json.hpp"
 
 #include <cstdlib>
 #include <ctime>
 #include <fmt/format.h>
 
-#include "values.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "slurm_parse.hpp"
-#include "text.hpp"
+#include "slurm/slurm_parse.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl::slurm_json {
 

@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "job.hpp"
-#include "process.hpp"
+#include "slurm/job.hpp"
+#include "base/process.hpp"
 
 namespace ddpctl {
 

@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 #include <set>
 
-#include "job_array.hpp"
-#include "slurm_json.hpp"
-#include "slurm_parse.hpp"
-#include "text.hpp"
-#include "values.hpp"
+#include "slurm/job_array.hpp"
+#include "slurm/slurm_json.hpp"
+#include "slurm/slurm_parse.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 #include <sstream>
 
-#include "slurm_json.hpp"
-#include "slurm_parse.hpp"
-#include "text.hpp"
-#include "values.hpp"
+#include "slurm/slurm_json.hpp"
+#include "slurm/slurm_parse.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

@@ -1,10 +1,10 @@
 // Reading sbatch's replies: --parsable's job id, --test-only's estimate.
 #include <fmt/format.h>
 
-#include "slurm_json.hpp"
-#include "slurm_parse.hpp"
-#include "text.hpp"
-#include "values.hpp"
+#include "slurm/slurm_json.hpp"
+#include "slurm/slurm_parse.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

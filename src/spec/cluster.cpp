@@ -1,11 +1,11 @@
-#include "cluster.hpp"
+#include "spec/cluster.hpp"
 
 #include <fmt/format.h>
 
-#include "files.hpp"
-#include "spec_sections.hpp"
-#include "text.hpp"
-#include "values.hpp"
+#include "base/files.hpp"
+#include "spec/spec_sections.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

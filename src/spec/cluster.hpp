@@ -2,7 +2,7 @@
 // Loading a cluster profile (cluster_profile.hpp has the types).
 #include <string>
 
-#include "cluster_profile.hpp"
+#include "spec/cluster_profile.hpp"
 
 namespace ddpctl {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "diagnostics.hpp"
+#include "base/diagnostics.hpp"
 
 namespace ddpctl {
 

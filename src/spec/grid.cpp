@@ -1,4 +1,4 @@
-#include "grid.hpp"
+#include "spec/grid.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -8,9 +8,9 @@
 #include <set>
 #include <unordered_map>
 
-#include "overrides.hpp"
-#include "text.hpp"
-#include "values.hpp"
+#include "base/overrides.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

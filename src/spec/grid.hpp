@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "diagnostics.hpp"
-#include "yaml_reader.hpp"
+#include "base/diagnostics.hpp"
+#include "base/yaml_reader.hpp"
 
 namespace ddpctl {
 

@@ -1,12 +1,12 @@
-#include "grid_cell.hpp"
+#include "spec/grid_cell.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
 
-#include "overrides.hpp"
-#include "shell.hpp"
-#include "text.hpp"
+#include "base/overrides.hpp"
+#include "base/shell.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

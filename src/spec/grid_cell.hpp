@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "grid.hpp"
+#include "spec/grid.hpp"
 
 namespace ddpctl {
 

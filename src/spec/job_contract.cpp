@@ -1,6 +1,6 @@
-#include "job_contract.hpp"
+#include "spec/job_contract.hpp"
 
-#include "text.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

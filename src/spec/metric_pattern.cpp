@@ -1,9 +1,9 @@
-#include "metric_pattern.hpp"
+#include "spec/metric_pattern.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 
-#include "regex.hpp"
+#include "base/regex.hpp"
 
 namespace ddpctl {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "run_spec.hpp"
+#include "spec/run_spec.hpp"
 
 namespace ddpctl {
 

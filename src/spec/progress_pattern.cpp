@@ -1,10 +1,10 @@
-#include "progress_pattern.hpp"
+#include "spec/progress_pattern.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
-#include "text.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

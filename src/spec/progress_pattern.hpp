@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "regex.hpp"
-#include "run_spec.hpp"
+#include "base/regex.hpp"
+#include "spec/run_spec.hpp"
 
 namespace ddpctl {
 

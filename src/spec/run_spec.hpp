@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "container_spec.hpp"
-#include "diagnostics.hpp"
+#include "spec/container_spec.hpp"
+#include "base/diagnostics.hpp"
 
 namespace ddpctl {
 

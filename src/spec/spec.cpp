@@ -1,17 +1,17 @@
-#include "spec.hpp"
+#include "spec/spec.hpp"
 
 #include <cctype>
 #include <cstring>
 #include <fmt/format.h>
 #include <set>
 
-#include "files.hpp"
-#include "grid.hpp"
-#include "overrides.hpp"
-#include "spec_sections.hpp"
-#include "spec_site.hpp"
-#include "text.hpp"
-#include "values.hpp"
+#include "base/files.hpp"
+#include "spec/grid.hpp"
+#include "base/overrides.hpp"
+#include "spec/spec_sections.hpp"
+#include "spec/spec_site.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

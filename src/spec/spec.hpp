@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "run_spec.hpp"
-#include "yaml_reader.hpp"
+#include "spec/run_spec.hpp"
+#include "base/yaml_reader.hpp"
 
 namespace ddpctl {
 

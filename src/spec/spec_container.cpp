@@ -3,9 +3,9 @@
 // `container: false` in a spec.
 #include <fmt/format.h>
 
-#include "spec_sections.hpp"
-#include "text.hpp"
-#include "values.hpp"
+#include "spec/spec_sections.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

@@ -7,11 +7,11 @@
 #include <cstring>
 #include <fmt/format.h>
 
-#include "shell.hpp"
-#include "spec_sections.hpp"
-#include "text.hpp"
-#include "values.hpp"
-#include "../trainer/ddptrain_limits.hpp"
+#include "base/shell.hpp"
+#include "spec/spec_sections.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
+#include "../../trainer/ddptrain_limits.hpp"
 
 namespace ddpctl {
 

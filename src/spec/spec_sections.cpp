@@ -1,4 +1,4 @@
-#include "spec_sections.hpp"
+#include "spec/spec_sections.hpp"
 
 #include <cctype>
 #include <cmath>
@@ -6,12 +6,12 @@
 #include <cstring>
 #include <fmt/format.h>
 
-#include "job_contract.hpp"
-#include "metric_pattern.hpp"
-#include "progress_pattern.hpp"
-#include "shell.hpp"
-#include "text.hpp"
-#include "values.hpp"
+#include "spec/job_contract.hpp"
+#include "spec/metric_pattern.hpp"
+#include "spec/progress_pattern.hpp"
+#include "base/shell.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

@@ -3,8 +3,8 @@
 #include <optional>
 #include <string>
 
-#include "run_spec.hpp"
-#include "yaml_reader.hpp"
+#include "spec/run_spec.hpp"
+#include "base/yaml_reader.hpp"
 
 namespace ddpctl {
 

@@ -1,13 +1,13 @@
-#include "spec_site.hpp"
+#include "spec/spec_site.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
 #include <map>
 
-#include "sbatch_options.hpp"
-#include "text.hpp"
-#include "values.hpp"
+#include "slurm/sbatch_options.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

@@ -1,7 +1,7 @@
 // snapshot: false | git | {paths: [...], exclude: [...], max_mb: N}
 #include <fmt/format.h>
 
-#include "spec_sections.hpp"
+#include "spec/spec_sections.hpp"
 
 namespace ddpctl {
 

@@ -1,7 +1,7 @@
-#include "trainer_state.hpp"
+#include "spec/trainer_state.hpp"
 
-#include "regex.hpp"
-#include "values.hpp"
+#include "base/regex.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

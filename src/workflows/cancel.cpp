@@ -1,14 +1,14 @@
-#include "cancel.hpp"
+#include "workflows/cancel.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
 #include <set>
 
-#include "experiments.hpp"
-#include "jobs.hpp"
-#include "status_grid.hpp"
-#include "text.hpp"
-#include "submit.hpp"
+#include "explain/experiments.hpp"
+#include "runs/jobs.hpp"
+#include "explain/status_grid.hpp"
+#include "base/text.hpp"
+#include "workflows/submit.hpp"
 
 namespace ddpctl {
 

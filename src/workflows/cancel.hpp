@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "context.hpp"
-#include "output.hpp"
+#include "slurm/context.hpp"
+#include "runs/output.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "command_docs.hpp"
+#include "workflows/command_docs.hpp"
 
 #include <algorithm>
 #include <ctime>
@@ -7,12 +7,12 @@
 #include <set>
 
 #include "ddpctl_version.hpp"
-#include "experiments.hpp"
-#include "files.hpp"
-#include "paths.hpp"
-#include "resolve.hpp"
-#include "runs.hpp"
-#include "text.hpp"
+#include "explain/experiments.hpp"
+#include "base/files.hpp"
+#include "base/paths.hpp"
+#include "script/resolve.hpp"
+#include "script/runs.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "context.hpp"
+#include "slurm/context.hpp"
 
 namespace ddpctl {
 

@@ -1,11 +1,11 @@
-#include "container_import.hpp"
+#include "workflows/container_import.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
 
-#include "container.hpp"
-#include "resolve.hpp"
-#include "shell.hpp"
+#include "script/container.hpp"
+#include "script/resolve.hpp"
+#include "base/shell.hpp"
 
 namespace ddpctl {
 

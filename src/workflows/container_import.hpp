@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "context.hpp"
+#include "slurm/context.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "doctor.hpp"
+#include "workflows/doctor.hpp"
 
 #include <algorithm>
 #include <ctime>
@@ -8,10 +8,10 @@
 #include <set>
 #include <sstream>
 
-#include "limits_read.hpp"
-#include "slurm_parse.hpp"
-#include "text.hpp"
-#include "values.hpp"
+#include "slurm/limits_read.hpp"
+#include "slurm/slurm_parse.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

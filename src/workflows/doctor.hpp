@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "slurm.hpp"
+#include "slurm/slurm.hpp"
 
 namespace ddpctl {
 

@@ -1,11 +1,11 @@
-#include "grid_limits.hpp"
+#include "workflows/grid_limits.hpp"
 
 #include <fmt/format.h>
 
-#include "files.hpp"
-#include "limits_read.hpp"
-#include "preflight.hpp"
-#include "text.hpp"
+#include "base/files.hpp"
+#include "slurm/limits_read.hpp"
+#include "script/preflight.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

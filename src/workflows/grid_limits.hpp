@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "limits.hpp"
-#include "output.hpp"
-#include "run_record.hpp"
-#include "slurm.hpp"
-#include "sweep_grid.hpp"
+#include "slurm/limits.hpp"
+#include "runs/output.hpp"
+#include "runs/run_record.hpp"
+#include "slurm/slurm.hpp"
+#include "workflows/sweep_grid.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "init.hpp"
+#include "workflows/init.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -9,12 +9,12 @@
 #include <fmt/format.h>
 #include <sstream>
 
-#include "cluster.hpp"
-#include "files.hpp"
-#include "paths.hpp"
-#include "resolve.hpp"
-#include "text.hpp"
-#include "values.hpp"
+#include "spec/cluster.hpp"
+#include "base/files.hpp"
+#include "base/paths.hpp"
+#include "script/resolve.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

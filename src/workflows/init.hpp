@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster_profile.hpp"
+#include "spec/cluster_profile.hpp"
 
 namespace ddpctl {
 

@@ -1,19 +1,19 @@
-#include "logs.hpp"
+#include "workflows/logs.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 
-#include "cell_files.hpp"
-#include "job_files.hpp"
-#include "experiments.hpp"
-#include "failure.hpp"
-#include "jobs.hpp"
-#include "race.hpp"
-#include "race_group.hpp"
-#include "task_logs.hpp"
-#include "text.hpp"
+#include "explain/cell_files.hpp"
+#include "runs/job_files.hpp"
+#include "explain/experiments.hpp"
+#include "explain/failure.hpp"
+#include "runs/jobs.hpp"
+#include "explain/race.hpp"
+#include "workflows/race_group.hpp"
+#include "runs/task_logs.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

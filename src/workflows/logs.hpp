@@ -5,10 +5,10 @@
 // cell's, its array task's own job id naming them.
 #include <string>
 
-#include "context.hpp"
-#include "output.hpp"
-#include "runs.hpp"
-#include "status_grid.hpp"
+#include "slurm/context.hpp"
+#include "runs/output.hpp"
+#include "script/runs.hpp"
+#include "explain/status_grid.hpp"
 
 namespace ddpctl {
 

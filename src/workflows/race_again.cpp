@@ -9,11 +9,11 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include "files.hpp"
-#include "jobs.hpp"
-#include "node_check.hpp"
-#include "race_group.hpp"
-#include "text.hpp"
+#include "base/files.hpp"
+#include "runs/jobs.hpp"
+#include "agent/node_check.hpp"
+#include "workflows/race_group.hpp"
+#include "base/text.hpp"
 
 extern char** environ;
 

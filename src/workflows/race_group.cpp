@@ -1,4 +1,4 @@
-#include "race_group.hpp"
+#include "workflows/race_group.hpp"
 
 #include <algorithm>
 #include <ctime>
@@ -8,14 +8,14 @@
 #include <optional>
 #include <set>
 
-#include "failure.hpp"
-#include "files.hpp"
-#include "jobs.hpp"
-#include "limits_read.hpp"
-#include "preflight.hpp"
-#include "render.hpp"
-#include "report.hpp"
-#include "text.hpp"
+#include "explain/failure.hpp"
+#include "base/files.hpp"
+#include "runs/jobs.hpp"
+#include "slurm/limits_read.hpp"
+#include "script/preflight.hpp"
+#include "script/render.hpp"
+#include "explain/report.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "context.hpp"
-#include "output.hpp"
-#include "race.hpp"
-#include "resolve.hpp"
-#include "runs.hpp"
-#include "submit.hpp"
+#include "slurm/context.hpp"
+#include "runs/output.hpp"
+#include "explain/race.hpp"
+#include "script/resolve.hpp"
+#include "script/runs.hpp"
+#include "workflows/submit.hpp"
 
 namespace ddpctl {
 

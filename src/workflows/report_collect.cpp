@@ -4,20 +4,20 @@
 #include <filesystem>
 #include <fmt/format.h>
 
-#include "experiments.hpp"
-#include "failure.hpp"
-#include "files.hpp"
-#include "in_job_restart.hpp"
-#include "progress_read.hpp"
-#include "race.hpp"
-#include "report.hpp"
-#include "straggler.hpp"
-#include "report_grid.hpp"
-#include "resolve.hpp"
-#include "spec.hpp"
-#include "text.hpp"
-#include "usage.hpp"
-#include "yaml_reader.hpp"
+#include "explain/experiments.hpp"
+#include "explain/failure.hpp"
+#include "base/files.hpp"
+#include "agent/in_job_restart.hpp"
+#include "runs/progress_read.hpp"
+#include "explain/race.hpp"
+#include "explain/report.hpp"
+#include "agent/straggler.hpp"
+#include "explain/report_grid.hpp"
+#include "script/resolve.hpp"
+#include "spec/spec.hpp"
+#include "base/text.hpp"
+#include "runs/usage.hpp"
+#include "base/yaml_reader.hpp"
 
 namespace ddpctl {
 

@@ -7,17 +7,17 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "cell_files.hpp"
-#include "experiments.hpp"
-#include "files.hpp"
-#include "job_files.hpp"
-#include "metric_pattern.hpp"
-#include "report.hpp"
-#include "report_grid.hpp"
-#include "status_grid.hpp"
-#include "task_logs.hpp"
-#include "text.hpp"
-#include "values.hpp"
+#include "explain/cell_files.hpp"
+#include "explain/experiments.hpp"
+#include "base/files.hpp"
+#include "runs/job_files.hpp"
+#include "spec/metric_pattern.hpp"
+#include "explain/report.hpp"
+#include "explain/report_grid.hpp"
+#include "explain/status_grid.hpp"
+#include "runs/task_logs.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "status.hpp"
+#include "workflows/status.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,25 +10,25 @@
 #include <set>
 #include <tuple>
 
-#include "cell_files.hpp"
-#include "job_files.hpp"
-#include "in_job_restart.hpp"
-#include "experiments.hpp"
-#include "snapshot.hpp"
-#include "files.hpp"
-#include "failure.hpp"
-#include "job_environment.hpp"
-#include "jobs.hpp"
-#include "progress_read.hpp"
-#include "race.hpp"
-#include "reasons.hpp"
-#include "runs.hpp"
-#include "status_grid.hpp"
-#include "submit.hpp"
-#include "text.hpp"
-#include "usage.hpp"
-#include "straggler.hpp"
-#include "watchdog.hpp"
+#include "explain/cell_files.hpp"
+#include "runs/job_files.hpp"
+#include "agent/in_job_restart.hpp"
+#include "explain/experiments.hpp"
+#include "script/snapshot.hpp"
+#include "base/files.hpp"
+#include "explain/failure.hpp"
+#include "agent/job_environment.hpp"
+#include "runs/jobs.hpp"
+#include "runs/progress_read.hpp"
+#include "explain/race.hpp"
+#include "slurm/reasons.hpp"
+#include "script/runs.hpp"
+#include "explain/status_grid.hpp"
+#include "workflows/submit.hpp"
+#include "base/text.hpp"
+#include "runs/usage.hpp"
+#include "agent/straggler.hpp"
+#include "agent/watchdog.hpp"
 
 namespace ddpctl {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "output.hpp"
-#include "slurm.hpp"
+#include "runs/output.hpp"
+#include "slurm/slurm.hpp"
 
 namespace ddpctl {
 

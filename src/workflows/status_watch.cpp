@@ -1,12 +1,12 @@
-#include "status_watch.hpp"
+#include "workflows/status_watch.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
 #include <ostream>
 
-#include "job_environment.hpp"
-#include "snapshot.hpp"
+#include "agent/job_environment.hpp"
+#include "script/snapshot.hpp"
 
 namespace ddpctl {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "clock.hpp"
-#include "status.hpp"
+#include "base/clock.hpp"
+#include "workflows/status.hpp"
 
 namespace ddpctl {
 

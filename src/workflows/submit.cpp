@@ -1,4 +1,4 @@
-#include "submit.hpp"
+#include "workflows/submit.hpp"
 
 #include <algorithm>
 #include <ctime>
@@ -7,17 +7,17 @@
 #include <fmt/format.h>
 #include <map>
 
-#include "failure.hpp"
-#include "files.hpp"
-#include "jobs.hpp"
-#include "progress_read.hpp"
-#include "lock.hpp"
-#include "preflight.hpp"
-#include "reasons.hpp"
-#include "values.hpp"
-#include "render.hpp"
-#include "snapshot.hpp"
-#include "text.hpp"
+#include "explain/failure.hpp"
+#include "base/files.hpp"
+#include "runs/jobs.hpp"
+#include "runs/progress_read.hpp"
+#include "base/lock.hpp"
+#include "script/preflight.hpp"
+#include "slurm/reasons.hpp"
+#include "base/values.hpp"
+#include "script/render.hpp"
+#include "script/snapshot.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 

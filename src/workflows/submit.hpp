@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "context.hpp"
-#include "lock.hpp"
-#include "output.hpp"
-#include "resolve.hpp"
-#include "runs.hpp"
-#include "slurm.hpp"
+#include "slurm/context.hpp"
+#include "base/lock.hpp"
+#include "runs/output.hpp"
+#include "script/resolve.hpp"
+#include "script/runs.hpp"
+#include "slurm/slurm.hpp"
 
 namespace ddpctl {
 

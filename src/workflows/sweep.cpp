@@ -1,18 +1,18 @@
-#include "sweep.hpp"
+#include "workflows/sweep.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 
-#include "files.hpp"
-#include "preflight.hpp"
-#include "render.hpp"
-#include "spec.hpp"
-#include "submit.hpp"
-#include "sweep_grid.hpp"
-#include "text.hpp"
-#include "values.hpp"
-#include "yaml_reader.hpp"
+#include "base/files.hpp"
+#include "script/preflight.hpp"
+#include "script/render.hpp"
+#include "spec/spec.hpp"
+#include "workflows/submit.hpp"
+#include "workflows/sweep_grid.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
+#include "base/yaml_reader.hpp"
 
 namespace ddpctl {
 

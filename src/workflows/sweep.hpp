@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "context.hpp"
-#include "experiments.hpp"
-#include "output.hpp"
-#include "slurm.hpp"
+#include "slurm/context.hpp"
+#include "explain/experiments.hpp"
+#include "runs/output.hpp"
+#include "slurm/slurm.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "sweep_grid.hpp"
+#include "workflows/sweep_grid.hpp"
 
 #include <filesystem>
 #include <functional>
@@ -7,21 +7,21 @@
 #include <map>
 #include <set>
 
-#include "files.hpp"
-#include "grid_cell.hpp"
-#include "grid_limits.hpp"
-#include "job_array.hpp"
-#include "paths.hpp"
-#include "preflight.hpp"
-#include "race.hpp"
-#include "race_group.hpp"
-#include "render.hpp"
-#include "shell.hpp"
-#include "snapshot.hpp"
-#include "status_grid.hpp"
-#include "submit.hpp"
-#include "text.hpp"
-#include "values.hpp"
+#include "base/files.hpp"
+#include "spec/grid_cell.hpp"
+#include "workflows/grid_limits.hpp"
+#include "slurm/job_array.hpp"
+#include "base/paths.hpp"
+#include "script/preflight.hpp"
+#include "explain/race.hpp"
+#include "workflows/race_group.hpp"
+#include "script/render.hpp"
+#include "base/shell.hpp"
+#include "script/snapshot.hpp"
+#include "explain/status_grid.hpp"
+#include "workflows/submit.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
 

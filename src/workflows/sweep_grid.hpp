@@ -13,11 +13,11 @@
 #include <utility>
 #include <vector>
 
-#include "context.hpp"
-#include "output.hpp"
-#include "resolve.hpp"
-#include "runs.hpp"
-#include "sweep.hpp"
+#include "slurm/context.hpp"
+#include "runs/output.hpp"
+#include "script/resolve.hpp"
+#include "script/runs.hpp"
+#include "workflows/sweep.hpp"
 
 namespace ddpctl {
 

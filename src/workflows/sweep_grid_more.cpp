@@ -8,14 +8,14 @@
 #include <map>
 #include <optional>
 
-#include "grid_limits.hpp"
-#include "job_array.hpp"
-#include "race.hpp"
-#include "race_group.hpp"
-#include "status_grid.hpp"
-#include "submit.hpp"
-#include "sweep_grid.hpp"
-#include "text.hpp"
+#include "workflows/grid_limits.hpp"
+#include "slurm/job_array.hpp"
+#include "explain/race.hpp"
+#include "workflows/race_group.hpp"
+#include "explain/status_grid.hpp"
+#include "workflows/submit.hpp"
+#include "workflows/sweep_grid.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl {
 
