@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "metric_pattern.hpp"
-#include "regex.hpp"
+#include "spec/metric_pattern.hpp"
+#include "base/regex.hpp"
 
 using namespace ddpctl;
 

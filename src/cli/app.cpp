@@ -1,4 +1,4 @@
-#include "app.hpp"
+#include "cli/app.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "clock.hpp"
-#include "common.hpp"
+#include "base/clock.hpp"
+#include "cli/common.hpp"
 #include "ddpctl_version.hpp"
-#include "diagnostics.hpp"
-#include "process.hpp"
-#include "slurm.hpp"
-#include "text.hpp"
+#include "base/diagnostics.hpp"
+#include "base/process.hpp"
+#include "slurm/slurm.hpp"
+#include "base/text.hpp"
 
 
 namespace ddpctl::cli {

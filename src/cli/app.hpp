@@ -2,7 +2,7 @@
 // The command line: one entry point, one table of subcommands, one catch.
 #include <CLI/CLI.hpp>
 
-#include "context.hpp"
+#include "slurm/context.hpp"
 
 namespace ddpctl::cli {
 

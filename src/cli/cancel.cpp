@@ -1,9 +1,9 @@
-// ddpctl cancel RUN|JOBID...: scancel, then confirm what Slurm did (src/cancel.hpp).
+// ddpctl cancel RUN|JOBID...: scancel, then confirm what Slurm did (src/workflows/cancel.hpp).
 #include <memory>
 
-#include "app.hpp"
-#include "cancel.hpp"
-#include "common.hpp"
+#include "cli/app.hpp"
+#include "workflows/cancel.hpp"
+#include "cli/common.hpp"
 
 namespace ddpctl::cli {
 

@@ -1,18 +1,18 @@
-#include "common.hpp"
+#include "cli/common.hpp"
 
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <unistd.h>
 
-#include "paths.hpp"
-#include "race_group.hpp"
-#include "remote.hpp"
-#include "remote_submit.hpp"
-#include "runs.hpp"
-#include "ssh.hpp"
-#include "sweep_grid.hpp"
-#include "version.hpp"
+#include "base/paths.hpp"
+#include "workflows/race_group.hpp"
+#include "remote/remote.hpp"
+#include "remote/remote_submit.hpp"
+#include "script/runs.hpp"
+#include "base/ssh.hpp"
+#include "workflows/sweep_grid.hpp"
+#include "base/version.hpp"
 
 namespace ddpctl::cli {
 

@@ -5,9 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "context.hpp"
-#include "output.hpp"
-#include "race_group.hpp"
+#include "slurm/context.hpp"
+#include "runs/output.hpp"
+#include "workflows/race_group.hpp"
 
 namespace ddpctl::cli {
 

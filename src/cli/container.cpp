@@ -5,9 +5,9 @@
 #include <iostream>
 #include <memory>
 
-#include "app.hpp"
-#include "common.hpp"
-#include "container_import.hpp"
+#include "cli/app.hpp"
+#include "cli/common.hpp"
+#include "workflows/container_import.hpp"
 
 namespace ddpctl::cli {
 

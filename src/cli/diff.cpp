@@ -1,10 +1,10 @@
-// ddpctl diff RUN_A RUN_B: spec, code and script differences (src/run_diff.hpp).
+// ddpctl diff RUN_A RUN_B: spec, code and script differences (src/explain/run_diff.hpp).
 #include <iostream>
 #include <memory>
 
-#include "app.hpp"
-#include "common.hpp"
-#include "run_diff.hpp"
+#include "cli/app.hpp"
+#include "cli/common.hpp"
+#include "explain/run_diff.hpp"
 
 namespace ddpctl::cli {
 

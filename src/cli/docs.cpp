@@ -4,8 +4,8 @@
 #include <iostream>
 #include <memory>
 
-#include "app.hpp"
-#include "command_docs.hpp"
+#include "cli/app.hpp"
+#include "workflows/command_docs.hpp"
 
 namespace ddpctl::cli {
 

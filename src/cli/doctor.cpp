@@ -1,19 +1,19 @@
 // ddpctl doctor: what this site's Slurm can do, and a cluster profile draft
-// (src/doctor.hpp).
+// (src/workflows/doctor.hpp).
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
 #include <optional>
 
-#include "app.hpp"
-#include "common.hpp"
-#include "doctor.hpp"
-#include "files.hpp"
-#include "paths.hpp"
-#include "remote.hpp"
-#include "ssh.hpp"
-#include "text.hpp"
-#include "version.hpp"
+#include "cli/app.hpp"
+#include "cli/common.hpp"
+#include "workflows/doctor.hpp"
+#include "base/files.hpp"
+#include "base/paths.hpp"
+#include "remote/remote.hpp"
+#include "base/ssh.hpp"
+#include "base/text.hpp"
+#include "base/version.hpp"
 
 namespace ddpctl::cli {
 

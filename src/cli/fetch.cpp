@@ -1,13 +1,13 @@
 // ddpctl fetch RUN... --on HOST: copies runs' records, metrics and plots
-// from the login host's runs folder into this folder's (src/remote_fetch.hpp).
+// from the login host's runs folder into this folder's (src/remote/remote_fetch.hpp).
 #include <iostream>
 #include <memory>
 
-#include "app.hpp"
-#include "common.hpp"
-#include "remote_fetch.hpp"
-#include "runs.hpp"
-#include "version.hpp"
+#include "cli/app.hpp"
+#include "cli/common.hpp"
+#include "remote/remote_fetch.hpp"
+#include "script/runs.hpp"
+#include "base/version.hpp"
 
 namespace ddpctl::cli {
 

@@ -2,12 +2,12 @@
 #include <iostream>
 #include <memory>
 
-#include "app.hpp"
-#include "common.hpp"
-#include "render.hpp"
-#include "spec.hpp"
-#include "sweep.hpp"
-#include "sweep_grid.hpp"
+#include "cli/app.hpp"
+#include "cli/common.hpp"
+#include "script/render.hpp"
+#include "spec/spec.hpp"
+#include "workflows/sweep.hpp"
+#include "workflows/sweep_grid.hpp"
 
 namespace ddpctl::cli {
 

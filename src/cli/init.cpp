@@ -4,8 +4,8 @@
 #include <iostream>
 #include <memory>
 
-#include "app.hpp"
-#include "init.hpp"
+#include "cli/app.hpp"
+#include "workflows/init.hpp"
 
 namespace ddpctl::cli {
 

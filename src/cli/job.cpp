@@ -11,11 +11,11 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "app.hpp"
-#include "job_agent.hpp"
-#include "job_contract.hpp"
-#include "stacks_hook.hpp"
-#include "text.hpp"
+#include "cli/app.hpp"
+#include "agent/job_agent.hpp"
+#include "spec/job_contract.hpp"
+#include "agent/stacks_hook.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl::cli {
 

@@ -1,10 +1,10 @@
 // ddpctl logs RUN [-f] [--rank N] [--cell NAME]: the job's logs (a grid
-// cell's), followed across requeues (src/logs.hpp).
+// cell's), followed across requeues (src/workflows/logs.hpp).
 #include <memory>
 
-#include "app.hpp"
-#include "common.hpp"
-#include "logs.hpp"
+#include "cli/app.hpp"
+#include "cli/common.hpp"
+#include "workflows/logs.hpp"
 
 namespace ddpctl::cli {
 

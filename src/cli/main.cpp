@@ -1,3 +1,3 @@
-#include "app.hpp"
+#include "cli/app.hpp"
 
 int main(int argc, char** argv) { return ddpctl::cli::run(argc, argv); }

@@ -4,10 +4,10 @@
 #include <iostream>
 #include <memory>
 
-#include "app.hpp"
-#include "common.hpp"
-#include "report.hpp"
-#include "text.hpp"
+#include "cli/app.hpp"
+#include "cli/common.hpp"
+#include "explain/report.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl::cli {
 

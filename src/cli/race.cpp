@@ -4,8 +4,8 @@
 #include <iostream>
 #include <memory>
 
-#include "app.hpp"
-#include "common.hpp"
+#include "cli/app.hpp"
+#include "cli/common.hpp"
 
 namespace ddpctl::cli {
 

@@ -7,11 +7,11 @@
 #include <iostream>
 #include <memory>
 
-#include "app.hpp"
-#include "common.hpp"
-#include "job_agent.hpp"
-#include "straggler.hpp"
-#include "text.hpp"
+#include "cli/app.hpp"
+#include "cli/common.hpp"
+#include "agent/job_agent.hpp"
+#include "agent/straggler.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl::cli {
 

@@ -1,16 +1,16 @@
 // ddpctl report RUN|EXPERIMENT...: the scaling table of runs; --plot draws it
-// through gnuplot (src/report.hpp). A grid's sweep: its cells by parameter,
-// and the scaling table of the shapes it varies (src/report_grid.hpp).
+// through gnuplot (src/explain/report.hpp). A grid's sweep: its cells by parameter,
+// and the scaling table of the shapes it varies (src/explain/report_grid.hpp).
 #include <ctime>
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
 
-#include "app.hpp"
-#include "common.hpp"
-#include "report.hpp"
-#include "report_grid.hpp"
-#include "text.hpp"
+#include "cli/app.hpp"
+#include "cli/common.hpp"
+#include "explain/report.hpp"
+#include "explain/report_grid.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl::cli {
 

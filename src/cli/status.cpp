@@ -1,14 +1,14 @@
 // ddpctl status [RUN|JOBID...]: ddpctl's runs and their jobs, with in-job
-// progress (src/status.hpp assembles the rows, src/status_watch.hpp prints
+// progress (src/workflows/status.hpp assembles the rows, src/workflows/status_watch.hpp prints
 // them and runs --watch).
 #include <iostream>
 #include <memory>
 #include <unistd.h>
 
-#include "app.hpp"
-#include "common.hpp"
-#include "status.hpp"
-#include "status_watch.hpp"
+#include "cli/app.hpp"
+#include "cli/common.hpp"
+#include "workflows/status.hpp"
+#include "workflows/status_watch.hpp"
 
 namespace ddpctl::cli {
 

@@ -4,9 +4,9 @@
 #include <iostream>
 #include <memory>
 
-#include "app.hpp"
-#include "common.hpp"
-#include "submit.hpp"
+#include "cli/app.hpp"
+#include "cli/common.hpp"
+#include "workflows/submit.hpp"
 
 namespace ddpctl::cli {
 

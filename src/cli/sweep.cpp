@@ -1,13 +1,13 @@
 // ddpctl sweep SPEC: one run per entry of the spec's `sweep:` list, as one
-// experiment (src/sweep.hpp).
+// experiment (src/workflows/sweep.hpp).
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
 
-#include "app.hpp"
-#include "common.hpp"
-#include "sweep.hpp"
-#include "sweep_grid.hpp"
+#include "cli/app.hpp"
+#include "cli/common.hpp"
+#include "workflows/sweep.hpp"
+#include "workflows/sweep_grid.hpp"
 
 namespace ddpctl::cli {
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sitecustomize's Flight Recorder pipe (src/flight_recorder_pipe.cpp), in
+# The sitecustomize's Flight Recorder pipe (src/agent/flight_recorder_pipe.cpp), in
 # real Python over a stand-in torch whose _dump_fr_trace returns known bytes
 # (the real torch 2.14 run is tests/slurm/test_watchdog_flight_recorder.sh and
 # tests/unit/data/flight_recorder/record.sh): a rank of a Gloo group gets

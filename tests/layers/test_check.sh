@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # tests/layers/check itself: it fails, naming the file, on an upward include,
-# on a unit the layers do not place and on a placed unit without a file, and
-# passes a tree that keeps to its layers.
+# on an include not by folder, on a folder src/LAYERS does not place and on a
+# placed folder that does not exist, on a cycle inside a folder and on a
+# written-down cycle that is gone, and passes a tree that keeps to its layers.
 set -euo pipefail
 check=$(cd "$(dirname "$0")" && pwd)/check
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-tree() {  # tree NAME: a source root with two layers, low (a) below high (b)
-  mkdir -p "$work/$1/src/cli" "$work/$1/docs"
-  # shellcheck disable=SC2016  # backquotes of the markdown fence, not an expansion
-  printf '# x\n\n```layers\nlow: a\nhigh: b cli\n```\n' >"$work/$1/docs/architecture.md"
-  printf '#pragma once\n' >"$work/$1/src/a.hpp"
-  printf '#pragma once\n#include "a.hpp"\n' >"$work/$1/src/b.hpp"
-  printf '#include "b.hpp"\n#include "common.hpp"\n' >"$work/$1/src/cli/main.cpp"
+tree() {  # tree NAME: a source root with two folders, low below high, and cli
+  mkdir -p "$work/$1/src/low" "$work/$1/src/high" "$work/$1/src/cli"
+  printf '# x\nlow: the bottom\nhigh: above it\ncli: the top\n' >"$work/$1/src/LAYERS"
+  printf '#pragma once\n' >"$work/$1/src/low/a.hpp"
+  printf '#pragma once\n#include "low/a.hpp"\n' >"$work/$1/src/high/b.hpp"
+  printf '#include "high/b.hpp"\n#include "cli/common.hpp"\n' >"$work/$1/src/cli/main.cpp"
   printf '#pragma once\n' >"$work/$1/src/cli/common.hpp"
 }
 
@@ -23,30 +23,59 @@ out=$("$check" "$work/good" 2>&1) || fail "a tree that keeps to its layers faile
 grep -q 'no upward include' <<<"$out" || fail "no verdict printed: $out"
 
 tree up
-printf '#pragma once\n#include "b.hpp"\n' >"$work/up/src/a.hpp"
+printf '#pragma once\n#include "high/b.hpp"\n' >"$work/up/src/low/a.hpp"
 if out=$("$check" "$work/up" 2>&1); then fail "an upward include passed: $out"; fi
-grep -q 'src/a.hpp (a, layer low) includes "b.hpp" (b, layer high): an upward include' <<<"$out" ||
+grep -q 'src/low/a.hpp (low) includes "high/b.hpp" (high, above low in src/LAYERS): an upward include' <<<"$out" ||
   fail "the upward include is not named: $out"
 
+tree bare
+printf '#include "a.hpp"\n' >>"$work/bare/src/high/b.hpp"
+if out=$("$check" "$work/bare" 2>&1); then fail "an include without its folder passed: $out"; fi
+grep -q 'src/high/b.hpp includes "a.hpp": name a header of src/ by its folder' <<<"$out" ||
+  fail "the include without its folder is not named: $out"
+
 tree unplaced
-printf '#pragma once\n' >"$work/unplaced/src/c.hpp"
-if out=$("$check" "$work/unplaced" 2>&1); then fail "an unplaced unit passed: $out"; fi
-grep -q "src/c.hpp: unit 'c' has no layer" <<<"$out" || fail "the unplaced unit is not named: $out"
+mkdir -p "$work/unplaced/src/extra"
+printf '#pragma once\n' >"$work/unplaced/src/extra/c.hpp"
+if out=$("$check" "$work/unplaced" 2>&1); then fail "an unplaced folder passed: $out"; fi
+grep -q "src/extra/ has no place in src/LAYERS" <<<"$out" || fail "the unplaced folder is not named: $out"
+
+tree loose
+printf '#pragma once\n' >"$work/loose/src/c.hpp"
+if out=$("$check" "$work/loose" 2>&1); then fail "a file in no folder passed: $out"; fi
+grep -q "src/c.hpp is in no folder of src/" <<<"$out" || fail "the file in no folder is not named: $out"
 
 tree stale
-sed -i 's/^low: a$/low: a gone/' "$work/stale/docs/architecture.md"
-if out=$("$check" "$work/stale" 2>&1); then fail "a placed unit without a file passed: $out"; fi
-grep -q "places 'gone', which has no file in src/" <<<"$out" || fail "the stale unit is not named: $out"
+printf 'gone: no folder\n' >>"$work/stale/src/LAYERS"
+if out=$("$check" "$work/stale" 2>&1); then fail "a placed folder that does not exist passed: $out"; fi
+grep -q "places 'gone', which is no folder of src/" <<<"$out" || fail "the stale folder is not named: $out"
+
 tree trainer
-printf '#include "../trainer/train.hpp"\n' >>"$work/trainer/src/b.hpp"
+printf '#include "../../trainer/train.hpp"\n' >>"$work/trainer/src/high/b.hpp"
 if out=$("$check" "$work/trainer" 2>&1); then fail "an include of the trainer's code passed: $out"; fi
-grep -q "src/b.hpp includes \"../trainer/train.hpp\", whose unit 'trainer train.hpp' has no layer" <<<"$out" ||
+grep -q 'src/high/b.hpp includes "../../trainer/train.hpp": of the trainer only its file formats' <<<"$out" ||
   fail "the trainer include is not named: $out"
 
-# A file of src/cli/ including a core header is checked like any other.
+# A file of src/cli/ included from below is an upward include like any other.
 tree cli
-printf '#pragma once\n#include "cli/common.hpp"\n' >"$work/cli/src/a.hpp"
+printf '#pragma once\n#include "cli/common.hpp"\n' >"$work/cli/src/low/a.hpp"
 if out=$("$check" "$work/cli" 2>&1); then fail "a core header including src/cli/ passed: $out"; fi
-grep -q 'src/a.hpp (a, layer low) includes "cli/common.hpp" (cli, layer high): an upward include' <<<"$out" ||
+grep -q 'src/low/a.hpp (low) includes "cli/common.hpp" (cli, above low in src/LAYERS): an upward include' <<<"$out" ||
   fail "the include of src/cli/ is not named: $out"
+
+# Units of one folder including each other, around a loop of three.
+tree cycle
+printf '#pragma once\n#include "high/c.hpp"\n' >>"$work/cycle/src/high/b.hpp"
+printf '#pragma once\n#include "high/d.hpp"\n' >"$work/cycle/src/high/c.hpp"
+printf '#include "high/d.hpp"\n#include "high/b.hpp"\n' >"$work/cycle/src/high/d.cpp"
+printf '#pragma once\n' >"$work/cycle/src/high/d.hpp"
+if out=$("$check" "$work/cycle" 2>&1); then fail "a cycle inside a folder passed: $out"; fi
+grep -q 'src/high/: the units b -> c -> d -> b include each other (a cycle)' <<<"$out" ||
+  fail "the cycle is not named: $out"
+# Written down, it passes; once broken, its line must go.
+printf 'cycle: high/b high/c high/d: why\n' >>"$work/cycle/src/LAYERS"
+out=$("$check" "$work/cycle" 2>&1) || fail "a written-down cycle failed: $out"
+printf '#include "high/d.hpp"\n' >"$work/cycle/src/high/d.cpp"
+if out=$("$check" "$work/cycle" 2>&1); then fail "a written-down cycle that is gone passed: $out"; fi
+grep -q 'src/LAYERS:5 names a cycle that is gone' <<<"$out" || fail "the gone cycle is not named: $out"
 echo ok

@@ -6,10 +6,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "runs.hpp"
-#include "text.hpp"
+#include "script/runs.hpp"
+#include "base/text.hpp"
 
 namespace ddpctl::test {
 

@@ -12,11 +12,11 @@
 #include <thread>
 #include <vector>
 
-#include "clock.hpp"
-#include "context.hpp"
-#include "environment.hpp"
-#include "process.hpp"
-#include "slurm.hpp"
+#include "base/clock.hpp"
+#include "slurm/context.hpp"
+#include "base/environment.hpp"
+#include "base/process.hpp"
+#include "slurm/slurm.hpp"
 
 namespace ddpctl::test {
 
@@ -129,7 +129,7 @@ struct FakeSlurm {
 
 }  // namespace ddpctl::test
 
-#include "output.hpp"
+#include "runs/output.hpp"
 
 namespace ddpctl::test {
 

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "race.hpp"
-#include "submit.hpp"
+#include "explain/race.hpp"
+#include "workflows/submit.hpp"
 
 namespace ddpctl::test {
 

@@ -5,7 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runs.hpp"
+#include "script/runs.hpp"
 
 namespace ddpctl::test {
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "diagnostics.hpp"
+#include "base/diagnostics.hpp"
 
 namespace ddpctl::test {
 

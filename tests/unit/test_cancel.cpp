@@ -2,11 +2,11 @@
 // each job ended, within a time limit, through a scripted Slurm.
 #include "catch.hpp"
 
-#include "cancel.hpp"
+#include "workflows/cancel.hpp"
 #include "fake_runner.hpp"
 #include "helpers.hpp"
 #include "fixtures.hpp"
-#include "submit.hpp"
+#include "workflows/submit.hpp"
 
 using namespace ddpctl;
 using test::FakeSlurm;

@@ -8,17 +8,17 @@
 #include <filesystem>
 #include <fmt/format.h>
 
-#include "cell_files.hpp"
+#include "explain/cell_files.hpp"
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "fixtures.hpp"
 #include "helpers.hpp"
-#include "job_files.hpp"
-#include "ledger.hpp"
-#include "resolve.hpp"
-#include "runs.hpp"
-#include "status.hpp"
-#include "task_logs.hpp"
+#include "runs/job_files.hpp"
+#include "runs/ledger.hpp"
+#include "script/resolve.hpp"
+#include "script/runs.hpp"
+#include "workflows/status.hpp"
+#include "runs/task_logs.hpp"
 
 using namespace ddpctl;
 using test::exits;

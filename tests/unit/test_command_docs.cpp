@@ -3,9 +3,9 @@
 #include "catch.hpp"
 #include <filesystem>
 
-#include "command_docs.hpp"
+#include "workflows/command_docs.hpp"
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
 
 using namespace ddpctl;

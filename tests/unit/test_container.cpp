@@ -5,12 +5,12 @@
 
 #include "catch.hpp"
 
-#include "cluster.hpp"
-#include "container.hpp"
+#include "spec/cluster.hpp"
+#include "script/container.hpp"
 #include "helpers.hpp"
-#include "render.hpp"
-#include "resolve.hpp"
-#include "spec.hpp"
+#include "script/render.hpp"
+#include "script/resolve.hpp"
+#include "spec/spec.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::user_error_of;

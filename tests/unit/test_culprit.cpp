@@ -2,8 +2,8 @@
 // says where each came from): a Gloo all_reduce whose rank 1 sleeps in a
 // callback, taken by gdb and by faulthandler; py-spy dumps of a real hang.
 #include "catch.hpp"
-#include "culprit.hpp"
-#include "files.hpp"
+#include "agent/culprit.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
 
 using namespace ddpctl;

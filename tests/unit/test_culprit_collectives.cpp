@@ -2,10 +2,10 @@
 // answers, as recorded from ddp-train runs (tests/unit/data/stacks/README.md),
 // read, compared across ranks, and weighed against the stacks.
 #include "catch.hpp"
-#include "culprit.hpp"
-#include "files.hpp"
+#include "agent/culprit.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "trainer_state.hpp"
+#include "spec/trainer_state.hpp"
 
 using namespace ddpctl;
 

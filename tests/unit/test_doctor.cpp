@@ -5,9 +5,9 @@
 // test doctor_drafts_a_usable_profile.
 #include "catch.hpp"
 
-#include "doctor.hpp"
+#include "workflows/doctor.hpp"
 #include "fake_runner.hpp"
-#include "text.hpp"
+#include "base/text.hpp"
 
 using namespace ddpctl;
 using test::exits;

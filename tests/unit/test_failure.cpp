@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "failure.hpp"
+#include "explain/failure.hpp"
 #include "helpers.hpp"
 
 using namespace ddpctl;

@@ -10,11 +10,11 @@
 
 #include "catch.hpp"
 #include "fake_runner.hpp"
-#include "files.hpp"
-#include "flight_recorder.hpp"
-#include "flight_recorder_pipe.hpp"
+#include "base/files.hpp"
+#include "agent/flight_recorder.hpp"
+#include "agent/flight_recorder_pipe.hpp"
 #include "helpers.hpp"
-#include "job_agent.hpp"
+#include "agent/job_agent.hpp"
 
 using namespace ddpctl;
 using namespace ddpctl::test;

@@ -3,11 +3,11 @@
 
 #include "catch.hpp"
 
-#include "grid.hpp"
-#include "grid_cell.hpp"
+#include "spec/grid.hpp"
+#include "spec/grid_cell.hpp"
 #include "helpers.hpp"
-#include "resolve.hpp"
-#include "spec.hpp"
+#include "script/resolve.hpp"
+#include "spec/spec.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::user_error_of;

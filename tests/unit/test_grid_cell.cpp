@@ -8,13 +8,13 @@
 
 #include "catch.hpp"
 
-#include "grid.hpp"
-#include "grid_cell.hpp"
+#include "spec/grid.hpp"
+#include "spec/grid_cell.hpp"
 #include "helpers.hpp"
-#include "resolve.hpp"
-#include "shell.hpp"
-#include "sweep_grid.hpp"
-#include "text.hpp"
+#include "script/resolve.hpp"
+#include "base/shell.hpp"
+#include "workflows/sweep_grid.hpp"
+#include "base/text.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::user_error_of;

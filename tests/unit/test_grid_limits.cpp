@@ -8,13 +8,13 @@
 #include <fmt/format.h>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "fixtures.hpp"
-#include "grid_limits.hpp"
+#include "workflows/grid_limits.hpp"
 #include "helpers.hpp"
-#include "limits_read.hpp"
-#include "sweep_grid.hpp"
-#include "text.hpp"
+#include "slurm/limits_read.hpp"
+#include "workflows/sweep_grid.hpp"
+#include "base/text.hpp"
 
 using namespace ddpctl;
 using test::exits;

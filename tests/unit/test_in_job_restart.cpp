@@ -5,14 +5,14 @@
 #include <filesystem>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "in_job_restart.hpp"
-#include "job_agent.hpp"
-#include "job_files.hpp"
-#include "node_check.hpp"
-#include "spec.hpp"
-#include "watchdog.hpp"
+#include "agent/in_job_restart.hpp"
+#include "agent/job_agent.hpp"
+#include "runs/job_files.hpp"
+#include "agent/node_check.hpp"
+#include "spec/spec.hpp"
+#include "agent/watchdog.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::user_error_of;

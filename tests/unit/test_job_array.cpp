@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "job_array.hpp"
+#include "slurm/job_array.hpp"
 
 using namespace ddpctl;
 

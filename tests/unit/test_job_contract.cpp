@@ -8,13 +8,13 @@
 #include <set>
 #include <sstream>
 
-#include "cluster.hpp"
-#include "files.hpp"
+#include "spec/cluster.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "job_contract.hpp"
-#include "render.hpp"
-#include "resolve.hpp"
-#include "spec.hpp"
+#include "spec/job_contract.hpp"
+#include "script/render.hpp"
+#include "script/resolve.hpp"
+#include "spec/spec.hpp"
 
 using namespace ddpctl;
 

@@ -7,10 +7,10 @@
 #include <map>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "job_environment.hpp"
-#include "report.hpp"
+#include "agent/job_environment.hpp"
+#include "explain/report.hpp"
 
 using namespace ddpctl;
 using test::exits;

@@ -3,12 +3,12 @@
 #include "catch.hpp"
 #include <sstream>
 
-#include "cluster.hpp"
+#include "spec/cluster.hpp"
 #include "helpers.hpp"
-#include "job_files.hpp"
-#include "render.hpp"
-#include "resolve.hpp"
-#include "spec.hpp"
+#include "runs/job_files.hpp"
+#include "script/render.hpp"
+#include "script/resolve.hpp"
+#include "spec/spec.hpp"
 
 using namespace ddpctl;
 

@@ -5,9 +5,9 @@
 #include <set>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "jobs.hpp"
+#include "runs/jobs.hpp"
 
 using namespace ddpctl;
 using test::FakeSlurm;

@@ -3,10 +3,10 @@
 #include "catch.hpp"
 #include <filesystem>
 
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "ledger.hpp"
-#include "runs.hpp"
+#include "runs/ledger.hpp"
+#include "script/runs.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;

@@ -1,10 +1,10 @@
 #include "catch.hpp"
 
-#include "limits.hpp"
-#include "files.hpp"
+#include "slurm/limits.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "limits_read.hpp"
-#include "preflight.hpp"
+#include "slurm/limits_read.hpp"
+#include "script/preflight.hpp"
 
 using namespace ddpctl;
 

@@ -7,9 +7,9 @@
 #include <algorithm>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "limits_read.hpp"
+#include "slurm/limits_read.hpp"
 
 using namespace ddpctl;
 using test::exits;

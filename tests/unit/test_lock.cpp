@@ -5,7 +5,7 @@
 
 #include "fake_runner.hpp"
 #include "helpers.hpp"
-#include "lock.hpp"
+#include "base/lock.hpp"
 
 using namespace ddpctl;
 

@@ -7,16 +7,16 @@
 #include <filesystem>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "fixtures.hpp"
 #include "helpers.hpp"
-#include "job_files.hpp"
-#include "ledger.hpp"
-#include "logs.hpp"
-#include "resolve.hpp"
-#include "runs.hpp"
-#include "task_logs.hpp"
-#include "text.hpp"
+#include "runs/job_files.hpp"
+#include "runs/ledger.hpp"
+#include "workflows/logs.hpp"
+#include "script/resolve.hpp"
+#include "script/runs.hpp"
+#include "runs/task_logs.hpp"
+#include "base/text.hpp"
 
 using namespace ddpctl;
 using test::exits;

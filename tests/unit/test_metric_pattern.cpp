@@ -5,7 +5,7 @@
 // report's use of the values: test_report_grid.cpp.
 #include "catch.hpp"
 
-#include "metric_pattern.hpp"
+#include "spec/metric_pattern.hpp"
 
 using namespace ddpctl;
 

@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "node_check.hpp"
+#include "agent/node_check.hpp"
 
 using namespace ddpctl;
 using test::exits;

@@ -6,9 +6,9 @@
 #include <optional>
 #include <filesystem>
 
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "paths.hpp"
+#include "base/paths.hpp"
 
 using namespace ddpctl;
 

@@ -1,9 +1,9 @@
 // The pickle reader on torch's own dumps (tests/unit/data/flight_recorder/),
 // on hand-made byte strings for each opcode, and on what it must refuse.
 #include "catch.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "pickle.hpp"
+#include "base/pickle.hpp"
 
 using namespace ddpctl;
 using Json = nlohmann::json;

@@ -7,10 +7,10 @@
 #include <string>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "fixtures.hpp"
 #include "helpers.hpp"
-#include "submit.hpp"
+#include "workflows/submit.hpp"
 
 using namespace ddpctl;
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "helpers.hpp"
-#include "process.hpp"
+#include "base/process.hpp"
 
 using namespace ddpctl;
 using namespace std::chrono_literals;

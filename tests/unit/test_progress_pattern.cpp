@@ -4,11 +4,12 @@
 #include "catch.hpp"
 #include <fstream>
 
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "jobs.hpp"
-#include "progress_pattern.hpp"
-#include "spec.hpp"
+#include "runs/jobs.hpp"
+#include "spec/progress_pattern.hpp"
+#include "runs/progress_read.hpp"
+#include "spec/spec.hpp"
 
 using namespace ddpctl;
 

@@ -3,11 +3,11 @@
 #include "catch.hpp"
 #include <filesystem>
 
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "race.hpp"
-#include "runs.hpp"
-#include "text.hpp"
+#include "explain/race.hpp"
+#include "script/runs.hpp"
+#include "base/text.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;

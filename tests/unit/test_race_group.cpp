@@ -7,10 +7,10 @@
 #include <filesystem>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "logs.hpp"
-#include "race_group.hpp"
+#include "workflows/logs.hpp"
+#include "workflows/race_group.hpp"
 #include "fixtures.hpp"
 
 using namespace ddpctl;

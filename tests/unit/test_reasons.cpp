@@ -1,6 +1,6 @@
 #include "catch.hpp"
 
-#include "reasons.hpp"
+#include "slurm/reasons.hpp"
 
 using namespace ddpctl;
 

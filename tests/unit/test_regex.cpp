@@ -8,7 +8,7 @@
 #include <random>
 #include <re2/re2.h>
 
-#include "regex.hpp"
+#include "base/regex.hpp"
 
 using namespace ddpctl;
 

@@ -4,8 +4,8 @@
 
 #include "fake_runner.hpp"
 #include "helpers.hpp"
-#include "remote.hpp"
-#include "ssh.hpp"
+#include "remote/remote.hpp"
+#include "base/ssh.hpp"
 
 using namespace ddpctl;
 using test::FakeRunner;

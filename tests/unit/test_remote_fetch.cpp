@@ -10,10 +10,10 @@
 #include <sstream>
 #include <sys/stat.h>
 
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "process.hpp"
-#include "remote_fetch.hpp"
+#include "base/process.hpp"
+#include "remote/remote_fetch.hpp"
 #include "tar_fixtures.hpp"
 
 using namespace ddpctl;

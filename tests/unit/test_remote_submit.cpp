@@ -7,14 +7,14 @@
 #include <fstream>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "remote.hpp"
-#include "remote_fetch.hpp"
-#include "remote_install.hpp"
-#include "remote_submit.hpp"
-#include "sha256.hpp"
-#include "snapshot.hpp"
+#include "remote/remote.hpp"
+#include "remote/remote_fetch.hpp"
+#include "remote/remote_install.hpp"
+#include "remote/remote_submit.hpp"
+#include "base/sha256.hpp"
+#include "script/snapshot.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;

@@ -2,12 +2,12 @@
 #include "catch.hpp"
 #include <sstream>
 
-#include "cluster.hpp"
-#include "files.hpp"
+#include "spec/cluster.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "render.hpp"
-#include "resolve.hpp"
-#include "spec.hpp"
+#include "script/render.hpp"
+#include "script/resolve.hpp"
+#include "spec/spec.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::run_bash;

@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <unistd.h>
 
-#include "diagnostics.hpp"
-#include "files.hpp"
-#include "report.hpp"
+#include "base/diagnostics.hpp"
+#include "base/files.hpp"
+#include "explain/report.hpp"
 #include "helpers.hpp"
-#include "usage.hpp"
+#include "runs/usage.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;

@@ -10,13 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "job_files.hpp"
-#include "metric_pattern.hpp"
-#include "report_grid.hpp"
-#include "runs.hpp"
-#include "spec.hpp"
+#include "runs/job_files.hpp"
+#include "spec/metric_pattern.hpp"
+#include "explain/report_grid.hpp"
+#include "script/runs.hpp"
+#include "spec/spec.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;

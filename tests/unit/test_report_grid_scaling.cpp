@@ -15,14 +15,14 @@
 #include "catch.hpp"
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "fixtures.hpp"
 #include "helpers.hpp"
-#include "job_files.hpp"
-#include "report_grid.hpp"
-#include "runs.hpp"
-#include "sweep.hpp"
-#include "sweep_grid.hpp"
+#include "runs/job_files.hpp"
+#include "explain/report_grid.hpp"
+#include "script/runs.hpp"
+#include "workflows/sweep.hpp"
+#include "workflows/sweep_grid.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;

@@ -3,11 +3,11 @@
 
 #include <filesystem>
 
-#include "cluster.hpp"
-#include "files.hpp"
+#include "spec/cluster.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "resolve.hpp"
-#include "spec.hpp"
+#include "script/resolve.hpp"
+#include "spec/spec.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::user_error_of;

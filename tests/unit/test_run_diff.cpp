@@ -6,15 +6,15 @@
 #include <filesystem>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "job_environment.hpp"
-#include "ledger.hpp"
-#include "resolve.hpp"
-#include "run_diff.hpp"
-#include "runs.hpp"
-#include "snapshot.hpp"
-#include "task_logs.hpp"
+#include "agent/job_environment.hpp"
+#include "runs/ledger.hpp"
+#include "script/resolve.hpp"
+#include "explain/run_diff.hpp"
+#include "script/runs.hpp"
+#include "script/snapshot.hpp"
+#include "runs/task_logs.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;

@@ -2,9 +2,9 @@
 #include "catch.hpp"
 #include <filesystem>
 
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "runs.hpp"
+#include "script/runs.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;

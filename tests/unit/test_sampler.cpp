@@ -7,9 +7,9 @@
 #include <fstream>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "sampler.hpp"
+#include "agent/sampler.hpp"
 
 using namespace ddpctl;
 using test::exits;

@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "helpers.hpp"
-#include "sha256.hpp"
+#include "base/sha256.hpp"
 
 using namespace ddpctl;
 

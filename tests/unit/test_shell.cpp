@@ -5,7 +5,7 @@
 #include <random>
 
 #include "helpers.hpp"
-#include "shell.hpp"
+#include "base/shell.hpp"
 
 using ddpctl::shell_quote;
 using ddpctl::test::run_bash;

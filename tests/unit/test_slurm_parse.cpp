@@ -3,10 +3,10 @@
 // data parsers v0.0.40 to v0.0.42), read into one model.
 #include "catch.hpp"
 
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "slurm_parse.hpp"
-#include "spec_site.hpp"
+#include "slurm/slurm_parse.hpp"
+#include "spec/spec_site.hpp"
 #include <nlohmann/json.hpp>
 
 using namespace ddpctl;

@@ -11,13 +11,13 @@
 #include <tuple>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "fixtures.hpp"
 #include "helpers.hpp"
-#include "job_array.hpp"
-#include "ledger.hpp"
-#include "slurm_parse.hpp"
-#include "submit.hpp"
+#include "slurm/job_array.hpp"
+#include "runs/ledger.hpp"
+#include "slurm/slurm_parse.hpp"
+#include "workflows/submit.hpp"
 #include <nlohmann/json.hpp>
 
 using namespace ddpctl;

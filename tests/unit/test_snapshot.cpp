@@ -11,15 +11,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cluster.hpp"
-#include "container.hpp"
-#include "files.hpp"
+#include "spec/cluster.hpp"
+#include "script/container.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "render.hpp"
-#include "resolve.hpp"
-#include "snapshot.hpp"
-#include "spec.hpp"
-#include "text.hpp"
+#include "script/render.hpp"
+#include "script/resolve.hpp"
+#include "script/snapshot.hpp"
+#include "spec/spec.hpp"
+#include "base/text.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::user_error_of;

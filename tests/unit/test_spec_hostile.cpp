@@ -3,7 +3,7 @@
 #include "catch.hpp"
 
 #include "helpers.hpp"
-#include "spec.hpp"
+#include "spec/spec.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::user_error_of;

@@ -5,16 +5,16 @@
 #include "catch.hpp"
 #include <filesystem>
 
-#include "cluster.hpp"
+#include "spec/cluster.hpp"
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "preflight.hpp"
-#include "resolve.hpp"
-#include "runs.hpp"
-#include "spec.hpp"
-#include "sbatch_options.hpp"
-#include "spec_site.hpp"
+#include "script/preflight.hpp"
+#include "script/resolve.hpp"
+#include "script/runs.hpp"
+#include "spec/spec.hpp"
+#include "slurm/sbatch_options.hpp"
+#include "spec/spec_site.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::user_error_of;

@@ -5,8 +5,8 @@
 
 #include "fake_runner.hpp"
 #include "helpers.hpp"
-#include "slurm.hpp"
-#include "ssh.hpp"
+#include "slurm/slurm.hpp"
+#include "base/ssh.hpp"
 
 using namespace ddpctl;
 using test::exits;

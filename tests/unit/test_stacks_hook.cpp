@@ -10,11 +10,11 @@
 #include <fstream>
 
 #include "catch.hpp"
-#include "culprit.hpp"
+#include "agent/culprit.hpp"
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "stacks_hook.hpp"
+#include "agent/stacks_hook.hpp"
 
 using namespace ddpctl;
 

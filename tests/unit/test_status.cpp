@@ -7,16 +7,16 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "race_group.hpp"
+#include "workflows/race_group.hpp"
 #include "fixtures.hpp"
-#include "ledger.hpp"
-#include "runs.hpp"
-#include "status.hpp"
-#include "submit.hpp"
-#include "text.hpp"
-#include "watchdog.hpp"
+#include "runs/ledger.hpp"
+#include "script/runs.hpp"
+#include "workflows/status.hpp"
+#include "workflows/submit.hpp"
+#include "base/text.hpp"
+#include "agent/watchdog.hpp"
 
 using namespace ddpctl;
 using test::FakeSlurm;

@@ -5,12 +5,12 @@
 
 #include "catch.hpp"
 
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "runs.hpp"
-#include "slurm_parse.hpp"
-#include "status_grid.hpp"
-#include "sweep_grid.hpp"
+#include "script/runs.hpp"
+#include "slurm/slurm_parse.hpp"
+#include "explain/status_grid.hpp"
+#include "workflows/sweep_grid.hpp"
 
 using namespace ddpctl;
 

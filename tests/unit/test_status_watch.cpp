@@ -11,12 +11,12 @@
 #include <sstream>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "fixtures.hpp"
 #include "helpers.hpp"
-#include "race_group.hpp"
-#include "status_watch.hpp"
-#include "text.hpp"
+#include "workflows/race_group.hpp"
+#include "workflows/status_watch.hpp"
+#include "base/text.hpp"
 
 using namespace ddpctl;
 

@@ -10,17 +10,17 @@
 #include <fstream>
 #include <sys/stat.h>
 
-#include "cluster.hpp"
+#include "spec/cluster.hpp"
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "job_agent.hpp"
-#include "job_files.hpp"
-#include "render.hpp"
-#include "resolve.hpp"
-#include "spec.hpp"
-#include "straggler.hpp"
-#include "usage.hpp"
+#include "agent/job_agent.hpp"
+#include "runs/job_files.hpp"
+#include "script/render.hpp"
+#include "script/resolve.hpp"
+#include "spec/spec.hpp"
+#include "agent/straggler.hpp"
+#include "runs/usage.hpp"
 
 using namespace ddpctl;
 using test::exits;

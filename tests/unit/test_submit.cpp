@@ -8,11 +8,11 @@
 #include <filesystem>
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
 #include "fixtures.hpp"
-#include "submit.hpp"
-#include "lock.hpp"
+#include "workflows/submit.hpp"
+#include "base/lock.hpp"
 #include <unistd.h>
 
 using namespace ddpctl;

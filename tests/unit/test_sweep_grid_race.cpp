@@ -10,14 +10,14 @@
 #include "catch.hpp"
 
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "fixtures.hpp"
 #include "helpers.hpp"
-#include "ledger.hpp"
-#include "race.hpp"
-#include "runs.hpp"
-#include "status_grid.hpp"
-#include "sweep_grid.hpp"
+#include "runs/ledger.hpp"
+#include "explain/race.hpp"
+#include "script/runs.hpp"
+#include "explain/status_grid.hpp"
+#include "workflows/sweep_grid.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 
 #include "helpers.hpp"
-#include "tar_archive.hpp"
+#include "base/tar_archive.hpp"
 #include "tar_fixtures.hpp"
 
 using namespace ddpctl;

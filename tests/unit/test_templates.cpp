@@ -7,13 +7,13 @@
 
 #include "catch.hpp"
 
-#include "cluster.hpp"
-#include "files.hpp"
+#include "spec/cluster.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "render.hpp"
-#include "resolve.hpp"
-#include "spec.hpp"
-#include "templates.hpp"
+#include "script/render.hpp"
+#include "script/resolve.hpp"
+#include "spec/spec.hpp"
+#include "script/templates.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::TempDir;

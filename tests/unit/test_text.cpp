@@ -1,6 +1,6 @@
 #include "catch.hpp"
 
-#include "text.hpp"
+#include "base/text.hpp"
 
 using namespace ddpctl;
 

@@ -5,10 +5,10 @@
 #include <fmt/format.h>
 #include <fstream>
 
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "text.hpp"
-#include "usage.hpp"
+#include "base/text.hpp"
+#include "runs/usage.hpp"
 
 using namespace ddpctl;
 

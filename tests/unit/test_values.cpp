@@ -1,6 +1,6 @@
 #include "catch.hpp"
 
-#include "values.hpp"
+#include "base/values.hpp"
 
 using namespace ddpctl;
 

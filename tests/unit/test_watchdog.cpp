@@ -15,15 +15,15 @@
 #include <map>
 #include <unistd.h>
 
-#include "culprit.hpp"
+#include "agent/culprit.hpp"
 #include "fake_runner.hpp"
-#include "files.hpp"
+#include "base/files.hpp"
 #include "helpers.hpp"
-#include "in_job_restart.hpp"
-#include "job_agent.hpp"
-#include "text.hpp"
-#include "usage.hpp"
-#include "watchdog.hpp"
+#include "agent/in_job_restart.hpp"
+#include "agent/job_agent.hpp"
+#include "base/text.hpp"
+#include "runs/usage.hpp"
+#include "agent/watchdog.hpp"
 
 using namespace ddpctl;
 using test::exits;

@@ -20,7 +20,7 @@
 #
 #   flock /tmp/ddpctl-slurm-22.05.lock tests/unit/data/capture-array-requeue.sh 22.05 [OUT]
 #
-# The format string below must stay src/slurm.cpp's kSacctFormat;
+# The format string below must stay src/slurm/slurm.cpp's kSacctFormat;
 # test_status.cpp reads the files.
 set -euo pipefail
 version=${1:?usage: capture-array-requeue.sh VERSION [OUT]}

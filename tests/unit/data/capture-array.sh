@@ -21,7 +21,7 @@
 #
 #   flock /tmp/ddpctl-slurm-26.05.lock tests/unit/data/capture-array.sh 26.05 [OUT]
 #
-# The format strings below must stay those of src/slurm.cpp (kSqueueFormat,
+# The format strings below must stay those of src/slurm/slurm.cpp (kSqueueFormat,
 # kSacctFormat); test_slurm_parse_arrays.cpp reads the files.
 set -euo pipefail
 version=${1:?usage: capture-array.sh VERSION [OUT]}

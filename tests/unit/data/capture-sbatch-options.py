@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# How sbatch's long options in src/sbatch_options.cpp were found: sbatch
+# How sbatch's long options in src/slurm/sbatch_options.cpp were found: sbatch
 # itself is asked, for every prefix of every name, how its getopt_long reads
 # it (`sbatch --PREFIX=x --help`: "unrecognized option", "is ambiguous;
 # possibilities: ...", or taken). Every name it takes shows up as a leaf of

@@ -1,0 +1,84 @@
+#pragma once
+// What a job attempt ran with (docs/runs.md "Provenance"), recorded by the
+// job agent on the job's first node as the attempt starts (`ddpctl job
+// environment`, in the background: it never delays training): the nodes, the
+// program's resolved path, the Python and torch (CUDA, NCCL) versions when
+// the program is Python, the GPU driver where nvidia-smi is, the loaded
+// modules, and the environment ddpctl set. Written to
+// <log base>.restart<A>.environment.json; read by status, report and diff.
+#include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/clock.hpp"
+#include "base/environment.hpp"
+#include "base/process.hpp"
+
+namespace ddpctl {
+
+struct JobEnvironment {
+  std::string job_id;
+  int attempt = 0;
+  double t = 0;                      // when it was recorded (Unix seconds)
+  std::vector<std::string> nodes;    // the job's nodes, in order
+  std::string program;               // the launch command's first word, as written
+  std::string program_path;          // resolved on PATH or against the working directory; "" if not found
+  std::string script;                // a Python program's script (resolved) or "-m module"
+  std::string python, torch, torch_cuda, nccl;  // "" where not known
+  std::string gpu, driver, cuda_driver;         // nvidia-smi's: GPU model, driver, the driver's CUDA version
+  std::vector<std::string> modules;             // LOADEDMODULES (Lmod and Environment Modules)
+  std::vector<std::pair<std::string, std::string>> env;  // what ddpctl set, as the job saw it
+  std::vector<std::string> notes;                // what could not be read, and why
+  std::string container, image;                  // the runtime and image the program ran in ("": none)
+};
+
+struct EnvironmentOptions {
+  std::vector<std::string> argv;       // the launch command
+  std::vector<std::string> nodes;
+  std::vector<std::string> env_names;  // the variables ddpctl set
+  std::string cwd;                     // the job's working directory
+  std::chrono::milliseconds python_timeout{30000};
+  // The program runs in a container (docs/containers.md): its runtime and
+  // image, and how many of argv's first words start it (apptainer exec ...
+  // IMAGE); the probes run through those words. 0 with a runtime (Pyxis):
+  // the container cannot be entered from here, so Python is not probed.
+  std::string container, image;
+  size_t container_words = 0;
+};
+
+// Collects the record. Commands (the program's Python, nvidia-smi) run
+// through `runner`, each bounded; what fails becomes a note, never an error.
+// The variables and PATH are `env`'s (the job's), the time `clock`'s.
+JobEnvironment collect_environment(const EnvironmentOptions& o, CommandRunner& runner, const Environment& env,
+                                   Clock& clock);
+
+nlohmann::json environment_json(const JobEnvironment& e);
+std::optional<JobEnvironment> parse_environment(const std::string& text);
+std::string environment_path(const std::string& log_base, int attempt);
+// The record of `attempt` itself: none when that attempt has not written one
+// (it has not started yet, or could not run the agent), never an earlier
+// attempt's in its place.
+std::optional<JobEnvironment> read_environment(const std::string& log_base, int attempt);
+// The newest attempt's record there is; its `attempt` says which (from the
+// file's name), and whoever shows it says so.
+std::optional<JobEnvironment> read_latest_environment(const std::string& log_base);
+
+// What makes two runs' environments comparable, as (name, value): versions,
+// GPU, modules and the spec's variables; not the nodes, the time, or what
+// differs per job by design (rendezvous address and port, world size, the
+// snapshot's PYTHONPATH).
+std::vector<std::pair<std::string, std::string>> comparable_fields(const JobEnvironment& e);
+// "python 3.11.2, torch 2.14.1 (CUDA 13.0, NCCL 2.27.5), modules cuda/13.0"
+// for status; "" when nothing is known.
+std::string environment_summary(const JobEnvironment& e);
+// status RUN's line: "/srv/x/train.py on g1 g2 (attempt 1); python 3.11.2,
+// torch 2.14.1; set NCCL_DEBUG=WARN"; notes say what could not be read.
+std::string environment_line(const JobEnvironment& e);
+// The fields in which `a` and `b` differ: "torch: 1.13.1 -> 2.14.1".
+std::vector<std::string> environment_differences(const JobEnvironment& a, const JobEnvironment& b);
+
+}  // namespace ddpctl

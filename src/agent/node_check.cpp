@@ -1,0 +1,403 @@
+#include "agent/node_check.hpp"
+
+#include "runs/job_files.hpp"
+#include "base/process.hpp"
+
+#include <algorithm>
+#include <arpa/inet.h>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sstream>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "base/files.hpp"
+#include "base/text.hpp"
+
+namespace ddpctl {
+
+namespace {
+
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+};
+
+// Milliseconds from now to `until` (monotonic), for poll().
+int ms_until(double until, Clock& clock) { return static_cast<int>(std::max(0.0, until - clock.monotonic()) * 1000); }
+
+// Reads up to a newline (or `max` bytes) before `until` (monotonic).
+std::optional<std::string> read_line(int fd, double until, Clock& clock, size_t max = 256) {
+  std::string line;
+  while (line.size() < max) {
+    int wait = ms_until(until, clock);
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, wait) <= 0) return std::nullopt;
+    char c;
+    ssize_t n = ::recv(fd, &c, 1, 0);
+    if (n <= 0) return line.empty() ? std::nullopt : std::optional<std::string>(line);
+    if (c == '\n') return line;
+    line += c;
+  }
+  return line;
+}
+
+std::optional<sockaddr_in> ipv4(const std::string& addr, int port) {
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  if (::inet_pton(AF_INET, addr.c_str(), &sa.sin_addr) == 1) return sa;
+#ifdef DDPCTL_STATIC
+  // A static glibc cannot load the node's name services (NSS): the node's
+  // own getent resolves the name as every program there would.
+  SystemCommandRunner runner;
+  CommandResult r = runner.run({"getent", "ahostsv4", addr}, std::chrono::seconds(10));
+  std::string first = r.ok() ? r.out.substr(0, r.out.find_first_of(" \t\n")) : "";
+  if (!first.empty() && ::inet_pton(AF_INET, first.c_str(), &sa.sin_addr) == 1) return sa;
+  return std::nullopt;
+#else
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  if (::getaddrinfo(addr.c_str(), nullptr, &hints, &res) != 0 || !res) return std::nullopt;
+  sa.sin_addr = reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr;
+  ::freeaddrinfo(res);
+  return sa;
+#endif
+}
+
+}  // namespace
+
+std::optional<std::string> reach_listener(const std::string& addr, int port, const std::string& self, double deadline_s,
+                                          Clock& clock) {
+  double start = clock.monotonic(), until = start + deadline_s;
+  auto sa = ipv4(addr, port);
+  if (!sa) return fmt::format("cannot resolve {}", addr);
+  std::string last = "no answer";
+  while (clock.monotonic() < until) {
+    Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (s.fd < 0) return std::string("socket: ") + std::strerror(errno);
+    int rc = ::connect(s.fd, reinterpret_cast<sockaddr*>(&*sa), sizeof *sa);
+    int err = rc == 0 ? 0 : errno;
+    if (rc != 0 && err == EINPROGRESS) {
+      pollfd p{s.fd, POLLOUT, 0};
+      int n = ::poll(&p, 1, ms_until(until, clock));
+      if (n <= 0) {
+        last = fmt::format("connection timed out after {:.0f}s", clock.monotonic() - start);
+        break;
+      }
+      socklen_t len = sizeof err;
+      ::getsockopt(s.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    }
+    if (err == 0) {
+      std::string hello = self + "\n";
+      if (::send(s.fd, hello.data(), hello.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(hello.size())) {
+        auto answer = read_line(s.fd, std::min(until, clock.monotonic() + 5), clock);
+        if (answer && *answer == "ok") return std::nullopt;  // closed first here: TIME_WAIT stays on this side
+        last = answer ? "the listener answered " + printable(*answer) : "the listener did not answer";
+      } else {
+        last = std::string("send: ") + std::strerror(errno);
+      }
+    } else {
+      // Refused: the listener may not be up yet. Anything else may pass too.
+      last = std::strerror(err);
+      for (char& c : last) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    clock.sleep(0.2);
+  }
+  return last;
+}
+
+ListenResult listen_for_peers(int port, int peers, double deadline_s, Clock& clock,
+                              const std::function<void(int)>& on_listening) {
+  ListenResult r;
+  Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (s.fd < 0) {
+    r.problem = std::string("socket: ") + std::strerror(errno);
+    return r;
+  }
+  int one = 1;
+  ::setsockopt(s.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  sa.sin_addr.s_addr = htonl(INADDR_ANY);
+  if (::bind(s.fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(s.fd, 64) != 0) {
+    r.problem = fmt::format("cannot listen on port {}: {}", port, std::strerror(errno));
+    return r;
+  }
+  socklen_t len = sizeof sa;
+  ::getsockname(s.fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  r.port = ntohs(sa.sin_port);
+  if (on_listening) on_listening(r.port);
+  double until = clock.monotonic() + deadline_s;
+  while (static_cast<int>(r.connected.size()) < peers && clock.monotonic() < until) {
+    pollfd p{s.fd, POLLIN, 0};
+    if (::poll(&p, 1, ms_until(until, clock)) <= 0) break;
+    Fd c(::accept4(s.fd, nullptr, nullptr, SOCK_CLOEXEC));
+    if (c.fd < 0) continue;
+    auto name = read_line(c.fd, std::min(until, clock.monotonic() + 5), clock);
+    if (!name) continue;
+    ::send(c.fd, "ok\n", 3, MSG_NOSIGNAL);
+    // The peer closes first, so that no TIME_WAIT holds the master port here.
+    char buf[16];
+    pollfd q{c.fd, POLLIN, 0};
+    if (::poll(&q, 1, 2000) > 0) (void)::recv(c.fd, buf, sizeof buf, 0);
+    r.connected.push_back(*name);
+  }
+  return r;
+}
+
+std::optional<std::string> check_gpus(const std::string& node, int expected, CommandRunner& runner, std::string* note) {
+  // `nvidia-smi -L` lists each GPU and, under a GPU in MIG mode, its MIG
+  // devices: a job given MIG slices counts those.
+  CommandResult r = runner.run({"nvidia-smi", "-L"}, std::chrono::seconds(20));
+  if (r.not_found) {
+    if (note) *note = "no nvidia-smi: GPUs not checked";
+    return std::nullopt;
+  }
+  if (!r.ok()) {
+    // nvidia-smi prints its errors on stdout; describe() shows stderr's first
+    // line where there is one, else stdout's: that line once, not twice.
+    std::string first = r.out.empty() ? r.err : r.out;
+    first = first.substr(0, first.find('\n'));
+    std::string what = r.describe();
+    if (what.find(plain_line(first)) == std::string::npos) what += ": " + printable(first, 160);
+    return fmt::format("node {}: {}", node, what);
+  }
+  int count = 0, migs = 0;
+  bool gpu_open = false;
+  std::istringstream in(r.out);
+  std::string line;
+  auto close_gpu = [&] {
+    if (gpu_open) count += migs > 0 ? migs : 1;
+    gpu_open = false, migs = 0;
+  };
+  while (std::getline(in, line)) {
+    size_t at = line.find_first_not_of(" \t");
+    if (at == std::string::npos) continue;
+    if (line.compare(at, 4, "GPU ") == 0) {
+      close_gpu();
+      gpu_open = true;
+    } else if (line.compare(at, 4, "MIG ") == 0) {
+      migs++;
+    }
+  }
+  close_gpu();
+  // More than the job's: a site without device cgroups (ConstrainDevices)
+  // shows every GPU of the node; the job's are among them.
+  if (count < expected)
+    return fmt::format("node {} shows {} GPU(s), the job was given {} (gpus_per_node): a GPU is missing or has "
+                       "fallen off the bus (see nvidia-smi -q and dmesg on {})",
+                       node, count, expected, node);
+  if (note) *note = fmt::format("{} GPU(s) visible", count);
+  return std::nullopt;
+}
+
+NodeCheckResult check_node(const NodeCheckOptions& o, CommandRunner& runner, Clock& clock) {
+  double start = clock.monotonic();
+  NodeCheckResult r;
+  r.node = o.node;
+  auto problem = [&](NodeProblemKind kind, std::string p) {
+    r.ok = false;
+    r.problems.push_back({kind, std::move(p)});
+  };
+  // The rendezvous port first, on every node at once: the nodes' other
+  // checks take different times (nvidia-smi without persistence mode takes
+  // seconds), and a listener that started late would fail its peers.
+  std::string over = o.interface.empty() ? "" : " over " + o.interface;
+  if (o.listen && o.peers > 0) {
+    ListenResult l = listen_for_peers(o.master_port, o.peers, o.deadline_s + 2, clock);
+    if (l.problem)
+      problem(NodeProblemKind::CannotListen, fmt::format("node {} (rank 0's) {}: the rendezvous would fail", o.node, *l.problem));
+    else
+      r.notes.push_back(fmt::format("{} of {} node(s) reached port {}", l.connected.size(), o.peers, o.master_port));
+  } else if (!o.listen && o.master_port > 0) {
+    if (auto why = reach_listener(o.master_addr, o.master_port, o.node, o.deadline_s, clock))
+      problem(NodeProblemKind::CannotReach, fmt::format("node {} cannot reach {}:{}{} ({}, rank 0's node): {}", o.node, o.master_addr, o.master_port,
+                          over, o.master_host, *why));
+    else
+      r.notes.push_back(fmt::format("reached {}:{}", o.master_addr, o.master_port));
+  }
+  if (o.expected_gpus && *o.expected_gpus > 0) {
+    std::string note;
+    if (auto p = check_gpus(o.node, *o.expected_gpus, runner, &note)) problem(NodeProblemKind::Gpus, *p);
+    else r.notes.push_back(note);
+  }
+  try {
+    std::string mem = read_file(o.proc_root + "/meminfo", 1 << 16);
+    if (auto kib = meminfo_kib(mem, "MemAvailable")) {
+      long long mib = *kib / 1024;
+      if (o.min_free_mib > 0 && mib < o.min_free_mib)
+        problem(NodeProblemKind::Memory, fmt::format("node {} has {} MiB of memory free, the job needs {} MiB there (other processes hold the "
+                            "rest: see `ps aux --sort=-rss` on {})",
+                            o.node, mib, o.min_free_mib, o.node));
+      else
+        r.notes.push_back(fmt::format("{} MiB free", mib));
+    }
+  } catch (const std::exception&) {
+    r.notes.push_back("free memory not checked (no meminfo)");
+  }
+  r.seconds = clock.monotonic() - start;
+  return r;
+}
+
+namespace {
+
+constexpr std::pair<NodeProblemKind, const char*> kProblemKinds[] = {
+    {NodeProblemKind::CannotListen, "cannot-listen"}, {NodeProblemKind::CannotReach, "cannot-reach"},
+    {NodeProblemKind::Gpus, "gpus"}, {NodeProblemKind::Memory, "memory"}, {NodeProblemKind::Other, "other"}};
+
+}  // namespace
+
+std::string node_problem_kind_name(NodeProblemKind k) {
+  for (const auto& [kind, name] : kProblemKinds)
+    if (kind == k) return name;
+  return "other";
+}
+
+NodeProblemKind parse_node_problem_kind(const std::string& s) {
+  for (const auto& [kind, name] : kProblemKinds)
+    if (s == name) return kind;
+  return NodeProblemKind::Other;
+}
+
+nlohmann::json node_check_json(const NodeCheckResult& r) {
+  nlohmann::json problems = nlohmann::json::array();
+  for (const auto& p : r.problems) problems.push_back({{"kind", node_problem_kind_name(p.kind)}, {"text", p.text}});
+  return {{"node", r.node}, {"ok", r.ok}, {"problems", problems}, {"notes", r.notes},
+          {"seconds", std::round(r.seconds * 100) / 100}};
+}
+
+std::optional<NodeCheckResult> parse_node_check(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("node")) return std::nullopt;
+  NodeCheckResult r;
+  r.node = j.value("node", "");
+  r.ok = j.value("ok", false);
+  // {"kind", "text"}; a plain string (a record of an older ddpctl) has no kind.
+  if (j.contains("problems") && j["problems"].is_array())
+    for (const auto& p : j["problems"]) {
+      if (p.is_string()) r.problems.push_back({NodeProblemKind::Other, p.get<std::string>()});
+      if (p.is_object() && p.contains("text") && p["text"].is_string())
+        r.problems.push_back({parse_node_problem_kind(p.value("kind", "")), p["text"].get<std::string>()});
+    }
+  if (j.contains("notes") && j["notes"].is_array())
+    for (const auto& p : j["notes"])
+      if (p.is_string()) r.notes.push_back(p.get<std::string>());
+  r.seconds = j.value("seconds", 0.0);
+  return r;
+}
+
+std::string node_check_path(const std::string& log_base, int attempt, const std::string& node) {
+  return job_files::node_check(log_base, attempt, node);
+}
+
+CheckDecision decide_after_check(const std::vector<std::string>& nodes,
+                                 const std::vector<std::optional<NodeCheckResult>>& results, int attempt,
+                                 int max_restarts) {
+  CheckDecision d;
+  double slowest = 0;
+  std::vector<std::string> unchecked;
+  for (size_t i = 0; i < nodes.size(); i++) {
+    const auto& r = i < results.size() ? results[i] : std::nullopt;
+    // A node where the agent could not run wrote nothing: it is not checked,
+    // and the job goes on (status says what it cannot see).
+    if (!r) {
+      unchecked.push_back(nodes[i]);
+      continue;
+    }
+    slowest = std::max(slowest, r->seconds);
+    if (!r->ok) {
+      d.ok = false;
+      d.bad_nodes.push_back(nodes[i]);
+      for (const auto& p : r->problems) d.lines.push_back(p.text);
+    }
+  }
+  if (d.ok) {
+    size_t checked = nodes.size() - unchecked.size();
+    d.lines.push_back(fmt::format("{} node(s) ready in {:.1f} s", checked, slowest));
+    if (!unchecked.empty())
+      d.lines.push_back(fmt::format("not checked: {} (they wrote no result: ddpctl could not run there?)",
+                                    join(unchecked, ", ")));
+    return d;
+  }
+  // The first node could not listen (its master port taken): the others'
+  // failures to reach it are only that.
+  if (!results.empty() && results[0] && !results[0]->ok && nodes.size() > 1) {
+    bool cannot_listen = std::any_of(results[0]->problems.begin(), results[0]->problems.end(),
+                                     [](const NodeProblem& p) { return p.kind == NodeProblemKind::CannotListen; });
+    if (cannot_listen) {
+      d.bad_nodes = {nodes[0]};
+      d.lines.clear();
+      for (const auto& p : results[0]->problems) d.lines.push_back(p.text);
+      d.requeue = attempt < max_restarts;
+      return d;
+    }
+  }
+  // Every other node unable to reach the first one (3 nodes or more): the
+  // first node is the one that does not accept connections.
+  bool all_peers_unreachable = nodes.size() >= 3 && d.bad_nodes.size() == nodes.size() - 1 &&
+                               std::find(d.bad_nodes.begin(), d.bad_nodes.end(), nodes[0]) == d.bad_nodes.end();
+  if (all_peers_unreachable) {
+    bool reach_only = true;
+    for (size_t i = 1; i < nodes.size(); i++)
+      if (results[i])
+        for (const auto& p : results[i]->problems) reach_only = reach_only && p.kind == NodeProblemKind::CannotReach;
+    if (reach_only) {
+      d.lines.push_back(fmt::format("no node could reach {}: it is {} that does not accept connections", nodes[0], nodes[0]));
+      d.bad_nodes = {nodes[0]};
+    }
+  }
+  // Every node failing says more about the job (or the master) than the
+  // nodes, unless there is only one.
+  d.requeue = attempt < max_restarts && (d.bad_nodes.size() < nodes.size() || nodes.size() == 1);
+  return d;
+}
+
+AgentVerdict check_verdict(const CheckDecision& d) {
+  return d.ok ? AgentVerdict::Go : d.requeue ? AgentVerdict::Requeue : AgentVerdict::Fail;
+}
+
+std::vector<std::string> job_node_list(const std::string& show, const std::string& key) {
+  std::vector<std::string> out;
+  size_t at = show.find(" " + key + "=");
+  if (at == std::string::npos) return out;
+  std::string v = show.substr(at + key.size() + 2);
+  v = v.substr(0, v.find_first_of(" \n"));
+  if (v != "(null)" && !v.empty()) out = expand_hostlist(v);
+  return out;
+}
+
+std::optional<std::string> exclude_nodes(CommandRunner& runner, const std::string& job_id,
+                                         const std::vector<std::string>& nodes) {
+  CommandResult show = runner.run({"scontrol", "show", "job", "-o", job_id}, std::chrono::seconds(30));
+  if (!show.ok()) return show.describe();
+  std::vector<std::string> all = job_node_list(show.out, "ExcNodeList"),
+                           required = job_node_list(show.out, "ReqNodeList");
+  for (const auto& n : nodes)
+    if (std::find(all.begin(), all.end(), n) == all.end()) all.push_back(n);
+  std::vector<std::string> argv = {"scontrol", "update", "JobId=" + job_id, "ExcNodeList=" + join(all, ",")};
+  // A node the job asked for by name (nodelist:) cannot also be excluded:
+  // it leaves the required list, and Slurm picks another in its place.
+  std::vector<std::string> kept;
+  for (const auto& n : required)
+    if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) kept.push_back(n);
+  if (kept.size() != required.size()) argv.push_back("ReqNodeList=" + join(kept, ","));
+  CommandResult upd = runner.run(argv, std::chrono::seconds(30));
+  if (!upd.ok()) return upd.describe();
+  return std::nullopt;
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,357 @@
+#include "explain/failure.hpp"
+
+#include "runs/job_files.hpp"
+#include "script/container.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <pwd.h>
+#include <sstream>
+#include <unistd.h>
+
+#include "base/files.hpp"
+#include "agent/in_job_restart.hpp"
+#include "base/regex.hpp"
+#include "slurm/slurm.hpp"
+#include "base/text.hpp"
+#include "runs/usage.hpp"
+#include "agent/watchdog.hpp"
+
+namespace ddpctl {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string user_name(const std::string& uid) {
+  if (uid.empty() || !std::all_of(uid.begin(), uid.end(), ::isdigit)) return uid;
+#ifdef DDPCTL_STATIC
+  // No name services in a static binary (slurm.hpp's current_user): the
+  // uid, or this user's own name.
+  if (static_cast<uid_t>(std::stoul(uid)) == getuid()) return current_user();
+#else
+  if (const passwd* pw = getpwuid(static_cast<uid_t>(std::stoul(uid)))) return pw->pw_name;
+#endif
+  return "uid " + uid;
+}
+
+}  // namespace
+
+std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int restart,
+                                    const std::vector<NodeInfo>& node_states) {
+  bool failed = job.state == JobState::Failed || job.state == JobState::NodeFail || job.state == JobState::OutOfMemory ||
+                job.state == JobState::Timeout || job.state == JobState::Cancelled ||
+                job.state == JobState::Preempted || job.state == JobState::BootFail || job.state == JobState::Deadline;
+  if (!failed) return std::nullopt;
+  Failure f;
+  f.exit = job.exit;
+  const std::string base = log_base(shape, job.id);
+  if (restart < 0) restart = std::max(0, latest_restart(base));
+  std::vector<std::string> batch = latest_attempt(tail_lines(job_files::batch_err(base)));
+  // With in-job restarts (restart:), the attempt's latest training step: an
+  // earlier step's failure was restarted from, not the job's end.
+  for (size_t i = batch.size(); i-- > 0;)
+    if (batch[i].rfind(kStepMarker, 0) == 0) {
+      batch.erase(batch.begin(), batch.begin() + static_cast<long>(i) + 1);
+      break;
+    }
+
+  // The node check before training failed (the job agent, docs/running.md):
+  // no task ran the program; the check's own lines name the nodes.
+  if (std::any_of(batch.begin(), batch.end(), [](const std::string& l) {
+        return l.find("ddpctl: error: the node check failed") != std::string::npos;
+      })) {
+    static const Regex problem(R"(^ddpctl: node check: (node (\S+) .*))");
+    for (const auto& l : batch) {
+      RegexMatch m;
+      if (!problem.search(l, &m)) continue;
+      if (f.line.empty()) f.line = m.str(1), f.node = m.str(2);
+    }
+    f.what = f.node.empty() ? "failed the node check before training"
+                            : "failed the node check on " + f.node + " before training";
+    f.log = job_files::batch_err(base);
+    return f;
+  }
+
+  // Slurm's own words about the job, in the batch log.
+  static const Regex node_failure(R"(^srun: error: Node failure on (\S+))");
+  std::string lost_node;
+  for (const auto& l : batch) {
+    RegexMatch m;
+    // "slurmstepd: error: *** JOB 7 ON g1 CANCELLED AT ... DUE TO TIME LIMIT ***": from the stars on.
+    auto stars = [&] { return trim(l.substr(std::min(l.size(), l.find("***")))); };
+    if (l.find("DUE TO TIME LIMIT") != std::string::npos) {
+      f.what = job.state == JobState::Timeout ? "reached its time limit (not requeued)" : "reached its time limit";
+      f.line = stars();
+    } else if (l.find("not requeueing job") != std::string::npos && l.find("max_restarts") != std::string::npos) {
+      f.what = "stopped near its time limit and was not requeued (requeue.max_restarts reached)";
+    } else if (l.find("DUE TO PREEMPTION") != std::string::npos) {
+      f.what = "was preempted", f.line = stars();
+    } else if (l.find("CANCELLED AT") != std::string::npos && l.find(" BY ") != std::string::npos) {
+      f.line = stars();  // "*** JOB 7 ON g1 CANCELLED AT ... BY alice ***"
+    } else if (l.find("oom_kill event") != std::string::npos || l.find("Exceeded job memory limit") != std::string::npos) {
+      f.what = "ran out of memory", f.line = trim(l);
+    }
+    if (node_failure.search(l, &m) && lost_node.empty()) lost_node = m.str(1);
+  }
+  // A lost node: the tasks elsewhere were only stopped because of it.
+  if (lost_node.empty() && job.state == JobState::NodeFail)
+    for (const auto& name : expand_hostlist(job.nodes))
+      for (const auto& n : node_states)
+        if (n.name == name && lost_node.empty() &&
+            (n.state.find('*') != std::string::npos || n.state.find("DOWN") != std::string::npos ||
+             n.state.find("down") != std::string::npos || n.state.find("NOT_RESPONDING") != std::string::npos))
+          lost_node = name;
+  if (!lost_node.empty() || job.state == JobState::NodeFail) {
+    f.node = lost_node;
+    f.what = lost_node.empty() ? "lost a node" : "lost node " + lost_node + " (it stopped responding to Slurm)";
+    for (const auto& n : node_states) {
+      std::string state = n.state;
+      for (char& c : state) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (n.name == lost_node && state.find("down") != std::string::npos)
+        f.what = fmt::format("lost node {} (it stopped responding to Slurm, which marked it down)", lost_node);
+    }
+    f.log = job_files::batch_err(base);
+    return f;
+  }
+  // The tasks srun saw fail, in order: "srun: error: g2: task 1: Exited with exit code 2".
+  static const Regex srun_error(R"(^srun: error: (\S+): tasks? (\d{1,9})(?:-\d+)?: (.+)$)");
+  std::vector<Failure> tasks;
+  for (const auto& l : batch) {
+    RegexMatch m;
+    if (!srun_error.full_match(l, &m)) continue;
+    std::string how = m.str(3);
+    if (how.find("Unable to") != std::string::npos || how.find("not responding") != std::string::npos) continue;
+    int task = std::stoi(m.str(2));
+    if (std::any_of(tasks.begin(), tasks.end(), [&](const Failure& t) { return *t.task == task; })) continue;
+    Failure t = f;
+    t.node = m.str(1);
+    t.task = task;
+    static const Regex exited(R"(Exited with exit code (\d{1,9})\b)");
+    RegexMatch e;
+    if (exited.search(how, &e))
+      t.exit = ExitStatus{std::stoi(e.str(1)), std::nullopt};
+    else if (auto sig = signal_named(trim(how)))
+      t.exit = ExitStatus{std::nullopt, *sig};
+    tasks.push_back(t);
+  }
+  // Each task's step log: the line that says why, and the rank where it is
+  // known. The first task that failed on its own is the one named; tasks
+  // that only saw a peer go (a closed connection, srun's SIGTERM) are not.
+  std::optional<Failure> first, genuine;
+  for (Failure& t : tasks) {
+    std::string path = job_files::step_log(base, restart, *t.task);
+    std::vector<std::string> lines = tail_lines(path);
+    t.log = path;
+    if (shape.per_gpu || shape.ranks_per_node == 1) t.rank = *t.task;
+    // The bundled trainer's launcher names the worker: "rank 3 (local rank 1, pid 77) was killed by ...".
+    static const Regex launcher(R"(ddp-train: error: rank (\d{1,9}) \(local rank \d+, pid \d+\) (was killed by signal (\d{1,9})\b|exited with status (\d{1,9})\b))");
+    for (const auto& l : lines) {
+      RegexMatch m;
+      if (!launcher.search(l, &m)) continue;
+      t.rank = std::stoi(m.str(1));
+      if (m.matched(3)) t.exit = ExitStatus{std::nullopt, std::stoi(m.str(3))};
+      if (m.matched(4)) t.exit = ExitStatus{std::stoi(m.str(4)), std::nullopt};
+      break;
+    }
+    TorchrunRootCause cause = read_torchrun_root_cause(lines);
+    if (cause.rank) t.rank = cause.rank;
+    if (!cause.node.empty()) t.node = cause.node;
+    if (cause.exit) t.exit = *cause.exit;
+    std::optional<int> local_rank = cause.local_rank;
+    t.line = meaningful_line(lines, local_rank ? fmt::format("[default{}]:", *local_rank) : "");
+    // The container runtime could not start the program (docs/containers.md).
+    if (auto c = find_container_failure(lines)) t.what = c->what, t.line = c->line;
+    if (!first) first = t;
+    bool consequence = failed_as_consequence(lines, t.line) || (t.exit.signal == SIGTERM && !t.exit.code);
+    if (!consequence) {
+      genuine = t;
+      break;
+    }
+  }
+  // A job ended as a whole (time limit, scancel, preemption): its tasks were
+  // stopped, none failed, and Slurm's words say why.
+  bool whole_job = job.state == JobState::Timeout || job.state == JobState::Cancelled ||
+                   job.state == JobState::Preempted || job.state == JobState::Deadline;
+  if (genuine || (first && !whole_job)) {
+    std::string slurm_line = f.line, slurm_what = f.what;
+    f = genuine ? *genuine : *first;
+    if (!slurm_line.empty()) f.line = slurm_line;  // Slurm's OOM line says more than the program's last words
+    if (!slurm_what.empty()) f.what = slurm_what;
+  } else {
+    if (f.line.empty()) {
+      // No task failed: the batch script itself (ddpctl's checks, a setup line).
+      std::vector<std::string> own;
+      for (const auto& l : batch)
+        if (l.rfind("ddpctl: error: the training step exited", 0) != 0 && !is_noise(l)) own.push_back(l);
+      f.line = meaningful_line(own);
+    }
+    f.log = job_files::batch_err(base);
+  }
+  // Pyxis and enroot say why a container did not start in srun's lines.
+  if (f.what.empty())
+    if (auto c = find_container_failure(batch)) f.what = c->what, f.line = c->line;
+  // The job's end state in words, where the logs said nothing more precise.
+  if (f.what.empty()) {
+    switch (job.state) {
+      case JobState::Timeout:
+        f.what = "reached its time limit (not requeued)";
+        break;
+      case JobState::OutOfMemory:
+        f.what = "ran out of memory";
+        break;
+      case JobState::Preempted:
+        f.what = "was preempted";
+        break;
+      case JobState::Cancelled:
+        f.what = job.cancelled_by.empty() ? "was cancelled" : "was cancelled by " + user_name(job.cancelled_by);
+        break;
+      case JobState::BootFail:
+        f.what = "could not boot its nodes";
+        break;
+      case JobState::Deadline:
+        f.what = "missed its deadline";
+        break;
+      default: {
+        std::string how = describe_exit(f.exit);
+        f.what = how.empty() ? "failed" : (f.exit.signal ? "was " + how : "exited with " + how);
+      }
+    }
+  }
+  // An OOM ending names the node whose processes held the most, from the
+  // job agent's samples (the last one before the kill is the closest).
+  if (job.state == JobState::OutOfMemory) {
+    const UsageSample* peak = nullptr;
+    auto samples = read_usage(base, restart);
+    for (const auto& [node, v] : samples)
+      for (const auto& smp : v)
+        if (!peak || smp.rss_bytes > peak->rss_bytes) peak = &smp;
+    if (peak) {
+      long long limit = peak->mem_limit_bytes > 0 ? peak->mem_limit_bytes : peak->mem_total_bytes;
+      f.what += fmt::format(" (peak RSS {} on {}{})", format_bytes(peak->rss_bytes), peak->node,
+                            limit > 0 ? fmt::format(" of {} {}", format_bytes(limit),
+                                                    peak->mem_limit_bytes > 0 ? "allowed" : "on the node")
+                                      : "");
+      if (f.node.empty()) f.node = peak->node;
+    }
+  }
+  // The job agent's watchdog cancelled it (docs/running.md): the stall says
+  // why. "cancelling": the act ran, the record after it was not written.
+  if (job.state == JobState::Cancelled)
+    if (auto r = read_stall_record(base);
+        r && (r->taken == WatchdogOutcome::Cancelled || r->taken == WatchdogOutcome::Cancelling) && r->attempt == restart) {
+      f.what = "was cancelled by the watchdog";
+      f.line = describe_stall(*r);
+      f.log = stall_record_path(base);
+      f.task.reset();
+      f.rank.reset();
+      f.node.clear();
+    }
+  return f;
+}
+
+std::optional<Failure> explain_failure(const RunShape& shape, const Job& job, SlurmClient& slurm) {
+  std::vector<NodeInfo> nodes;
+  if (job.state == JobState::NodeFail) nodes = slurm.nodes().nodes;
+  if (job.state == JobState::Cancelled && job.cancelled_by.empty()) {
+    Job known = job;
+    for (const Job& j : slurm.accounting({job.id}).jobs)
+      if (j.id == job.id) known.cancelled_by = j.cancelled_by;
+    return find_failure(shape, known, -1, nodes);
+  }
+  return find_failure(shape, job, -1, nodes);
+}
+
+std::optional<Failure> explain_failure(const RunShape& shape, const Job& job, const JobStates& states,
+                                       SlurmClient& slurm, std::optional<std::vector<NodeInfo>>* nodes) {
+  if (auto e = states.ends.find(job.id); e != states.ends.end()) return find_failure(shape, job, -1, e->second.nodes);
+  std::vector<NodeInfo> node_states;
+  if (job.state == JobState::NodeFail) {
+    std::optional<std::vector<NodeInfo>> once;
+    if (!nodes) nodes = &once;
+    if (!*nodes) *nodes = slurm.nodes().nodes;
+    node_states = **nodes;
+  }
+  Job known = job;
+  if (job.state == JobState::Cancelled && job.cancelled_by.empty() && !states.accounted.count(job.id))
+    for (const Job& j : slurm.accounting({job.id}).jobs)
+      if (j.id == job.id) known.cancelled_by = j.cancelled_by;
+  return find_failure(shape, known, -1, node_states);
+}
+
+std::string describe_failure(const Failure& f) {
+  std::string who;
+  if (f.rank) who = fmt::format("rank {}", *f.rank);
+  if (f.task && (!f.rank || *f.rank != *f.task))
+    who += who.empty() ? fmt::format("task {}", *f.task) : fmt::format(" (task {})", *f.task);
+  if (!f.node.empty() && f.what.find(f.node) == std::string::npos) who += (who.empty() ? "on " : " on ") + f.node;
+  std::string out = who.empty() ? f.what : who + " " + f.what;
+  if (!f.line.empty() && f.line != f.what) out += ": " + plain_line(f.line, 160);
+  return out;
+}
+
+std::string Requeue::describe() const {
+  std::string out = of ? fmt::format("attempt {} of {}", attempt, *of) : fmt::format("attempt {}", attempt);
+  if (why.empty()) return out;
+  return out + " (requeued" + (why.rfind("; ", 0) == 0 ? "" : " ") + why + ")";
+}
+
+nlohmann::json failure_json(const Failure& f) {
+  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  return {{"rank", opt(f.rank)}, {"task", opt(f.task)}, {"node", f.node},   {"exit", opt(f.exit.code)},
+          {"signal", opt(f.exit.signal)}, {"what", f.what}, {"line", f.line}, {"log", f.log}};
+}
+
+std::optional<Requeue> find_requeue(const RunShape& shape, const Job& job,
+                                    const std::function<std::vector<Job>()>& earlier_attempts) {
+  const std::string base = log_base(shape, job.id);
+  int restarts = std::max(job.restarts, latest_restart(base));
+  if (restarts <= 0) return std::nullopt;
+  Requeue r;
+  r.attempt = restarts + 1;
+  if (shape.max_restarts > 0) r.of = shape.max_restarts + 1;
+  // ddpctl's script requeued itself after the stop signal before the time limit.
+  // Its node check or its watchdog say why after "): ".
+  for (const auto& l : tail_lines(job_files::batch_err(base))) {
+    size_t at = l.find(fmt::format("ddpctl: requeueing job {} (restart {} of", job.id, restarts));
+    if (at == std::string::npos) continue;
+    size_t why = l.find("): ", at);
+    r.why = why == std::string::npos ? "at the time limit" : l.substr(why + 3);
+  }
+  std::vector<Job> earlier;
+  if (r.why.empty() && earlier_attempts) earlier = earlier_attempts();
+  if (r.why.empty() && !earlier.empty()) {
+    const Job& last = earlier.back();
+    switch (last.state) {
+      case JobState::NodeFail: {
+        // The node that failed, as srun saw it in the earlier attempts' lines.
+        std::string node;
+        static const Regex node_failure(R"(^srun: error: Node failure on (\S+))");
+        for (const auto& l : tail_lines(job_files::batch_err(base))) {
+          RegexMatch m;
+          if (node_failure.search(l, &m)) node = m.str(1);
+        }
+        r.why = "after NODE_FAIL" + (!node.empty() ? " of " + node : last.nodes.empty() ? std::string() : " on " + last.nodes);
+        break;
+      }
+      case JobState::Preempted:
+        r.why = "after preemption";
+        break;
+      case JobState::Timeout:
+        r.why = "at the time limit";
+        break;
+      default:
+        r.why = "by scontrol requeue";
+    }
+  }
+  // sacct is written by slurmdbd a little after the fact (seconds on a busy
+  // cluster): the job was requeued all the same.
+  if (r.why.empty() && earlier_attempts && earlier.empty()) r.why = "; sacct has no record of the earlier attempt yet";
+  return r;
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,442 @@
+#include "explain/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <set>
+#include <nlohmann/json.hpp>
+
+#include "base/json_fields.hpp"
+#include "runs/job_files.hpp"
+#include "base/diagnostics.hpp"
+#include "base/files.hpp"
+#include "script/snapshot.hpp"
+#include "runs/usage.hpp"
+#include "base/text.hpp"
+
+namespace ddpctl {
+
+using nlohmann::json;
+
+namespace {
+
+using json_field::number;
+
+std::string num(const std::optional<double>& v, int decimals) {
+  return v ? fmt::format("{:.{}f}", *v, decimals) : "-";
+}
+std::string percent(const std::optional<double>& v) { return v ? fmt::format("{:.0f}%", *v * 100) : "-"; }
+std::string usage_percent(const std::optional<double>& v) { return v ? fmt::format("{:.0f}%", *v) : "-"; }
+std::string gpu_memory(const ReportRow& r) {
+  if (!r.gpu_mem_peak_mib) return "-";
+  auto gib = [](const std::optional<double>& m) { return m ? fmt::format("{:.1f}", *m / 1024) : std::string("-"); };
+  return gib(r.gpu_mem_peak_mib) + "/" + gib(r.gpu_mem_mean_mib) + "/" + gib(r.gpu_mem_mode_mib);
+}
+std::string duration(const std::optional<double>& s) { return s ? format_duration(*s, DurationStyle::Tenths) : "-"; }
+std::string memory(const ReportRow& r) {
+  if (!r.mem0_peak) return "-";
+  return fmt::format("{:.0f} / {:.0f} / {:.0f}", *r.mem0_peak, r.mem0_avg.value_or(NAN), r.mem0_mode.value_or(NAN));
+}
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+std::string state_text(const ReportRow& r) { return r.state ? state_name(*r.state) : ""; }
+std::string plural(int n, const char* one) { return fmt::format("{} {}{}", n, one, n == 1 ? "" : "s"); }
+
+// "1 node × 2 GPUs", or "2 nodes × 1 rank" for a CPU run.
+std::string setup(const ReportRow& r) {
+  return fmt::format("{} × {}", plural(r.nodes, "node"),
+                     r.gpus_per_node > 0 ? plural(r.gpus_per_node, "GPU") : plural(r.ranks_per_node, "rank"));
+}
+
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string mem_note(const std::vector<ReportRow>& rows) {
+  for (const auto& r : rows)
+    if (!r.mem_kind.empty())
+      return r.mem_kind == "rss" ? "memory: peak resident set size per rank (CPU), MiB"
+                                 : "memory: CUDA allocator peak per rank, MiB";
+  return "";
+}
+
+}  // namespace
+
+MetricsFile read_metrics(const std::string& path) {
+  MetricsFile out;
+  std::ifstream in(path);
+  std::map<int, EpochMetrics> by_epoch;
+  std::vector<int> order;
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    json j;
+    try {
+      j = json::parse(line);
+    } catch (const json::exception& e) {
+      out.warnings.push_back(fmt::format("{}:{}: not a JSON line, skipped (a line still being written?)", path, line_no));
+      continue;
+    }
+    if (!j.is_object() || !j.contains("epoch") || !j["epoch"].is_number_integer()) {
+      out.warnings.push_back(fmt::format("{}:{}: epoch: missing or not an integer, line skipped", path, line_no));
+      continue;
+    }
+    EpochMetrics m;
+    m.epoch = j["epoch"].get<int>();
+    m.epochs = j.value("epochs", 0);
+    m.world_size = j.value("world_size", 0);
+    m.train_loss = number(j, "train_loss");
+    m.val_loss = number(j, "val_loss");
+    m.train_acc = number(j, "train_acc");
+    m.val_acc = number(j, "val_acc");
+    m.img_per_s = number(j, "img_per_s");
+    m.epoch_s = number(j, "epoch_s");
+    if (auto p = j.find("peak_mem_mib"); p != j.end() && p->is_array())
+      for (const auto& v : *p)
+        if (v.is_number()) m.peak_mem_mib.push_back(v.get<double>());
+    if (auto r0 = j.find("rank0_mem_mib"); r0 != j.end() && r0->is_object()) {
+      m.mem0_peak = number(*r0, "peak");
+      m.mem0_avg = number(*r0, "avg");
+      m.mem0_mode = number(*r0, "mode");
+    }
+    if (auto k = j.find("mem_kind"); k != j.end() && k->is_string()) m.mem_kind = k->get<std::string>();
+    if (auto k = j.find("model"); k != j.end() && k->is_string()) m.model = k->get<std::string>();
+    if (auto k = j.find("device"); k != j.end() && k->is_string()) m.device = k->get<std::string>();
+    m.rendezvous_s = number(j, "rendezvous_s");
+    m.first_step_s = number(j, "first_step_s");
+    if (auto t = number(j, "time")) m.time = static_cast<long long>(*t);
+    if (!by_epoch.count(m.epoch)) order.push_back(m.epoch);
+    by_epoch[m.epoch] = m;  // a requeued attempt re-running an epoch replaces it
+  }
+  std::sort(order.begin(), order.end());
+  for (int e : order) out.epochs.push_back(by_epoch[e]);
+  return out;
+}
+
+ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job, const MetricsFile* metrics,
+                          long long now) {
+  ReportRow r;
+  r.run_id = run.id;
+  r.code = code_label(run.dir);
+  const RunShape* shape = attempt ? run.shape(attempt->shape) : (run.shapes.empty() ? nullptr : &run.shapes.front());
+  if (shape) {
+    r.label = shape->label;
+    r.nodes = shape->nodes;
+    r.ranks_per_node = shape->ranks_per_node;
+    r.gpus_per_node = shape->gpus_per_node;
+  }
+  r.gpus = r.nodes * r.gpus_per_node;
+  if (!attempt) {
+    r.problem = "no job was submitted";
+    return r;
+  }
+  r.job_id = attempt->job_id;
+  if (shape) r.metrics_path = job_files::metrics(job_files::log_base(shape->output_dir, shape->job_name, r.job_id));
+  if (job) {
+    r.state = job->state;
+    if (job->gpus > 0) r.gpus = job->gpus;
+    if (job->start_time && *job->start_time <= now) {
+      bool ended = is_terminal(job->state) && job->end_time && *job->end_time >= *job->start_time;
+      r.wall_s = static_cast<double>((ended ? *job->end_time : now) - *job->start_time);
+      r.wall_source = ended ? "slurm" : "slurm, still running";
+    }
+  }
+  if (!metrics || metrics->epochs.empty()) {
+    r.problem = "no metrics yet at " + r.metrics_path;
+  } else {
+    r.has_metrics = true;
+    const EpochMetrics& first = metrics->epochs.front();
+    const EpochMetrics& last = metrics->epochs.back();
+    r.epochs_done = last.epoch;
+    r.epochs = last.epochs;
+    r.train_loss = last.train_loss;
+    r.val_loss = last.val_loss;
+    r.train_acc = last.train_acc;
+    r.val_acc = last.val_acc;
+    // The first epoch carries start-up and warm-up: left out when there are more.
+    double sum = 0;
+    int n = 0;
+    for (size_t i = metrics->epochs.size() > 1 ? 1 : 0; i < metrics->epochs.size(); ++i)
+      if (metrics->epochs[i].img_per_s) sum += *metrics->epochs[i].img_per_s, ++n;
+    if (n > 0) r.img_per_s = sum / n;
+    if (last.img_per_s && last.epoch_s) r.images_per_epoch = *last.img_per_s * *last.epoch_s;
+    r.mem0_peak = last.mem0_peak;
+    r.mem0_avg = last.mem0_avg;
+    r.mem0_mode = last.mem0_mode;
+    if (!last.peak_mem_mib.empty()) r.mem_max = *std::max_element(last.peak_mem_mib.begin(), last.peak_mem_mib.end());
+    r.mem_kind = last.mem_kind;
+    r.rendezvous_s = first.rendezvous_s;
+    r.first_step_s = first.first_step_s;
+    // Without Slurm's times: from the process start (first epoch's end minus
+    // its length and the time to its first step) to the last epoch's end.
+    if (!r.wall_s && first.time > 0 && last.time > 0) {
+      double start = static_cast<double>(first.time) - first.epoch_s.value_or(0) - first.first_step_s.value_or(0);
+      r.wall_s = static_cast<double>(last.time) - start;
+      r.wall_source = "metrics";
+    }
+  }
+  if (r.wall_s) {
+    if (r.gpus > r.nodes * r.gpus_per_node && r.gpus_per_node > 0)
+      r.idle_gpu_hours = *r.wall_s / 3600.0 * (r.gpus - r.nodes * r.gpus_per_node);
+    if (r.gpus > 0) r.gpu_hours = *r.wall_s / 3600.0 * r.gpus;
+    r.node_hours = *r.wall_s / 3600.0 * r.nodes;
+  }
+  return r;
+}
+
+void add_usage(ReportRow& row, const std::string& log_base) {
+  row.usage_base = log_base;
+  UsageSummary u = summarize_usage(read_usage(log_base));
+  if (u.samples == 0) return;
+  row.gpu_util_mean = u.gpu_util_mean;
+  row.gpu_mem_peak_mib = u.gpu_mem_peak_mib;
+  row.gpu_mem_mean_mib = u.gpu_mem_mean_mib;
+  row.gpu_mem_mode_mib = u.gpu_mem_mode_mib;
+  row.cpu_pct_mean = u.cpu_pct_mean;
+  row.rss_peak_bytes = u.rss_peak_bytes;
+}
+
+void compute_scaling(std::vector<ReportRow>& rows) {
+  // Within the rows that ran the same code: a speedup across two programs
+  // would measure the change, not the scaling.
+  std::set<std::string> codes;
+  for (const auto& r : rows) codes.insert(r.code);
+  for (const auto& code : codes) {
+    const ReportRow* base = nullptr;
+    for (const auto& r : rows)
+      if (r.code == code && r.img_per_s && *r.img_per_s > 0 && (!base || r.world() < base->world())) base = &r;
+    if (!base) continue;
+    double base_thr = *base->img_per_s;
+    int base_world = base->world();
+    for (auto& r : rows) {
+      if (r.code != code || !r.img_per_s) continue;
+      r.speedup = *r.img_per_s / base_thr;
+      r.efficiency = *r.speedup / (static_cast<double>(r.world()) / base_world);
+    }
+  }
+}
+
+std::string mixed_code_note(const std::vector<ReportRow>& rows) {
+  std::vector<std::string> codes;
+  for (const auto& r : rows)
+    if (std::find(codes.begin(), codes.end(), r.code) == codes.end()) codes.push_back(r.code);
+  if (codes.size() < 2) return "";
+  std::vector<std::string> groups;
+  for (const auto& c : codes) {
+    std::vector<std::string> labels;
+    for (const auto& r : rows)
+      if (r.code == c) labels.push_back(r.label);
+    groups.push_back(fmt::format("{} ({})", c.empty() ? "unrecorded" : c, join(labels, ", ")));
+  }
+  return "these rows ran different code: " + join(groups, "; ") +
+         "; speedup and efficiency are computed within each (`ddpctl diff RUN_A RUN_B` shows what changed)";
+}
+
+std::string mixed_environment_note(const std::vector<ReportRow>& rows) {
+  // Every field any row has, in first-seen order, with its value per row ("" where absent).
+  std::vector<std::string> keys;
+  std::vector<const ReportRow*> recorded;
+  for (const auto& r : rows) {
+    if (!r.environment) continue;
+    recorded.push_back(&r);
+    for (const auto& [k, v] : comparable_fields(*r.environment))
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  }
+  if (recorded.size() < 2) return "";
+  std::vector<std::string> differing;
+  for (const auto& k : keys) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> values;  // value -> its rows
+    for (const ReportRow* r : recorded) {
+      std::string v;
+      for (const auto& [name, value] : comparable_fields(*r->environment))
+        if (name == k) v = value;
+      auto it = std::find_if(values.begin(), values.end(), [&](const auto& p) { return p.first == v; });
+      if (it == values.end()) values.push_back({v, {}}), it = values.end() - 1;
+      it->second.push_back(r->label);
+    }
+    if (values.size() < 2) continue;
+    std::vector<std::string> parts;
+    for (const auto& [v, labels] : values)
+      parts.push_back(fmt::format("{} ({})", v.empty() ? "none" : plain_line(v, 60), join(labels, ", ")));
+    differing.push_back(k + " " + join(parts, " vs "));
+  }
+  if (differing.empty()) return "";
+  return "these rows ran in different environments: " + join(differing, "; ");
+}
+
+std::vector<Prediction> predict(const std::vector<ReportRow>& measured, const std::vector<PlanShape>& shapes,
+                                int epochs) {
+  const ReportRow* base = nullptr;
+  for (const auto& r : measured)
+    if (r.img_per_s && r.efficiency && r.images_per_epoch && (!base || r.world() < base->world())) base = &r;
+  if (!base) throw UserError("no measured run has a throughput and an epoch time to predict from");
+  auto distance = [](int a, int b) { return std::abs(std::log2(static_cast<double>(a)) - std::log2(static_cast<double>(b))); };
+  std::vector<Prediction> out;
+  for (const auto& s : shapes) {
+    Prediction p;
+    p.shape = s;
+    const ReportRow* own = nullptr;
+    for (const auto& r : measured)
+      if (r.efficiency && r.nodes == s.nodes && r.ranks_per_node == s.ranks_per_node) own = &r;
+    if (own) {
+      p.efficiency = *own->efficiency;
+      p.efficiency_from = "measured";
+    } else {
+      // Nearest measured multi-rank shape, on the same side of the node boundary first.
+      const ReportRow* near = nullptr;
+      for (int pass = 0; pass < 2 && !near; ++pass)
+        for (const auto& r : measured) {
+          if (!r.efficiency || r.world() == base->world()) continue;
+          if (pass == 0 && (r.nodes > 1) != (s.nodes > 1)) continue;
+          if (!near || distance(r.world(), s.world()) < distance(near->world(), s.world())) near = &r;
+        }
+      if (near) {
+        p.efficiency = *near->efficiency;
+        p.efficiency_from = "from shape " + near->label;
+      } else {
+        p.efficiency = 1;
+        p.efficiency_from = s.world() == base->world() ? "as measured" : "assumed ideal";
+      }
+    }
+    p.img_per_s = *base->img_per_s * static_cast<double>(s.world()) / base->world() * p.efficiency;
+    p.time_s = epochs * *base->images_per_epoch / p.img_per_s + base->first_step_s.value_or(0);
+    p.node_hours = p.time_s / 3600 * s.nodes;
+    if (s.gpus_per_node > 0) p.gpu_hours = p.time_s / 3600 * s.nodes * s.gpus_per_node;
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::string report_table(const std::vector<ReportRow>& rows) {
+  std::vector<std::vector<std::string>> cells = {
+      {"SHAPE", "RUN", "CODE", "JOB", "STATE", "RANKS", "GPUS", "EPOCH", "TRAIN LOSS/ACC", "VAL LOSS/ACC", "IMG/S", "SPEEDUP",
+       "EFF", "WALL", "GPU-H", "NODE-H", "MEM0 PEAK/AVG/MODE", "MEM MAX", "RDZV", "1ST STEP", "GPU UTIL",
+       "GPU MEM PEAK/AVG/MODE", "CPU", "PEAK RSS"}};
+  for (const auto& r : rows) {
+    auto loss_acc = [](const std::optional<double>& l, const std::optional<double>& a) {
+      return l || a ? fmt::format("{}/{}", num(l, 3), a ? fmt::format("{:.2f}%", *a) : "-") : "-";
+    };
+    cells.push_back({r.shrunk.empty() ? r.label : r.label + "*", r.run_id, r.code.empty() ? "-" : r.code, r.job_id.empty() ? "-" : r.job_id, r.state ? state_name(*r.state) : "-",
+                     std::to_string(r.world()), std::to_string(r.gpus),
+                     r.epochs ? fmt::format("{}/{}", r.epochs_done, r.epochs) : "-", loss_acc(r.train_loss, r.train_acc),
+                     loss_acc(r.val_loss, r.val_acc), num(r.img_per_s, 1), r.speedup ? fmt::format("{:.2f}x", *r.speedup) : "-",
+                     percent(r.efficiency), duration(r.wall_s), num(r.gpu_hours, 3), num(r.node_hours, 3), memory(r),
+                     num(r.mem_max, 0), r.rendezvous_s ? fmt::format("{:.2f}s", *r.rendezvous_s) : "-",
+                     r.first_step_s ? fmt::format("{:.2f}s", *r.first_step_s) : "-", usage_percent(r.gpu_util_mean),
+                     gpu_memory(r), usage_percent(r.cpu_pct_mean), r.rss_peak_bytes ? format_bytes(*r.rss_peak_bytes) : "-"});
+  }
+  std::string out;
+  for (const auto& line : format_columns(cells)) out += line + "\n";
+  std::vector<std::string> notes;
+  if (auto c = mixed_code_note(rows); !c.empty()) notes.push_back("warning: " + c);
+  if (auto e = mixed_environment_note(rows); !e.empty()) notes.push_back("warning: " + e);
+  if (auto m = mem_note(rows); !m.empty()) notes.push_back(m);
+  notes.push_back("throughput: mean over epochs after the first; speedup and efficiency vs the fewest ranks");
+  if (std::any_of(rows.begin(), rows.end(), [](const ReportRow& r) { return r.rss_peak_bytes.has_value(); }))
+    notes.push_back("GPU UTIL, GPU MEM (GiB, per GPU), CPU (100% = a core, the whole job) and PEAK RSS (the largest "
+                    "node's): from the job agent's samples");
+  for (const auto& r : rows)
+    if (r.wall_source == "metrics") notes.push_back(fmt::format("{}: wall time from the metrics file (Slurm had no times)", r.label));
+  for (const auto& r : rows)
+    if (!r.failure.empty()) notes.push_back(fmt::format("{} ({}): failed: {}", r.label, r.run_id, r.failure));
+  for (const auto& r : rows)
+    if (!r.slow.empty()) notes.push_back(fmt::format("{} ({}): slow: {}", r.label, r.run_id, r.slow));
+  for (const auto& r : rows) {
+    if (!r.shrunk.empty())
+      notes.push_back(fmt::format("{}* ({}): shrunk in the job to {} (restart.min_nodes): its throughput, speedup "
+                                  "and efficiency mix world sizes",
+                                  r.label, r.run_id, r.shrunk));
+    if (!r.in_job.empty())
+      notes.push_back(fmt::format("{} ({}): in-job restarts ({:.1f} s lost in all, from each failed step's last "
+                                  "progress, else its end, to training again): {}",
+                                  r.label, r.run_id, r.in_job_lost_s, join(r.in_job, "; ")));
+    if (r.idle_gpu_hours)
+      notes.push_back(fmt::format("{} ({}): {:.3f} of its GPU-hours were allocated GPUs no step ran on (spares, "
+                                  "nodes left out)",
+                                  r.label, r.run_id, *r.idle_gpu_hours));
+  }
+  for (const auto& r : rows)
+    if (!r.problem.empty()) notes.push_back(fmt::format("{} ({}): {}", r.label, r.run_id, r.problem));
+  for (const auto& n : notes) out += "  " + n + "\n";
+  return out;
+}
+
+std::string report_markdown(const std::vector<ReportRow>& rows) {
+  std::string out =
+      "| Setup | Ranks | GPUs | Throughput (img/s) | Speedup | Efficiency | Time | GPU-hours | Node-hours | "
+      "Rank 0 memory peak / avg / mode (MiB) | Max memory over ranks (MiB) | Val loss | Val acc | GPU util | "
+      "GPU memory peak / avg / mode (GiB) | CPU util | Peak RSS |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& r : rows)
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", setup(r), r.world(), r.gpus,
+                       num(r.img_per_s, 1), r.speedup ? fmt::format("{:.2f}×", *r.speedup) : "-", percent(r.efficiency),
+                       duration(r.wall_s), num(r.gpu_hours, 3), num(r.node_hours, 3), memory(r), num(r.mem_max, 0),
+                       num(r.val_loss, 3), r.val_acc ? fmt::format("{:.2f}%", *r.val_acc) : "-",
+                       usage_percent(r.gpu_util_mean), gpu_memory(r), usage_percent(r.cpu_pct_mean),
+                       r.rss_peak_bytes ? format_bytes(*r.rss_peak_bytes) : "-");
+  if (auto c = mixed_code_note(rows); !c.empty()) out += "\n**Warning:** " + c + "\n";
+  if (auto e = mixed_environment_note(rows); !e.empty()) out += "\n**Warning:** " + e + "\n";
+  return out;
+}
+
+std::string report_csv(const std::vector<ReportRow>& rows) {
+  std::string out =
+      "run,shape,code,job,state,nodes,ranks_per_node,gpus_per_node,ranks,gpus,epochs_done,epochs,train_loss,train_acc,"
+      "val_loss,val_acc,img_per_s,speedup,efficiency,wall_s,wall_source,gpu_hours,node_hours,mem0_peak_mib,"
+      "mem0_avg_mib,mem0_mode_mib,mem_max_mib,mem_kind,rendezvous_s,first_step_s,gpu_util_pct,gpu_mem_peak_mib,"
+      "gpu_mem_avg_mib,gpu_mem_mode_mib,cpu_pct,rss_peak_bytes,metrics,problem,failure\n";
+  auto v = [](const std::optional<double>& x) { return x ? fmt::format("{}", *x) : std::string(); };
+  for (const auto& r : rows) {
+    std::vector<std::string> c = {r.run_id, r.label, r.code, r.job_id, state_text(r), std::to_string(r.nodes),
+                                  std::to_string(r.ranks_per_node), std::to_string(r.gpus_per_node),
+                                  std::to_string(r.world()), std::to_string(r.gpus), std::to_string(r.epochs_done),
+                                  std::to_string(r.epochs), v(r.train_loss), v(r.train_acc), v(r.val_loss), v(r.val_acc),
+                                  v(r.img_per_s), v(r.speedup), v(r.efficiency), v(r.wall_s), r.wall_source,
+                                  v(r.gpu_hours), v(r.node_hours), v(r.mem0_peak), v(r.mem0_avg), v(r.mem0_mode),
+                                  v(r.mem_max), r.mem_kind, v(r.rendezvous_s), v(r.first_step_s), v(r.gpu_util_mean),
+                                  v(r.gpu_mem_peak_mib), v(r.gpu_mem_mean_mib), v(r.gpu_mem_mode_mib), v(r.cpu_pct_mean),
+                                  r.rss_peak_bytes ? std::to_string(*r.rss_peak_bytes) : "", r.metrics_path,
+                                  r.problem, r.failure};
+    for (size_t i = 0; i < c.size(); ++i) out += (i ? "," : "") + csv_cell(c[i]);
+    out += "\n";
+  }
+  return out;
+}
+
+std::string report_json(const std::vector<ReportRow>& rows) {
+  json out = json::array();
+  for (const auto& r : rows)
+    out.push_back({{"run", r.run_id},           {"shape", r.label}, {"code", r.code.empty() ? json() : json(r.code)},
+                   {"environment", r.environment ? environment_json(*r.environment) : json()},
+                   {"job", r.job_id},           {"state", state_text(r)},
+                   {"nodes", r.nodes},          {"ranks_per_node", r.ranks_per_node},
+                   {"gpus_per_node", r.gpus_per_node}, {"ranks", r.world()},
+                   {"gpus", r.gpus},            {"epochs_done", r.epochs_done},
+                   {"epochs", r.epochs},        {"train_loss", opt(r.train_loss)},
+                   {"train_acc", opt(r.train_acc)}, {"val_loss", opt(r.val_loss)},
+                   {"val_acc", opt(r.val_acc)}, {"img_per_s", opt(r.img_per_s)},
+                   {"speedup", opt(r.speedup)}, {"efficiency", opt(r.efficiency)},
+                   {"wall_s", opt(r.wall_s)},   {"wall_source", r.wall_source},
+                   {"gpu_hours", opt(r.gpu_hours)}, {"node_hours", opt(r.node_hours)},
+                   {"mem0_mib", {{"peak", opt(r.mem0_peak)}, {"avg", opt(r.mem0_avg)}, {"mode", opt(r.mem0_mode)}}},
+                   {"mem_max_mib", opt(r.mem_max)}, {"mem_kind", r.mem_kind},
+                   {"rendezvous_s", opt(r.rendezvous_s)}, {"first_step_s", opt(r.first_step_s)},
+                   {"usage", {{"gpu_util_pct", opt(r.gpu_util_mean)},
+                              {"gpu_mem_mib", {{"peak", opt(r.gpu_mem_peak_mib)}, {"avg", opt(r.gpu_mem_mean_mib)},
+                                               {"mode", opt(r.gpu_mem_mode_mib)}}},
+                              {"cpu_pct", opt(r.cpu_pct_mean)}, {"rss_peak_bytes", opt(r.rss_peak_bytes)}}},
+                   {"metrics", r.metrics_path}, {"problem", r.problem}, {"failure", r.failure},
+                   {"slow", r.slow.empty() ? json() : json(r.slow)},
+                   {"in_job", {{"restarts", r.in_job}, {"lost_s", r.in_job_lost_s},
+                               {"shrunk", r.shrunk.empty() ? json() : json(r.shrunk)}}},
+                   {"idle_gpu_hours", opt(r.idle_gpu_hours)}});
+  return out.dump(2) + "\n";
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,189 @@
+#pragma once
+// Scaling reports: each run's metrics file (one JSON line per epoch, written
+// by the bundled trainer or any program that writes the same keys) joined
+// with Slurm's accounting, compared against the smallest shape, and printed
+// as a table, Markdown, CSV or JSON, or plotted through gnuplot.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "slurm/context.hpp"
+#include "agent/job_environment.hpp"
+#include "runs/jobs.hpp"
+#include "runs/output.hpp"
+#include "runs/progress.hpp"
+#include "script/runs.hpp"
+#include "runs/usage.hpp"
+
+namespace ddpctl {
+
+// A metrics file (progress.hpp has its lines), warnings for lines it cannot read.
+MetricsFile read_metrics(const std::string& path);
+
+struct ReportRow {
+  std::string run_id, label, job_id;
+  std::optional<JobState> state;  // as Slurm last said; none without a job or an answer
+  int nodes = 1, ranks_per_node = 1, gpus_per_node = 0;
+  int world() const { return nodes * ranks_per_node; }
+  int gpus = 0;  // allocated GPUs (sacct), else nodes x gpus_per_node
+  std::string metrics_path;
+  bool has_metrics = false;  // its metrics file (or progress: pattern) had an epoch
+  std::string problem;  // why numbers are missing (no job, no metrics file)
+  std::string failure;  // how the job failed, first (failure.hpp), if it did
+  int epochs_done = 0, epochs = 0;
+  std::optional<double> train_loss, val_loss, train_acc, val_acc;
+  std::optional<double> img_per_s;  // mean over epochs after the first (all, if only one)
+  std::optional<double> images_per_epoch;  // img_per_s x epoch_s of the last epoch
+  std::optional<double> speedup, efficiency;
+  std::optional<double> wall_s;
+  std::string wall_source;  // "slurm", "slurm, still running" or "metrics"
+  std::optional<double> gpu_hours, node_hours;
+  std::optional<double> mem0_peak, mem0_avg, mem0_mode, mem_max;
+  std::string mem_kind;
+  std::optional<double> rendezvous_s, first_step_s;
+  // What the job used, from the job agent's samples (usage.hpp), for any
+  // program: per GPU, the job's CPU (100 = a core), the largest node's RSS.
+  std::optional<double> gpu_util_mean, gpu_mem_peak_mib, gpu_mem_mean_mib, gpu_mem_mode_mib, cpu_pct_mean;
+  std::optional<long long> rss_peak_bytes;
+  std::string usage_base;  // <output_dir>/<job name>_<job id>: where the samples are
+  std::string code;        // the code it ran (snapshot.hpp's code_label); "" without a record
+  std::optional<JobEnvironment> environment;  // what its latest attempt ran with, where recorded
+  std::string slow;  // the ranks its watchdog found slow (straggler.hpp), "" for none
+  // Its in-job restarts (restart:, in_job_restart.hpp), each with the time
+  // between the failed step and the new one; a shrunk step (min_nodes)
+  // marks the row: its throughput mixes world sizes.
+  std::vector<std::string> in_job;
+  double in_job_lost_s = 0;  // from each failed step's last progress (else its end) to training again, summed
+  std::string shrunk;  // "1 of 2 nodes from restart 1"; "" when never shrunk
+  // GPU-hours of allocated GPUs no step used (spares, nodes left out): the
+  // allocation's GPUs (sacct) beyond the step's.
+  std::optional<double> idle_gpu_hours;
+};
+
+// Fills a row from a run, its job (as Slurm sees it; may be null) and the
+// metrics file. `now` is for jobs still running.
+ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job, const MetricsFile* metrics,
+                          long long now);
+// The usage columns from the job's samples (every attempt's); none without samples.
+void add_usage(ReportRow& row, const std::string& log_base);
+// make_report_row with what else there is to read of the job `attempt`
+// made (null: none) as `job` says (null: Slurm did not): its metrics file,
+// else the epochs its log shows through the spec's progress: pattern; how
+// it failed (explain_failure with `states`, the node states asked at most
+// once into `nodes`); its usage samples and environment. Unreadable
+// metrics lines are warnings to `out`.
+ReportRow collect_report_row(const Run& run, const Attempt* attempt, const Job* job, const JobStates& states,
+                             SlurmClient& slurm, std::optional<std::vector<NodeInfo>>& nodes, Output& out,
+                             long long now);
+// Speedup and efficiency (compute_scaling) once every row is made; a
+// UserError when no row has metrics or usage samples yet.
+void finish_report_rows(std::vector<ReportRow>& rows);
+// Speedup and efficiency against the row with the fewest ranks (the first of
+// those) that has a throughput, within each group of rows that ran the same
+// code (`code`): across two programs they would measure the change.
+void compute_scaling(std::vector<ReportRow>& rows);
+// A warning when the rows ran different code (commits, snapshots, in
+// place), naming each and its rows; empty when they all ran the same.
+std::string mixed_code_note(const std::vector<ReportRow>& rows);
+// A warning when the rows' recorded environments differ (torch, CUDA, NCCL,
+// modules, the spec's variables...), naming each value and its rows; empty
+// when they agree or fewer than two rows have a record.
+std::string mixed_environment_note(const std::vector<ReportRow>& rows);
+
+// `ddpctl plan`: time and cost of shapes predicted from measured rows.
+struct PlanShape {
+  std::string label;
+  int nodes = 1, ranks_per_node = 1, gpus_per_node = 0;
+  int world() const { return nodes * ranks_per_node; }
+};
+struct Prediction {
+  PlanShape shape;
+  double efficiency = 1;
+  std::string efficiency_from;  // "measured", "from shape 2x1", "assumed ideal"
+  double img_per_s = 0, time_s = 0, node_hours = 0;
+  std::optional<double> gpu_hours;  // none for CPU shapes
+};
+// Throughput = baseline (fewest ranks) x world ratio x efficiency; the
+// efficiency is the shape's own if measured, else that of the measured shape
+// with the nearest world size on the same side of the node boundary (one
+// node vs several), else of any nearest one, else 1. Time = epochs x images
+// per epoch / throughput + the baseline's time to the first step. Throws
+// UserError when no row has a throughput.
+std::vector<Prediction> predict(const std::vector<ReportRow>& measured, const std::vector<PlanShape>& shapes, int epochs);
+
+
+std::string report_table(const std::vector<ReportRow>& rows);     // for a terminal
+std::string report_markdown(const std::vector<ReportRow>& rows);  // the seeds' table
+std::string report_csv(const std::vector<ReportRow>& rows);
+std::string report_json(const std::vector<ReportRow>& rows);
+// A gnuplot script that draws speedup vs ranks (with the ideal line) and
+// efficiency per shape into `out` (.svg or .png), reading `data_file`, which
+// report_plot_data() fills.
+std::string report_plot_data(const std::vector<ReportRow>& rows);
+std::string report_gnuplot(const std::vector<ReportRow>& rows, const std::string& data_file, const std::string& out,
+                           const std::string& terminal);
+
+// A job's usage over time (report --plot): per node, the data lines
+// "minutes cpu_cores rss_gib gpu_util_pct gpu_mem_gib" ("?" where a sample
+// has no GPUs), from the first sample of the job; and the gnuplot script
+// drawing utilisation and memory, a line per node.
+std::map<std::string, std::string> usage_plot_data(const std::map<std::string, std::vector<UsageSample>>& samples);
+std::string usage_gnuplot(const std::string& title, const std::vector<std::pair<std::string, std::string>>& node_files,
+                          bool gpus, const std::string& out, const std::string& terminal);
+
+// Rows for each run the targets name (an experiment names all of its runs;
+// a race's row is its winner's), with scaling computed. Warnings (unreadable
+// metrics lines, Slurm not answering) go to `out`. Throws UserError when no
+// run has metrics yet.
+std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, const std::string& root,
+                                      SlurmClient& slurm, Output& out, long long now);
+
+// Draws the rows into `path` (.svg or .png) with gnuplot, run through
+// `runner`, and each job's usage over time beside it (usage_plot_path);
+// returns what to tell the user: each file written, each picture left out and why.
+std::vector<std::string> plot_report(const std::vector<ReportRow>& rows, const std::string& path, CommandRunner& runner);
+// out.png -> out.<shape>-<job id>.usage.png
+std::string usage_plot_path(const std::string& plot, const ReportRow& row);
+
+// `ddpctl plan SPEC`: the spec's shapes predicted from measured runs.
+struct PlanRequest {
+  std::string spec;
+  std::vector<std::string> sets;
+  std::vector<std::string> from;  // runs or experiments; empty: the latest of the spec's name
+  std::string runs_root;
+  int epochs = 0;  // 0: the spec's trainer.epochs, else the measured runs'
+};
+struct Plan {
+  int epochs = 0;
+  size_t measured = 0;  // runs read
+  ReportRow base;       // the measured shape with the fewest ranks
+  std::vector<Prediction> shapes;
+  size_t fastest = 0, cheapest = 0;  // indexes into shapes
+  bool by_gpu_hours = true;          // cheapest by GPU-hours (every shape has GPUs), else node-hours
+};
+Plan make_plan(const PlanRequest& request, SlurmClient& slurm, Output& out, long long now);
+// The plan as printed: what it is from, the table of shapes, the fastest and the cheapest.
+std::vector<std::string> plan_lines(const PlanRequest& request, const Plan& p);
+
+// trainer.epochs of a spec, 0 when it sets none.
+int spec_epochs(const RunSpec& spec);
+
+// What a run trains, from its spec's text, for finding earlier runs of the
+// same work: "trainer model=resnet50 data=/scratch/imagenet" (the bundled
+// trainer's defaults filled in), "command <argv or line>", or "" when the
+// text cannot be read.
+std::string workload_of(const std::string& spec_text);
+
+// Predicted run times of `shapes` for `epochs` (0: the measured runs'), from
+// the runs under `root` whose spec has `workload` (what `plan` does with
+// them). `why_not` says why there is none: no such runs, no metrics yet.
+struct RunTimes {
+  std::vector<Prediction> shapes;  // in the order given; empty when why_not is set
+  size_t runs = 0;                 // earlier runs read
+  std::string why_not;
+};
+RunTimes predict_run_times(const std::string& workload, const std::vector<PlanShape>& shapes, int epochs,
+                           const std::string& root, SlurmClient& slurm, long long now);
+
+}  // namespace ddpctl

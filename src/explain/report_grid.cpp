@@ -1,0 +1,575 @@
+#include "explain/report_grid.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "base/diagnostics.hpp"
+#include "spec/metric_pattern.hpp"
+#include "base/text.hpp"
+
+namespace ddpctl {
+
+using json = nlohmann::json;
+
+namespace {
+
+// What the bundled trainer's last epoch line gives, in the order shown.
+const std::vector<std::string>& trainer_metrics() {
+  static const std::vector<std::string> names = {"val_loss", "val_acc", "train_loss", "train_acc", "img_per_s"};
+  return names;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A value as a person reads it: four significant digits, no exponent for
+// throughputs.
+std::string shown(double v) {
+  double a = std::fabs(v);
+  if (a >= 1000) return fmt::format("{:.1f}", v);
+  if (a != 0 && a < 1e-3) return fmt::format("{:.3e}", v);
+  return fmt::format("{:.4g}", v);
+}
+
+std::string shown_stat(const MetricStat& s) {
+  return s.std ? fmt::format("{} ± {}", shown(s.mean), shown(*s.std)) : shown(s.mean);
+}
+
+// Full precision for machines.
+std::string exact(double v) { return fmt::format("{:.10g}", v); }
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string csv_line(const std::vector<std::string>& fields) {
+  std::vector<std::string> q;
+  for (const auto& f : fields) q.push_back(csv_field(f));
+  return join(q, ",") + "\n";
+}
+
+std::string md_cell(std::string s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+// 'a', 'b', 'c'
+std::string listed(const std::vector<std::string>& items) {
+  std::vector<std::string> q;
+  for (const auto& i : items) q.push_back("'" + i + "'");
+  return join(q, ", ");
+}
+
+bool better(double a, double b, bool maximize) { return maximize ? a > b : a < b; }
+
+// "lr=0.1,bs=32" of the values at `which` keys.
+std::string values_name(const GridReport& r, const std::vector<std::string>& values, const std::vector<size_t>& which) {
+  std::vector<std::string> parts;
+  for (size_t k : which)
+    if (!values[k].empty()) parts.push_back(r.keys[k] + "=" + values[k]);
+  return join(parts, ",");
+}
+
+std::vector<size_t> keys_but(const GridReport& r, std::optional<size_t> skip) {
+  std::vector<size_t> out;
+  for (size_t k = 0; k < r.keys.size(); ++k)
+    if (!skip || k != *skip) out.push_back(k);
+  return out;
+}
+
+std::string states_of(const GridReport& r, const GridGroupRow& g) {
+  std::vector<std::string> order;
+  std::map<std::string, int> count;
+  for (size_t i : g.cells) {
+    std::string s = lower(r.cells[i].state);
+    if (count[s]++ == 0) order.push_back(s);
+  }
+  std::vector<std::string> parts;
+  for (const auto& s : order) parts.push_back(fmt::format("{} {}", count[s], s));
+  return join(parts, ", ");
+}
+
+}  // namespace
+
+BestBy parse_best(const std::string& text) {
+  auto colon = text.rfind(':');
+  std::string metric = colon == std::string::npos ? text : text.substr(0, colon);
+  std::string dir = colon == std::string::npos ? "" : lower(text.substr(colon + 1));
+  if (metric.empty() || (dir != "min" && dir != "max"))
+    throw UserError(Location{"--best"}, "",
+                    fmt::format("{}: write METRIC:min or METRIC:max (e.g. val_loss:min, val_acc:max)", printable(text)));
+  return {metric, dir == "max"};
+}
+
+MetricStat metric_stat(const std::vector<double>& values) {
+  MetricStat s;
+  s.n = static_cast<int>(values.size());
+  if (values.empty()) return s;
+  double sum = 0;
+  for (double v : values) sum += v;
+  s.mean = sum / static_cast<double>(values.size());
+  if (values.size() > 1) {
+    double sq = 0;
+    for (double v : values) sq += (v - s.mean) * (v - s.mean);
+    s.std = std::sqrt(sq / static_cast<double>(values.size() - 1));
+  }
+  return s;
+}
+
+std::optional<size_t> seed_key_of(const RunGrid& grid, const std::optional<std::string>& option) {
+  if (option) {
+    if (option->empty() || *option == "none") return std::nullopt;
+    std::vector<std::string> names;
+    for (size_t k = 0; k < grid.keys.size(); ++k) {
+      if (grid.keys[k].first == *option || grid.keys[k].second == *option) return k;
+      names.push_back(grid.keys[k].second);
+    }
+    throw UserError(Location{"--seed-key"}, "",
+                    fmt::format("{}: the grid has no such key; its keys are {}{}", printable(*option),
+                                listed(names), did_you_mean(*option, names)));
+  }
+  for (size_t k = 0; k < grid.keys.size(); ++k) {
+    std::string path = lower(grid.keys[k].first);
+    std::string last = path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.') + 1);
+    if (last.size() >= 4 && last.compare(last.size() - 4, 4, "seed") == 0) return k;
+  }
+  return std::nullopt;
+}
+
+GridReport make_grid_report(const Run& run, std::vector<GridCellRow> cells, const GridReportOptions& options) {
+  GridReport r;
+  r.run_id = run.id;
+  if (run.grid)
+    for (const auto& [path, name] : run.grid->keys) r.key_paths.push_back(path), r.keys.push_back(name);
+  r.cells = std::move(cells);
+  // The spec's metric: names first (known before any cell matched), then the trainer's.
+  for (const auto& s : run.shapes)
+    if (s.metric)
+      for (const auto& n : metric_names(*s.metric))
+        if (std::find(r.metrics.begin(), r.metrics.end(), n) == r.metrics.end()) r.metrics.push_back(n);
+  std::set<std::string> seen;
+  for (const auto& c : r.cells)
+    for (const auto& [name, v] : c.metrics) seen.insert(name);
+  for (const auto& n : trainer_metrics())
+    if (seen.count(n) && std::find(r.metrics.begin(), r.metrics.end(), n) == r.metrics.end()) r.metrics.push_back(n);
+  for (const auto& n : seen)
+    if (std::find(r.metrics.begin(), r.metrics.end(), n) == r.metrics.end()) r.metrics.push_back(n);
+
+  if (run.grid) r.seed_key = seed_key_of(*run.grid, options.seed_key);
+  if (r.seed_key && r.keys.size() < 2) r.seed_key.reset();  // nothing to group by
+  if (r.seed_key) {
+    std::map<std::vector<std::string>, size_t> group_of;
+    for (size_t i = 0; i < r.cells.size(); ++i) {
+      std::vector<std::string> values = r.cells[i].values;
+      values.resize(r.keys.size());
+      values[*r.seed_key] = "";
+      auto [it, fresh] = group_of.emplace(values, r.groups.size());
+      if (fresh) r.groups.push_back({values, {}, 0, {}, false});
+      GridGroupRow& g = r.groups[it->second];
+      g.cells.push_back(i);
+      if (r.cells[i].completed) ++g.completed;
+    }
+    for (auto& g : r.groups)
+      for (const auto& m : r.metrics) {
+        std::vector<double> v;
+        for (size_t i : g.cells)
+          if (r.cells[i].completed)
+            if (auto it = r.cells[i].metrics.find(m); it != r.cells[i].metrics.end()) v.push_back(it->second);
+        if (!v.empty()) g.metrics[m] = metric_stat(v);
+      }
+  }
+
+  if (options.best) {
+    const BestBy& b = *options.best;
+    if (std::find(r.metrics.begin(), r.metrics.end(), b.metric) == r.metrics.end())
+      throw UserError(Location{"--best"}, "",
+                      r.metrics.empty()
+                          ? fmt::format("{}: no cell has metrics yet (the bundled trainer's metrics file, or the "
+                                        "spec's metric: patterns over the log)",
+                                        printable(b.metric))
+                          : fmt::format("{}: no cell has this metric; the metrics found are {}{}", printable(b.metric),
+                                        listed(r.metrics), did_you_mean(b.metric, r.metrics)));
+    r.best = b;
+    std::string dir = b.maximize ? "max" : "min";
+    std::optional<size_t> best_cell;
+    for (size_t i = 0; i < r.cells.size(); ++i) {
+      const auto& c = r.cells[i];
+      auto it = c.metrics.find(b.metric);
+      if (!c.completed || it == c.metrics.end()) continue;
+      if (!best_cell || better(it->second, r.cells[*best_cell].metrics.at(b.metric), b.maximize)) best_cell = i;
+    }
+    if (best_cell) r.cells[*best_cell].best = true;
+    if (r.seed_key) {
+      std::optional<size_t> best_group;
+      for (size_t i = 0; i < r.groups.size(); ++i) {
+        auto it = r.groups[i].metrics.find(b.metric);
+        if (it == r.groups[i].metrics.end()) continue;
+        if (!best_group || better(it->second.mean, r.groups[*best_group].metrics.at(b.metric).mean, b.maximize))
+          best_group = i;
+      }
+      if (best_group) {
+        GridGroupRow& g = r.groups[*best_group];
+        g.best = true;
+        const MetricStat& s = g.metrics.at(b.metric);
+        r.best_line = fmt::format("best by {} ({}): {}: {} {} over {} seed{} (mean ± std)", b.metric, dir,
+                                  values_name(r, g.values, keys_but(r, r.seed_key)), b.metric, shown_stat(s), s.n,
+                                  s.n == 1 ? "" : "s");
+      }
+    } else if (best_cell) {
+      const auto& c = r.cells[*best_cell];
+      r.best_line = fmt::format("best by {} ({}): cell {} (task {}): {} {}", b.metric, dir, c.name, c.task, b.metric,
+                                shown(c.metrics.at(b.metric)));
+    }
+    if (r.best_line.empty())
+      r.best_line = fmt::format("best by {} ({}): no COMPLETED cell has {} yet", b.metric, dir, b.metric);
+  }
+  return r;
+}
+
+std::string grid_report_table(const GridReport& r) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> head;
+  if (r.seed_key) {
+    for (size_t k : keys_but(r, r.seed_key)) head.push_back(upper(r.keys[k]));
+    head.push_back("N");
+    for (const auto& m : r.metrics) head.push_back(upper(m));
+    head.push_back("CELLS");
+    head.push_back("");
+    rows.push_back(head);
+    for (const auto& g : r.groups) {
+      std::vector<std::string> row;
+      for (size_t k : keys_but(r, r.seed_key)) row.push_back(g.values[k]);
+      row.push_back(fmt::format("{}/{}", g.completed, g.cells.size()));
+      for (const auto& m : r.metrics) {
+        auto it = g.metrics.find(m);
+        row.push_back(it == g.metrics.end() ? "-" : shown_stat(it->second));
+      }
+      row.push_back(states_of(r, g));
+      row.push_back(g.best ? "<- best" : "");
+      rows.push_back(row);
+    }
+  } else {
+    for (const auto& k : r.keys) head.push_back(upper(k));
+    for (const char* h : {"TASK", "STATE"}) head.push_back(h);
+    for (const auto& m : r.metrics) head.push_back(upper(m));
+    head.push_back("");
+    rows.push_back(head);
+    for (const auto& c : r.cells) {
+      std::vector<std::string> row = c.values;
+      row.resize(r.keys.size());
+      row.push_back(c.task.empty() ? "-" : c.task);
+      row.push_back(c.state);
+      for (const auto& m : r.metrics) {
+        auto it = c.metrics.find(m);
+        row.push_back(it == c.metrics.end() ? "-" : shown(it->second));
+      }
+      row.push_back(c.best ? "<- best" : "");
+      rows.push_back(row);
+    }
+  }
+  std::string out = fmt::format("sweep {}: {}\n", r.run_id, r.summary);
+  if (r.seed_key)
+    out += fmt::format("mean ± std over {} (N: COMPLETED cells of the row's); --seed-key none shows each cell\n",
+                       r.keys[*r.seed_key]);
+  for (const auto& line : format_columns(rows)) out += "  " + trim(line) + "\n";
+  if (!r.best_line.empty()) out += r.best_line + "\n";
+  for (const auto& n : r.notes) out += "note: " + n + "\n";
+  return out;
+}
+
+std::string grid_report_markdown(const GridReport& r) {
+  std::vector<std::string> head;
+  std::vector<std::vector<std::string>> rows;
+  if (r.seed_key) {
+    for (size_t k : keys_but(r, r.seed_key)) head.push_back(r.keys[k]);
+    head.push_back("n");
+    for (const auto& m : r.metrics) head.push_back(m + " (mean ± std)");
+    head.push_back("cells");
+    for (const auto& g : r.groups) {
+      std::vector<std::string> row;
+      for (size_t k : keys_but(r, r.seed_key)) row.push_back(g.best ? "**" + g.values[k] + "**" : g.values[k]);
+      row.push_back(fmt::format("{}/{}", g.completed, g.cells.size()));
+      for (const auto& m : r.metrics) {
+        auto it = g.metrics.find(m);
+        std::string v = it == g.metrics.end() ? "–" : shown_stat(it->second);
+        row.push_back(g.best && m == r.best->metric ? "**" + v + "** (best)" : v);
+      }
+      row.push_back(states_of(r, g));
+      rows.push_back(row);
+    }
+  } else {
+    head = r.keys;
+    head.push_back("task");
+    head.push_back("state");
+    for (const auto& m : r.metrics) head.push_back(m);
+    for (const auto& c : r.cells) {
+      std::vector<std::string> row;
+      for (size_t k = 0; k < r.keys.size(); ++k) {
+        std::string v = k < c.values.size() ? c.values[k] : "";
+        row.push_back(c.best ? "**" + v + "**" : v);
+      }
+      row.push_back(c.task.empty() ? "–" : c.task);
+      row.push_back(c.state);
+      for (const auto& m : r.metrics) {
+        auto it = c.metrics.find(m);
+        std::string v = it == c.metrics.end() ? "–" : shown(it->second);
+        row.push_back(c.best && m == r.best->metric ? "**" + v + "** (best)" : v);
+      }
+      rows.push_back(row);
+    }
+  }
+  std::string out = fmt::format("Sweep `{}`: {}.", r.run_id, r.summary);
+  if (r.seed_key) out += fmt::format(" Mean ± std over `{}`; n: COMPLETED cells of the row's.", r.keys[*r.seed_key]);
+  out += "\n\n";
+  auto line = [](const std::vector<std::string>& cells) {
+    std::string s = "|";
+    for (const auto& c : cells) s += " " + md_cell(c) + " |";
+    return s + "\n";
+  };
+  out += line(head);
+  std::string sep = "|";
+  for (size_t i = 0; i < head.size(); ++i) sep += "---|";
+  out += sep + "\n";
+  for (const auto& row : rows) out += line(row);
+  if (!r.best_line.empty()) out += "\n" + r.best_line + "\n";
+  for (const auto& n : r.notes) out += "\nNote: " + n + "\n";
+  return out;
+}
+
+std::string grid_report_csv(const GridReport& r) {
+  std::string out;
+  if (r.seed_key) {
+    std::vector<std::string> head;
+    for (size_t k : keys_but(r, r.seed_key)) head.push_back(r.keys[k]);
+    head.push_back("n");
+    head.push_back("cells");
+    for (const auto& m : r.metrics) head.push_back(m + "_mean"), head.push_back(m + "_std");
+    head.push_back("best");
+    out += csv_line(head);
+    for (const auto& g : r.groups) {
+      std::vector<std::string> row;
+      for (size_t k : keys_but(r, r.seed_key)) row.push_back(g.values[k]);
+      row.push_back(std::to_string(g.completed));
+      row.push_back(std::to_string(g.cells.size()));
+      for (const auto& m : r.metrics) {
+        auto it = g.metrics.find(m);
+        row.push_back(it == g.metrics.end() ? "" : exact(it->second.mean));
+        row.push_back(it == g.metrics.end() || !it->second.std ? "" : exact(*it->second.std));
+      }
+      row.push_back(g.best ? "1" : "");
+      out += csv_line(row);
+    }
+    return out;
+  }
+  std::vector<std::string> head = r.keys;
+  for (const char* h : {"cell", "task", "task_job_id", "state"}) head.push_back(h);
+  for (const auto& m : r.metrics) head.push_back(m);
+  head.push_back("best");
+  out += csv_line(head);
+  for (const auto& c : r.cells) {
+    std::vector<std::string> row = c.values;
+    row.resize(r.keys.size());
+    row.push_back(c.name);
+    row.push_back(c.task);
+    row.push_back(c.task_job_id);
+    row.push_back(c.state);
+    for (const auto& m : r.metrics) {
+      auto it = c.metrics.find(m);
+      row.push_back(it == c.metrics.end() ? "" : exact(it->second));
+    }
+    row.push_back(c.best ? "1" : "");
+    out += csv_line(row);
+  }
+  return out;
+}
+
+std::string grid_report_json(const GridReport& r) {
+  auto values_of = [&](const std::vector<std::string>& values, std::optional<size_t> skip) {
+    json v = json::object();
+    for (size_t k = 0; k < r.keys.size() && k < values.size(); ++k)
+      if ((!skip || k != *skip) && !values[k].empty()) v[r.keys[k]] = values[k];
+    return v;
+  };
+  json cells = json::array();
+  for (const auto& c : r.cells) {
+    json m = json::object();
+    for (const auto& [name, v] : c.metrics) m[name] = v;
+    cells.push_back({{"index", c.index}, {"cell", c.name}, {"values", values_of(c.values, std::nullopt)},
+                     {"task", c.task}, {"task_job_id", c.task_job_id}, {"state", c.state}, {"metrics", m},
+                     {"source", c.source}, {"best", c.best}});
+  }
+  json keys = json::array();
+  for (size_t k = 0; k < r.keys.size(); ++k) keys.push_back({{"name", r.keys[k]}, {"path", r.key_paths[k]}});
+  json doc = {{"run", r.run_id}, {"summary", r.summary}, {"keys", keys}, {"metrics", r.metrics}, {"cells", cells}};
+  doc["seed_key"] = r.seed_key ? json(r.keys[*r.seed_key]) : json();
+  if (r.seed_key) {
+    json groups = json::array();
+    for (const auto& g : r.groups) {
+      json m = json::object();
+      for (const auto& [name, s] : g.metrics)
+        m[name] = {{"mean", s.mean}, {"std", s.std ? json(*s.std) : json()}, {"n", s.n}};
+      json names = json::array();
+      for (size_t i : g.cells) names.push_back(r.cells[i].name);
+      groups.push_back({{"values", values_of(g.values, r.seed_key)}, {"n", g.completed}, {"cells", names},
+                        {"metrics", m}, {"best", g.best}});
+    }
+    doc["groups"] = groups;
+  }
+  doc["best"] = r.best ? json{{"metric", r.best->metric}, {"direction", r.best->maximize ? "max" : "min"},
+                              {"line", r.best_line}}
+                       : json();
+  doc["notes"] = r.notes;
+  return doc.dump(2) + "\n";
+}
+
+namespace {
+
+std::string gp_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("''") : std::string(1, c);
+  return q + "'";
+}
+
+// A string in a gnuplot data file: double quotes, none inside.
+std::string data_word(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? '\'' : c;
+  return out + "\"";
+}
+
+std::optional<double> number_of(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+GridPlot grid_plot(const GridReport& r, const std::string& metric, size_t x, const std::string& data_file,
+                   const std::string& out, const std::string& terminal) {
+  // Averaged over the seeds unless the seed is the x axis.
+  bool avg = r.seed_key && *r.seed_key != x;
+  size_t avg_key = avg ? *r.seed_key : r.keys.size();
+  std::vector<size_t> others;
+  for (size_t k = 0; k < r.keys.size(); ++k)
+    if (k != x && k != avg_key) others.push_back(k);
+  // The x values in the grid's order, and whether they are all numbers.
+  std::vector<std::string> xs;
+  for (const auto& c : r.cells)
+    if (x < c.values.size() && !c.values[x].empty() && std::find(xs.begin(), xs.end(), c.values[x]) == xs.end())
+      xs.push_back(c.values[x]);
+  bool numeric = !xs.empty() && std::all_of(xs.begin(), xs.end(), [](auto& s) { return number_of(s).has_value(); });
+  double lo = 0, hi = 0;
+  if (numeric) {
+    lo = hi = *number_of(xs[0]);
+    for (const auto& s : xs) lo = std::min(lo, *number_of(s)), hi = std::max(hi, *number_of(s));
+  }
+  // Learning rates and the like span decades: a log axis spaces them evenly.
+  bool log_x = numeric && lo > 0 && hi / lo >= 10;
+  // One series per combination of the other keys, in the grid's order.
+  std::vector<std::string> series;
+  std::map<std::string, std::map<std::string, std::vector<double>>> points;  // series -> x -> values
+  for (const auto& c : r.cells) {
+    if (x >= c.values.size() || c.values[x].empty()) continue;
+    std::string s = values_name(r, c.values, others);
+    if (std::find(series.begin(), series.end(), s) == series.end()) series.push_back(s);
+    auto it = c.metrics.find(metric);
+    if (c.completed && it != c.metrics.end()) points[s][c.values[x]].push_back(it->second);
+  }
+  GridPlot p;
+  int blocks = 0;
+  std::vector<std::string> clauses;
+  static const std::vector<std::string> colours = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                                   "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+  for (size_t si = 0; si < series.size(); ++si) {
+    const auto& s = series[si];
+    if (!points.count(s)) continue;
+    std::string block = fmt::format("# {}\n", s.empty() ? metric : s);
+    for (size_t xi = 0; xi < xs.size(); ++xi) {
+      auto it = points[s].find(xs[xi]);
+      if (it == points[s].end()) continue;
+      MetricStat st = metric_stat(it->second);
+      block += fmt::format("{} {} {} {}\n", numeric ? xs[xi] : std::to_string(xi), exact(st.mean),
+                           st.std ? exact(*st.std) : "0", data_word(xs[xi]));
+    }
+    p.data += (blocks ? "\n\n" : "") + block;
+    std::string title = s.empty() ? (avg ? "mean ± std" : metric) : s;
+    std::string colour = colours[si % colours.size()];
+    std::string tic = numeric ? "" : ":xtic(4)";
+    clauses.push_back(avg ? fmt::format("{} index {} using 1:2:3{} with yerrorlines linewidth 2 pointtype 7 "
+                                        "linecolor rgb \"{}\" title {}",
+                                        gp_quote(data_file), blocks, tic, colour, gp_quote(title))
+                          : fmt::format("{} index {} using 1:2{} with linespoints linewidth 2 pointtype 7 linecolor "
+                                        "rgb \"{}\" title {}",
+                                        gp_quote(data_file), blocks, tic, colour, gp_quote(title)));
+    ++blocks;
+  }
+  // The best cell (or row of seeds) circled, where the plot shows its metric.
+  if (r.best && r.best->metric == metric && blocks > 0) {
+    std::optional<std::pair<std::string, double>> at;  // x value, y
+    if (avg) {
+      for (const auto& g : r.groups)
+        if (g.best && x < g.values.size()) at = std::make_pair(g.values[x], g.metrics.at(metric).mean);
+    } else {
+      for (const auto& c : r.cells)
+        if (c.best && x < c.values.size()) at = std::make_pair(c.values[x], c.metrics.at(metric));
+    }
+    auto xi = at ? std::find(xs.begin(), xs.end(), at->first) : xs.end();
+    if (xi != xs.end()) {
+      p.data += fmt::format("\n\n# best\n{} {} 0 {}\n", numeric ? *xi : std::to_string(xi - xs.begin()),
+                            exact(at->second), data_word(*xi));
+      clauses.push_back(fmt::format("{} index {} using 1:2 with points pointtype 6 pointsize 3 linewidth 2 "
+                                    "linecolor rgb \"#d62728\" title {}",
+                                    gp_quote(data_file), blocks, gp_quote(fmt::format("best ({})", r.best->maximize ? "max" : "min"))));
+    }
+  }
+  if (blocks == 0)
+    throw UserError(Location{"--plot"}, "",
+                    fmt::format("no COMPLETED cell has {} yet: nothing to plot", metric));
+  std::string what = avg ? fmt::format(" (mean ± std over {})", r.keys[avg_key]) : "";
+  std::string better = r.best && r.best->metric == metric ? (r.best->maximize ? ", higher is better" : ", lower is better") : "";
+  std::string xrange;
+  if (!numeric) xrange = fmt::format("set xrange [-0.5:{}]\n", static_cast<double>(xs.size()) - 0.5);
+  else if (log_x) xrange = fmt::format("set xrange [{}:{}]\n", exact(lo / 1.5), exact(hi * 1.5));
+  else if (hi > lo) xrange = fmt::format("set xrange [{}:{}]\n", exact(lo - (hi - lo) * 0.06), exact(hi + (hi - lo) * 0.06));
+  else xrange = fmt::format("set xrange [{}:{}]\n", exact(lo - 1), exact(lo + 1));
+  p.script = fmt::format(R"gp(set terminal {terminal} size 900,520
+set output {out}
+set termoption noenhanced
+set datafile separator whitespace
+set title {title}
+set xlabel {xlabel}
+set ylabel {ylabel}
+set key outside right top
+set grid
+{logx}{xrange}set offsets 0, 0, graph 0.08, graph 0.08
+plot {clauses}
+)gp",
+                         fmt::arg("terminal", terminal), fmt::arg("out", gp_quote(out)),
+                         fmt::arg("title", gp_quote(fmt::format("{} by {}{} — sweep {}", metric, r.keys[x], what, r.run_id))),
+                         fmt::arg("xlabel", gp_quote(r.key_paths[x] + (log_x ? " (log scale)" : ""))),
+                         fmt::arg("ylabel", gp_quote(metric + better)),
+                         fmt::arg("logx", log_x ? fmt::format("set logscale x 10\nset xtics ({})\n", join(xs, ", ")) : std::string(numeric ? fmt::format("set xtics ({})\n", join(xs, ", ")) : "")),
+                         fmt::arg("xrange", xrange), fmt::arg("clauses", join(clauses, ", \\\n     ")));
+  return p;
+}
+
+}  // namespace ddpctl

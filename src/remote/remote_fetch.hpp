@@ -1,0 +1,71 @@
+#pragma once
+// Bringing results from the login host to the user's machine
+// (docs/remote.md): `ddpctl fetch RUN... --on HOST` copies runs' records
+// (run.json, the ledger, scripts, metrics, progress, plots; not the jobs'
+// working directories, which are links into the cluster's files) into this
+// folder's runs/, and `report --plot FILE --on HOST` brings FILE back.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "base/process.hpp"
+#include "remote/remote.hpp"
+#include "base/ssh.hpp"
+#include "base/tar_archive.hpp"
+
+namespace ddpctl {
+
+// The login host's sh line: in <dir>/<runs>, each target (a run id, or a
+// name or prefix: its newest run) as a tar on stdout; a target with no run
+// is an error naming it, or (`skip_missing`) left out.
+std::vector<std::string> remote_fetch_argv(const std::string& dir_word, const std::string& runs,
+                                           const std::vector<std::string>& targets, bool skip_missing = false);
+
+// What fetch takes of the login host's answer (a tar, read_tar_members) to
+// `targets`: the asked runs' files and folders, or nothing. What the host
+// sends is data, never trusted paths.
+struct FetchAnswer {
+  std::vector<std::string> runs;     // the runs' ids, in the answer's order
+  std::vector<std::string> refused;  // "'name': why", one a member, names escaped (printable)
+};
+// Taken, every member: under the folder of a run asked for (an id that is a
+// target, or with `prefixes` a name-... of one, as the host picks a name's
+// newest run), at most one run a target; a file or a folder, the run itself
+// a folder; its name relative, with no empty, '.' or '..' component, UTF-8
+// without control characters; not ddpctl's own mark (<run>/.fetched); not
+// both a file and a folder. Any refusal refuses the whole answer.
+FetchAnswer check_fetch_answer(const std::vector<TarMember>& members, const std::vector<std::string>& targets,
+                               bool prefixes);
+
+struct FetchRequest {
+  RemoteCommand command;             // host, --remote-dir, home, ssh, version (words unused)
+  std::vector<std::string> targets;  // runs: id, name or prefix
+  std::string runs_option;           // --runs ("": runs), there and here
+  std::string local_runs_root;       // here
+};
+// One ssh call, its answer streamed to a file beside the runs here (a run
+// may be far larger than memory) and checked whole (check_fetch_answer)
+// before anything is written: an answer cut short or holding anything
+// refused is an error that names what, and replaces nothing. Then each run
+// replaces its copy here whole, marked as a copy of that host's folder
+// (.fetched in it), so that `status --on` refreshes it. Says on `out` what
+// came; returns the run ids fetched.
+std::vector<std::string> fetch_runs(const FetchRequest& f, CommandRunner& local, std::ostream& out);
+
+// The copies here (under `local_runs_root`) of runs in the folder `dir_word`
+// (remote_dir_word) on `host`, from its runs/, as fetch marked them.
+std::vector<std::string> fetched_copies(const std::string& local_runs_root, const std::string& host,
+                                        const std::string& dir_word);
+// After `status --on`: the copies here of that folder's runs are fetched
+// again (one ssh call, none without copies); a run gone there stays here.
+// Returns how many were refreshed.
+int refresh_fetched_copies(SshRunner& ssh, const std::string& dir_word,
+                           const std::string& local_runs_root);
+
+// The file a command wrote on the login host that the user wants here:
+// `report ... --plot FILE` (or --plot=FILE); "" for anything else.
+std::string remote_output_file(const std::vector<std::string>& words);
+// Copies <dir>/<file> there to `file` here (one ssh call through `ssh`).
+void bring_back_file(SshRunner& ssh, const std::string& dir, const std::string& file);
+
+}  // namespace ddpctl

@@ -1,0 +1,77 @@
+#pragma once
+// Parsers for what Slurm prints, exposed for SlurmClient and the unit tests.
+//
+// --json documents are read by the generation of the data parser that wrote
+// them, taken from the document's own `meta` (never guessed from a failure):
+//   v0.0.37/38  Slurm 21.08/22.05 (openapi plugins): job_state a string,
+//               times plain numbers, exit_code a raw wait status; nodes in
+//               `sinfo --json`.
+//   v0.0.39     23.02: as above, but time_limit a {set, infinite, number}.
+//   v0.0.40+    23.11, 24.05, 24.11 (and the same fields through 26.05's
+//               v0.0.45): job_state an array of base state and flags, every
+//               time and limit a {set, infinite, number}, exit_code
+//               {status, return_code, signal}; `sinfo --json` has node groups,
+//               per-node detail comes from `scontrol show nodes --json`.
+// A field of a shape its generation never writes is a SlurmFormatError that
+// names the Slurm release, the data parser and the field. Slurm's own errors
+// ("errors" with exit 0, e.g. the controller is down) are SlurmAnswerError.
+//
+// One file per thing read: slurm_json.cpp (meta, and Reader: how each
+// generation writes a field), slurm_parse_jobs.cpp (squeue, sacct),
+// slurm_parse_nodes.cpp (sinfo, scontrol show nodes, GRES/TRES) and
+// slurm_parse_replies.cpp (sbatch's replies).
+#include <map>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "slurm/job.hpp"
+#include "base/process.hpp"
+
+namespace ddpctl {
+
+// Slurm answered, with an error (e.g. --json's "errors" when the controller is down).
+struct SlurmAnswerError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A --json document that does not have the shape its data parser writes.
+struct SlurmFormatError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Who wrote a --json document, from its `meta`.
+struct JsonSource {
+  std::string release;  // "22.05.8", "24.11.5"; empty when meta does not say
+  int parser = 0;       // the data parser's last number: 38 for v0.0.38 ... 42 for v0.0.42; 0 unknown
+  std::string describe() const;  // "Slurm 24.11.5 (data_parser v0.0.42)"
+};
+// Throws SlurmFormatError when meta names no data parser ddpctl can read.
+JsonSource json_source(const nlohmann::json& doc, const std::string& command);
+
+std::vector<Job> parse_squeue_json(const std::string& text);
+std::vector<Job> parse_squeue_format(const std::string& text);
+std::vector<Job> parse_sacct(const std::string& text);
+// `sinfo --json` of 22.05 (nodes); for later generations the nodes come from
+// parse_scontrol_nodes_json, and this says so with a SlurmFormatError.
+std::vector<NodeInfo> parse_sinfo_json(const std::string& text);
+// `scontrol show nodes --json` (23.02 and later).
+std::vector<NodeInfo> parse_scontrol_nodes_json(const std::string& text);
+// Whether `sinfo --json` of this Slurm lists nodes itself (22.05), or node
+// groups, so that per-node detail needs `scontrol show nodes --json`.
+bool sinfo_lists_nodes(const JsonSource& source);
+
+// Judges sbatch --parsable by its exit status and stdout, never by stderr
+// being empty: sbatch retries on EAGAIN and says so on stderr.
+SbatchResult parse_sbatch_result(const CommandResult& r);
+
+// Reads the answer of `env SLURM_TIME_FORMAT=%s sbatch --test-only ...`
+// (job.hpp says what it answers);
+// the start time may also be ISO 8601 local time (YYYY-MM-DDTHH:MM:SS).
+StartEstimate parse_test_only(const CommandResult& r);
+
+std::map<std::string, int> parse_gres(const std::string& gres);  // "gpu:a100:4(S:0),gpu:2" -> {a100:4, "":2}
+int gpus_in_tres(const std::string& tres);                          // "cpu=2,gres/gpu=4" -> 4
+
+}  // namespace ddpctl

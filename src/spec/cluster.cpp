@@ -1,0 +1,167 @@
+#include "spec/cluster.hpp"
+
+#include <fmt/format.h>
+
+#include "base/files.hpp"
+#include "spec/spec_sections.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
+
+namespace ddpctl {
+
+const char* dialect_name(GpuDialect d) {
+  switch (d) {
+    case GpuDialect::Gres: return "gres";
+    case GpuDialect::GpusPerNode: return "gpus-per-node";
+    case GpuDialect::Constraint: return "constraint";
+    case GpuDialect::Partition: return "partition";
+  }
+  return "?";
+}
+
+const GpuType* ClusterProfile::find_gpu_type(const std::string& n) const {
+  for (const auto& t : gpu_types)
+    if (t.name == n) return &t;
+  return nullptr;
+}
+
+const Partition* ClusterProfile::find_partition(const std::string& n) const {
+  for (const auto& p : partitions)
+    if (p.name == n) return &p;
+  return nullptr;
+}
+
+std::vector<std::string> ClusterProfile::gpu_type_names() const {
+  std::vector<std::string> out;
+  for (const auto& t : gpu_types) out.push_back(t.name);
+  return out;
+}
+
+std::vector<std::string> ClusterProfile::partition_names() const {
+  std::vector<std::string> out;
+  for (const auto& p : partitions) out.push_back(p.name);
+  return out;
+}
+
+ClusterProfile parse_cluster_profile(const std::string& file, const std::string& text) {
+  YamlDocument doc = parse_yaml_document(file, text, "cluster profile");
+  ClusterProfile p;
+  p.file = file;
+  Diagnostics diags;
+  MapReader top(doc, doc.root, "", diags);
+
+  if (auto v = top.string("name", slurm_name_problem)) p.name = *v;
+  else if (!top.has("name")) diags.error(top.self(), "name", "required field is missing");
+  if (auto v = top.string("description")) p.description = *v;
+  static const std::vector<std::string> dialects = {"gres", "gpus-per-node", "constraint", "partition"};
+  if (auto v = top.string("gpu_request", [](const std::string& s) -> std::optional<std::string> {
+        for (const auto& d : dialects)
+          if (d == s) return std::nullopt;
+        return "must be one of " + quoted_list(dialects) + did_you_mean(s, dialects);
+      })) {
+    p.dialect = *v == "gres" ? GpuDialect::Gres
+              : *v == "gpus-per-node" ? GpuDialect::GpusPerNode
+              : *v == "constraint" ? GpuDialect::Constraint
+                                   : GpuDialect::Partition;
+  } else if (!top.has("gpu_request")) {
+    diags.error(top.self(), "gpu_request", "required field is missing (" + quoted_list(dialects) + ")");
+  }
+  if (auto v = top.string("default_partition", slurm_name_problem)) p.default_partition = *v;
+  p.default_time_s = top.slurm_time("default_time");
+  if (auto v = top.string("interface", [](const std::string& s) -> std::optional<std::string> {
+        if (is_interface_name(s)) return std::nullopt;
+        return "must be a network interface name such as ib0";
+      }))
+    p.interface = *v;
+
+  for (auto& [name, node] : top.entries("gpu_types")) {
+    GpuType t;
+    t.name = name;
+    t.gres = t.constraint = name;
+    std::string field = "gpu_types." + name;
+    if (auto problem = slurm_name_problem(name)) {
+      diags.error(doc.locate(field, node), field, "the type name " + *problem);
+      continue;
+    }
+    t.where = doc.locate(field, node);
+    if (node.IsNull()) {
+      p.gpu_types.push_back(t);
+      continue;
+    }
+    MapReader r(doc, node, field, diags);
+    if (!r.valid()) continue;
+    if (auto v = r.string("gres", slurm_name_problem)) t.gres = *v;
+    if (auto v = r.string("constraint", [](const std::string& s) -> std::optional<std::string> {
+          if (is_feature_expression(s)) return std::nullopt;
+          return "must be a Slurm feature expression such as a100 or a100&nvlink";
+        }))
+      t.constraint = *v;
+    if (auto v = r.string("partition", slurm_name_problem)) t.partition = *v;
+    if (auto v = r.integer("gpus_per_node", 1, 64)) t.gpus_per_node = static_cast<int>(*v);
+    r.finish();
+    p.gpu_types.push_back(t);
+  }
+
+  for (auto& [name, node] : top.entries("partitions")) {
+    Partition part;
+    part.name = name;
+    std::string field = "partitions." + name;
+    if (auto problem = slurm_name_problem(name)) {
+      diags.error(doc.locate(field, node), field, "the partition name " + *problem);
+      continue;
+    }
+    part.where = doc.locate(field, node);
+    MapReader r(doc, node, field, diags);
+    if (!r.valid()) continue;
+    if (auto v = r.integer("gpus_per_node", 0, 64)) part.gpus_per_node = static_cast<int>(*v);
+    if (auto v = r.string_list("gpu_types", slurm_name_problem)) part.gpu_types = *v;
+    if (auto v = r.integer("nodes", 1, 1000000)) part.nodes = static_cast<int>(*v);
+    if (auto v = r.integer("cpus_per_node", 1, 100000)) part.cpus_per_node = static_cast<int>(*v);
+    if (auto v = r.integer("cpus_per_gpu", 1, 10000)) part.cpus_per_gpu = static_cast<int>(*v);
+    part.mem_per_node_mib = r.memory_mib("mem_per_node");
+    part.max_time_s = r.slurm_time("max_time");
+    if (auto v = r.boolean("implicit")) part.implicit = *v;
+    r.finish();
+    for (size_t i = 0; i < part.gpu_types.size(); ++i) {
+      if (!p.find_gpu_type(part.gpu_types[i]))
+        diags.error(part.where, field + ".gpu_types",
+                    fmt::format("'{}' is not listed under gpu_types:{}", part.gpu_types[i],
+                                did_you_mean(part.gpu_types[i], p.gpu_type_names())));
+    }
+    p.partitions.push_back(part);
+  }
+
+  p.nccl = read_nccl_settings(top, "nccl");
+  if (auto v = top.string_list("modules")) p.modules = *v;
+  if (auto env = top.string_map("env")) {
+    for (const auto& [name, value] : *env) {
+      if (!is_env_name(name)) top.error("env", fmt::format("{} is not a valid variable name", printable(name)));
+      else if (auto reason = reserved_env_reason(name)) top.error("env", fmt::format("{} {}", name, *reason));
+      else p.env.emplace_back(name, value);
+    }
+  }
+  read_container_section(top, p.container, true);
+  top.finish();
+
+  for (const auto& t : p.gpu_types) {
+    if (!t.partition.empty() && !p.partitions.empty() && !p.find_partition(t.partition))
+      diags.error(t.where, "gpu_types." + t.name + ".partition",
+                  fmt::format("'{}' is not listed under partitions:{}", t.partition,
+                              did_you_mean(t.partition, p.partition_names())));
+    if (p.dialect == GpuDialect::Partition && t.partition.empty())
+      diags.error(t.where, "gpu_types." + t.name,
+                  "with gpu_request: partition every GPU type needs the partition that holds it");
+  }
+  if (!p.default_partition.empty() && !p.partitions.empty() && !p.find_partition(p.default_partition))
+    diags.error(top.where("default_partition"), "default_partition",
+                fmt::format("'{}' is not listed under partitions:{}", p.default_partition,
+                            did_you_mean(p.default_partition, p.partition_names())));
+  diags.throw_if_any();
+  return p;
+}
+
+ClusterProfile load_cluster_profile(const std::string& path) {
+  return parse_cluster_profile(path, read_file(path));
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,241 @@
+// The run spec's launch: `launch:`, the bundled trainer's options (checked
+// against ddp-train's own limits) or the user's `command:`, and whether a
+// global batch divides over a shape (spec_sections.hpp).
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "base/shell.hpp"
+#include "spec/spec_sections.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
+#include "../../trainer/ddptrain_limits.hpp"
+
+namespace ddpctl {
+
+namespace {
+
+enum class Kind { Int, Number, Bool, Path, Choice };
+
+namespace limits = ddptrain::limits;
+
+// The bundled trainer's options: YAML key, trainer flag, type and limits.
+// The limits are ddp-train's own (trainer/ddptrain_limits.hpp): a value
+// accepted here is never refused by ddp-train after the queue wait.
+struct TrainerOption {
+  const char* key;
+  const char* flag;
+  Kind kind;
+  limits::IntRange ints = {0, 0};
+  limits::NumberRange numbers = {0, 0, false};
+  std::vector<std::string> choices = {};
+};
+
+const std::vector<TrainerOption>& trainer_options() {
+  static const std::vector<TrainerOption> options = {
+      {"model", "--model", Kind::Choice, {}, {}, {"resnet18", "resnet50", "smallcnn"}},
+      {"data", "--data", Kind::Path},
+      {"epochs", "--epochs", Kind::Int, limits::kEpochs},
+      {"batch_size", "--batch-size", Kind::Int, limits::kBatchSize},
+      {"lr", "--lr", Kind::Number, {}, limits::kLr},
+      {"momentum", "--momentum", Kind::Number, {}, limits::kMomentum},
+      {"weight_decay", "--weight-decay", Kind::Number, {}, limits::kWeightDecay},
+      {"step_size", "--step-size", Kind::Int, limits::kStepSize},
+      {"gamma", "--gamma", Kind::Number, {}, limits::kGamma},
+      {"amp", "--amp", Kind::Choice, {}, {}, {"off", "fp16", "bf16"}},
+      {"workers", "--workers", Kind::Int, limits::kWorkers},
+      {"grad_accum", "--grad-accum", Kind::Int, limits::kGradAccum},
+      {"global_batch", "--global-batch", Kind::Int, limits::kGlobalBatch},
+      {"checkpoint_dir", "--checkpoint-dir", Kind::Path},
+      {"resume", "--resume", Kind::Bool},
+      {"seed", "--seed", Kind::Int, limits::kSeed},
+  };
+  return options;
+}
+
+// "a finite number from 0 to 1", "a finite number above 0 (at most 1000000)".
+std::string describe_range(const limits::NumberRange& r) {
+  if (r.min_open) return fmt::format("a finite number above {} (at most {})", r.min, r.max);
+  return fmt::format("a finite number from {} to {}", r.min, r.max);
+}
+
+std::optional<std::string> check_path(const std::string& s) {
+  if (s.empty()) return "must not be empty";
+  return std::nullopt;  // quoted when rendered; control characters are refused by the reader
+}
+
+void read_trainer(MapReader& top, RunSpec& spec) {
+  MapReader r(top.document(), top.node("trainer"), "trainer", top.diagnostics());
+  if (!r.valid()) return;
+  spec.uses_trainer = true;
+  if (auto v = r.string("program", check_path)) {
+    spec.trainer_program = *v;
+    spec.trainer_program_given = true;
+    spec.where["trainer.program"] = r.where("program");
+  }
+  for (const TrainerOption& o : trainer_options()) {
+    if (!r.has(o.key)) continue;
+    std::optional<std::string> value;
+    switch (o.kind) {
+      case Kind::Int:
+        if (auto v = r.integer(o.key, o.ints.min, o.ints.max)) {
+          value = std::to_string(*v);
+          if (std::string(o.key) == "batch_size") spec.trainer_batch_size = *v;
+          if (std::string(o.key) == "global_batch") spec.trainer_global_batch = *v;
+        }
+        break;
+      case Kind::Number: {
+        limits::NumberRange range = o.numbers;
+        value = r.string(o.key, [range](const std::string& s) -> std::optional<std::string> {
+          char* end = nullptr;
+          double v = std::strtod(s.c_str(), &end);
+          bool number = !s.empty() && end && *end == '\0' && !std::isspace(static_cast<unsigned char>(s[0]));
+          if (number && range.contains(v)) return std::nullopt;
+          if (!number) return "must be a number such as 0.1 or 1e-4";
+          return "is out of range: ddp-train takes " + describe_range(range);
+        });
+        break;
+      }
+      case Kind::Bool:
+        if (auto v = r.boolean(o.key); v && *v) {
+          spec.trainer_args.push_back(o.flag);
+          if (std::string(o.key) == "resume") spec.trainer_resume = true;
+        }
+        break;
+      case Kind::Path:
+        value = r.string(o.key, check_path);
+        if (value && std::string(o.key) == "data") spec.trainer_data = *value;
+        break;
+      case Kind::Choice: {
+        auto choices = o.choices;
+        value = r.string(o.key, [&](const std::string& s) -> std::optional<std::string> {
+          for (const auto& c : choices)
+            if (c == s) return std::nullopt;
+          std::string problem;
+          // amp: true/false read as fp16/off, as users write it.
+          if (std::string(o.key) == "amp" && parse_bool(s, &problem)) return std::nullopt;
+          return fmt::format("must be one of {}{}", quoted_list(choices), did_you_mean(s, choices));
+        });
+        if (value && std::string(o.key) == "amp") {
+          std::string problem;
+          if (auto b = parse_bool(*value, &problem)) value = *b ? "fp16" : "off";
+        }
+        break;
+      }
+    }
+    if (value) spec.trainer_args.push_back(fmt::format("{}={}", o.flag, *value));
+  }
+  if (r.has("global_batch")) spec.where["trainer.global_batch"] = r.where("global_batch");
+  if (r.has("data")) spec.where["trainer.data"] = r.where("data");
+  if (r.has("checkpoint_dir")) spec.where["trainer.checkpoint_dir"] = r.where("checkpoint_dir");
+  // What ddp-train would refuse at start, after the queue wait.
+  if (spec.trainer_resume && !r.has("checkpoint_dir"))
+    r.error("resume", "resume: true needs checkpoint_dir (the folder to resume from); ddp-train would refuse it at "
+                      "start, after the queue wait");
+  if (r.has("global_batch") && r.has("grad_accum"))
+    r.error("global_batch", "set either global_batch (the accumulation follows from each shape's world size) or "
+                            "grad_accum, not both");
+  if (auto extra = r.string_list("extra_args")) spec.trainer_args.insert(spec.trainer_args.end(), extra->begin(), extra->end());
+  r.finish();
+}
+
+void read_command(MapReader& top, RunSpec& spec) {
+  YAML::Node node = top.node("command");
+  if (node.IsScalar()) {
+    if (auto s = read_scalar(top.document(), node, "command", top.diagnostics(), /*allow_tab=*/true)) {
+      if (s->find_first_not_of(" \t") == std::string::npos) top.error("command", "must not be empty");
+      else spec.command_shell = *s;
+    }
+  } else if (node.IsSequence()) {
+    if (auto argv = top.string_list("command")) {
+      if (argv->empty()) top.error("command", "must not be an empty list");
+      spec.command_argv = *argv;
+    }
+  } else {
+    top.error("command", fmt::format("expected a shell line or a list of arguments, got {}", describe_node(node)));
+  }
+}
+
+}  // namespace
+
+void check_global_batch(const RunSpec& spec, const Shape& shape, Diagnostics& diags) {
+  if (!spec.trainer_global_batch) return;
+  long long global = *spec.trainer_global_batch;
+  long long batch = spec.trainer_batch_size.value_or(limits::kDefaultBatchSize);
+  long long world = shape.world_size();
+  if (limits::accumulation_for(global, world, batch) > 0) return;
+  std::string per_micro_step = fmt::format("{} ranks x batch_size {}{} = {}", world, batch,
+                                           spec.trainer_batch_size ? "" : " (ddp-train's default)", world * batch);
+  std::string problem =
+      global % (world * batch) != 0
+          ? fmt::format("{} is not a multiple of shape {}'s {}", global, shape.label, per_micro_step)
+          : fmt::format("{} needs {} micro-steps of shape {}'s {}; ddp-train accumulates at most {}", global,
+                        global / (world * batch), shape.label, per_micro_step, limits::kGradAccum.max);
+  diags.error(spec.where_of("trainer.global_batch"), "trainer.global_batch",
+              problem + " (ddp-train would refuse it at start, after the queue wait)");
+}
+
+void check_restart(const RunSpec& spec, const Shape& shape, Diagnostics& diags) {
+  if (!spec.restart) return;
+  const RestartSettings& r = *spec.restart;
+  // ddp-train without --resume starts from its first step on each restart:
+  // the time before the failure would be spent again, silently.
+  if (spec.uses_trainer && !spec.trainer_resume)
+    diags.error(r.where, "restart",
+                "a restarted step starts ddp-train again from its first step unless it resumes: set trainer.resume: "
+                "true and trainer.checkpoint_dir");
+  if (r.min_nodes == 0) return;
+  Location where = spec.where_of("restart.min_nodes");
+  if (r.min_nodes > shape.nodes) {
+    diags.error(where, "restart.min_nodes",
+                fmt::format("{} is more than the {} node(s) the step runs on (nodes: {}); a shrunk step runs on "
+                            "fewer nodes, from min_nodes up to nodes",
+                            r.min_nodes, shape.nodes, shape.nodes));
+    return;
+  }
+  if (!spec.uses_trainer || r.min_nodes == shape.nodes) return;
+  // The bundled trainer resumes at any world size; the global batch (and
+  // with it the science) stays the same only where it is fixed.
+  if (!spec.trainer_global_batch) {
+    diags.error(where, "restart.min_nodes",
+                fmt::format("a step shrunk to {} node(s) would train ddp-train with a smaller global batch (world size "
+                            "x batch_size); set trainer.global_batch, and the accumulation follows the world size",
+                            r.min_nodes));
+    return;
+  }
+  long long global = *spec.trainer_global_batch;
+  long long batch = spec.trainer_batch_size.value_or(limits::kDefaultBatchSize);
+  for (int n = r.min_nodes; n < shape.nodes; ++n) {
+    long long world = static_cast<long long>(n) * shape.ranks_per_node();
+    if (limits::accumulation_for(global, world, batch) > 0) continue;
+    diags.error(where, "restart.min_nodes",
+                fmt::format("a step shrunk to {} node(s) ({} ranks x batch_size {} = {}) cannot keep trainer.global_batch "
+                            "{}: {}; raise min_nodes or choose a global_batch that {} ranks divide",
+                            n, world, batch, world * batch, global,
+                            global % (world * batch) != 0 ? "not a multiple"
+                                                          : fmt::format("more than {} micro-steps", limits::kGradAccum.max),
+                            world));
+    return;
+  }
+}
+
+void read_launch(MapReader& top, RunSpec& spec) {
+  if (auto v = top.string("launch", [](const std::string& s) -> std::optional<std::string> {
+        if (s == "per-node" || s == "per-gpu") return std::nullopt;
+        return "must be 'per-node' (one launcher per node spawning one worker per GPU) or 'per-gpu' (one srun task "
+               "per GPU)" + did_you_mean(s, {"per-node", "per-gpu"});
+      }))
+    spec.launch = *v == "per-gpu" ? LaunchMode::PerGpu : LaunchMode::PerNode;
+
+  bool has_trainer = top.has("trainer"), has_command = top.has("command");
+  if (has_trainer && has_command) top.error("command", "set either trainer: (the bundled trainer) or command:, not both");
+  else if (!has_trainer && !has_command)
+    top.diagnostics().error(top.self(), "trainer",
+                            "required: set trainer: (arguments for the bundled trainer) or command: (your own program)");
+  if (has_trainer) read_trainer(top, spec);
+  if (has_command) read_command(top, spec);
+}
+
+}  // namespace ddpctl

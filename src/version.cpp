@@ -1,9 +1,0 @@
-#include "version.hpp"
-
-#include "ddpctl_version.hpp"  // generated at build time (cmake/version.cmake)
-
-namespace ddpctl {
-
-std::string ddpctl_version() { return std::string(DDPCTL_VERSION) + " (git " + DDPCTL_COMMIT + ")"; }
-
-}  // namespace ddpctl

@@ -1,0 +1,216 @@
+#include "workflows/doctor.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <fmt/format.h>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "slurm/limits_read.hpp"
+#include "slurm/slurm_parse.hpp"
+#include "base/text.hpp"
+#include "base/values.hpp"
+
+namespace ddpctl {
+
+namespace {
+
+struct PartitionFacts {
+  int nodes = 0;
+  int min_cpus = 0;
+  long long min_mem = 0;
+  int min_gpus = -1;
+  std::set<std::string> gpu_types, features;
+  std::string max_time, default_time;
+  bool is_default = false;
+};
+
+std::string yaml_key(const std::string& s) {
+  bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+  return plain ? s : "\"" + s + "\"";
+}
+
+std::string draft_profile(const std::string& version, const std::string& now_iso, const std::string& cluster_name,
+                          const std::map<std::string, PartitionFacts>& parts, const std::set<std::string>& all_types,
+                          const std::vector<std::string>& limits) {
+  std::ostringstream y;
+  y << fmt::format("# Cluster profile drafted by `ddpctl doctor` from Slurm {} on {}.\n", version, now_iso);
+  y << "# Check it: node sizes are the smallest node of each partition, and the\n"
+       "# fabric interface cannot be seen from here (run `ip -4 addr` on a compute node).\n";
+  y << "name: " << yaml_key(cluster_name) << "\n";
+  y << "description: " << yaml_key(cluster_name) << " (drafted by ddpctl doctor)\n";
+  y << "gpu_request: gres\n";
+  for (const auto& [name, f] : parts)
+    if (f.is_default) {
+      y << "default_partition: " << yaml_key(name) << "\n";
+      if (!f.default_time.empty())
+        y << "default_time: \"" << f.default_time << "\"\n";
+      else
+        y << "# default_time: \"01:00:00\"  (Slurm sets none; without it every spec needs time:)\n";
+    }
+  y << "# interface: ib0\n";
+  if (!all_types.empty()) {
+    y << "gpu_types:\n";
+    for (const auto& t : all_types) y << fmt::format("  {}: {{gres: {}}}\n", yaml_key(t), yaml_key(t));
+  }
+  y << "partitions:\n";
+  for (const auto& [name, f] : parts) {
+    int gpus = std::max(f.min_gpus, 0);
+    y << fmt::format("  {}: {{nodes: {}, gpus_per_node: {}", yaml_key(name), f.nodes, gpus);
+    if (gpus > 0 && !f.gpu_types.empty())
+      y << ", gpu_types: [" << join({f.gpu_types.begin(), f.gpu_types.end()}, ", ") << "]";
+    if (f.min_cpus > 0) y << ", cpus_per_node: " << f.min_cpus;
+    if (f.min_mem > 0) y << ", mem_per_node: " << f.min_mem << "M";
+    if (!f.max_time.empty()) y << ", max_time: \"" << f.max_time << "\"";
+    y << "}\n";
+  }
+  if (!limits.empty()) {
+    y << "# The limits and reservations that applied to you when this was drafted\n"
+         "# (ddpctl submit reads them live before each submission):\n";
+    for (const auto& l : limits) y << "#   " << l << "\n";
+  }
+  return y.str();
+}
+
+}  // namespace
+
+SiteReport diagnose_site(SlurmClient& slurm, const std::string& name, const std::string& now_iso) {
+  SiteReport report;
+  auto check = [&report](const std::string& what, bool ok, const std::string& detail) {
+    report.checks.push_back({what, ok, detail});
+  };
+  std::string error;
+  std::string version = slurm.version(&error);
+  check("Slurm version", !version.empty(), version.empty() ? error : version);
+  if (version.empty()) {
+    report.fatal = "Slurm's commands do not work here (" + error + "); is this a login node?";
+    return report;
+  }
+
+  // Which reader the document's own meta picks (slurm_parse.hpp).
+  CommandResult sq = slurm.raw({"squeue", "--json", "--states=all"});
+  std::string detail = "not available (" + sq.describe() + "); status uses squeue -o instead";
+  bool json_ok = false;
+  if (sq.ok()) try {
+      parse_squeue_json(sq.out);
+      detail = "readable: " + json_source(nlohmann::json::parse(sq.out), "squeue --json").describe();
+      json_ok = true;
+    } catch (const SlurmAnswerError& e) {
+      detail = std::string("Slurm answered with an error: ") + e.what();
+    } catch (const std::exception& e) {
+      detail = std::string(e.what()) + "; status uses squeue -o instead";
+    }
+  check("squeue --json", json_ok, detail);
+  // How status asks for the runs' jobs (SlurmClient::jobs): Slurm filters by
+  // --jobs in --json from 23.02; 22.05 lists every job whatever it is asked.
+  if (json_ok) {
+    std::vector<Job> all = parse_squeue_json(sq.out);
+    std::string how;
+    if (all.size() >= 2) {
+      slurm.jobs({all.front().id});
+      how = slurm.json_ignores_jobs()
+                ? "squeue -o --jobs=ID,... (this Slurm's --json lists every job whatever it is asked)"
+                : "squeue --json --jobs=ID,... (Slurm filters: the cost follows your runs, not the queue)";
+    } else {
+      how = "squeue --json --jobs=ID,... (whether this Slurm filters --json shows once two jobs are queued)";
+    }
+    check("status asks for its jobs with", true, how);
+  }
+  JobQuery acct = slurm.accounting({}, static_cast<long long>(std::time(nullptr)) - 60);
+  check("sacct (accounting)", acct.answered,
+        acct.answered ? "available: finished jobs stay visible" : "unavailable (" + acct.error + ")");
+  auto config = slurm.config();
+  std::string min_job_age = config.count("MinJobAge") ? config["MinJobAge"] : "?";
+  check("MinJobAge", !config.empty(), min_job_age + (acct.answered ? "" : " (how long squeue remembers ended jobs)"));
+  std::string cluster_name = config.count("ClusterName") ? config["ClusterName"] : "";
+  if (!name.empty()) cluster_name = name;
+  if (cluster_name.empty()) cluster_name = "mysite";
+
+  NodeQuery nodes = slurm.nodes();
+  check("nodes", nodes.answered,
+        nodes.answered ? fmt::format("{} nodes, read from {} of {}", nodes.nodes.size(), nodes.reader, nodes.source)
+                       : nodes.error);
+  if (!nodes.answered) {
+    report.fatal = "cannot list the nodes: " + nodes.error;
+    return report;
+  }
+
+  std::map<std::string, PartitionFacts> parts;
+  std::set<std::string> all_types;
+  for (const auto& n : nodes.nodes)
+    for (const auto& p : n.partitions) {
+      PartitionFacts& f = parts[p];
+      f.nodes++;
+      f.min_cpus = f.min_cpus == 0 ? n.cpus : std::min(f.min_cpus, n.cpus);
+      f.min_mem = f.min_mem == 0 ? n.memory_mib : std::min(f.min_mem, n.memory_mib);
+      f.min_gpus = f.min_gpus < 0 ? n.total_gpus() : std::min(f.min_gpus, n.total_gpus());
+      for (const auto& [type, count] : n.gpus_by_type)
+        if (!type.empty() && count > 0) f.gpu_types.insert(type), all_types.insert(type);
+      for (const auto& feat : n.features) f.features.insert(feat);
+    }
+  CommandResult limits = slurm.raw({"sinfo", "-h", "-o", "%P|%l|%L"});
+  std::istringstream lines(limits.out);
+  for (std::string line; std::getline(lines, line);) {
+    auto bar = line.find('|');
+    if (bar == std::string::npos) continue;
+    std::string partition = line.substr(0, bar);
+    bool is_default = !partition.empty() && partition.back() == '*';
+    if (is_default) partition.pop_back();
+    if (!parts.count(partition)) continue;
+    parts[partition].is_default = is_default;
+    std::string rest = line.substr(bar + 1), max_time = rest.substr(0, rest.find('|'));
+    std::string default_time = rest.find('|') == std::string::npos ? "" : rest.substr(rest.find('|') + 1);
+    std::string problem;
+    if (parse_slurm_time(max_time, &problem)) parts[partition].max_time = max_time;
+    if (parse_slurm_time(default_time, &problem)) parts[partition].default_time = default_time;
+  }
+  for (const auto& [pname, f] : parts)
+    check("partition " + pname, true,
+          fmt::format("{} nodes, {} CPUs, {} GPUs{}{}", f.nodes, f.min_cpus, std::max(f.min_gpus, 0),
+                      f.gpu_types.empty() ? "" : " (" + join({f.gpu_types.begin(), f.gpu_types.end()}, ",") + ")",
+                      f.features.empty() ? "" : ", features " + join({f.features.begin(), f.features.end()}, ",")));
+  auto accounts = slurm.user_accounts();
+  check("accounts", accounts.has_value(), accounts ? join(*accounts, ", ") : "sacctmgr cannot list them");
+
+  // The limits a submission is checked against (limits.hpp).
+  SiteLimits site = read_site_limits(slurm);
+  long long now = static_cast<long long>(std::time(nullptr));
+  std::vector<std::string> seen;
+  std::set<std::string> usable;
+  for (const auto& a : site.assocs) {
+    if (a.user.empty()) continue;
+    std::string what = fmt::format("association {}{}", a.account, a.partition.empty() ? "" : " (" + a.partition + ")");
+    std::string text = fmt::format("QOS {}{}; {}", a.qos.empty() ? "-" : join(a.qos, ","),
+                                   a.default_qos.empty() ? "" : " (default " + a.default_qos + ")", describe_limits(a));
+    check(what, true, text);
+    seen.push_back(what + ": " + text);
+    for (const auto& q : a.qos) usable.insert(q);
+  }
+  for (const auto& a : site.assocs)
+    if (a.user.empty() && describe_limits(a) != "no limits") {
+      check("account " + a.account, true, describe_limits(a));
+      seen.push_back("account " + a.account + ": " + describe_limits(a));
+    }
+  for (const auto& [qname, q] : site.qos)
+    if (usable.empty() || usable.count(qname)) {
+      check("QOS " + qname, true, describe_limits(q));
+      if (describe_limits(q) != "no limits") seen.push_back("QOS " + qname + ": " + describe_limits(q));
+    }
+  bool any_reservation = false;
+  for (const auto& r : site.reservations)
+    if (r.end > now) {
+      any_reservation = true;
+      check("reservation " + r.name, true, describe_reservation(r, now));
+      seen.push_back("reservation " + describe_reservation(r, now));
+    }
+  if (!any_reservation && site.accounting) check("reservations", true, "none ahead");
+  for (const auto& u : site.unread) check("limits", false, "cannot read " + u);
+  report.profile_yaml = draft_profile(version, now_iso, cluster_name, parts, all_types, seen);
+  return report;
+}
+
+}  // namespace ddpctl

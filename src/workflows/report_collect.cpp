@@ -1,0 +1,343 @@
+// The report's workflows: collecting rows from runs and Slurm, plotting them
+// through gnuplot, and planning a spec's shapes from them (report.hpp).
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "explain/experiments.hpp"
+#include "explain/failure.hpp"
+#include "base/files.hpp"
+#include "agent/in_job_restart.hpp"
+#include "runs/progress_read.hpp"
+#include "explain/race.hpp"
+#include "explain/report.hpp"
+#include "agent/straggler.hpp"
+#include "explain/report_grid.hpp"
+#include "script/resolve.hpp"
+#include "spec/spec.hpp"
+#include "base/text.hpp"
+#include "runs/usage.hpp"
+#include "base/yaml_reader.hpp"
+
+namespace ddpctl {
+
+namespace fs = std::filesystem;
+
+std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, const std::string& root,
+                                      SlurmClient& slurm, Output& out, long long now) {
+  std::vector<Run> all;
+  for (const auto& t : targets)
+    for (Run& r : find_runs(root, t)) all.push_back(std::move(r));
+  // A grid of shapes (`include:` of shapes, the new spelling of `sweep:`):
+  // its cells' rows (report_grid.hpp), in its place among the runs'.
+  std::vector<Run> runs;
+  std::vector<std::vector<ReportRow>> grid_rows;  // by place in `all`; runs' places are empty
+  std::vector<bool> is_grid;
+  for (Run& r : all) {
+    is_grid.push_back(r.grid.has_value());
+    grid_rows.emplace_back();
+    if (!r.grid) {
+      runs.push_back(std::move(r));
+      continue;
+    }
+    if (grid_report_kind(*r.grid) == GridReportKind::ByParameter)
+      throw UserError(Location{r.id}, "",
+                      "is a grid's sweep by parameter: report it on its own (`ddpctl report " + r.id +
+                          "`); the scaling table is for runs of one program on several shapes");
+    GridRecords records = read_grid_records(r, slurm);
+    for (const auto& n : records.notes) out.warning(n);
+    for (auto& t : grid_scaling_tables(r, records, slurm, out, now))
+      for (auto& row : t.rows) grid_rows.back().push_back(std::move(row));
+  }
+  // Each run's job: a race's winner, else its latest job.
+  std::vector<const Attempt*> attempts;
+  std::vector<std::string> ids;
+  for (const auto& run : runs) {
+    const Attempt* chosen = run.latest_job();
+    if (auto race = read_race(run); race.winner())
+      for (const auto& a : run.attempts)
+        if (a.job_id == race.winner()->job_id) chosen = &a;
+    attempts.push_back(chosen);
+    if (chosen) ids.push_back(chosen->job_id);
+  }
+  JobStates states = lookup_run_jobs(slurm, runs, ids, now);
+  for (const auto& n : states.notes) out.note(n);
+  // Recording re-read the ledgers: the chosen attempts as they are now.
+  for (size_t i = 0, k = 0; i < runs.size(); ++i)
+    if (attempts[i]) attempts[i] = job_attempt(runs[i], ids[k++]);
+  if (!states.error.empty())
+    out.warning("Slurm could not be asked (" + states.error + "); wall times come from the metrics files");
+  std::vector<ReportRow> rows;
+  std::optional<std::vector<NodeInfo>> nodes;  // asked at most once
+  for (size_t place = 0, i = 0; place < is_grid.size(); ++place) {
+    if (is_grid[place]) {
+      for (auto& row : grid_rows[place]) rows.push_back(std::move(row));
+      continue;
+    }
+    const Attempt* a = attempts[i];
+    const Job* job = nullptr;
+    if (a) {
+      const Job& j = states.jobs.at(a->job_id);
+      if (j.state != JobState::Unknown) job = &j;
+    }
+    rows.push_back(collect_report_row(runs[i], a, job, states, slurm, nodes, out, now));
+    ++i;
+  }
+  finish_report_rows(rows);
+  return rows;
+}
+
+ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, const JobStates& states,
+                             SlurmClient& slurm, std::optional<std::vector<NodeInfo>>& nodes, Output& out,
+                             long long now) {
+  ReportRow probe = make_report_row(run, a, job, nullptr, now);
+  MetricsFile metrics;
+  if (!probe.metrics_path.empty()) metrics = read_metrics(probe.metrics_path);
+  for (const auto& w : metrics.warnings) out.warning(w);
+  // A program ddpctl did not write: the epochs its log shows through the spec's progress: pattern.
+  std::string pattern_log;
+  const RunShape* shape = a ? run.shape(a->shape) : nullptr;
+  if (metrics.epochs.empty() && shape) metrics = pattern_metrics(*shape, a->job_id, &pattern_log);
+  ReportRow row = make_report_row(run, a, job, &metrics, now);
+  if (!pattern_log.empty()) row.metrics_path = pattern_log;
+  if (job && shape)
+    if (auto f = explain_failure(*shape, *job, states, slurm, &nodes)) row.failure = describe_failure(*f);
+  if (shape) {
+    add_usage(row, log_base(*shape, a->job_id));
+    row.environment = read_latest_environment(log_base(*shape, a->job_id));
+    if (auto slow = read_slow_record(log_base(*shape, a->job_id))) row.slow = describe_slow_history(*slow);
+    InJobHistory h = read_in_job_history(log_base(*shape, a->job_id));
+    row.in_job = h.restarts;
+    row.in_job_lost_s = h.lost_s;
+    row.shrunk = h.shrunk_to;
+  }
+  return row;
+}
+
+void finish_report_rows(std::vector<ReportRow>& rows) {
+  // Without metrics, the usage columns alone still say something of any program.
+  bool any = std::any_of(rows.begin(), rows.end(),
+                         [](const ReportRow& r) { return r.has_metrics || r.rss_peak_bytes.has_value(); });
+  if (!any) {
+    std::vector<std::string> where;
+    for (const auto& r : rows) where.push_back(r.metrics_path.empty() ? r.run_id + ": no job" : r.metrics_path);
+    throw UserError(fmt::format("no metrics in any of the runs yet (the bundled trainer writes one line per epoch "
+                                "to $DDPCTL_METRICS_FILE; another program's log is read through the spec's progress: section): {}",
+                                join(where, ", ")));
+  }
+  compute_scaling(rows);
+}
+
+std::string usage_plot_path(const std::string& plot, const ReportRow& row) {
+  fs::path p(plot);
+  std::string stem = (p.parent_path() / p.stem()).string();
+  return fmt::format("{}.{}-{}.usage{}", stem, row.label, row.job_id, p.extension().string());
+}
+
+std::vector<std::string> plot_report(const std::vector<ReportRow>& rows, const std::string& path, CommandRunner& runner) {
+  std::string ext = fs::path(path).extension().string();
+  if (ext != ".svg" && ext != ".png")
+    throw UserError(Location{"--plot"}, "", fmt::format("{}: the plot is written as .svg or .png", path));
+  bool any = false, any_usage = false;
+  for (const auto& r : rows) any = any || r.speedup.has_value(), any_usage = any_usage || r.rss_peak_bytes.has_value();
+  if (!any && !any_usage)
+    throw UserError(Location{"--plot"}, "", "no run has a throughput or usage samples yet: nothing to plot");
+  std::string terminal = "svg dynamic enhanced font 'sans,11'";
+  if (ext == ".png") {
+    // gnuplot-nox has pngcairo; a build without cairo has only the gd png.
+    CommandResult t = runner.run({"gnuplot", "-e", "set terminal pngcairo"}, std::chrono::seconds(20));
+    terminal = t.ok() && t.err.empty() ? "pngcairo enhanced font 'sans,11'" : "png";
+  }
+  ScratchDir scratch("ddpctl-plot");
+  const std::string& dir = scratch.path();
+  auto draw = [&](const std::string& script, const std::string& out) {
+    CommandResult r = runner.run({"gnuplot", script}, std::chrono::seconds(60));
+    if (r.not_found)
+      throw UserError(Location{"--plot"}, "", "gnuplot is not installed (Debian: apt-get install gnuplot-nox)");
+    if (!r.ok() || !fs::exists(out)) throw UserError(Location{"--plot"}, "", "gnuplot failed: " + r.describe());
+  };
+  std::vector<std::string> said;
+  if (any) {
+    write_file_atomic(dir + "/data.txt", report_plot_data(rows));
+    write_file_atomic(dir + "/plot.gp", report_gnuplot(rows, dir + "/data.txt", fs::absolute(path).string(), terminal));
+    draw(dir + "/plot.gp", path);
+    said.push_back("plot written to " + path);
+  }
+  // One time series per job: utilisation and memory over time, a line per node.
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ReportRow& row = rows[i];
+    if (!row.rss_peak_bytes || row.usage_base.empty()) continue;
+    auto samples = read_usage(row.usage_base);
+    // CPU use is measured between samples: a job sampled once per node has no line to draw.
+    bool drawable = false;
+    for (const auto& [node, v] : samples)
+      for (const auto& smp : v) drawable = drawable || smp.cpu_pct.has_value();
+    if (!drawable) {
+      said.push_back(fmt::format("no usage picture for {} (job {}): fewer than two samples on every node", row.label,
+                                 row.job_id));
+      continue;
+    }
+    std::vector<std::pair<std::string, std::string>> node_files;
+    for (const auto& [node, data] : usage_plot_data(samples)) {
+      const auto& v = samples.at(node);
+      if (std::none_of(v.begin(), v.end(), [](const UsageSample& x) { return x.cpu_pct.has_value(); }))
+        continue;  // sampled once: gnuplot would find no point to draw
+      std::string file = fmt::format("{}/usage.{}.{}.txt", dir, i, node_files.size());
+      write_file_atomic(file, data);
+      node_files.emplace_back(node, file);
+    }
+    std::string out = usage_plot_path(path, row);
+    std::string script = fmt::format("{}/usage.{}.gp", dir, i);
+    bool gpus = row.gpu_util_mean.has_value();
+    write_file_atomic(script, usage_gnuplot(fmt::format("{} (job {}, run {})", row.label, row.job_id, row.run_id),
+                                            node_files, gpus, fs::absolute(out).string(), terminal));
+    draw(script, out);
+    said.push_back("plot written to " + out);
+  }
+  return said;
+}
+
+int spec_epochs(const RunSpec& spec) {
+  for (const auto& a : spec.trainer_args)
+    if (a.rfind("--epochs=", 0) == 0) return std::atoi(a.c_str() + 9);
+  return 0;
+}
+
+Plan make_plan(const PlanRequest& req, SlurmClient& slurm, Output& out, long long now) {
+  // A grid's shapes are its cells' (a grid of shapes: `include:` of them).
+  std::string name;
+  int epochs_of_spec = 0;
+  std::vector<PlanShape> shapes;
+  auto add_shape = [&](const ResolvedShape& s) {
+    for (const auto& x : shapes)
+      if (x.label == s.label) return;  // a grid's cells of one shape
+    shapes.push_back({s.label, s.nodes, s.ranks_per_node, s.gpus_per_node});
+  };
+  if (load_run_spec(req.spec, req.sets).has_grid) {
+    ResolvedGrid grid = load_and_resolve_grid(req.spec, req.sets);
+    name = grid.cells.at(0).spec.name;
+    epochs_of_spec = spec_epochs(grid.cells.at(0).spec);
+    for (const auto& cell : grid.cells)
+      for (const auto& s : cell.shapes) add_shape(s);
+  } else {
+    ResolvedRun resolved = load_and_resolve(req.spec, req.sets);
+    name = resolved.spec.name;
+    epochs_of_spec = spec_epochs(resolved.spec);
+    for (const auto& s : resolved.shapes) add_shape(s);
+  }
+  std::vector<std::string> from = req.from.empty() ? std::vector<std::string>{name} : req.from;
+  std::vector<ReportRow> measured = collect_report(from, req.runs_root, slurm, out, now);
+  Plan plan;
+  plan.measured = measured.size();
+  const ReportRow* base = nullptr;
+  for (const auto& r : measured)
+    if (r.img_per_s && r.images_per_epoch && (!base || r.world() < base->world())) base = &r;
+  plan.epochs = req.epochs > 0 ? req.epochs : epochs_of_spec;
+  if (plan.epochs <= 0 && base) plan.epochs = base->epochs;
+  if (plan.epochs <= 0)
+    throw UserError(Location{req.spec}, "trainer.epochs", "how many epochs to plan for? set trainer.epochs or --epochs");
+  plan.shapes = predict(measured, shapes, plan.epochs);  // throws when nothing was measured
+  plan.base = *base;
+  plan.by_gpu_hours = std::all_of(plan.shapes.begin(), plan.shapes.end(), [](auto& x) { return x.gpu_hours.has_value(); });
+  auto cost = [&](const Prediction& x) { return plan.by_gpu_hours ? *x.gpu_hours : x.node_hours; };
+  for (size_t i = 1; i < plan.shapes.size(); ++i) {
+    if (plan.shapes[i].time_s < plan.shapes[plan.fastest].time_s) plan.fastest = i;
+    if (cost(plan.shapes[i]) < cost(plan.shapes[plan.cheapest])) plan.cheapest = i;
+  }
+  return plan;
+}
+
+namespace {
+
+// Collects nothing: predictions read earlier runs quietly.
+class QuietOutput : public Output {
+ public:
+  void line(const std::string&) override {}
+  void state_line(const std::string&, const std::string&, Tone) override {}
+  void raw(const std::string&) override {}
+  void warning(const std::string&) override {}
+  void error(const std::string&) override {}
+  void note(const std::string&) override {}
+};
+
+std::string scalar(const YAML::Node& map, const char* key, const std::string& fallback) {
+  const YAML::Node v = map[key];
+  return v && v.IsScalar() ? v.Scalar() : fallback;
+}
+
+}  // namespace
+
+std::string workload_of(const std::string& spec_text) {
+  try {
+    YAML::Node root = YAML::Load(spec_text);
+    if (!root.IsMap()) return "";
+    if (const YAML::Node trainer = root["trainer"]; trainer && trainer.IsMap())
+      return fmt::format("trainer model={} data={}", scalar(trainer, "model", "smallcnn"),
+                         scalar(trainer, "data", "synthetic"));
+    if (const YAML::Node command = root["command"]) {
+      if (command.IsScalar()) return "command " + command.Scalar();
+      std::vector<std::string> words;
+      for (const auto& w : command)
+        if (w.IsScalar()) words.push_back(w.Scalar());
+      return "command " + join(words, " ");
+    }
+  } catch (const YAML::Exception&) {
+  }
+  return "";
+}
+
+RunTimes predict_run_times(const std::string& workload, const std::vector<PlanShape>& shapes, int epochs,
+                           const std::string& root, SlurmClient& slurm, long long now) {
+  RunTimes out;
+  if (workload.empty()) {
+    out.why_not = "the spec's model and data could not be read";
+    return out;
+  }
+  std::vector<std::string> same;
+  std::error_code ec;
+  for (const Run& run : list_runs(root)) {
+    std::string spec = run.dir + "/spec.yaml";
+    if (fs::exists(spec, ec) && workload_of(read_file(spec)) == workload) same.push_back(run.dir);
+  }
+  out.runs = same.size();
+  if (same.empty()) {
+    out.why_not = fmt::format("no earlier run of {} under {}", workload, root);
+    return out;
+  }
+  try {
+    QuietOutput quiet;
+    std::vector<ReportRow> measured = collect_report(same, root, slurm, quiet, now);
+    if (epochs <= 0)
+      for (const auto& r : measured) epochs = std::max(epochs, r.epochs);
+    if (epochs <= 0) epochs = 1;
+    out.shapes = predict(measured, shapes, epochs);
+  } catch (const UserError& e) {
+    out.shapes.clear();
+    out.why_not = fmt::format("{} earlier run(s) of {}, but {}", same.size(), workload, e.what());
+  }
+  return out;
+}
+
+std::vector<std::string> plan_lines(const PlanRequest& req, const Plan& p) {
+  auto hours = [](double h) { return fmt::format("{:.3f}", h); };
+  std::vector<std::string> out = {
+      fmt::format("plan for {} ({} epochs), from {} measured run(s); baseline shape {} (run {}): {:.1f} img/s, "
+                  "{:.0f} images per epoch",
+                  req.spec, p.epochs, p.measured, p.base.label, p.base.run_id, *p.base.img_per_s,
+                  *p.base.images_per_epoch)};
+  std::vector<std::vector<std::string>> rows = {
+      {"SHAPE", "RANKS", "GPUS", "EFFICIENCY", "", "IMG/S", "TIME", "GPU-H", "NODE-H"}};
+  for (const auto& x : p.shapes)
+    rows.push_back({x.shape.label, std::to_string(x.shape.world()), std::to_string(x.shape.nodes * x.shape.gpus_per_node),
+                    fmt::format("{:.0f}%", x.efficiency * 100), x.efficiency_from, fmt::format("{:.1f}", x.img_per_s),
+                    format_duration(x.time_s, DurationStyle::Tenths), x.gpu_hours ? hours(*x.gpu_hours) : "-", hours(x.node_hours)});
+  for (const auto& line : format_columns(rows)) out.push_back("  " + line);
+  const Prediction& fastest = p.shapes[p.fastest];
+  const Prediction& cheapest = p.shapes[p.cheapest];
+  out.push_back(fmt::format("fastest: {} ({}); cheapest: {} ({} {})", fastest.shape.label, format_duration(fastest.time_s, DurationStyle::Tenths),
+                            cheapest.shape.label, hours(p.by_gpu_hours ? *cheapest.gpu_hours : cheapest.node_hours),
+                            p.by_gpu_hours ? "GPU-hours" : "node-hours"));
+  return out;
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,42 @@
+#pragma once
+// `ddpctl sweep SPEC`: one run per entry of the spec's `sweep:` list,
+// recorded as one experiment (experiments.hpp); `report EXPERIMENT` turns it
+// into a scaling table.
+#include <string>
+#include <vector>
+
+#include "slurm/context.hpp"
+#include "explain/experiments.hpp"
+#include "runs/output.hpp"
+#include "slurm/slurm.hpp"
+
+namespace ddpctl {
+
+struct SweepRequest {
+  std::string spec;
+  std::vector<std::string> sets;
+  std::string name;                // experiment name; empty: the spec's name
+  std::vector<std::string> only;   // labels; empty: every shape
+  std::string runs_root, templates_dir;
+  bool one_at_a_time = false;      // each run after the previous ends (afterany)
+  bool dry_run = false, preflight = true, again = false;
+  bool snapshot = true;            // false: --no-snapshot
+  std::string snapshot_from;       // --snapshot-from (take_snapshot's `given`)
+};
+
+// Submits each chosen shape as its own run (the identity of `submit --shape
+// LABEL`, so a shape whose run is still queued is not submitted twice), says
+// per shape what happened and then the experiment's summary through `out`.
+// Throws UserError when a shape could not be submitted (the others stay).
+// Each shape takes its identity's lock for its own look at earlier runs and
+// submission, as `submit --shape` does.
+void run_sweep(const SweepRequest& request, Context& ctx, Output& out);
+
+// `sweep:` is the old spelling of a grid of shapes (docs/sweeps.md, "Why
+// one word"): for a spec that has one, the note `sweep` and `gen` print
+// once, with its `include:` equivalent (the same entries, and
+// `max_parallel: 1` for --one-at-a-time); "" for any other spec, or one
+// whose text cannot be read.
+std::string sweep_list_note(const std::string& spec_file, bool one_at_a_time);
+
+}  // namespace ddpctl
