@@ -182,9 +182,14 @@ int run_launcher(int nproc, const std::vector<std::string>& worker_args) {
   bool stopping = false;
   timespec kill_at{};
   int running = nproc;
-  auto stop_others = [&](const std::string& why) {
+  // The failure is only a consequence: this node's worker lost a peer's
+  // connection and none of this node's failed on its own.
+  bool failure_is_peers = false;
+  auto stop_others = [&](const std::string& why, bool peers) {
     failure = why;
-    std::fprintf(stderr, "ddp-train: error: %s; stopping the other workers\n", failure.c_str());
+    failure_is_peers = peers;
+    std::fprintf(stderr, "ddp-train: error: %s%s; stopping the other workers\n", failure.c_str(),
+                 peers ? " (a peer failed first)" : "");
     signal_all(ws, SIGTERM);
     stopping = true;
     clock_gettime(CLOCK_MONOTONIC, &kill_at);
@@ -218,21 +223,24 @@ int run_launcher(int nproc, const std::vector<std::string>& worker_args) {
       while (w.out_fd >= 0) forward(w);
       bool ok = WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == kStoppedForRequeue);
       if (ok || !failure.empty()) continue;
-      if (is_consequence(w) && running > 0) {
+      bool peers = is_consequence(w);
+      if (peers && running > 0) {
         if (consequence.empty()) consequence = describe(w), consequence_until = monotonic_s() + 2;
       } else {
-        stop_others(describe(w));
+        // The last worker's lost connection, with no failure of its own
+        // node before it, is a peer's fault too.
+        stop_others(describe(w), peers);
       }
     }
     if (failure.empty() && !consequence.empty() && (running == 0 || monotonic_s() > consequence_until))
-      stop_others(consequence);
+      stop_others(consequence, true);
     if (stopping) {
       timespec now{};
       clock_gettime(CLOCK_MONOTONIC, &now);
       if (now.tv_sec > kill_at.tv_sec) signal_all(ws, SIGKILL);
     }
   }
-  if (!failure.empty()) return 1;
+  if (!failure.empty()) return failure_is_peers ? kStoppedForPeer : 1;
   for (const auto& w : ws)
     if (WEXITSTATUS(w.status) == kStoppedForRequeue) return kStoppedForRequeue;
   return 0;

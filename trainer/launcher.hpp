@@ -13,6 +13,10 @@ namespace ddptrain {
 // script's requeue trap requeues on it (and on any failure after it forwarded
 // the signal).
 constexpr int kStoppedForRequeue = 75;
+// The launcher's exit status when its workers stopped only because a peer on
+// another node failed (ddpctl's kPeerFailedExit): the in-job restart then
+// blames the node whose own worker failed, not the first one srun names.
+constexpr int kStoppedForPeer = 76;
 
 // Signals that ask for a checkpoint and a stop at the next step boundary:
 // every signal a spec's requeue.signal may name (Slurm sends it before the

@@ -131,7 +131,10 @@ RestartDecision decide_restart(const RestartInput& in) {
   for (const auto& n : in.check_failed) add(sick, n);
 
   // The cause: the node check, else a lost node, else the first task srun
-  // saw end (with -K1 the others were stopped because of it).
+  // saw end (with -K1 the others were stopped because of it), passing over
+  // the bundled launcher's "stopped because a peer failed" (kPeerFailedExit)
+  // and "checkpointed for a requeue" (kRequeueExit): under load srun may
+  // name such a task before the one that failed.
   if (!in.check_failed.empty()) {
     d.kind = StepFailureKind::NodeCheck;
     d.failed = in.check_failed;
@@ -158,9 +161,14 @@ RestartDecision decide_restart(const RestartInput& in) {
       if (contains(in.nodes, n)) add(d.failed, n);
     d.cause = "the watchdog ended the step: " + in.watchdog_stall;
   } else {
-    auto first = std::find_if(in.failures.begin(), in.failures.end(), [](const StepFailure& f) {
+    auto task_ended = [](const StepFailure& f) {
       return f.kind == StepFailureKind::TaskExited || f.kind == StepFailureKind::TaskKilled;
+    };
+    auto first = std::find_if(in.failures.begin(), in.failures.end(), [&](const StepFailure& f) {
+      bool follower = f.kind == StepFailureKind::TaskExited && (f.code == kPeerFailedExit || f.code == kRequeueExit);
+      return task_ended(f) && !follower;
     });
+    if (first == in.failures.end()) first = std::find_if(in.failures.begin(), in.failures.end(), task_ended);
     if (first != in.failures.end()) {
       d.kind = first->kind;
       d.failed = {first->node};

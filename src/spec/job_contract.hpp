@@ -60,6 +60,11 @@ inline constexpr const char* kStepMarker = "ddpctl: training step ";
 // (launch.sh requeues on it, rendered as `trainer_requeue_exit`).
 inline constexpr int kRequeueExit = 75;
 
+// The bundled trainer's per-node launcher's exit status when it stopped only
+// because a worker on another node failed (its own worker lost the peer's
+// connection): the step's cause is elsewhere, whichever task srun names first.
+inline constexpr int kPeerFailedExit = 76;
+
 // The watchdog's act on a stall (`job watch --action`, watchdog.action).
 enum class StallAction { Warn, Cancel, Requeue, Restart };
 const std::vector<StallAction>& stall_actions();

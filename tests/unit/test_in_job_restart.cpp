@@ -286,6 +286,34 @@ TEST_CASE("the bundled trainer's peers exit 75 after a rank is killed: a restart
   CHECK(d.text == "the program checkpointed and stopped for a requeue (exit status 75); no in-job restart; requeueing the job");
 }
 
+TEST_CASE("a launcher that stopped for a peer (76) or a requeue (75) is not blamed, whichever task srun names first", "[in_job]") {
+  RestartInput in = two_nodes_one_spare();
+  in.spares.clear();
+  in.min_nodes = 1;
+  in.step_rc = 76;
+  // Under load srun may see g1's launcher, stopped by its worker's lost
+  // peer, end before g2's, whose worker was killed.
+  in.failures = parse_step_end({"srun: error: g1: task 0: Exited with exit code 76",
+                                "srun: error: g2: task 1: Exited with exit code 1"});
+  RestartDecision d = decide_restart(in);
+  CHECK(d.verdict == AgentVerdict::Go);
+  CHECK(d.failed == std::vector<std::string>{"g2"});
+  CHECK(d.nodes == std::vector<std::string>{"g1"});
+  CHECK(d.text == "rank 1 on g2 exited with exit code 1; g2 left out, no spare left: shrunk to 1 of 2 nodes (restart.min_nodes 1)");
+
+  in.failures = parse_step_end({"srun: error: g1: task 0: Exited with exit code 75",
+                                "srun: error: g2: task 1: Exited with exit code 1"});
+  CHECK(decide_restart(in).failed == std::vector<std::string>{"g2"});
+  // Killed by srun (-K1) after g2 ended: still g2.
+  in.failures = parse_step_end({"srun: error: g1: task 0: Exited with exit code 76", "srun: error: g2: task 1: Killed"});
+  CHECK(decide_restart(in).failed == std::vector<std::string>{"g2"});
+  // Only followers (no failure of its own named): the first one, as before.
+  in.failures = parse_step_end({"srun: error: g2: task 1: Exited with exit code 76",
+                                "srun: error: g1: task 0: Exited with exit code 76"});
+  CHECK(decide_restart(in).failed == std::vector<std::string>{"g2"});
+  CHECK(kPeerFailedExit == 76);  // trainer/launcher.hpp's kStoppedForPeer: the trainer shares no code with ddpctl
+}
+
 TEST_CASE("a step the watchdog ended by cancelling or requeueing the job is not restarted", "[in_job]") {
   RestartInput in = two_nodes_one_spare();
   in.failures = parse_step_end({"srun: error: g1: task 0: Killed"});
