@@ -164,24 +164,4 @@ void SideOutput::state_line(const std::string& prefix, const std::string& text, 
   std::cerr << "ddpctl: " << prefix << text << std::endl;
 }
 
-bool race_again_if_requeued(const std::string& runs_root, const std::vector<std::string>& targets, Context& ctx) {
-  SideOutput out;
-  try {
-    return !race_again_in(runs_root, targets, ctx.clock.now(), ctx, out).empty();
-  } catch (const UserError& e) {
-    out.warning(std::string("a requeued race winner could not be re-raced: ") + e.what());
-  }
-  return false;
-}
-
-bool continue_raced_grids(const std::string& runs_root, const std::vector<std::string>& targets, Context& ctx) {
-  SideOutput out;
-  try {
-    return continue_raced_grids_in(runs_root, targets, ctx.clock.now(), ctx, out) > 0;
-  } catch (const UserError& e) {
-    out.warning(std::string("a raced grid's other cells could not be submitted: ") + e.what());
-  }
-  return false;
-}
-
 }  // namespace ddpctl::cli

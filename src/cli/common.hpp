@@ -37,15 +37,6 @@ class SideOutput : public ConsoleOutput {
   void state_line(const std::string& prefix, const std::string& text, Tone tone) override;
 };
 
-// Re-races the groups among `targets` (or the recent runs, as status shows them) whose winner
-// was requeued (docs/race.md), saying so on stderr; a failure is a warning.
-// True when a generation was opened (the runs' records changed).
-bool race_again_if_requeued(const std::string& runs_root, const std::vector<std::string>& targets, Context& ctx);
-// A raced grid whose first cell's race was won and whose other cells were
-// never submitted (the winning job could not run ddpctl): submits them
-// (sweep_grid.hpp); a failure is a warning. True when something was submitted.
-bool continue_raced_grids(const std::string& runs_root, const std::vector<std::string>& targets, Context& ctx);
-
 // --rank-by start|finish and its older spelling --rank-by-estimate (= start),
 // into `rank_by` (submit and race).
 void add_rank_by_options(CLI::App* cmd, std::string& rank_by);

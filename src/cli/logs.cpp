@@ -1,10 +1,12 @@
 // ddpctl logs RUN [-f] [--rank N] [--cell NAME]: the job's logs (a grid
 // cell's), followed across requeues (src/workflows/logs.hpp).
+#include <iostream>
 #include <memory>
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
 #include "workflows/logs.hpp"
+#include "workflows/race_waiting.hpp"
 
 namespace ddpctl::cli {
 
@@ -27,8 +29,9 @@ void setup_logs(CLI::App& app, Context& ctx) {
   cmd->callback([o, &ctx] {
     run_on_remote_if_asked(o->remote, ctx);
     o->req.runs_root = runs_root(o->runs);
-    race_again_if_requeued(o->req.runs_root, {o->req.run}, ctx);
-    continue_raced_grids(o->req.runs_root, {o->req.run}, ctx);
+    // Reading never submits: what waits on an act is said, with its command.
+    for (const auto& n : waiting_act_notes(o->req.runs_root, {o->req.run}, ctx.clock.now(), ctx.slurm))
+      std::cerr << "ddpctl: note: " << n << '\n';
     ConsoleOutput out;
     show_logs(o->req, ctx, out);
   });

@@ -3,10 +3,12 @@
 // them and runs --watch).
 #include <iostream>
 #include <memory>
+#include <set>
 #include <unistd.h>
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
+#include "workflows/race_waiting.hpp"
 #include "workflows/status.hpp"
 #include "workflows/status_watch.hpp"
 
@@ -19,23 +21,24 @@ struct StatusOptions {
   std::string runs;
   bool json = false, watch = false;
   RemoteOptions remote;
+  std::set<std::string> noted;  // the waiting acts said so far (--watch says each once)
 };
 
-// One poll: the rows as a table (or JSON), warnings on stderr.
-StatusFrame poll(const StatusOptions& o, Context& ctx) {
-  // One squeue for the refresh: the status's answer also tells whether a
-  // race winner was requeued; only a re-race, which changes the records,
-  // asks again.
+// One poll: the rows as a table (or JSON), warnings on stderr, and once each
+// the acts that wait (a requeued race winner, a raced grid's cells) with the
+// command that does them: reading never submits (race_waiting.hpp).
+StatusFrame poll(StatusOptions& o, Context& ctx) {
+  // One squeue for the refresh.
   StatusReport report;
-  bool reraced = false;
+  std::vector<std::string> waiting;
   {
     SlurmClient::Snapshot one_answer(ctx.slurm);
     report = collect_status(o.req, ctx.slurm, ctx.clock.now());
-    reraced = race_again_if_requeued(o.req.runs_root, o.req.targets, ctx);
-    reraced = continue_raced_grids(o.req.runs_root, o.req.targets, ctx) || reraced;
+    waiting = waiting_act_notes(o.req.runs_root, o.req.targets, ctx.clock.now(), ctx.slurm);
   }
-  if (reraced) report = collect_status(o.req, ctx.slurm, ctx.clock.now());
   for (const auto& n : report.notes) std::cerr << "ddpctl: note: " << n << '\n';
+  for (const auto& n : waiting)
+    if (o.noted.insert(n).second) std::cerr << "ddpctl: note: " << n << '\n';
   if (!report.slurm_error.empty())
     std::cerr << "ddpctl: warning: Slurm could not be asked (" << report.slurm_error
               << "); states it could not give are shown as UNKNOWN\n";

@@ -63,7 +63,7 @@ void setup_sweep(CLI::App& app, Context& ctx) {
   auto c = std::make_shared<ContinueOptions>();
   CLI::App* cont = cmd->add_subcommand(
       "continue", "Submit a raced grid's other cells on the shape that won its first cell's race (the winning job "
-                  "does this itself; so does `ddpctl status`)");
+                  "does this itself; `ddpctl status` says when it could not)");
   cont->add_option("sweep", c->sweep, "The sweep (run id, name, prefix or folder)")->required();
   cont->add_option("--runs", c->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
   cont->callback([c, &ctx] {

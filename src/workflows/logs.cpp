@@ -12,6 +12,7 @@
 #include "runs/jobs.hpp"
 #include "explain/race.hpp"
 #include "workflows/race_group.hpp"
+#include "workflows/race_waiting.hpp"
 #include "runs/task_logs.hpp"
 #include "base/text.hpp"
 
@@ -337,17 +338,25 @@ void show_logs(const LogsRequest& o, Context& ctx, Output& out) {
   files.show(out);
   if (!o.follow) return;
 
-  // Following a race's winner: when it is requeued, the group races again
-  // (as status would) and the new generation's winner is followed instead.
+  // Following a race's winner: when it is requeued and the group races again
+  // (the job itself, or `race-again`), the new generation's winner is
+  // followed instead. Reading never submits: where nobody has re-raced, it
+  // says once which command does.
   const bool raced = o.shape.empty() && read_race(run).is_race;
   const size_t generation = raced ? read_race(run).generations.size() : 0;
+  bool noted = false;
   EndWatcher end(ctx.clock);
   for (;;) {
     JobStates states = lookup_jobs(ctx.slurm, {l.job_id});
     const Job& job = states.jobs.at(l.job_id);
-    if (raced && (job.state == JobState::Pending || job.state == JobState::RequeueHold)) {
+    if (raced && !noted && requeued(job)) {
       std::vector<Run> group = {load_run(run.dir)};
-      race_again_where_requeued(group, ctx, out);
+      if (!requeued_winners(group, ctx.slurm).empty()) {
+        out.line(fmt::format("==> job {} was requeued and waits; `ddpctl race-again {}` races the other shapes "
+                             "again (logs only reads) <==",
+                             l.job_id, run.id));
+        noted = true;
+      }
     }
     if (raced) {
       RaceState race = read_race(run);

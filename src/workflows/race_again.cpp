@@ -13,6 +13,7 @@
 #include "runs/jobs.hpp"
 #include "agent/node_check.hpp"
 #include "workflows/race_group.hpp"
+#include "workflows/race_waiting.hpp"
 #include "base/text.hpp"
 
 extern char** environ;
@@ -22,14 +23,6 @@ namespace ddpctl {
 namespace fs = std::filesystem;
 
 namespace {
-
-// A winner that claimed while running and is now waiting again was
-// requeued. Only once it waits: while Slurm still shows it REQUEUED or
-// COMPLETING, its old processes may run (up to KillWait), and a new winner
-// must not start training beside them or load a checkpoint they still write.
-bool requeued(const Job& job) {
-  return job.state == JobState::Pending || job.state == JobState::RequeueHold;
-}
 
 // The shapes to submit again: the ranking's (dropped shapes stay out), else
 // every shape, without the requeued winner's (its job is still queued).
@@ -171,54 +164,15 @@ RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, O
   return result;
 }
 
-std::vector<RaceAgain> race_again_where_requeued(std::vector<Run>& runs, Context& ctx, Output& out) {
-  // Only groups that may still re-race, and one squeue for all their winners.
-  std::vector<Run*> candidates;
-  std::vector<std::string> ids;
-  for (auto& run : runs) {
-    RaceState race = read_race(run);
-    if (!race.is_race || !race.winner() || run.grid) continue;
-    const RunShape* shape = run.shape(race.winner()->label);
-    if (!shape || race.generations.size() >= static_cast<size_t>(1 + shape->max_restarts)) continue;
-    // A winner whose end is recorded can no longer be requeued (jobs.hpp).
-    if (const Attempt* a = job_attempt(run, race.winner()->job_id); a && a->end) continue;
-    candidates.push_back(&run);
-    ids.push_back(race.winner()->job_id);
-  }
+std::vector<RaceAgain> race_again_in(const std::string& root, const std::vector<std::string>& targets, long long now,
+                                     Context& ctx, Output& out) {
+  std::vector<Run> runs = race_runs(root, targets, now, false);
   std::vector<RaceAgain> done;
-  if (candidates.empty()) return done;
-  JobStates states = lookup_jobs(ctx.slurm, ids);
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    RaceState race = read_race(*candidates[i]);
-    if (!race.winner() || race.winner()->job_id != ids[i] || !requeued(states.jobs.at(ids[i])))
-      continue;
-    RaceAgain r = race_again(*candidates[i], "", ctx, out);
+  for (const auto& w : requeued_winners(runs, ctx.slurm)) {
+    RaceAgain r = race_again(*w.run, "", ctx, out);
     if (r.opened) done.push_back(r);
   }
   return done;
-}
-
-std::vector<RaceAgain> race_again_in(const std::string& root, const std::vector<std::string>& targets, long long now,
-                                     Context& ctx, Output& out) {
-  std::vector<Run> runs;
-  if (targets.empty()) {
-    // As status without arguments: the runs not ended for good and those
-    // that ended within its window (a requeue of an older winner is still
-    // seen when its run is named).
-    runs = recent_runs(root, now - kRecentRunsS, [](const std::string& dir) {
-             std::error_code ec;
-             return fs::is_directory(dir + "/race", ec);  // race_dir: only race groups re-race
-           }).runs;
-  } else {
-    for (const auto& t : targets) {
-      try {
-        runs.push_back(find_run(root, t));
-      } catch (const UserError&) {
-        // a job id or an experiment: status reads those itself
-      }
-    }
-  }
-  return race_again_where_requeued(runs, ctx, out);
 }
 
 }  // namespace ddpctl

@@ -130,13 +130,13 @@ struct RaceAgain {
 // requeues itself (its script's words; empty: its time limit).
 RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, Output& out,
                      const std::vector<std::string>& leave_out = {}, const std::string& because = "");
-// race_again for every group among `runs` whose winner Slurm shows requeued:
-// what status, logs and race do on the login node, for requeues the job
-// could not act on itself (preemption, a node failure, scontrol requeue).
-std::vector<RaceAgain> race_again_where_requeued(std::vector<Run>& runs, Context& ctx, Output& out);
-// The same for the runs `targets` name (runs by name, id or path; other
-// targets are skipped), or without targets for the runs `status` shows without
-// arguments (recent_runs: active, or ended within kRecentRunsS) under `root`.
+// race_again for every group whose winner Slurm shows requeued and waiting
+// (race_waiting.hpp) among the runs `targets` name (runs by name, id or
+// path; other targets are skipped), or without targets for the runs `status`
+// shows without arguments (recent_runs: active, or ended within
+// kRecentRunsS) under `root`: what `race-again` without --requeuing and
+// `race` do for requeues the job could not act on itself (preemption, a node
+// failure, scontrol requeue).
 std::vector<RaceAgain> race_again_in(const std::string& root, const std::vector<std::string>& targets, long long now,
                                      Context& ctx, Output& out);
 

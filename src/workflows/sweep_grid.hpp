@@ -96,12 +96,6 @@ struct GridContinuation {
 };
 // `locked`: the caller holds the sweep's lock already.
 GridContinuation continue_raced_grid(Run& run, Context& ctx, Output& out, bool locked = false);
-// continue_raced_grid for the raced grids among `targets` (runs by name, id
-// or path), or without targets the recent runs under `root` (status's), whose
-// race has a winner and whose other cells were never submitted; file reads
-// only until one needs it. Returns how many were submitted.
-int continue_raced_grids_in(const std::string& root, const std::vector<std::string>& targets, long long now,
-                            Context& ctx, Output& out);
 
 // `ddpctl sweep retry SWEEP`: the cells that failed, were cancelled, timed
 // out (any end but COMPLETED) or were never submitted, submitted again into

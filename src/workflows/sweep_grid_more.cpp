@@ -76,37 +76,6 @@ GridContinuation continue_raced_grid(Run& given, Context& ctx, Output& out, bool
   return result;
 }
 
-int continue_raced_grids_in(const std::string& root, const std::vector<std::string>& targets, long long now,
-                            Context& ctx, Output& out) {
-  std::vector<Run> runs;
-  auto raced_grid = [](const std::string& dir) {
-    std::error_code ec;
-    return fs::is_directory(dir + "/race", ec) && fs::exists(dir + "/grid.json", ec);
-  };
-  if (targets.empty()) {
-    runs = recent_runs(root, now - kRecentRunsS, raced_grid).runs;
-  } else {
-    for (const auto& t : targets) {
-      try {
-        Run run = find_run(root, t);
-        if (raced_grid(run.dir)) runs.push_back(std::move(run));
-      } catch (const UserError&) {
-        // a job id or an experiment
-      }
-    }
-  }
-  int done = 0;
-  for (Run& run : runs) {
-    if (!run.grid || !run.grid->raced) continue;
-    // Only where there is work: a winner, and no attempt but the race's.
-    if (std::any_of(run.attempts.begin(), run.attempts.end(), [](const Attempt& a) { return !a.race; })) continue;
-    RaceState race = read_race(run);
-    if (race.generations.empty() || !race.generations.front().winner) continue;
-    if (continue_raced_grid(run, ctx, out).submitted) ++done;
-  }
-  return done;
-}
-
 std::vector<std::string> cells_asked(const std::vector<std::string>& args, const std::vector<std::string>& names) {
   std::vector<std::string> out;
   for (const auto& arg : args) {

@@ -2,9 +2,10 @@
 # The winner's node fails (its slurmd and the job's processes die at once).
 # Once Slurm gives up on the node (SlurmdTimeout, 30 s on the local cluster)
 # it requeues the job (the spec has requeue:, Slurm's JobRequeue=1), and the
-# job's script never gets to act: the next `ddpctl status` on the login node
-# sees the winner requeued and races the group again. The other shape, on
-# other nodes, wins generation 2 and trains; the requeued job is cancelled.
+# job's script never gets to act: `ddpctl status` on the login node sees the
+# winner requeued and says so, naming `ddpctl race-again RUN` (reading never
+# submits), which races the group again. The other shape, on other nodes,
+# wins generation 2 and trains; the requeued job is cancelled.
 # One version: a user journey, not what differs between Slurm versions
 # (docs/testing.md, "Which Slurm version runs what"):
 # slurm versions: 26.05
@@ -38,16 +39,20 @@ read -r w1 node <trainings
 # The node comes back when the test ends, whatever happens.
 at_exit "\"$LOCAL_SLURM\" node start $node"
 "$LOCAL_SLURM" node crash "$node"
+note="run $run_id: the race's winner, job $w1, was requeued and waits; \`ddpctl race-again $run_id\` races the other shapes again (status only reads)"
 deadline=$((SECONDS + 150))
-until [ -d "$run_dir/race/gen.2" ]; do
-  run status "$run_id"
+until grep -qF "$note" "$T/err" 2>/dev/null; do
   [ "$SECONDS" -lt "$deadline" ] ||
-    fail "no re-race within 150 s of the crash of $node: $(cat "$T/out" "$T/err")$(slurmctld_log_of "$w1")$(jobs_report)"
+    fail "status did not say within 150 s of the crash of $node that $w1 waits for a re-race: $(cat "$T/out" "$T/err")$(slurmctld_log_of "$w1")$(jobs_report)"
   sleep 0.5
+  run status "$run_id"
 done
-echo "status re-raced: $(cat "$T/err")"
-grep -q "generation 2 opened: job $w1 (shape [^)]*), the winner of generation 1, requeued" "$T/err" ||
-  fail "status did not say why it re-raced: $(cat "$T/err")"
+[ ! -d "$run_dir/race/gen.2" ] || fail "status re-raced: reading must never submit$(jobs_report)"
+run race-again "$run_id"
+expect_code 0
+echo "race-again: $(cat "$T/out")"
+grep -q "generation 2 opened: job $w1 (shape [^)]*), the winner of generation 1, requeued" "$T/out" ||
+  fail "race-again did not say why it re-raced: $(cat "$T/out" "$T/err")"
 deadline=$((SECONDS + 60))
 until [ "$(wc -l <trainings)" -ge 2 ]; do
   [ "$SECONDS" -lt "$deadline" ] || fail "generation 2 did not train within 60 s: $(cat trainings)$(jobs_report)"

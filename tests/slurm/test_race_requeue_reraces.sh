@@ -2,8 +2,9 @@
 # Re-racing after a requeue. Round 1: the winner is signalled as at its time
 # limit; its script requeues it and, from inside the job, submits the other
 # shape into generation 2. Round 2: generation 2's winner is requeued by an
-# admin's `scontrol requeue` (its script is killed, so it cannot act); the
-# next `ddpctl status` on the login node opens generation 3. In each round the
+# admin's `scontrol requeue` (its script is killed, so it cannot act);
+# `ddpctl status` and `logs -f` only say so, naming `ddpctl race-again RUN`
+# (reading never submits), which opens generation 3. In each round the
 # requeued job waits for its BeginTime while the other shape's nodes are
 # free, so the other shape wins and resumes from the checkpoint. Never two
 # trainings at once; max_restarts 2 allows no fourth generation.
@@ -56,7 +57,7 @@ for _ in $(seq 300); do grep -q "^race: won by shape" follow.out && break; sleep
 grep -q "^race: won by shape" follow.out || fail "submit --follow did not report a winner: $(cat follow.out)"
 run_dir=$(only_run_dir)
 run_id=$(basename "$run_dir")
-# logs -f follows each generation's winner too (and re-races as status does).
+# logs -f follows each generation's winner too (and says when one waits for a re-race).
 "$LOCAL_SLURM" exec -- "$DDPCTL" logs "$run_id" -f >logsf.out 2>&1 &
 logs_follower=$!
 at_exit "kill $logs_follower 2>/dev/null || true"
@@ -97,9 +98,9 @@ deadline=$((SECONDS + 60))
 until [ -d "$run_dir/race/gen.2" ]; do
   # Where the nodes cannot run this build of ddpctl (one built with
   # DDPCTL_LIBC_ONLY=OFF, on the 24.11 and 26.05 clusters' newer Debians),
-  # the job says so, as on such a site, and the login node re-races.
+  # the job says so, as on such a site, and the user re-races by hand.
   if [ "$nodes_run_ddpctl" = no ] && grep -q "the re-race failed here" "$w1_log.err" 2>/dev/null; then
-    run status "$run_id"  # re-races once Slurm shows the job requeued
+    run race-again "$run_id"  # refuses until Slurm shows the job requeued and waiting
   fi
   [ "$SECONDS" -lt "$deadline" ] || fail "no re-race 60 s after the stop signal: $(cat "$w1_log".{out,err} 2>&1)$(jobs_report)"
   sleep 0.2
@@ -122,17 +123,26 @@ for _ in $(seq 300); do grep -q "^race: generation 2 won by shape" follow.out &&
 grep -q "^race: generation 2 won by shape $(label_of 2 "$w2") (job $w2)" follow.out ||
   fail "submit --follow did not go on with generation 2's winner: $(cat follow.out)"
 
-# Round 2: an admin requeues the winner; its script cannot act, status does.
+# Round 2: an admin requeues the winner; its script cannot act. status and
+# logs -f say what waits and which command acts, and submit nothing.
 on_login scontrol requeue "$w2"
+note="run $run_id: the race's winner, job $w2, was requeued and waits; \`ddpctl race-again $run_id\` races the other shapes again (status only reads)"
 deadline=$((SECONDS + 60))
-until [ -d "$run_dir/race/gen.3" ]; do
-  run status "$run_id"
-  [ "$SECONDS" -lt "$deadline" ] || fail "status did not re-race after scontrol requeue of $w2: $(cat "$T/out" "$T/err")$(jobs_report)"
+until grep -qF "$note" "$T/err" 2>/dev/null; do
+  [ "$SECONDS" -lt "$deadline" ] || fail "status did not say that $w2 waits for a re-race: $(cat "$T/out" "$T/err")$(jobs_report)"
   sleep 0.5
+  run status "$run_id"
 done
-# status or the following `logs -f`, whichever came first, re-raced and said so.
-grep -q "generation 3 opened: job $w2" "$T/err" logsf.out ||
-  fail "nothing said it re-raced: status: $(cat "$T/err"); logs -f: $(cat logsf.out)"
+[ ! -d "$run_dir/race/gen.3" ] || fail "status re-raced: reading must never submit$(jobs_report)"
+deadline=$((SECONDS + 60))
+until grep -qF "==> job $w2 was requeued and waits; \`ddpctl race-again $run_id\` races the other shapes again (logs only reads) <==" logsf.out; do
+  [ "$SECONDS" -lt "$deadline" ] || fail "logs -f did not say that $w2 waits for a re-race: $(cat logsf.out)"
+  sleep 0.2
+done
+[ ! -d "$run_dir/race/gen.3" ] || fail "logs -f re-raced: reading must never submit$(jobs_report)"
+run race-again "$run_id"
+expect_code 0
+expect_out "generation 3 opened: job $w2"
 w3=$(winner_of 3)
 [ "$w3" != "$w2" ] || fail "generation 3 was won by the requeued job $w2 itself$(jobs_report)"
 trainer_is "$w3"

@@ -2,8 +2,9 @@
 # A node the requeued winner's job leaves out is left out by the shapes raced
 # again too. Generation 1: the 2-node shape (g1, g2 by name) wins, while
 # blockers on g3 and g4 keep the 3-node shape from starting; its node check
-# fails on g2 (TCP to g2 blocked), so it is requeued excluding g2. The next
-# `status` races the 3-node shape again with g2 left out: it is submitted
+# fails on g2 (TCP to g2 blocked), so it is requeued excluding g2. The job
+# itself (where the nodes run this ddpctl), else `ddpctl race-again RUN` by
+# hand, races the 3-node shape again with g2 left out: it is submitted
 # with ExcNodeList=g2 (without it, Slurm would give it g1-g3, the node check
 # would fail again, and that shape would be requeued in turn). Once the
 # blockers end it starts on g1, g3, g4 while the requeued winner waits for its
@@ -51,10 +52,13 @@ until grep -qF "ddpctl: requeueing job $w1 (restart 1 of 1): by the node check: 
   [ "$SECONDS" -lt "$deadline" ] || fail "job $w1 was not requeued by the node check: $(cat "$w1_log".{out,err} 2>&1)$(jobs_report)"
   sleep 0.3
 done
-# The login node's next status re-races once Slurm shows the winner waiting again.
+# Where the job could not re-race (its nodes cannot run this build of
+# ddpctl), race-again by hand does, once Slurm shows the winner waiting again
+# (it refuses before).
 deadline=$((SECONDS + 90))
 until [ -d "$run_dir/race/gen.2" ]; do
-  run status "$run_id"
+  run race-again "$run_id"
+  [ -d "$run_dir/race/gen.2" ] && break
   [ "$SECONDS" -lt "$deadline" ] || fail "no re-race after job $w1 was requeued: $(cat "$T/out" "$T/err")$(jobs_report)"
   sleep 0.5
 done
@@ -64,12 +68,12 @@ until [ "$(cat "$run_dir"/race/gen.2/jobs/* 2>/dev/null | wc -l)" -ge 2 ]; do
   [ "$SECONDS" -lt "$deadline" ] || fail "generation 2 holds no other shape's job: $(cat "$run_dir"/race/gen.2/jobs/* 2>&1)$(jobs_report)"
   sleep 0.2
 done
-# Whoever re-raced (this status, or the requeuing job itself where the nodes
-# run this ddpctl) recorded why, and g2 in it.
+# Whoever re-raced (race-again by hand, or the requeuing job itself where the
+# nodes run this ddpctl) recorded why, and g2 in it.
 why=$(cut -d' ' -f2- "$run_dir/race/gen.2/why")
 echo "generation 2: $why"
 grep -qF "g2 left out, as job $w1 leaves it" <<<"$why" || fail "generation 2 does not say g2 is left out: $why"
-# Re-raced by the requeuing job itself (where the nodes run this ddpctl) or by status: either says why.
+# Re-raced by the requeuing job itself (where the nodes run this ddpctl) or by hand: either says why.
 grep -qE "requeued (itself \(by the node check: node g2 cannot reach|\(PENDING)" <<<"$why" ||
   fail "generation 2 does not say why job $w1 was requeued: $why"
 w2=$(cat "$run_dir"/race/gen.2/jobs/* | grep -vx "$w1" || true)

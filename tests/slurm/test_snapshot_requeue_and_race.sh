@@ -96,14 +96,15 @@ until grep -qs "program version 1" logs/"$JOB_NAME"-race*.restart0.0.out; do
 done
 if grep -qs "program version 2" logs/*.out; then fail "a job ran the changed program: $(grep -l "version 2" logs/*.out)"; fi
 
-# The winner requeued by an admin: status re-races the group, and the shape
-# that wins generation 2 runs the same snapshot, not the changed program.
+# The winner requeued by an admin: race-again re-races the group, and the
+# shape that wins generation 2 runs the same snapshot, not the changed program.
 w1=$(cut -d' ' -f1 "$run_dir/race/claim/winner")
 on_login scontrol requeue "$w1"
 deadline=$((SECONDS + 90))
 until [ -d "$run_dir/race/gen.2" ]; do
-  run status "$(basename "$run_dir")"  # re-races once Slurm shows the winner requeued
-  [ "$SECONDS" -lt "$deadline" ] || fail "status did not re-race after scontrol requeue of $w1: $(cat "$T/out" "$T/err")$(jobs_report)"
+  run race-again "$(basename "$run_dir")"  # refuses until Slurm shows the winner requeued and waiting
+  [ -d "$run_dir/race/gen.2" ] && break
+  [ "$SECONDS" -lt "$deadline" ] || fail "race-again did not re-race after scontrol requeue of $w1: $(cat "$T/out" "$T/err")$(jobs_report)"
   sleep 0.5
 done
 # The spec holds its jobs (hold: true), the re-raced ones too: release them.

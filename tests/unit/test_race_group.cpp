@@ -11,6 +11,7 @@
 #include "helpers.hpp"
 #include "workflows/logs.hpp"
 #include "workflows/race_group.hpp"
+#include "workflows/race_waiting.hpp"
 #include "fixtures.hpp"
 
 using namespace ddpctl;
@@ -199,6 +200,32 @@ TEST_CASE("race_again: only a requeued winner opens the next generation, once, b
   CHECK(f.slurm.runner.count("sbatch") == 3);
 }
 
+TEST_CASE("status only reads: a requeued winner is noted with the command that re-races, nothing is submitted") {
+  RequeueFixture f;
+  Run run = f.submit().run;
+  auto notes = [&] { return waiting_act_notes(f.req.runs_root, {}, f.slurm.clock.now(), f.slurm.ctx.slurm); };
+  CHECK(notes().empty());  // no winner yet
+  f.slurm.job("100")->state = "RUNNING";
+  f.slurm.job("101")->state = "CANCELLED";
+  test::claim_race(run, "100", "1x1");
+  CHECK(notes().empty());  // the winner trains
+  f.slurm.job("100")->state = "REQUEUED";
+  CHECK(notes().empty());  // its old processes may still run
+  f.slurm.job("100")->state = "PENDING";
+  std::string note = "run " + run.id + ": the race's winner, job 100, was requeued and waits; `ddpctl race-again " +
+                     run.id + "` races the other shapes again (status only reads)";
+  CHECK(notes() == std::vector<std::string>{note});
+  // By name as well as without targets; a job id is not a run.
+  CHECK(waiting_act_notes(f.req.runs_root, {run.id, "100"}, f.slurm.clock.now(), f.slurm.ctx.slurm) ==
+        std::vector<std::string>{note});
+  CHECK(f.slurm.runner.count("sbatch") == 2);
+  CHECK(read_race(run).generations.size() == 1);
+  // race-again acts; then nothing waits.
+  REQUIRE(race_again_in(f.req.runs_root, {run.id}, f.slurm.clock.now(), f.slurm.ctx, f.out).size() == 1);
+  CHECK(f.slurm.runner.count("sbatch") == 3);
+  CHECK(notes().empty());
+}
+
 TEST_CASE("race_again: the shapes raced again leave out the nodes the requeued winner's job leaves out") {
   RequeueFixture f;
   RaceSubmission r = f.submit();
@@ -288,7 +315,7 @@ TEST_CASE("race_again: a group without requeue: is never re-raced") {
   CHECK(race_again(run, "", f.slurm.ctx, f.out).why_not ==
         "the group has had 1 generation(s), requeue.max_restarts (0) allows 1");
   std::vector<Run> runs = {run};
-  CHECK(race_again_where_requeued(runs, f.slurm.ctx, f.out).empty());
+  CHECK(requeued_winners(runs, f.slurm.ctx.slurm).empty());
 }
 
 TEST_CASE("a shape the site's limits never let start is dropped from the race with the limit named") {
@@ -336,4 +363,27 @@ TEST_CASE("logs -f of a race already re-raced says once which generation's winne
   show_logs(req, f.slurm.ctx, f.out);
   std::string line = "==> race " + run.id + ": generation 2 won by shape 2x1 (job 102); following it <==";
   CHECK(std::count(f.out.lines.begin(), f.out.lines.end(), line) == 1);
+}
+
+TEST_CASE("logs -f only reads: a requeued winner nobody re-raced is noted once, and nothing is submitted") {
+  RequeueFixture f;
+  Run run = f.submit().run;
+  test::claim_race(run, "100", "1x1");
+  f.slurm.job("101")->state = "CANCELLED";
+  f.slurm.job("100")->state = "PENDING";  // requeued, waiting
+  int polls = 0;
+  f.slurm.clock.on_sleep = [&] {
+    if (++polls == 5) f.slurm.job("100")->state = "COMPLETED";  // it started again by itself and ended
+  };
+  LogsRequest req;
+  req.run = run.id;
+  req.runs_root = f.req.runs_root;
+  req.follow = true;
+  show_logs(req, f.slurm.ctx, f.out);
+  std::string note = "==> job 100 was requeued and waits; `ddpctl race-again " + run.id +
+                     "` races the other shapes again (logs only reads) <==";
+  CHECK(polls >= 5);
+  CHECK(std::count(f.out.lines.begin(), f.out.lines.end(), note) == 1);
+  CHECK(f.slurm.runner.count("sbatch") == 2);
+  CHECK(read_race(load_run(run.dir)).generations.size() == 1);
 }

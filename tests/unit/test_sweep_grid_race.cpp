@@ -17,6 +17,7 @@
 #include "explain/race.hpp"
 #include "script/runs.hpp"
 #include "explain/status_grid.hpp"
+#include "workflows/race_waiting.hpp"
 #include "workflows/sweep_grid.hpp"
 
 using namespace ddpctl;
@@ -115,13 +116,26 @@ TEST_CASE("race then sweep: the winner's shape takes the other cells as one arra
   GridContinuation c = continue_raced_grid(run, f.slurm.ctx, f.out);
   CHECK_FALSE(c.submitted);
   CHECK(c.why_not == "cell LR=0.1,SEED=1's race has no winner yet");
-  CHECK(continue_raced_grids_in(f.req.runs_root, {}, f.slurm.clock.now(), f.slurm.ctx, f.out) == 0);
+  CHECK(waiting_act_notes(f.req.runs_root, {}, f.slurm.clock.now(), f.slurm.ctx.slurm).empty());
   CHECK(f.slurm.runner.count("sbatch") == 2);
 
   test::claim_race(run, "101", "a100");
-  // status (without targets) finds the sweep by its files and submits.
-  CHECK(continue_raced_grids_in(f.req.runs_root, {}, f.slurm.clock.now(), f.slurm.ctx, f.out) == 1);
+  // status (without targets) finds the sweep by its files and only reads:
+  // while the winning job's own `sweep continue` may still run it says
+  // nothing, after that it names the command; it never submits.
+  CHECK(waiting_act_notes(f.req.runs_root, {}, f.slurm.clock.now(), f.slurm.ctx.slurm).empty());
+  f.slurm.clock.mono += 11 + kGridContinueGraceS;  // the claim was at epoch + 10: now over the grace
+  CHECK(waiting_act_notes(f.req.runs_root, {}, f.slurm.clock.now(), f.slurm.ctx.slurm) ==
+        std::vector<std::string>{"sweep " + run.id +
+                                 ": cell LR=0.1,SEED=1's race was won by shape a100 (job 101), but its other 3 "
+                                 "cell(s) are not submitted (the job's `sweep continue` did not run: see its .err "
+                                 "log); `ddpctl sweep continue " +
+                                 run.id + "` submits them (status only reads)"});
+  CHECK(f.slurm.runner.count("sbatch") == 2);
+  // `ddpctl sweep continue`.
+  CHECK(continue_raced_grid(run, f.slurm.ctx, f.out).submitted);
   REQUIRE(f.slurm.runner.count("sbatch") == 3);
+  CHECK(waiting_act_notes(f.req.runs_root, {}, f.slurm.clock.now(), f.slurm.ctx.slurm).empty());
   CHECK(has(f.sbatch(2), "--array=1-3%2"));
   CHECK(ends_with(f.sbatch(2), "rs-a100.array.sbatch"));  // no offset, not the race
 
@@ -155,6 +169,9 @@ TEST_CASE("race then sweep: a sweep cancelled while it raced submits nothing mor
   CHECK(c.why_not.find("the sweep was cancelled at 2026-11-26T10:00:00Z while cell LR=0.1,SEED=1 raced") !=
         std::string::npos);
   CHECK(f.slurm.runner.count("sbatch") == 2);
+  // Nor does status point at `sweep continue`.
+  f.slurm.clock.mono += 1000;
+  CHECK(waiting_act_notes(f.req.runs_root, {}, f.slurm.clock.now(), f.slurm.ctx.slurm).empty());
 }
 
 TEST_CASE("race then sweep: the losers' ends come from the race's files once squeue has let them go") {

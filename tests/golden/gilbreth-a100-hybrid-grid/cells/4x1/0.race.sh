@@ -79,13 +79,13 @@ elif mkdir "$ddpctl_claim" 2>/dev/null; then
   done
   # Race, then sweep (docs/race.md): the grid's other cells go as one job
   # array on this shape now, recorded in the run's ledger like every
-  # submission. Where ddpctl cannot run here, the next `ddpctl status` on the
-  # login node submits them.
+  # submission. Where ddpctl cannot run here, `ddpctl sweep continue RUN` on
+  # the login node submits them (`ddpctl status` says so: reading never submits).
   if [ -x ddpctl ]; then
     timeout 120 ddpctl sweep continue GEN_DIR ||
-      echo "ddpctl: race: warning: the grid's other cells could not be submitted from here; the next 'ddpctl status' on the login node does it" >&2
+      echo "ddpctl: race: warning: the grid's other cells could not be submitted from here; 'ddpctl sweep continue GEN_DIR' on the login node does it" >&2
   else
-    echo "ddpctl: race: ddpctl is not on this node; the next 'ddpctl status' on the login node submits the grid's other cells" >&2
+    echo "ddpctl: race: ddpctl is not on this node; 'ddpctl sweep continue GEN_DIR' on the login node submits the grid's other cells" >&2
   fi
 else
   ddpctl_winner=
