@@ -3,7 +3,8 @@
 #include <fmt/format.h>
 
 #include "base/files.hpp"
-#include "spec/spec_sections.hpp"
+#include "spec/spec_container.hpp"
+#include "spec/spec_environment.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
 

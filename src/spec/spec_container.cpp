@@ -1,9 +1,8 @@
-// container: {runtime, image, mounts, workdir, env, options, program}, in a
-// run spec or a cluster profile (the site's default runtime and mounts), or
-// `container: false` in a spec.
+#include "spec/spec_container.hpp"
+
 #include <fmt/format.h>
 
-#include "spec/spec_sections.hpp"
+#include "spec/spec_environment.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
 
