@@ -6,7 +6,7 @@
 #include <set>
 
 #include "base/files.hpp"
-#include "spec/grid.hpp"
+#include "spec/grid_read.hpp"
 #include "base/overrides.hpp"
 #include "spec/spec_container.hpp"
 #include "spec/spec_environment.hpp"
