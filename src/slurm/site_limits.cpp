@@ -1,4 +1,4 @@
-#include "slurm/limits.hpp"
+#include "slurm/site_limits.hpp"
 
 #include <algorithm>
 #include <ctime>

@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "slurm/limits_read.hpp"
+#include "slurm/site_limits_read.hpp"
 #include "slurm/slurm_parse.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
