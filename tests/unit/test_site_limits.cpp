@@ -1,6 +1,6 @@
 #include "catch.hpp"
 
-#include "slurm/site_limits.hpp"
+#include "slurm/site_limits_check.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
 #include "slurm/site_limits_read.hpp"
