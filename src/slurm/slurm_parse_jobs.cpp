@@ -1,12 +1,12 @@
-// Reading jobs: squeue --json of every data parser generation, squeue's
-// format string, sacct -P; a state's base and flags as Slurm names them.
+#include "slurm/slurm_parse_jobs.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <set>
 
 #include "slurm/job_array.hpp"
 #include "slurm/slurm_json.hpp"
-#include "slurm/slurm_parse.hpp"
+#include "slurm/slurm_parse_nodes.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
 
@@ -177,7 +177,6 @@ std::vector<Job> parse_squeue_json(const std::string& text) {
   return jobs;
 }
 
-// Fields of kSqueueFormat, separated by the ASCII unit separator.
 std::vector<Job> parse_squeue_format(const std::string& text) {
   std::vector<Job> jobs;
   for (const auto& line : split(text, '\n')) {
@@ -220,7 +219,6 @@ std::vector<Job> parse_squeue_format(const std::string& text) {
   return jobs;
 }
 
-// sacct -X -n -P -o with the fields of kSacctFormat.
 std::vector<Job> parse_sacct(const std::string& text) {
   std::vector<Job> jobs;
   for (const auto& line : split(text, '\n')) {
