@@ -17,17 +17,19 @@ namespace {
 
 enum class Kind { Int, Number, Bool, Path, Choice };
 
-namespace limits = ddptrain::limits;
+// ddp-train's bounds on its options (ddptrain_limits.hpp): "limits" in
+// src/slurm/ are the site's.
+namespace bounds = ddptrain::limits;
 
-// The bundled trainer's options: YAML key, trainer flag, type and limits.
-// The limits are ddp-train's own (trainer/ddptrain_limits.hpp): a value
+// The bundled trainer's options: YAML key, trainer flag, type and bounds.
+// The bounds are ddp-train's own (trainer/ddptrain_limits.hpp): a value
 // accepted here is never refused by ddp-train after the queue wait.
 struct TrainerOption {
   const char* key;
   const char* flag;
   Kind kind;
-  limits::IntRange ints = {0, 0};
-  limits::NumberRange numbers = {0, 0, false};
+  bounds::IntRange ints = {0, 0};
+  bounds::NumberRange numbers = {0, 0, false};
   std::vector<std::string> choices = {};
 };
 
@@ -35,26 +37,26 @@ const std::vector<TrainerOption>& trainer_options() {
   static const std::vector<TrainerOption> options = {
       {"model", "--model", Kind::Choice, {}, {}, {"resnet18", "resnet50", "smallcnn"}},
       {"data", "--data", Kind::Path},
-      {"epochs", "--epochs", Kind::Int, limits::kEpochs},
-      {"batch_size", "--batch-size", Kind::Int, limits::kBatchSize},
-      {"lr", "--lr", Kind::Number, {}, limits::kLr},
-      {"momentum", "--momentum", Kind::Number, {}, limits::kMomentum},
-      {"weight_decay", "--weight-decay", Kind::Number, {}, limits::kWeightDecay},
-      {"step_size", "--step-size", Kind::Int, limits::kStepSize},
-      {"gamma", "--gamma", Kind::Number, {}, limits::kGamma},
+      {"epochs", "--epochs", Kind::Int, bounds::kEpochs},
+      {"batch_size", "--batch-size", Kind::Int, bounds::kBatchSize},
+      {"lr", "--lr", Kind::Number, {}, bounds::kLr},
+      {"momentum", "--momentum", Kind::Number, {}, bounds::kMomentum},
+      {"weight_decay", "--weight-decay", Kind::Number, {}, bounds::kWeightDecay},
+      {"step_size", "--step-size", Kind::Int, bounds::kStepSize},
+      {"gamma", "--gamma", Kind::Number, {}, bounds::kGamma},
       {"amp", "--amp", Kind::Choice, {}, {}, {"off", "fp16", "bf16"}},
-      {"workers", "--workers", Kind::Int, limits::kWorkers},
-      {"grad_accum", "--grad-accum", Kind::Int, limits::kGradAccum},
-      {"global_batch", "--global-batch", Kind::Int, limits::kGlobalBatch},
+      {"workers", "--workers", Kind::Int, bounds::kWorkers},
+      {"grad_accum", "--grad-accum", Kind::Int, bounds::kGradAccum},
+      {"global_batch", "--global-batch", Kind::Int, bounds::kGlobalBatch},
       {"checkpoint_dir", "--checkpoint-dir", Kind::Path},
       {"resume", "--resume", Kind::Bool},
-      {"seed", "--seed", Kind::Int, limits::kSeed},
+      {"seed", "--seed", Kind::Int, bounds::kSeed},
   };
   return options;
 }
 
 // "a finite number from 0 to 1", "a finite number above 0 (at most 1000000)".
-std::string describe_range(const limits::NumberRange& r) {
+std::string describe_range(const bounds::NumberRange& r) {
   if (r.min_open) return fmt::format("a finite number above {} (at most {})", r.min, r.max);
   return fmt::format("a finite number from {} to {}", r.min, r.max);
 }
@@ -85,7 +87,7 @@ void read_trainer(MapReader& top, RunSpec& spec) {
         }
         break;
       case Kind::Number: {
-        limits::NumberRange range = o.numbers;
+        bounds::NumberRange range = o.numbers;
         value = r.string(o.key, [range](const std::string& s) -> std::optional<std::string> {
           char* end = nullptr;
           double v = std::strtod(s.c_str(), &end);
@@ -161,16 +163,16 @@ void read_command(MapReader& top, RunSpec& spec) {
 void check_global_batch(const RunSpec& spec, const Shape& shape, Diagnostics& diags) {
   if (!spec.trainer_global_batch) return;
   long long global = *spec.trainer_global_batch;
-  long long batch = spec.trainer_batch_size.value_or(limits::kDefaultBatchSize);
+  long long batch = spec.trainer_batch_size.value_or(bounds::kDefaultBatchSize);
   long long world = shape.world_size();
-  if (limits::accumulation_for(global, world, batch) > 0) return;
+  if (bounds::accumulation_for(global, world, batch) > 0) return;
   std::string per_micro_step = fmt::format("{} ranks x batch_size {}{} = {}", world, batch,
                                            spec.trainer_batch_size ? "" : " (ddp-train's default)", world * batch);
   std::string problem =
       global % (world * batch) != 0
           ? fmt::format("{} is not a multiple of shape {}'s {}", global, shape.label, per_micro_step)
           : fmt::format("{} needs {} micro-steps of shape {}'s {}; ddp-train accumulates at most {}", global,
-                        global / (world * batch), shape.label, per_micro_step, limits::kGradAccum.max);
+                        global / (world * batch), shape.label, per_micro_step, bounds::kGradAccum.max);
   diags.error(spec.where_of("trainer.global_batch"), "trainer.global_batch",
               problem + " (ddp-train would refuse it at start, after the queue wait)");
 }

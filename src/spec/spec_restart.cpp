@@ -7,7 +7,9 @@
 
 namespace ddpctl {
 
-namespace limits = ddptrain::limits;
+// ddp-train's bounds on its options (ddptrain_limits.hpp): "limits" in
+// src/slurm/ are the site's.
+namespace bounds = ddptrain::limits;
 
 void read_requeue(MapReader& top, RunSpec& spec) {
   if (!top.has("requeue")) return;
@@ -92,16 +94,16 @@ void check_restart(const RunSpec& spec, const Shape& shape, Diagnostics& diags) 
     return;
   }
   long long global = *spec.trainer_global_batch;
-  long long batch = spec.trainer_batch_size.value_or(limits::kDefaultBatchSize);
+  long long batch = spec.trainer_batch_size.value_or(bounds::kDefaultBatchSize);
   for (int n = r.min_nodes; n < shape.nodes; ++n) {
     long long world = static_cast<long long>(n) * shape.ranks_per_node();
-    if (limits::accumulation_for(global, world, batch) > 0) continue;
+    if (bounds::accumulation_for(global, world, batch) > 0) continue;
     diags.error(where, "restart.min_nodes",
                 fmt::format("a step shrunk to {} node(s) ({} ranks x batch_size {} = {}) cannot keep trainer.global_batch "
                             "{}: {}; raise min_nodes or choose a global_batch that {} ranks divide",
                             n, world, batch, world * batch, global,
                             global % (world * batch) != 0 ? "not a multiple"
-                                                          : fmt::format("more than {} micro-steps", limits::kGradAccum.max),
+                                                          : fmt::format("more than {} micro-steps", bounds::kGradAccum.max),
                             world));
     return;
   }
