@@ -6,7 +6,7 @@
 #include <set>
 #include <fmt/format.h>
 
-#include "slurm/limits_read.hpp"
+#include "slurm/site_limits_read.hpp"
 #include "base/paths.hpp"
 #include "spec/spec_site.hpp"
 #include "base/text.hpp"

@@ -3,7 +3,7 @@
 // anything is queued: the partition exists, enough nodes have the GPU type,
 // GPU count and CPUs, and the account is one of the user's.
 #include "base/diagnostics.hpp"
-#include "slurm/limits.hpp"
+#include "slurm/site_limits_check.hpp"
 #include "script/resolve.hpp"
 #include "slurm/slurm.hpp"
 

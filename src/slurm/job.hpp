@@ -1,6 +1,6 @@
 #pragma once
 // A Slurm job and node as ddpctl knows them, whatever command they were read
-// from (slurm_parse.hpp reads them, slurm.hpp asks Slurm): plain types and
+// from (slurm_parse_*.hpp read them, slurm.hpp asks Slurm): plain types and
 // the words for them. Model layer (docs/architecture.md).
 #include <map>
 #include <optional>

@@ -1,5 +1,8 @@
 #include "slurm/slurm.hpp"
-#include "slurm/slurm_parse.hpp"
+#include "slurm/slurm_answer.hpp"
+#include "slurm/slurm_parse_jobs.hpp"
+#include "slurm/slurm_parse_nodes.hpp"
+#include "slurm/slurm_parse_replies.hpp"
 
 #include <algorithm>
 #include <cstdlib>

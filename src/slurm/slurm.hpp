@@ -12,7 +12,6 @@
 
 #include "slurm/job.hpp"
 #include "base/process.hpp"
-#include "slurm/slurm_parse.hpp"
 
 namespace ddpctl {
 

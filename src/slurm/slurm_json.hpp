@@ -1,6 +1,6 @@
 #pragma once
 // The readers' common ground (internal to slurm_parse_*.cpp): how each data
-// parser generation writes a --json field (Reader: slurm_parse.hpp's header
+// parser generation writes a --json field (Reader: slurm_answer.hpp's header
 // says which generation differs how), Slurm's own errors in a document, and
 // the values every reader shares. A new generation's change of a field's
 // shape is an edit of Reader alone.
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "slurm/slurm_parse.hpp"
+#include "slurm/slurm_answer.hpp"
 #include "base/text.hpp"
 
 namespace ddpctl::slurm_json {
@@ -30,7 +30,7 @@ void throw_json_errors(const json& doc);
 json parse_document(const std::string& text, const std::string& command);
 
 // The data parser of a --json document, and its fields read by the shapes
-// that parser writes (slurm_parse.hpp).
+// that parser writes (slurm_answer.hpp).
 class Reader {
  public:
   Reader(const json& doc, const std::string& command) : src_(json_source(doc, command)), command_(command) {}

@@ -1,12 +1,12 @@
-// Reading jobs: squeue --json of every data parser generation, squeue's
-// format string, sacct -P; a state's base and flags as Slurm names them.
+#include "slurm/slurm_parse_jobs.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <set>
 
 #include "slurm/job_array.hpp"
 #include "slurm/slurm_json.hpp"
-#include "slurm/slurm_parse.hpp"
+#include "slurm/slurm_parse_nodes.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
 
@@ -82,11 +82,10 @@ void set_array_from_printed_id(Job& job, const std::string& printed) {
   }
 }
 
-}  // namespace
-
-std::vector<Job> parse_squeue_json(const std::string& text) {
-  // A busy cluster's queue is tens of MiB; keep only the fields read below
-  // (a job has ~100), which cuts the parse's memory and time severalfold.
+// squeue --json's document with only the fields read_squeue_job reads: a
+// busy cluster's queue is tens of MiB, and keeping only those (a job has
+// ~100) cuts the parse's memory and time severalfold.
+json parse_squeue_document(const std::string& text) {
   static const std::set<std::string> kept = {
       "job_id", "name", "comment", "job_state", "state_reason", "state_description", "partition", "account", "nodes",
       "current_working_directory", "submit_time", "start_time", "end_time", "time_limit", "node_count",
@@ -108,76 +107,90 @@ std::vector<Job> parse_squeue_json(const std::string& text) {
   } catch (const json::exception& e) {
     throw SlurmFormatError(std::string("cannot read squeue --json: not JSON (") + e.what() + ")");
   }
+  return doc;
+}
+
+// 23.11 and later: exit_code as {"status": ["SIGNALED"], "return_code": {...},
+// "signal": {"id": {...}, "name": "KILL"}}.
+void read_exit_code(const Reader& r, const json& j, const std::string& at, Job& job) {
+  auto it = j.find("exit_code");
+  if (it != j.end() && !it->is_null()) {
+    if (!it->is_object()) r.bad(at, "exit_code", "a {status, return_code, signal} object", *it);
+    if (auto code = r.wrapped(*it, "return_code", at + ".exit_code")) job.exit.code = static_cast<int>(*code);
+    if (auto sig = it->find("signal"); sig != it->end() && sig->is_object())
+      if (auto id = r.wrapped(*sig, "id", at + ".exit_code.signal")) job.exit.signal = static_cast<int>(*id);
+    if (job.exit.signal) job.exit.code.reset();
+  }
+}
+
+// An array's records. 22.05 (v0.0.38) writes plain numbers, an unset task
+// id as null and "no array" as array_job_id 0; from v0.0.39 each is
+// {set, infinite, number}, the task id unset on a collapsed record.
+void read_array_fields(const Reader& r, const json& j, const std::string& at, Job& job) {
+  auto array_number = [&](const char* key) -> std::optional<long long> {
+    if (r.source().parser > 38) return r.wrapped(j, key, at);
+    if (auto it = j.find(key); it == j.end() || it->is_null()) return std::nullopt;
+    return r.integer(j, key, at);
+  };
+  if (auto array_id = array_number("array_job_id"); array_id && *array_id > 0) {
+    job.array_job_id = std::to_string(*array_id);
+    job.array_tasks = r.str(j, "array_task_string", at);
+    if (job.array_tasks.empty())
+      if (auto task = array_number("array_task_id")) job.array_task_id = static_cast<int>(*task);
+    if (auto max = array_number("array_max_tasks"); max && *max > 0) job.array_max_tasks = static_cast<int>(*max);
+    else job.array_max_tasks = throttle_of(job.array_tasks);
+  }
+}
+
+Job read_squeue_job(const Reader& r, const json& j, const std::string& at) {
+  Job job;
+  job.id = std::to_string(r.integer(j, "job_id", at));
+  job.name = r.str(j, "name", at);
+  job.comment = r.str(j, "comment", at);
+  job.reason = r.str(j, "state_reason", at);
+  if (r.flag_arrays())
+    set_state(job, r.strings(j, "job_state", at));
+  else
+    set_state(job, r.str(j, "job_state", at));
+  // As squeue's %r: the description when Slurm set one, which says more
+  // ("ReqNodeNotAvail, Reserved for maintenance", where state_reason may
+  // still say "Reservation"); reasons.hpp reads the detail.
+  if (job.state == JobState::Pending && j.contains("state_description") && j["state_description"].is_string() &&
+      !j["state_description"].get<std::string>().empty())
+    job.reason = j["state_description"].get<std::string>();
+  job.partition = r.str(j, "partition", at);
+  job.account = r.str(j, "account", at);
+  job.nodes = r.str(j, "nodes", at);
+  job.cwd = r.str(j, "current_working_directory", at);
+  job.submit_time = r.time(j, "submit_time", at);
+  job.start_time = r.time(j, "start_time", at);
+  job.end_time = r.time(j, "end_time", at);
+  if (auto limit = r.number(j, "time_limit", at, 38)) job.time_limit_s = *limit * 60;
+  job.node_count = static_cast<int>(r.number(j, "node_count", at, 38).value_or(0));
+  std::string alloc = r.str(j, "tres_alloc_str", at);
+  job.gpus = gpus_in_tres(alloc.empty() ? r.str(j, "tres_req_str", at) : alloc);
+  job.restarts = static_cast<int>(r.integer(j, "restart_cnt", at));
+  if (r.flag_arrays())
+    read_exit_code(r, j, at, job);
+  else
+    job.exit = exit_from_wait_status(r.integer(j, "exit_code", at));
+  read_array_fields(r, j, at, job);
+  job.source = "squeue";
+  return job;
+}
+
+}  // namespace
+
+std::vector<Job> parse_squeue_json(const std::string& text) {
+  json doc = parse_squeue_document(text);
   throw_json_errors(doc);
   Reader r(doc, "squeue --json");
   std::vector<Job> jobs;
   const json& list = r.list(doc, "jobs");
-  for (size_t i = 0; i < list.size(); ++i) {
-    const json& j = list[i];
-    std::string at = fmt::format("jobs[{}]", i);
-    Job job;
-    job.id = std::to_string(r.integer(j, "job_id", at));
-    job.name = r.str(j, "name", at);
-    job.comment = r.str(j, "comment", at);
-    job.reason = r.str(j, "state_reason", at);
-    if (r.flag_arrays())
-      set_state(job, r.strings(j, "job_state", at));
-    else
-      set_state(job, r.str(j, "job_state", at));
-    // As squeue's %r: the description when Slurm set one, which says more
-    // ("ReqNodeNotAvail, Reserved for maintenance", where state_reason may
-    // still say "Reservation"); reasons.hpp reads the detail.
-    if (job.state == JobState::Pending && j.contains("state_description") && j["state_description"].is_string() &&
-        !j["state_description"].get<std::string>().empty())
-      job.reason = j["state_description"].get<std::string>();
-    job.partition = r.str(j, "partition", at);
-    job.account = r.str(j, "account", at);
-    job.nodes = r.str(j, "nodes", at);
-    job.cwd = r.str(j, "current_working_directory", at);
-    job.submit_time = r.time(j, "submit_time", at);
-    job.start_time = r.time(j, "start_time", at);
-    job.end_time = r.time(j, "end_time", at);
-    if (auto limit = r.number(j, "time_limit", at, 38)) job.time_limit_s = *limit * 60;
-    job.node_count = static_cast<int>(r.number(j, "node_count", at, 38).value_or(0));
-    std::string alloc = r.str(j, "tres_alloc_str", at);
-    job.gpus = gpus_in_tres(alloc.empty() ? r.str(j, "tres_req_str", at) : alloc);
-    job.restarts = static_cast<int>(r.integer(j, "restart_cnt", at));
-    if (r.flag_arrays()) {
-      // {"status": ["SIGNALED"], "return_code": {...}, "signal": {"id": {...}, "name": "KILL"}}
-      auto it = j.find("exit_code");
-      if (it != j.end() && !it->is_null()) {
-        if (!it->is_object()) r.bad(at, "exit_code", "a {status, return_code, signal} object", *it);
-        if (auto code = r.wrapped(*it, "return_code", at + ".exit_code")) job.exit.code = static_cast<int>(*code);
-        if (auto sig = it->find("signal"); sig != it->end() && sig->is_object())
-          if (auto id = r.wrapped(*sig, "id", at + ".exit_code.signal")) job.exit.signal = static_cast<int>(*id);
-        if (job.exit.signal) job.exit.code.reset();
-      }
-    } else {
-      job.exit = exit_from_wait_status(r.integer(j, "exit_code", at));
-    }
-    // An array's records. 22.05 (v0.0.38) writes plain numbers, an unset task
-    // id as null and "no array" as array_job_id 0; from v0.0.39 each is
-    // {set, infinite, number}, the task id unset on a collapsed record.
-    auto array_number = [&](const char* key) -> std::optional<long long> {
-      if (r.source().parser > 38) return r.wrapped(j, key, at);
-      if (auto it = j.find(key); it == j.end() || it->is_null()) return std::nullopt;
-      return r.integer(j, key, at);
-    };
-    if (auto array_id = array_number("array_job_id"); array_id && *array_id > 0) {
-      job.array_job_id = std::to_string(*array_id);
-      job.array_tasks = r.str(j, "array_task_string", at);
-      if (job.array_tasks.empty())
-        if (auto task = array_number("array_task_id")) job.array_task_id = static_cast<int>(*task);
-      if (auto max = array_number("array_max_tasks"); max && *max > 0) job.array_max_tasks = static_cast<int>(*max);
-      else job.array_max_tasks = throttle_of(job.array_tasks);
-    }
-    job.source = "squeue";
-    jobs.push_back(std::move(job));
-  }
+  for (size_t i = 0; i < list.size(); ++i) jobs.push_back(read_squeue_job(r, list[i], fmt::format("jobs[{}]", i)));
   return jobs;
 }
 
-// Fields of kSqueueFormat, separated by the ASCII unit separator.
 std::vector<Job> parse_squeue_format(const std::string& text) {
   std::vector<Job> jobs;
   for (const auto& line : split(text, '\n')) {
@@ -220,7 +233,6 @@ std::vector<Job> parse_squeue_format(const std::string& text) {
   return jobs;
 }
 
-// sacct -X -n -P -o with the fields of kSacctFormat.
 std::vector<Job> parse_sacct(const std::string& text) {
   std::vector<Job> jobs;
   for (const auto& line : split(text, '\n')) {

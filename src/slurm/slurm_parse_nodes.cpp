@@ -1,10 +1,9 @@
-// Reading nodes: sinfo --json (22.05) and scontrol show nodes --json (23.02
-// and later), GRES and TRES strings.
+#include "slurm/slurm_parse_nodes.hpp"
+
 #include <fmt/format.h>
 #include <sstream>
 
 #include "slurm/slurm_json.hpp"
-#include "slurm/slurm_parse.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
 

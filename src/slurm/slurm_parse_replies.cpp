@@ -1,8 +1,8 @@
-// Reading sbatch's replies: --parsable's job id, --test-only's estimate.
+#include "slurm/slurm_parse_replies.hpp"
+
 #include <fmt/format.h>
 
 #include "slurm/slurm_json.hpp"
-#include "slurm/slurm_parse.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
 

@@ -3,53 +3,17 @@
 #include <fmt/format.h>
 
 #include "base/files.hpp"
-#include "spec/spec_sections.hpp"
+#include "spec/spec_container.hpp"
+#include "spec/spec_environment.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
 
 namespace ddpctl {
 
-const char* dialect_name(GpuDialect d) {
-  switch (d) {
-    case GpuDialect::Gres: return "gres";
-    case GpuDialect::GpusPerNode: return "gpus-per-node";
-    case GpuDialect::Constraint: return "constraint";
-    case GpuDialect::Partition: return "partition";
-  }
-  return "?";
-}
+namespace {
 
-const GpuType* ClusterProfile::find_gpu_type(const std::string& n) const {
-  for (const auto& t : gpu_types)
-    if (t.name == n) return &t;
-  return nullptr;
-}
-
-const Partition* ClusterProfile::find_partition(const std::string& n) const {
-  for (const auto& p : partitions)
-    if (p.name == n) return &p;
-  return nullptr;
-}
-
-std::vector<std::string> ClusterProfile::gpu_type_names() const {
-  std::vector<std::string> out;
-  for (const auto& t : gpu_types) out.push_back(t.name);
-  return out;
-}
-
-std::vector<std::string> ClusterProfile::partition_names() const {
-  std::vector<std::string> out;
-  for (const auto& p : partitions) out.push_back(p.name);
-  return out;
-}
-
-ClusterProfile parse_cluster_profile(const std::string& file, const std::string& text) {
-  YamlDocument doc = parse_yaml_document(file, text, "cluster profile");
-  ClusterProfile p;
-  p.file = file;
-  Diagnostics diags;
-  MapReader top(doc, doc.root, "", diags);
-
+// name, description, gpu_request, default_partition, default_time, interface.
+void read_profile_fields(MapReader& top, Diagnostics& diags, ClusterProfile& p) {
   if (auto v = top.string("name", slurm_name_problem)) p.name = *v;
   else if (!top.has("name")) diags.error(top.self(), "name", "required field is missing");
   if (auto v = top.string("description")) p.description = *v;
@@ -73,7 +37,9 @@ ClusterProfile parse_cluster_profile(const std::string& file, const std::string&
         return "must be a network interface name such as ib0";
       }))
     p.interface = *v;
+}
 
+void read_gpu_types(MapReader& top, const YamlDocument& doc, Diagnostics& diags, ClusterProfile& p) {
   for (auto& [name, node] : top.entries("gpu_types")) {
     GpuType t;
     t.name = name;
@@ -101,7 +67,10 @@ ClusterProfile parse_cluster_profile(const std::string& file, const std::string&
     r.finish();
     p.gpu_types.push_back(t);
   }
+}
 
+// After read_gpu_types: a partition's gpu_types name the profile's.
+void read_partitions(MapReader& top, const YamlDocument& doc, Diagnostics& diags, ClusterProfile& p) {
   for (auto& [name, node] : top.entries("partitions")) {
     Partition part;
     part.name = name;
@@ -130,19 +99,11 @@ ClusterProfile parse_cluster_profile(const std::string& file, const std::string&
     }
     p.partitions.push_back(part);
   }
+}
 
-  p.nccl = read_nccl_settings(top, "nccl");
-  if (auto v = top.string_list("modules")) p.modules = *v;
-  if (auto env = top.string_map("env")) {
-    for (const auto& [name, value] : *env) {
-      if (!is_env_name(name)) top.error("env", fmt::format("{} is not a valid variable name", printable(name)));
-      else if (auto reason = reserved_env_reason(name)) top.error("env", fmt::format("{} {}", name, *reason));
-      else p.env.emplace_back(name, value);
-    }
-  }
-  read_container_section(top, p.container, true);
-  top.finish();
-
+// A partition a GPU type or default_partition names is listed under
+// partitions:; with gpu_request: partition, every GPU type names one.
+void check_partition_names(MapReader& top, Diagnostics& diags, const ClusterProfile& p) {
   for (const auto& t : p.gpu_types) {
     if (!t.partition.empty() && !p.partitions.empty() && !p.find_partition(t.partition))
       diags.error(t.where, "gpu_types." + t.name + ".partition",
@@ -156,6 +117,33 @@ ClusterProfile parse_cluster_profile(const std::string& file, const std::string&
     diags.error(top.where("default_partition"), "default_partition",
                 fmt::format("'{}' is not listed under partitions:{}", p.default_partition,
                             did_you_mean(p.default_partition, p.partition_names())));
+}
+
+}  // namespace
+
+ClusterProfile parse_cluster_profile(const std::string& file, const std::string& text) {
+  YamlDocument doc = parse_yaml_document(file, text, "cluster profile");
+  ClusterProfile p;
+  p.file = file;
+  Diagnostics diags;
+  MapReader top(doc, doc.root, "", diags);
+
+  read_profile_fields(top, diags, p);
+  read_gpu_types(top, doc, diags, p);
+  read_partitions(top, doc, diags, p);
+
+  p.nccl = read_nccl_settings(top, "nccl");
+  if (auto v = top.string_list("modules")) p.modules = *v;
+  if (auto env = top.string_map("env")) {
+    for (const auto& [name, value] : *env) {
+      if (!is_env_name(name)) top.error("env", fmt::format("{} is not a valid variable name", printable(name)));
+      else if (auto reason = reserved_env_reason(name)) top.error("env", fmt::format("{} {}", name, *reason));
+      else p.env.emplace_back(name, value);
+    }
+  }
+  read_container_section(top, p.container, true);
+  top.finish();
+  check_partition_names(top, diags, p);
   diags.throw_if_any();
   return p;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // container: the image the launcher and the ranks run in (docs/containers.md),
 // as a run spec or a cluster profile writes it. Plain data: the readers are in
-// spec_container.cpp, the resolution and the job script's words in container.hpp.
+// spec_container.hpp, the resolution and the job script's words in container.hpp.
 #include <map>
 #include <optional>
 #include <string>

@@ -13,6 +13,9 @@
 // grid's keys point and its placeholders ({lr}, {cell}) replaced
 // (grid_cell.hpp): read and checked exactly as a spec of its own (spec.hpp),
 // so a bad value in one cell is reported at the grid's line, naming the cell.
+//
+// This header is the grid as data; grid_read.hpp reads it from a spec, and
+// grid_expand.hpp makes its cells.
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,17 +70,7 @@ struct Grid {
 // The fields under `grid:` that are the grid's own, not field paths to vary.
 const std::vector<std::string>& grid_own_fields();
 
-// Reads `grid:` from the document; nullopt when it has none. Throws
-// UserError with every problem (a key that is no field path, an empty list,
-// an exclude that matches no cell, two cells of one name, two keys of one
-// variable, a variable over Linux's 128 KiB, more than kMaxCells cells).
-std::optional<Grid> read_grid(const YamlDocument& doc);
+// The most cells a grid may have.
 constexpr size_t kMaxCells = 100000;
-
-// Where the grid's fields were written at the top of a spec before they
-// moved under `grid:` (include:, max_parallel:, and exclude: as a list of
-// partial cells): an error at each saying the new spelling. The spec reader
-// calls it; `exclude:` as a host list is the node field, left to it.
-void refuse_old_grid_spelling(MapReader& top);
 
 }  // namespace ddpctl

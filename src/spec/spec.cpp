@@ -6,26 +6,36 @@
 #include <set>
 
 #include "base/files.hpp"
-#include "spec/grid.hpp"
+#include "spec/grid_read.hpp"
 #include "base/overrides.hpp"
-#include "spec/spec_sections.hpp"
+#include "spec/spec_container.hpp"
+#include "spec/spec_environment.hpp"
+#include "spec/spec_launch.hpp"
+#include "spec/spec_monitoring.hpp"
+#include "spec/spec_restart.hpp"
 #include "spec/spec_site.hpp"
+#include "spec/spec_snapshot.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
 
 namespace ddpctl {
 
-Location Shape::where_of(const std::string& name, const Location& fallback) const {
-  auto it = where.find(name);
-  return it == where.end() ? fallback : it->second;
-}
-
-Location RunSpec::where_of(const std::string& field) const {
-  auto it = where.find(field);
-  return it == where.end() ? Location{file} : it->second;
-}
-
 namespace {
+
+std::optional<std::string> check_output_dir(const std::string& s) {
+  if (s.empty()) return "must not be empty";
+  if (s[0] == '~') return "starts with '~', which Slurm does not expand; write the full path";
+  if (s[0] == '-') return "must not start with '-'";
+  for (char c : s) {
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) || std::string_view("._-/+@,:").find(c) != std::string_view::npos ||
+              static_cast<unsigned char>(c) >= 0x80;
+    if (!ok)
+      return c == '%' ? "contains '%', which Slurm reads as a filename pattern"
+                      : "must be a path of letters, digits and . _ - / + @ , : (it is used in #SBATCH lines, which "
+                        "Slurm splits at spaces and does not unquote)";
+  }
+  return std::nullopt;
+}
 
 std::optional<std::string> check_constraint(const std::string& s) {
   if (is_feature_expression(s)) return std::nullopt;

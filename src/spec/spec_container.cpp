@@ -1,25 +1,14 @@
-// container: {runtime, image, mounts, workdir, env, options, program}, in a
-// run spec or a cluster profile (the site's default runtime and mounts), or
-// `container: false` in a spec.
+#include "spec/spec_container.hpp"
+
 #include <fmt/format.h>
 
-#include "spec/spec_sections.hpp"
+#include "spec/spec_environment.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
 
 namespace ddpctl {
 
 namespace {
-
-struct RuntimeName {
-  ContainerRuntime runtime;
-  const char* name;
-};
-const RuntimeName kRuntimes[] = {{ContainerRuntime::Apptainer, "apptainer"},
-                                 {ContainerRuntime::Singularity, "singularity"},
-                                 {ContainerRuntime::Pyxis, "pyxis"},
-                                 {ContainerRuntime::Podman, "podman"},
-                                 {ContainerRuntime::Charliecloud, "charliecloud"}};
 
 // A mount: SRC[:DST[:ro|rw]], absolute paths or SRC relative to the submit folder.
 std::optional<std::string> mount_problem(const std::string& m) {
@@ -34,27 +23,6 @@ std::optional<std::string> mount_problem(const std::string& m) {
 }
 
 }  // namespace
-
-const char* runtime_name(ContainerRuntime r) {
-  for (const auto& n : kRuntimes)
-    if (n.runtime == r) return n.name;
-  return "?";
-}
-
-std::optional<ContainerRuntime> parse_runtime(const std::string& name) {
-  for (const auto& n : kRuntimes)
-    if (name == n.name) return n.runtime;
-  return std::nullopt;
-}
-
-const std::vector<std::string>& runtime_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> v;
-    for (const auto& n : kRuntimes) v.push_back(n.name);
-    return v;
-  }();
-  return names;
-}
 
 void read_container_section(MapReader& top, ContainerSettings& c, bool profile) {
   if (!top.has("container")) return;

@@ -1,6 +1,5 @@
-// The run spec's launch: `launch:`, the bundled trainer's options (checked
-// against ddp-train's own limits) or the user's `command:`, and whether a
-// global batch divides over a shape (spec_sections.hpp).
+#include "spec/spec_launch.hpp"
+
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -8,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "base/shell.hpp"
-#include "spec/spec_sections.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
 #include "../../trainer/ddptrain_limits.hpp"
@@ -19,17 +17,19 @@ namespace {
 
 enum class Kind { Int, Number, Bool, Path, Choice };
 
-namespace limits = ddptrain::limits;
+// ddp-train's bounds on its options (ddptrain_limits.hpp): "limits" in
+// src/slurm/ are the site's.
+namespace bounds = ddptrain::limits;
 
-// The bundled trainer's options: YAML key, trainer flag, type and limits.
-// The limits are ddp-train's own (trainer/ddptrain_limits.hpp): a value
+// The bundled trainer's options: YAML key, trainer flag, type and bounds.
+// The bounds are ddp-train's own (trainer/ddptrain_limits.hpp): a value
 // accepted here is never refused by ddp-train after the queue wait.
 struct TrainerOption {
   const char* key;
   const char* flag;
   Kind kind;
-  limits::IntRange ints = {0, 0};
-  limits::NumberRange numbers = {0, 0, false};
+  bounds::IntRange ints = {0, 0};
+  bounds::NumberRange numbers = {0, 0, false};
   std::vector<std::string> choices = {};
 };
 
@@ -37,26 +37,26 @@ const std::vector<TrainerOption>& trainer_options() {
   static const std::vector<TrainerOption> options = {
       {"model", "--model", Kind::Choice, {}, {}, {"resnet18", "resnet50", "smallcnn"}},
       {"data", "--data", Kind::Path},
-      {"epochs", "--epochs", Kind::Int, limits::kEpochs},
-      {"batch_size", "--batch-size", Kind::Int, limits::kBatchSize},
-      {"lr", "--lr", Kind::Number, {}, limits::kLr},
-      {"momentum", "--momentum", Kind::Number, {}, limits::kMomentum},
-      {"weight_decay", "--weight-decay", Kind::Number, {}, limits::kWeightDecay},
-      {"step_size", "--step-size", Kind::Int, limits::kStepSize},
-      {"gamma", "--gamma", Kind::Number, {}, limits::kGamma},
+      {"epochs", "--epochs", Kind::Int, bounds::kEpochs},
+      {"batch_size", "--batch-size", Kind::Int, bounds::kBatchSize},
+      {"lr", "--lr", Kind::Number, {}, bounds::kLr},
+      {"momentum", "--momentum", Kind::Number, {}, bounds::kMomentum},
+      {"weight_decay", "--weight-decay", Kind::Number, {}, bounds::kWeightDecay},
+      {"step_size", "--step-size", Kind::Int, bounds::kStepSize},
+      {"gamma", "--gamma", Kind::Number, {}, bounds::kGamma},
       {"amp", "--amp", Kind::Choice, {}, {}, {"off", "fp16", "bf16"}},
-      {"workers", "--workers", Kind::Int, limits::kWorkers},
-      {"grad_accum", "--grad-accum", Kind::Int, limits::kGradAccum},
-      {"global_batch", "--global-batch", Kind::Int, limits::kGlobalBatch},
+      {"workers", "--workers", Kind::Int, bounds::kWorkers},
+      {"grad_accum", "--grad-accum", Kind::Int, bounds::kGradAccum},
+      {"global_batch", "--global-batch", Kind::Int, bounds::kGlobalBatch},
       {"checkpoint_dir", "--checkpoint-dir", Kind::Path},
       {"resume", "--resume", Kind::Bool},
-      {"seed", "--seed", Kind::Int, limits::kSeed},
+      {"seed", "--seed", Kind::Int, bounds::kSeed},
   };
   return options;
 }
 
 // "a finite number from 0 to 1", "a finite number above 0 (at most 1000000)".
-std::string describe_range(const limits::NumberRange& r) {
+std::string describe_range(const bounds::NumberRange& r) {
   if (r.min_open) return fmt::format("a finite number above {} (at most {})", r.min, r.max);
   return fmt::format("a finite number from {} to {}", r.min, r.max);
 }
@@ -87,7 +87,7 @@ void read_trainer(MapReader& top, RunSpec& spec) {
         }
         break;
       case Kind::Number: {
-        limits::NumberRange range = o.numbers;
+        bounds::NumberRange range = o.numbers;
         value = r.string(o.key, [range](const std::string& s) -> std::optional<std::string> {
           char* end = nullptr;
           double v = std::strtod(s.c_str(), &end);
@@ -163,62 +163,18 @@ void read_command(MapReader& top, RunSpec& spec) {
 void check_global_batch(const RunSpec& spec, const Shape& shape, Diagnostics& diags) {
   if (!spec.trainer_global_batch) return;
   long long global = *spec.trainer_global_batch;
-  long long batch = spec.trainer_batch_size.value_or(limits::kDefaultBatchSize);
+  long long batch = spec.trainer_batch_size.value_or(bounds::kDefaultBatchSize);
   long long world = shape.world_size();
-  if (limits::accumulation_for(global, world, batch) > 0) return;
+  if (bounds::accumulation_for(global, world, batch) > 0) return;
   std::string per_micro_step = fmt::format("{} ranks x batch_size {}{} = {}", world, batch,
                                            spec.trainer_batch_size ? "" : " (ddp-train's default)", world * batch);
   std::string problem =
       global % (world * batch) != 0
           ? fmt::format("{} is not a multiple of shape {}'s {}", global, shape.label, per_micro_step)
           : fmt::format("{} needs {} micro-steps of shape {}'s {}; ddp-train accumulates at most {}", global,
-                        global / (world * batch), shape.label, per_micro_step, limits::kGradAccum.max);
+                        global / (world * batch), shape.label, per_micro_step, bounds::kGradAccum.max);
   diags.error(spec.where_of("trainer.global_batch"), "trainer.global_batch",
               problem + " (ddp-train would refuse it at start, after the queue wait)");
-}
-
-void check_restart(const RunSpec& spec, const Shape& shape, Diagnostics& diags) {
-  if (!spec.restart) return;
-  const RestartSettings& r = *spec.restart;
-  // ddp-train without --resume starts from its first step on each restart:
-  // the time before the failure would be spent again, silently.
-  if (spec.uses_trainer && !spec.trainer_resume)
-    diags.error(r.where, "restart",
-                "a restarted step starts ddp-train again from its first step unless it resumes: set trainer.resume: "
-                "true and trainer.checkpoint_dir");
-  if (r.min_nodes == 0) return;
-  Location where = spec.where_of("restart.min_nodes");
-  if (r.min_nodes > shape.nodes) {
-    diags.error(where, "restart.min_nodes",
-                fmt::format("{} is more than the {} node(s) the step runs on (nodes: {}); a shrunk step runs on "
-                            "fewer nodes, from min_nodes up to nodes",
-                            r.min_nodes, shape.nodes, shape.nodes));
-    return;
-  }
-  if (!spec.uses_trainer || r.min_nodes == shape.nodes) return;
-  // The bundled trainer resumes at any world size; the global batch (and
-  // with it the science) stays the same only where it is fixed.
-  if (!spec.trainer_global_batch) {
-    diags.error(where, "restart.min_nodes",
-                fmt::format("a step shrunk to {} node(s) would train ddp-train with a smaller global batch (world size "
-                            "x batch_size); set trainer.global_batch, and the accumulation follows the world size",
-                            r.min_nodes));
-    return;
-  }
-  long long global = *spec.trainer_global_batch;
-  long long batch = spec.trainer_batch_size.value_or(limits::kDefaultBatchSize);
-  for (int n = r.min_nodes; n < shape.nodes; ++n) {
-    long long world = static_cast<long long>(n) * shape.ranks_per_node();
-    if (limits::accumulation_for(global, world, batch) > 0) continue;
-    diags.error(where, "restart.min_nodes",
-                fmt::format("a step shrunk to {} node(s) ({} ranks x batch_size {} = {}) cannot keep trainer.global_batch "
-                            "{}: {}; raise min_nodes or choose a global_batch that {} ranks divide",
-                            n, world, batch, world * batch, global,
-                            global % (world * batch) != 0 ? "not a multiple"
-                                                          : fmt::format("more than {} micro-steps", limits::kGradAccum.max),
-                            world));
-    return;
-  }
 }
 
 void read_launch(MapReader& top, RunSpec& spec) {
@@ -236,6 +192,43 @@ void read_launch(MapReader& top, RunSpec& spec) {
                             "required: set trainer: (arguments for the bundled trainer) or command: (your own program)");
   if (has_trainer) read_trainer(top, spec);
   if (has_command) read_command(top, spec);
+}
+
+void read_master(MapReader& top, RunSpec& spec) {
+  if (!top.has("master")) return;
+  MapReader r(top.document(), top.node("master"), "master", top.diagnostics());
+  if (!r.valid()) return;
+  if (r.has("interface")) {
+    if (auto v = r.string("interface", [](const std::string& s) -> std::optional<std::string> {
+          if (s == "none" || is_interface_name(s)) return std::nullopt;
+          return "must be a network interface name such as ib0 (at most 15 characters), or 'none' to resolve the "
+                 "first node's hostname";
+        }))
+      spec.master.interface = *v == "none" ? "" : *v;
+  }
+  if (r.has("port_range")) {
+    YAML::Node n = r.node("port_range");
+    std::vector<std::string> parts;
+    if (n.IsSequence() && n.size() == 2 && n[0].IsScalar() && n[1].IsScalar()) {
+      parts = {n[0].Scalar(), n[1].Scalar()};
+    } else if (n.IsScalar() && n.Scalar().find('-') != std::string::npos) {
+      const std::string& s = n.Scalar();
+      parts = {s.substr(0, s.find('-')), s.substr(s.find('-') + 1)};
+    }
+    std::string p1, p2;
+    auto lo = parts.size() == 2 ? parse_int(parts[0], 1024, 65535, &p1) : std::nullopt;
+    auto hi = parts.size() == 2 ? parse_int(parts[1], 1024, 65535, &p2) : std::nullopt;
+    if (!lo || !hi || *lo > *hi) {
+      r.error("port_range", "must be two ports from 1024 to 65535, low then high: [20000, 29999] or 20000-29999");
+    } else if (*hi >= 32768 && *lo <= 60999) {
+      r.error("port_range", fmt::format("{}-{} overlaps Linux's ephemeral port range 32768-60999, where outgoing "
+                                        "connections may already hold the port; choose ports below 32768",
+                                        *lo, *hi));
+    } else {
+      spec.master.port_min = static_cast<int>(*lo), spec.master.port_max = static_cast<int>(*hi);
+    }
+  }
+  r.finish();
 }
 
 }  // namespace ddpctl

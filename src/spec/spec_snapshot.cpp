@@ -1,7 +1,6 @@
-// snapshot: false | git | {paths: [...], exclude: [...], max_mb: N}
-#include <fmt/format.h>
+#include "spec/spec_snapshot.hpp"
 
-#include "spec/spec_sections.hpp"
+#include <fmt/format.h>
 
 namespace ddpctl {
 

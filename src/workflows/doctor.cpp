@@ -8,8 +8,9 @@
 #include <set>
 #include <sstream>
 
-#include "slurm/limits_read.hpp"
-#include "slurm/slurm_parse.hpp"
+#include "slurm/site_limits_read.hpp"
+#include "slurm/slurm_answer.hpp"
+#include "slurm/slurm_parse_jobs.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/files.hpp"
-#include "slurm/limits_read.hpp"
+#include "slurm/site_limits_read.hpp"
 #include "script/preflight.hpp"
 #include "base/text.hpp"
 

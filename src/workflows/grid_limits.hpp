@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "slurm/limits.hpp"
+#include "slurm/site_limits_submit.hpp"
 #include "runs/output.hpp"
 #include "runs/run_record.hpp"
 #include "slurm/slurm.hpp"

@@ -11,7 +11,7 @@
 #include "explain/failure.hpp"
 #include "base/files.hpp"
 #include "runs/jobs.hpp"
-#include "slurm/limits_read.hpp"
+#include "slurm/site_limits_read.hpp"
 #include "script/preflight.hpp"
 #include "script/render.hpp"
 #include "explain/report.hpp"

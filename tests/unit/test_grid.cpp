@@ -4,6 +4,7 @@
 #include "catch.hpp"
 
 #include "spec/grid.hpp"
+#include "spec/grid_read.hpp"
 #include "spec/grid_cell.hpp"
 #include "helpers.hpp"
 #include "script/resolve.hpp"

@@ -12,7 +12,7 @@
 #include "fixtures.hpp"
 #include "workflows/grid_limits.hpp"
 #include "helpers.hpp"
-#include "slurm/limits_read.hpp"
+#include "slurm/site_limits_read.hpp"
 #include "workflows/sweep_grid.hpp"
 #include "base/text.hpp"
 

@@ -7,6 +7,7 @@
 #include "helpers.hpp"
 #include "explain/race.hpp"
 #include "script/runs.hpp"
+#include "slurm/slurm_parse_replies.hpp"
 #include "base/text.hpp"
 
 using namespace ddpctl;

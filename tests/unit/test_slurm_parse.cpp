@@ -5,7 +5,10 @@
 
 #include "base/files.hpp"
 #include "helpers.hpp"
-#include "slurm/slurm_parse.hpp"
+#include "slurm/slurm_answer.hpp"
+#include "slurm/slurm_parse_jobs.hpp"
+#include "slurm/slurm_parse_nodes.hpp"
+#include "slurm/slurm_parse_replies.hpp"
 #include "spec/spec_site.hpp"
 #include <nlohmann/json.hpp>
 

@@ -16,7 +16,7 @@
 #include "helpers.hpp"
 #include "slurm/job_array.hpp"
 #include "runs/ledger.hpp"
-#include "slurm/slurm_parse.hpp"
+#include "slurm/slurm_parse_jobs.hpp"
 #include "workflows/submit.hpp"
 #include <nlohmann/json.hpp>
 

@@ -8,7 +8,7 @@
 #include "base/files.hpp"
 #include "helpers.hpp"
 #include "script/runs.hpp"
-#include "slurm/slurm_parse.hpp"
+#include "slurm/slurm_parse_jobs.hpp"
 #include "explain/status_grid.hpp"
 #include "workflows/sweep_grid.hpp"
 

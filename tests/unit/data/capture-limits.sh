@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How the limits fixtures in this folder were captured (limits_read.hpp): on a
+# How the limits fixtures in this folder were captured (site_limits_read.hpp): on a
 # local cluster (scripts/local-slurm [--slurm V] up), a QOS cap-gpu2
 # (MaxTRESPerJob=gres/gpu=2, MaxWall=4h, MaxJobsPerUser=5), an account
 # cap-grp (GrpTRES=gres/gpu=4, default QOS cap-gpu2) running one 3-GPU job,

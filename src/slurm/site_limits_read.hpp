@@ -3,7 +3,7 @@
 // are separate for the unit tests.
 #include <string>
 
-#include "slurm/limits.hpp"
+#include "slurm/site_limits.hpp"
 #include "slurm/slurm.hpp"
 
 namespace ddpctl {

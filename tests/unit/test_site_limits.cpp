@@ -1,9 +1,9 @@
 #include "catch.hpp"
 
-#include "slurm/limits.hpp"
+#include "slurm/site_limits_check.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
-#include "slurm/limits_read.hpp"
+#include "slurm/site_limits_read.hpp"
 #include "script/preflight.hpp"
 
 using namespace ddpctl;

@@ -1,5 +1,7 @@
 #pragma once
-// Parsers for what Slurm prints, exposed for SlurmClient and the unit tests.
+// What Slurm answers, as ddpctl's parsers see it: who wrote a --json
+// document (JsonSource, from the document's own `meta`, never guessed from a
+// failure) and the two ways reading an answer fails.
 //
 // --json documents are read by the generation of the data parser that wrote
 // them, taken from the document's own `meta` (never guessed from a failure):
@@ -16,18 +18,13 @@
 // names the Slurm release, the data parser and the field. Slurm's own errors
 // ("errors" with exit 0, e.g. the controller is down) are SlurmAnswerError.
 //
-// One file per thing read: slurm_json.cpp (meta, and Reader: how each
-// generation writes a field), slurm_parse_jobs.cpp (squeue, sacct),
-// slurm_parse_nodes.cpp (sinfo, scontrol show nodes, GRES/TRES) and
-// slurm_parse_replies.cpp (sbatch's replies).
-#include <map>
+//
+// One file per thing read: slurm_json (Reader: how each generation writes a
+// field), slurm_parse_jobs (squeue, sacct), slurm_parse_nodes (sinfo,
+// scontrol show nodes, GRES/TRES) and slurm_parse_replies (sbatch's replies).
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
-#include <vector>
-
-#include "slurm/job.hpp"
-#include "base/process.hpp"
 
 namespace ddpctl {
 
@@ -50,28 +47,8 @@ struct JsonSource {
 // Throws SlurmFormatError when meta names no data parser ddpctl can read.
 JsonSource json_source(const nlohmann::json& doc, const std::string& command);
 
-std::vector<Job> parse_squeue_json(const std::string& text);
-std::vector<Job> parse_squeue_format(const std::string& text);
-std::vector<Job> parse_sacct(const std::string& text);
-// `sinfo --json` of 22.05 (nodes); for later generations the nodes come from
-// parse_scontrol_nodes_json, and this says so with a SlurmFormatError.
-std::vector<NodeInfo> parse_sinfo_json(const std::string& text);
-// `scontrol show nodes --json` (23.02 and later).
-std::vector<NodeInfo> parse_scontrol_nodes_json(const std::string& text);
 // Whether `sinfo --json` of this Slurm lists nodes itself (22.05), or node
 // groups, so that per-node detail needs `scontrol show nodes --json`.
 bool sinfo_lists_nodes(const JsonSource& source);
-
-// Judges sbatch --parsable by its exit status and stdout, never by stderr
-// being empty: sbatch retries on EAGAIN and says so on stderr.
-SbatchResult parse_sbatch_result(const CommandResult& r);
-
-// Reads the answer of `env SLURM_TIME_FORMAT=%s sbatch --test-only ...`
-// (job.hpp says what it answers);
-// the start time may also be ISO 8601 local time (YYYY-MM-DDTHH:MM:SS).
-StartEstimate parse_test_only(const CommandResult& r);
-
-std::map<std::string, int> parse_gres(const std::string& gres);  // "gpu:a100:4(S:0),gpu:2" -> {a100:4, "":2}
-int gpus_in_tres(const std::string& tres);                          // "cpu=2,gres/gpu=4" -> 4
 
 }  // namespace ddpctl

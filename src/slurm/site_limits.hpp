@@ -1,12 +1,10 @@
 #pragma once
-// Will a shape ever start? The site's limits as Slurm states them — QOS and
-// association limits (sacctmgr), partition limits and reservations
-// (scontrol) — and the user's current usage (scontrol show assoc_mgr),
-// checked before anything is queued. A shape is Never (a per-job limit it
-// breaks: it would pend forever), NotNow (the group's or the user's current
-// usage holds it until jobs end), Later (a reservation on every node that
-// fits it begins before its time limit would end: it cannot start until the
-// reservation is over, and a shorter --time starts it now), or Ok.
+// The site's limits as Slurm states them: QOS and association limits
+// (sacctmgr), partition limits and reservations (scontrol), and the user's
+// current usage (scontrol show assoc_mgr); site_limits_read.hpp reads them.
+// Which of them a job is held to (its account, QOS and associations up to
+// root), and the limits in words. What they say of a shape is
+// site_limits_check.hpp's, of a grid's arrays site_limits_submit.hpp's.
 // docs/slurm.md "Limits and reservations".
 #include <map>
 #include <optional>
@@ -103,71 +101,14 @@ struct JobAsk {
   std::vector<std::string> fitting;
 };
 
-struct LimitProblem {
-  std::string field;  // the spec field to change: "gpus_per_node", "time", "account", ...
-  std::string message;
-};
-
-struct Feasibility {
-  enum class Kind { Ok, Later, NotNow, Never };
-  Kind kind = Kind::Ok;
-  std::vector<LimitProblem> never;    // per-job limits it breaks
-  std::vector<std::string> not_now;   // usage that holds it now, with what frees it
-  // Later: the reservation in the way, when the job could start at its full
-  // time limit, and the longest time limit that lets it start now (none when
-  // no time limit would).
-  std::string reservation;
-  std::optional<long long> earliest_start;
-  std::optional<long long> fit_time_s;
-  std::string later;                  // in words
-  std::string account, qos;           // what the check took as the job's
-};
-
 // The job's account (the shape's, else the user's default) and QOS (the
 // shape's, else its association's default, else "normal").
 std::string job_account(const JobAsk& job, const SiteLimits& site);
 std::string job_qos(const JobAsk& job, const SiteLimits& site);
-
-// Every check above, for one shape at `now` (Unix seconds).
-Feasibility check_limits(const JobAsk& job, const SiteLimits& site, long long now);
-
-// Submitted jobs (MaxSubmitJobs and its kin): Slurm counts every task of a
-// job array as one job against them, and refuses a whole array's sbatch
-// that would go over one (acct_policy_validate), whatever its %K.
-// `arrays` are what one command is about to submit (a grid's arrays, a
-// retry's); each limit they land in is summed over all of them, plus the
-// jobs already queued or running there, as Slurm counts (a QOS's limit of
-// a kind wins over the association's; the partition's QOS comes first
-// unless the job's has OverPartQOS; Max limits are the user's association's,
-// inherited; Grp limits apply at every level up to root).
-struct SubmitAsk {
-  std::string label;  // the array's shape
-  JobAsk job;         // where it lands: account, QOS, partition
-  long long jobs = 0; // its tasks
-};
-struct SubmitLimit {
-  std::string whose;       // "QOS normal", "your association with account lusu", "account lusu"
-  std::string slurm_name;  // "MaxSubmitJobsPerUser", "GrpSubmitJobs", "MaxSubmitJobs"
-  bool per_user = true;    // the user's own jobs (else: every user's of that QOS or account)
-  std::string set_on;      // an inherited Max limit: the account that sets it
-  long long limit = 0;
-  std::optional<long long> in_use;  // nullopt: current usage unread
-  long long asked = 0;              // the tasks of `labels` that land in it
-  std::vector<std::string> labels;  // the arrays that do
-  bool never() const { return asked > limit; }
-  bool over() const { return never() || (in_use && *in_use + asked > limit); }
-};
-// Every submit limit the arrays land in, over or not (`over()` says),
-// in a stable order (QOS, then associations from the user's up).
-std::vector<SubmitLimit> submit_limits(const std::vector<SubmitAsk>& arrays, const SiteLimits& site);
-// What submits the arrays: a grid's sweep or a retry of its cells (the
-// words and the remedy differ).
-enum class SubmitWhat { Grid, Retry };
-// A limit gone over, in words: "the grid's 40 cells are 40 jobs to Slurm;
-// QOS normal allows you 30 submitted jobs (MaxSubmitJobsPerUser) and you
-// have 3 queued or running: 27 more fit; lower the grid, ..."; `total` is
-// every cell about to be submitted.
-std::string describe_submit_limit(const SubmitLimit& l, SubmitWhat what, long long total);
+// The user's association for the account (partition-specific first), then
+// its accounts up to root: the levels whose limits apply to a job.
+std::vector<const AssocLimits*> assoc_chain(const SiteLimits& site, const std::string& account,
+                                            const std::string& partition);
 
 // "4 GPUs per job" / "gres/gpu=2" in words for messages.
 std::string tres_words(const std::string& name, long long value);
@@ -178,6 +119,10 @@ std::string describe_limits(const QosLimits& q);
 std::string describe_limits(const AssocLimits& a);
 // "maint (maintenance) Nov 25 20:15 to 22:15 on 6 nodes".
 std::string describe_reservation(const Reservation& r, long long now);
+// A time on the local clock: "20:00" today (by `now`), else "Nov 26 20:00".
+std::string clock_words(long long t, long long now);
+// Names joined by ", " for messages.
+std::string join_words(const std::vector<std::string>& v);
 
 // A time limit a user writes, rounded down to whole minutes: "59m", "1h30m"
 // (format_duration's Compact style).

@@ -9,7 +9,7 @@
 #include "fake_runner.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
-#include "slurm/limits_read.hpp"
+#include "slurm/site_limits_read.hpp"
 
 using namespace ddpctl;
 using test::exits;

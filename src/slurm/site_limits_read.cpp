@@ -1,4 +1,4 @@
-#include "slurm/limits_read.hpp"
+#include "slurm/site_limits_read.hpp"
 
 #include <ctime>
 #include <fmt/format.h>

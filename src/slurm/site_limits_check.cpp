@@ -1,31 +1,13 @@
-#include "slurm/limits.hpp"
+#include "slurm/site_limits_check.hpp"
 
 #include <algorithm>
-#include <ctime>
 #include <fmt/format.h>
-#include <set>
 
 namespace ddpctl {
 
 namespace {
 
 bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
-
-std::string join_words(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
-// "20:00" today, else "Nov 26 20:00", on the local clock.
-std::string when(long long t, long long now) {
-  std::time_t tt = static_cast<std::time_t>(t), tn = static_cast<std::time_t>(now);
-  std::tm a = *std::localtime(&tt);
-  std::tm b = *std::localtime(&tn);
-  char buf[32];
-  std::strftime(buf, sizeof buf, a.tm_yday == b.tm_yday && a.tm_year == b.tm_year ? "%H:%M" : "%b %d %H:%M", &a);
-  return buf;
-}
 
 // The spec field a TRES is set by.
 std::string field_of(const std::string& tres) {
@@ -58,38 +40,6 @@ std::string usage_code(const std::string& scope, const std::string& tres, bool p
   std::string r = gres ? "GRES" : tres == "cpu" ? "Cpu" : tres == "node" ? "Node" : tres == "mem" ? "Mem" : "TRES";
   if (per_user) return scope + "Max" + r + (gres ? "PerUser" : "PerUserLimit");
   return scope + "Grp" + r + (gres ? "" : "Limit");
-}
-
-// The user's association with `account`: the one for `partition` if the
-// site has one, else the one for every partition.
-const AssocLimits* user_assoc(const SiteLimits& site, const std::string& account, const std::string& partition) {
-  if (site.user.empty()) return nullptr;
-  const AssocLimits* mine = nullptr;
-  for (const auto& a : site.assocs)
-    if (a.account == account && a.user == site.user) {
-      if (!a.partition.empty() && a.partition == partition) return &a;
-      if (a.partition.empty()) mine = &a;
-    }
-  return mine;
-}
-
-// The user's association for the account (partition-specific first), then
-// its accounts up to root.
-std::vector<const AssocLimits*> assoc_chain(const SiteLimits& site, const std::string& account_name,
-                                            const std::string& partition) {
-  std::vector<const AssocLimits*> out;
-  if (const AssocLimits* mine = user_assoc(site, account_name, partition)) out.push_back(mine);
-  std::string account = account_name;
-  std::set<std::string> seen;
-  while (!account.empty() && seen.insert(account).second) {
-    const AssocLimits* acct = nullptr;
-    for (const auto& a : site.assocs)
-      if (a.account == account && a.user.empty()) acct = &a;
-    if (!acct) break;
-    out.push_back(acct);
-    account = acct->parent;
-  }
-  return out;
 }
 
 struct Checker {
@@ -290,10 +240,10 @@ struct Checker {
       break;
     }
     std::string what = fmt::format("reservation {}{} ({} to {})", first->name,
-                                   first->maintenance() ? " (maintenance)" : "", when(first->start, now),
-                                   when(first->end, now));
+                                   first->maintenance() ? " (maintenance)" : "", clock_words(first->start, now),
+                                   clock_words(first->end, now));
     std::string start_words = f.earliest_start ? fmt::format("it cannot start before {} (in {})",
-                                                              when(*f.earliest_start, now),
+                                                              clock_words(*f.earliest_start, now),
                                                               fit_time_words((*f.earliest_start - now + 59) / 60 * 60))
                                                : "no start is possible at this time limit among the reservations";
     f.later = fmt::format("{} holds the nodes that fit this shape before its {} time limit would end: {}", what,
@@ -308,79 +258,6 @@ struct Checker {
 };
 
 }  // namespace
-
-std::string tres_words(const std::string& name, long long value) {
-  auto plural = [&](const char* one, const char* many) { return fmt::format("{} {}", value, value == 1 ? one : many); };
-  if (name == "gres/gpu") return plural("GPU", "GPUs");
-  if (name == "cpu") return plural("CPU", "CPUs");
-  if (name == "node") return plural("node", "nodes");
-  if (name == "mem") return fmt::format("{} MiB of memory", value);
-  return fmt::format("{}={}", name, value);
-}
-
-namespace {
-
-std::string tres_text(const Tres& t) {
-  std::string out;
-  for (const auto& [k, v] : t) out += (out.empty() ? "" : ",") + k + "=" + std::to_string(v);
-  return out;
-}
-
-void add(std::vector<std::string>& parts, const char* name, const Tres& t) {
-  if (!t.empty()) parts.push_back(std::string(name) + " " + tres_text(t));
-}
-
-void add(std::vector<std::string>& parts, const char* name, const std::optional<long long>& n, bool time = false) {
-  if (n) parts.push_back(std::string(name) + " " + (time ? fit_time_words(*n) : std::to_string(*n)));
-}
-
-}  // namespace
-
-std::string describe_limits(const QosLimits& q) {
-  std::vector<std::string> parts;
-  add(parts, "MaxTRESPerJob", q.max_per_job);
-  add(parts, "MaxTRESPerNode", q.max_per_node);
-  add(parts, "MaxTRESPerUser", q.max_per_user);
-  add(parts, "GrpTRES", q.grp);
-  add(parts, "MaxWall", q.max_wall_s, true);
-  add(parts, "MaxJobsPerUser", q.max_jobs_per_user);
-  add(parts, "MaxSubmitJobsPerUser", q.max_submit_per_user);
-  add(parts, "GrpJobs", q.grp_jobs);
-  add(parts, "GrpSubmitJobs", q.grp_submit);
-  return parts.empty() ? "no limits" : join_words(parts);
-}
-
-std::string describe_limits(const AssocLimits& a) {
-  std::vector<std::string> parts;
-  add(parts, "GrpTRES", a.grp);
-  add(parts, "MaxTRES", a.max_per_job);
-  add(parts, "MaxTRESPerNode", a.max_per_node);
-  add(parts, "MaxWall", a.max_wall_s, true);
-  add(parts, "MaxJobs", a.max_jobs);
-  add(parts, "MaxSubmit", a.max_submit);
-  add(parts, "GrpJobs", a.grp_jobs);
-  add(parts, "GrpSubmit", a.grp_submit);
-  return parts.empty() ? "no limits" : join_words(parts);
-}
-
-std::string describe_reservation(const Reservation& r, long long now) {
-  return fmt::format("{}{} {} to {} on {} node{}{}", r.name, r.maintenance() ? " (maintenance)" : "", when(r.start, now),
-                     when(r.end, now), r.nodes.size(), r.nodes.size() == 1 ? "" : "s",
-                     r.start <= now ? " (in progress)" : "");
-}
-
-std::string job_account(const JobAsk& job, const SiteLimits& site) {
-  return job.account.empty() ? site.default_account : job.account;
-}
-
-std::string job_qos(const JobAsk& job, const SiteLimits& site) {
-  if (!job.qos.empty()) return job.qos;
-  const AssocLimits* mine = user_assoc(site, job_account(job, site), job.partition);
-  if (mine && !mine->default_qos.empty()) return mine->default_qos;
-  // Slurm's default when none is set: the association's only QOS, else "normal".
-  if (mine && mine->qos.size() == 1) return mine->qos.front();
-  return site.qos.count("normal") || site.qos.empty() ? "normal" : "";
-}
 
 Feasibility check_limits(const JobAsk& job, const SiteLimits& site, long long now) {
   Checker c{job, site, now, {}};
@@ -416,115 +293,6 @@ Feasibility check_limits(const JobAsk& job, const SiteLimits& site, long long no
            : !f.later.empty()   ? Feasibility::Kind::Later
                                 : Feasibility::Kind::Ok;
   return f;
-}
-
-std::vector<SubmitLimit> submit_limits(const std::vector<SubmitAsk>& arrays, const SiteLimits& site) {
-  std::vector<SubmitLimit> out;
-  if (!site.limits_enforced) return out;  // Slurm would not hold the grid to them either
-  std::map<std::string, size_t> at;       // a limit's own key -> its place in `out`
-  auto add = [&](const std::string& key, const SubmitLimit& limit, const SubmitAsk& a) {
-    auto [it, fresh] = at.emplace(key, out.size());
-    if (fresh) out.push_back(limit);
-    SubmitLimit& l = out[it->second];
-    l.asked += a.jobs;
-    if (!has(l.labels, a.label)) l.labels.push_back(a.label);
-  };
-  const Usage& u = site.usage;
-  auto used = [&](const std::map<std::string, long long>& m, const std::string& k) -> std::optional<long long> {
-    if (!u.known) return std::nullopt;
-    auto it = m.find(k);
-    return it == m.end() ? 0 : it->second;  // assoc_mgr lists no jobs where there are none
-  };
-  auto find_qos = [&](const std::string& name) -> const QosLimits* {
-    auto it = site.qos.find(name);
-    return name.empty() || it == site.qos.end() ? nullptr : &it->second;
-  };
-  for (const SubmitAsk& a : arrays) {
-    std::string account = job_account(a.job, site);
-    const QosLimits* job_q = find_qos(job_qos(a.job, site));
-    const QosLimits* part_q = nullptr;
-    if (auto p = site.partitions.find(a.job.partition); p != site.partitions.end()) part_q = find_qos(p->second.qos);
-    if (part_q == job_q) part_q = nullptr;
-    // Slurm's order (acct_policy_set_qos_order): the partition's QOS first,
-    // unless the job's has OverPartQOS; of each kind the first that sets one counts.
-    std::vector<const QosLimits*> order;
-    bool over_part = job_q && job_q->flags.find("OverPartQOS") != std::string::npos;
-    if (part_q && !over_part) order.push_back(part_q);
-    if (job_q) order.push_back(job_q);
-    if (part_q && over_part) order.push_back(part_q);
-    bool qos_per_user = false, qos_grp = false;
-    for (const QosLimits* q : order) {
-      if (!qos_per_user && q->max_submit_per_user) {
-        qos_per_user = true;
-        add("qos-user:" + q->name,
-            {"QOS " + q->name, "MaxSubmitJobsPerUser", true, "", *q->max_submit_per_user, used(u.qos_user_submit, q->name), 0, {}},
-            a);
-      }
-      if (!qos_grp && q->grp_submit) {
-        qos_grp = true;
-        add("qos-grp:" + q->name,
-            {"QOS " + q->name, "GrpSubmitJobs", false, "", *q->grp_submit, used(u.qos_submit, q->name), 0, {}}, a);
-      }
-    }
-    std::vector<const AssocLimits*> levels = assoc_chain(site, account, a.job.partition);
-    // MaxSubmitJobs: the user's association's own, else the nearest
-    // account's above it (inherited); a QOS's per-user limit replaces it.
-    if (!qos_per_user && !levels.empty() && !levels.front()->user.empty()) {
-      const AssocLimits* mine = levels.front();
-      for (const AssocLimits* l : levels)
-        if (l->max_submit) {
-          add("assoc-max:" + mine->account + "/" + mine->user + "/" + mine->partition,
-              {"your association with account " + mine->account, "MaxSubmitJobs", true,
-               l == mine ? "" : l->account, *l->max_submit, used(u.account_submit, mine->account + "/" + mine->user),
-               0, {}},
-              a);
-          break;
-        }
-    }
-    // GrpSubmitJobs: every level's, over its whole subtree; a QOS's replaces them.
-    if (!qos_grp)
-      for (const AssocLimits* l : levels)
-        if (l->grp_submit) {
-          bool user = !l->user.empty();
-          add("assoc-grp:" + l->account + "/" + l->user + "/" + l->partition,
-              {(user ? "your association with account " : "account ") + l->account, "GrpSubmitJobs", user, "",
-               *l->grp_submit, used(u.account_submit, user ? l->account + "/" + l->user : l->account), 0, {}},
-              a);
-        }
-  }
-  return out;
-}
-
-std::string describe_submit_limit(const SubmitLimit& l, SubmitWhat what, long long total) {
-  auto jobs = [](long long n) { return fmt::format("{} job{}", n, n == 1 ? "" : "s"); };
-  const char* noun = what == SubmitWhat::Grid ? "grid" : "retry";
-  std::string cells =
-      l.asked == total
-          ? fmt::format("the {}'s {} cell{} {} {} to Slurm", noun, l.asked, l.asked == 1 ? "" : "s",
-                        l.asked == 1 ? "is" : "are", jobs(l.asked))
-          : fmt::format("the {}'s {} cell{} of shape{} {} {} {} to Slurm", noun, l.asked, l.asked == 1 ? "" : "s",
-                        l.labels.size() == 1 ? "" : "s", join_words(l.labels), l.asked == 1 ? "is" : "are",
-                        jobs(l.asked));
-  std::string submitted = fmt::format("{} submitted job{}", l.limit, l.limit == 1 ? "" : "s");
-  std::string allows = l.per_user ? fmt::format("{} allows you {}", l.whose, submitted)
-                                  : fmt::format("{} allows {} from all its users together", l.whose, submitted);
-  std::string message = fmt::format("{}; {} ({}{})", cells, allows, l.slurm_name,
-                                    l.set_on.empty() ? "" : ", set on account " + l.set_on);
-  if (l.in_use) {
-    long long room = std::max(0LL, l.limit - *l.in_use);
-    message += fmt::format(" and {} {} queued or running: {}", l.per_user ? "you have" : "they have", *l.in_use,
-                           room == 0 ? std::string("none more fit until some of them end")
-                                     : fmt::format("{} more fit", room));
-  } else {
-    message += ": more than it takes even with nothing else queued";
-  }
-  std::string smaller = what == SubmitWhat::Grid ? "lower the grid, or submit it in parts"
-                                                 : "retry fewer cells at once (--cells)";
-  message += l.never() ? "; " + smaller : "; wait until some of " + std::string(l.per_user ? "yours" : "them") +
-                                              " end, or " + smaller;
-  message += " (max_parallel does not change this: every task counts";
-  message += l.never() ? ")" : "; sbatch takes an array whole or not at all)";
-  return message;
 }
 
 }  // namespace ddpctl

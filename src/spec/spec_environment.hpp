@@ -1,0 +1,30 @@
+#pragma once
+// The run spec's environment: modules:, env:, nccl: (typed NCCL settings,
+// shared with cluster profiles) and setup:, and the names ddpctl sets
+// itself, which env: may not set.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spec/run_spec.hpp"
+#include "base/yaml_reader.hpp"
+
+namespace ddpctl {
+
+void read_environment(MapReader& top, RunSpec& spec);  // modules, env, nccl, setup
+
+// Reads an `nccl:` section (shared with cluster profiles).
+NcclSettings read_nccl_settings(MapReader& parent, const std::string& key);
+
+// Environment names ddpctl sets itself and refuses in `env:`, with the reason.
+std::optional<std::string> reserved_env_reason(const std::string& name);
+
+// The environment variables a typed NCCL setting is exported as.
+struct NcclOption {
+  const char* key;
+  std::vector<const char*> env;
+  const char* doc;
+};
+const std::vector<NcclOption>& nccl_options();
+
+}  // namespace ddpctl
