@@ -13,6 +13,7 @@
 #include "runs/jobs.hpp"
 #include "agent/node_check.hpp"
 #include "workflows/race_group.hpp"
+#include "script/runs_index.hpp"
 #include "base/text.hpp"
 
 extern char** environ;

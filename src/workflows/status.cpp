@@ -23,6 +23,7 @@
 #include "explain/race.hpp"
 #include "slurm/reasons.hpp"
 #include "script/runs.hpp"
+#include "script/runs_index.hpp"
 #include "explain/status_grid.hpp"
 #include "workflows/submit.hpp"
 #include "base/text.hpp"
