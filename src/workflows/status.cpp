@@ -14,7 +14,7 @@
 #include "runs/job_files.hpp"
 #include "agent/in_job_restart.hpp"
 #include "explain/experiments.hpp"
-#include "script/snapshot.hpp"
+#include "script/snapshot_record.hpp"
 #include "base/files.hpp"
 #include "explain/failure.hpp"
 #include "agent/job_environment.hpp"

@@ -18,6 +18,7 @@
 #include "script/render.hpp"
 #include "script/resolve.hpp"
 #include "script/snapshot.hpp"
+#include "script/snapshot_record.hpp"
 #include "spec/spec.hpp"
 #include "base/text.hpp"
 
