@@ -14,6 +14,7 @@
 #include "base/files.hpp"
 #include "base/paths.hpp"
 #include "base/shell.hpp"
+#include "script/container_script.hpp"
 #include "script/templates.hpp"
 #include "base/text.hpp"
 

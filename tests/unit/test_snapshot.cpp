@@ -13,6 +13,7 @@
 
 #include "spec/cluster.hpp"
 #include "script/container.hpp"
+#include "script/container_script.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
 #include "script/render.hpp"
