@@ -7,6 +7,10 @@
 // non-template functions of format-inl.h, and the templates format.h
 // declares `extern` (the locale and float-to-decimal ones). Written for fmt
 // 9 (Debian 12); CMakeLists.txt uses header-only fmt with any other version.
+// No header of its own, and none needed: it declares nothing of ddpctl's;
+// what it defines, fmt's headers declare. It is not in the core either: it
+// is the library ddpctl_fmt (CMakeLists.txt), built only for the portable
+// build (DDPCTL_LIBC_ONLY) with fmt 9.
 #include <fmt/format-inl.h>
 
 FMT_BEGIN_NAMESPACE

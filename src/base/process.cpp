@@ -182,49 +182,32 @@ int run_in_foreground(const std::vector<std::string>& argv) {
   return 1;
 }
 
-CommandResult SystemCommandRunner::run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
-  CommandResult result;
-  result.argv = argv;
-  if (argv.empty()) throw std::logic_error("CommandRunner::run: empty argv");
+namespace {
 
-  Pipe out, err, exec_status;  // exec_status: the child's errno if exec fails
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  const pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(errno)));
-  if (pid == 0) {
-    // The child: only async-signal-safe calls until exec.
-    // Its own process group, so that a timeout can stop it and its children;
-    // and killed with ddpctl, so that a ddpctl killed or interrupted during
-    // sbatch leaves no sbatch behind to submit later (the ledger's intent is
-    // settled by the next submit).
-    ::setpgid(0, 0);
-    die_with_parent(SIGKILL, parent);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::signal(SIGPIPE, SIG_DFL);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    ::dup2(out.fd[1], 1);
-    ::dup2(err.fd[1], 2);
-    exec_or_report(cargv, exec_status.fd[1]);
-  }
-  if (int exec_errno = exec_errno_of(exec_status); exec_errno != 0) {
-    int ignored_status = 0;
-    while (::waitpid(pid, &ignored_status, 0) < 0 && errno == EINTR) {
-    }
-    if (exec_errno == ENOENT || exec_errno == EACCES || exec_errno == ENOTDIR) {
-      result.not_found = true;
-      return result;
-    }
-    throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(exec_errno)));
-  }
-  ::close(out.fd[1]), out.fd[1] = -1;
-  ::close(err.fd[1]), err.fd[1] = -1;
+// The child of SystemCommandRunner::run, after fork: only async-signal-safe
+// calls until exec. Its own process group, so that a timeout can stop it and
+// its children; and killed with ddpctl, so that a ddpctl killed or
+// interrupted during sbatch leaves no sbatch behind to submit later (the
+// ledger's intent is settled by the next submit).
+[[noreturn]] void exec_captured(std::vector<char*>& cargv, const Pipe& out, const Pipe& err, const Pipe& exec_status,
+                                pid_t parent) {
+  ::setpgid(0, 0);
+  die_with_parent(SIGKILL, parent);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::signal(SIGPIPE, SIG_DFL);
+  int devnull = ::open("/dev/null", O_RDONLY);
+  if (devnull >= 0) ::dup2(devnull, 0);
+  ::dup2(out.fd[1], 1);
+  ::dup2(err.fd[1], 2);
+  exec_or_report(cargv, exec_status.fd[1]);
+}
 
+// Reads the child's stdout and stderr into `result` until both close; kills
+// its process group when `timeout` passes (timed_out) or when one says more
+// than kMaxCapture (output_cut).
+void capture(pid_t pid, const Pipe& out, const Pipe& err, std::chrono::milliseconds timeout, CommandResult& result) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
   std::string* sinks[2] = {&result.out, &result.err};
@@ -256,6 +239,36 @@ CommandResult SystemCommandRunner::run(const std::vector<std::string>& argv, std
       }
     }
   }
+}
+
+}  // namespace
+
+CommandResult SystemCommandRunner::run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  CommandResult result;
+  result.argv = argv;
+  if (argv.empty()) throw std::logic_error("CommandRunner::run: empty argv");
+
+  Pipe out, err, exec_status;  // exec_status: the child's errno if exec fails
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(errno)));
+  if (pid == 0) exec_captured(cargv, out, err, exec_status, parent);
+  if (int exec_errno = exec_errno_of(exec_status); exec_errno != 0) {
+    int ignored_status = 0;
+    while (::waitpid(pid, &ignored_status, 0) < 0 && errno == EINTR) {
+    }
+    if (exec_errno == ENOENT || exec_errno == EACCES || exec_errno == ENOTDIR) {
+      result.not_found = true;
+      return result;
+    }
+    throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(exec_errno)));
+  }
+  ::close(out.fd[1]), out.fd[1] = -1;
+  ::close(err.fd[1]), err.fd[1] = -1;
+  capture(pid, out, err, timeout, result);
   int status = 0;
   if (result.timed_out || result.output_cut) {
     // A process in uninterruptible sleep (nvidia-smi on a GPU that fell off

@@ -6,6 +6,7 @@
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
+#include "script/snapshot_record.hpp"
 #include "workflows/submit.hpp"
 
 namespace ddpctl::cli {

@@ -11,7 +11,7 @@
 #include "explain/failure.hpp"
 #include "base/files.hpp"
 #include "agent/job_environment.hpp"
-#include "script/snapshot.hpp"
+#include "script/snapshot_record.hpp"
 #include "base/text.hpp"
 
 namespace ddpctl {

@@ -61,34 +61,6 @@ std::optional<Reference> parse_reference(const std::string& image) {
 
 std::string docker_form(const Reference& r) { return "docker://" + (r.registry.empty() ? "" : r.registry + "/") + r.path; }
 
-// Where a folder the job uses is, for a bind: "" when it is under the submit
-// folder (bound already), else its absolute path.
-std::string outside_submit_folder(const std::string& path) {
-  if (path.empty()) return "";
-  fs::path p(path);
-  if (p.is_relative()) {
-    std::string norm = p.lexically_normal().string();
-    return norm.rfind("..", 0) == 0 ? (fs::current_path() / p).lexically_normal().string() : "";
-  }
-  return p.lexically_normal().string();
-}
-
-// A mount's source for the script: absolute as written, a relative one from
-// the submit folder (`submit_dir`, a shell word).
-std::string source_word(const std::string& src, const std::string& submit_dir) {
-  return src[0] == '/' ? shell_quote(src) : submit_dir + "/" + shell_quote(src);
-}
-
-struct Mount {
-  std::string src, dst, mode;  // dst "" : the same path; mode "" or ro/rw
-};
-
-Mount parse_mount(const std::string& m) {
-  std::vector<std::string> parts = split(m, ':');
-  Mount out{parts[0], parts.size() > 1 ? parts[1] : "", parts.size() > 2 ? parts[2] : ""};
-  return out;
-}
-
 // The folders ddpctl binds itself (the submit folder, and output_dir,
 // trainer.data and trainer.checkpoint_dir where they are outside it) go into
 // the runtimes' bind lists, which have no quoting: Apptainer's --bind and
@@ -121,40 +93,39 @@ void check_bound_folders(const ResolvedContainer& c, const RunSpec& spec, const 
 
 }  // namespace
 
-std::optional<ResolvedContainer> resolve_container(const RunSpec& spec, const ClusterProfile& profile,
-                                                   Diagnostics& diags) {
+// Where a folder the job uses is, for a bind: "" when it is under the submit
+// folder (bound already), else its absolute path.
+std::string outside_submit_folder(const std::string& path) {
+  if (path.empty()) return "";
+  fs::path p(path);
+  if (p.is_relative()) {
+    std::string norm = p.lexically_normal().string();
+    return norm.rfind("..", 0) == 0 ? (fs::current_path() / p).lexically_normal().string() : "";
+  }
+  return p.lexically_normal().string();
+}
+
+namespace {
+
+// Where a field of the container was written: the spec's line, else the
+// profile's, else the spec's `container:`.
+Location field_where(const RunSpec& spec, const ClusterProfile& profile, const std::string& field) {
   const ContainerSettings& s = spec.container;
   const ContainerSettings& site = profile.container;
-  if (s.off) return std::nullopt;
-  auto where = [&](const std::string& field) {
-    auto it = s.where.find(field);
-    if (it != s.where.end()) return it->second;
-    it = site.where.find(field);
-    if (it != site.where.end()) return it->second;
-    return spec.where_of("container");
-  };
-  std::optional<ContainerRuntime> runtime = s.runtime ? s.runtime : site.runtime;
-  bool spec_image = !s.image.empty() || !s.images.empty();
-  bool site_image = !site.image.empty() || !site.images.empty();
-  if (!spec_image && !site_image) {
-    if (s.present)
-      diags.error(where("container"), "container.image",
-                  fmt::format("no image: name the image the program runs in{}",
-                              runtime ? fmt::format(" (a {} image)", runtime_name(*runtime)) : ""));
-    return std::nullopt;
-  }
-  if (!runtime) {
-    diags.error(where("container"), "container.runtime",
-                fmt::format("no runtime: set container.runtime here or in the cluster profile {} ({})",
-                            profile.name, join(runtime_names(), ", ")));
-    return std::nullopt;
-  }
-  ResolvedContainer c;
-  c.runtime = *runtime;
-  c.runtime_where = where("container.runtime");
-  // The image: this runtime's own where one is named per runtime, the
-  // spec's before the profile's. A spec that names images per runtime but not
-  // this one's falls back only to the profile's image for this runtime.
+  auto it = s.where.find(field);
+  if (it != s.where.end()) return it->second;
+  it = site.where.find(field);
+  if (it != site.where.end()) return it->second;
+  return spec.where_of("container");
+}
+
+// The image as written, into c.image_written: this runtime's own where one
+// is named per runtime, the spec's before the profile's. A spec that names
+// images per runtime but not this one's falls back only to the profile's
+// image for this runtime. False when there is none (said in `diags`).
+bool choose_image(ResolvedContainer& c, const RunSpec& spec, const ClusterProfile& profile, Diagnostics& diags) {
+  const ContainerSettings& s = spec.container;
+  const ContainerSettings& site = profile.container;
   auto own = [&](const ContainerSettings& x) -> const std::string* {
     auto it = x.images.find(c.runtime);
     return it == x.images.end() ? nullptr : &it->second;
@@ -168,20 +139,24 @@ std::optional<ResolvedContainer> resolve_container(const RunSpec& spec, const Cl
   } else if (!s.images.empty()) {
     std::vector<std::string> named;
     for (const auto& [r, img] : s.images) named.push_back(runtime_name(r));
-    diags.error(where("container.image"), "container.image",
+    diags.error(field_where(spec, profile, "container.image"), "container.image",
                 fmt::format("names images for {} but not for {}, the runtime of {}", join(named, ", "),
                             runtime_name(c.runtime), s.runtime ? "this spec" : "cluster " + profile.name));
-    return std::nullopt;
+    return false;
   } else {
     c.image_written = site.image;
   }
   if (c.image_written.empty()) {
-    diags.error(where("container.image"), "container.image",
+    diags.error(field_where(spec, profile, "container.image"), "container.image",
                 fmt::format("no image for runtime {}", runtime_name(c.runtime)));
-    return std::nullopt;
+    return false;
   }
-  c.where = where("container.image");
-  c.field = "container.image";
+  return true;
+}
+
+// c.image: the image written in the form its runtime takes (a path made
+// absolute from the spec's folder, or a reference), or a problem at c.where.
+void read_image(ResolvedContainer& c, const RunSpec& spec, Diagnostics& diags) {
   const std::string& img = c.image_written;
   auto bad = [&](const std::string& why) {
     diags.error(c.where, c.field, fmt::format("{}: {}", printable(img), why));
@@ -221,6 +196,12 @@ std::optional<ResolvedContainer> resolve_container(const RunSpec& spec, const Cl
   } else {
     bad("is neither a path nor a registry reference (docker://REGISTRY/NAME:TAG)");
   }
+}
+
+// c.program: the runtime's command, unless the spec or the profile names it.
+void choose_program(ResolvedContainer& c, const RunSpec& spec, const ClusterProfile& profile, Diagnostics& diags) {
+  const ContainerSettings& s = spec.container;
+  const ContainerSettings& site = profile.container;
   switch (c.runtime) {
     case ContainerRuntime::Apptainer: c.program = "apptainer"; break;
     case ContainerRuntime::Singularity: c.program = "singularity"; break;
@@ -231,8 +212,42 @@ std::optional<ResolvedContainer> resolve_container(const RunSpec& spec, const Cl
   if (!s.program.empty()) c.program = s.program;
   else if (!site.program.empty()) c.program = site.program, c.program_named = true;
   if (c.runtime == ContainerRuntime::Pyxis && (!s.program.empty() || !site.program.empty()))
-    diags.error(where("container.program"), "container.program",
+    diags.error(field_where(spec, profile, "container.program"), "container.program",
                 "Pyxis is srun's plugin (srun --container-image): there is no program to name");
+}
+
+}  // namespace
+
+std::optional<ResolvedContainer> resolve_container(const RunSpec& spec, const ClusterProfile& profile,
+                                                   Diagnostics& diags) {
+  const ContainerSettings& s = spec.container;
+  const ContainerSettings& site = profile.container;
+  if (s.off) return std::nullopt;
+  auto where = [&](const std::string& field) { return field_where(spec, profile, field); };
+  std::optional<ContainerRuntime> runtime = s.runtime ? s.runtime : site.runtime;
+  bool spec_image = !s.image.empty() || !s.images.empty();
+  bool site_image = !site.image.empty() || !site.images.empty();
+  if (!spec_image && !site_image) {
+    if (s.present)
+      diags.error(where("container"), "container.image",
+                  fmt::format("no image: name the image the program runs in{}",
+                              runtime ? fmt::format(" (a {} image)", runtime_name(*runtime)) : ""));
+    return std::nullopt;
+  }
+  if (!runtime) {
+    diags.error(where("container"), "container.runtime",
+                fmt::format("no runtime: set container.runtime here or in the cluster profile {} ({})",
+                            profile.name, join(runtime_names(), ", ")));
+    return std::nullopt;
+  }
+  ResolvedContainer c;
+  c.runtime = *runtime;
+  c.runtime_where = where("container.runtime");
+  if (!choose_image(c, spec, profile, diags)) return std::nullopt;
+  c.where = where("container.image");
+  c.field = "container.image";
+  read_image(c, spec, diags);
+  choose_program(c, spec, profile, diags);
   c.mounts = site.mounts;
   c.mounts.insert(c.mounts.end(), s.mounts.begin(), s.mounts.end());
   for (const auto& m : c.mounts)
@@ -250,128 +265,6 @@ std::optional<ResolvedContainer> resolve_container(const RunSpec& spec, const Cl
   c.options.insert(c.options.end(), s.options.begin(), s.options.end());
   check_bound_folders(c, spec, where("container"), diags);
   return c;
-}
-
-ContainerScript container_script(const ResolvedContainer& c, const RunSpec& spec, int gpus_per_node,
-                                 const std::string& snapshot_dir, const std::vector<std::string>& env_names,
-                                 const std::string& snapshot_live) {
-  ContainerScript out;
-  // The job's working directory, and the submit folder: one folder, or with
-  // a snapshot the run's view of it, whose links lead into the snapshot and
-  // the live folder (snapshot.sh sets both variables).
-  bool view = !snapshot_live.empty();
-  std::string workdir_word = view ? "\"$ddpctl_workdir\"" : "\"$PWD\"";
-  std::string submit_word = view ? "\"$DDPCTL_SUBMIT_DIR\"" : "\"$PWD\"";
-  // What the job reads and writes outside the submit folder (bound as a whole).
-  std::vector<std::string> binds, made;
-  auto add_bind = [&](const std::string& path, bool written) {
-    std::string abs = outside_submit_folder(path);
-    if (abs.empty()) return;
-    for (const auto& b : binds)
-      if (abs == b || abs.rfind(b + "/", 0) == 0) return;
-    binds.push_back(abs);
-    if (written) made.push_back(abs);
-  };
-  if (view) add_bind(snapshot_live, false);
-  add_bind(spec.output_dir, true);
-  add_bind(snapshot_dir, false);
-  if (spec.trainer_data && *spec.trainer_data != "synthetic") add_bind(*spec.trainer_data, false);
-  for (const auto& a : spec.trainer_args)
-    if (a.rfind("--checkpoint-dir=", 0) == 0) add_bind(a.substr(17), true);
-  for (const auto& m : made) out.mkdirs += (out.mkdirs.empty() ? "" : " ") + shell_quote(m);
-
-  std::vector<Mount> mounts;
-  mounts.push_back({workdir_word, "", ""});  // already a shell word
-  for (const auto& b : binds) mounts.push_back({shell_quote(b), "", ""});
-  for (const auto& m : c.mounts) {
-    Mount p = parse_mount(m);
-    p.src = source_word(p.src, submit_word);
-    if (!p.dst.empty()) p.dst = shell_quote(p.dst);
-    mounts.push_back(p);
-  }
-  std::string workdir = c.workdir.empty() ? "\"$PWD\"" : shell_quote(c.workdir);
-  auto mount_text = [](const Mount& m, bool always_dst) {
-    std::string t = m.src;
-    if (!m.dst.empty() || always_dst || !m.mode.empty()) t += ":" + (m.dst.empty() ? m.src : m.dst);
-    if (!m.mode.empty()) t += ":" + m.mode;
-    return t;
-  };
-  std::vector<std::string> w;  // shell words, already quoted
-  // The variables that must reach the ranks: ddpctl's, the task's rank
-  // variables, Slurm's, and the GPUs Slurm gave the task.
-  std::vector<std::string> forward = {"SLURM_*", "DDPCTL_*", "RANK", "LOCAL_RANK", "NODE_RANK", "CUDA_VISIBLE_DEVICES"};
-  for (const auto& n : env_names)
-    if (std::find(forward.begin(), forward.end(), n) == forward.end()) forward.push_back(n);
-  std::string program_check = fmt::format(
-      "command -v \"$1\" >/dev/null 2>&1 || {{ echo \"ddpctl: container: $1 (container.runtime {}) is not on the PATH "
-      "of $(hostname)\" >&2; exit 127; }}\n",
-      runtime_name(c.runtime));
-  switch (c.runtime) {
-    case ContainerRuntime::Apptainer:
-    case ContainerRuntime::Singularity: {
-      // --nocolor: the step log is a file, read by status and by people.
-      w = {shell_quote(c.program), "--nocolor", "exec"};
-      if (gpus_per_node > 0) w.push_back("--nv");
-      for (const auto& m : mounts) w.insert(w.end(), {"--bind", mount_text(m, false)});
-      w.insert(w.end(), {"--pwd", workdir});
-      // --cleanenv (an option a site may set) drops the host's variables:
-      // APPTAINERENV_NAME reaches the container whatever the options.
-      std::string prefix = c.runtime == ContainerRuntime::Apptainer ? "APPTAINERENV_" : "SINGULARITYENV_";
-      // container.env the same way, not as --env=NAME=VALUE: Apptainer reads
-      // --env as a comma-separated list, so "a,B=x" would set B too and
-      // "--a=1,--b=2" would be cut at the comma.
-      if (!c.env.empty()) {
-        out.batch_lines = "# container.env, inside the container only (" + prefix + "NAME is NAME there)\n";
-        for (const auto& [name, value] : c.env) out.batch_lines += "export " + prefix + name + "=" + shell_quote(value) + "\n";
-      }
-      std::string cases = join(forward, "|");
-      out.task_lines = program_check + "for n in $(compgen -e); do case $n in " + cases + ") export \"" + prefix +
-                       "$n=${!n}\" ;; esac; done\n";
-      break;
-    }
-    case ContainerRuntime::Podman: {
-      w = {shell_quote(c.program), "run", "--rm", "--network=host", "--ipc=host", "--userns=keep-id"};
-      if (gpus_per_node > 0) w.push_back("--device=nvidia.com/gpu=all");
-      for (const auto& m : mounts) w.push_back("--volume=" + mount_text(m, true));
-      for (const auto& n : forward) w.push_back("--env=" + shell_quote(n));
-      for (const auto& [name, value] : c.env) w.push_back("--env=" + shell_quote(name + "=" + value));
-      w.push_back("--workdir=" + workdir);
-      out.task_lines = program_check;
-      break;
-    }
-    case ContainerRuntime::Charliecloud: {
-      // ch-run passes the environment through; --set-env sets the spec's.
-      w = {shell_quote(c.program)};
-      for (const auto& m : mounts) w.push_back("--bind=" + mount_text(m, false));
-      for (const auto& [name, value] : c.env) w.push_back("--set-env=" + shell_quote(name + "=" + value));
-      w.push_back("--cd=" + workdir);
-      out.task_lines = program_check;
-      // ch-run refuses to start without $USER, which a batch job may lack.
-      out.batch_lines = "[ -n \"${USER:-}\" ] || { USER=$(id -un); export USER; }  # ch-run needs it\n";
-      break;
-    }
-    case ContainerRuntime::Pyxis: {
-      // srun's options: the whole task runs in the image, imported once per
-      // node and job (--container-name), the environment passes through.
-      out.wraps = false;
-      std::vector<std::string> ms;
-      for (const auto& m : mounts) ms.push_back(mount_text(m, true));
-      w = {"--container-image=" + shell_quote(c.image), "--container-name=ddpctl_\"$SLURM_JOB_ID\"",
-           "--container-mounts=" + join(ms, ","), "--container-workdir=" + workdir, "--no-container-mount-home"};
-      // Where the image sets one of ddpctl's variables too (PYTHONPATH, say), the job's value wins.
-      if (!env_names.empty()) w.push_back("--container-env=" + join(env_names, ","));
-      // container.env: for the training step alone (srun passes it in).
-      std::vector<std::string> assigned;
-      for (const auto& [name, value] : c.env) assigned.push_back(name + "=" + shell_assignment_value(name, value));
-      out.step_env = join(assigned, " ");
-      break;
-    }
-  }
-  for (const auto& o : c.options) w.push_back(shell_quote(o));
-  if (c.runtime != ContainerRuntime::Pyxis) w.push_back(shell_quote(c.image));
-  if (c.runtime == ContainerRuntime::Charliecloud) w.push_back("--");
-  out.words = join(w, " ");
-  return out;
 }
 
 void check_container(const ResolvedContainer& c, int max_nodes, bool path_changes, Diagnostics& diags,

@@ -1,8 +1,9 @@
 #pragma once
 // Running the launcher and the ranks in a container (docs/containers.md):
 // the spec's `container:` over the profile's, the image in the form its
-// runtime takes, the words the job script runs it with, the checks before
-// the queue, and the runtime's own errors in a job's logs, in words.
+// runtime takes, and the checks before the queue. The words the job script
+// runs it with are container_script.hpp's; the runtime's own errors in a
+// job's logs, container_failure.hpp's.
 //
 // The batch shell stays outside (race claim, requeue, node check, the job
 // agent); only the training step's program runs inside: Apptainer,
@@ -41,23 +42,9 @@ struct ResolvedContainer {
 std::optional<ResolvedContainer> resolve_container(const RunSpec& spec, const ClusterProfile& profile,
                                                    Diagnostics& diags);
 
-// What the job script needs (render.cpp); `spec` for the folders to bind
-// (output_dir, trainer data and checkpoints), `snapshot_dir` when there is one,
-// `env_names` the variables ddpctl sets (they must reach the ranks).
-// `snapshot_live`: the live folder of a snapshot whose view the job works in
-// (snapshot.hpp's make_workdir): the view, the snapshot and that folder are
-// bound, and relative mounts are the submit folder's.
-struct ContainerScript {
-  std::string words;        // the bash array's contents: `apptainer exec --nv ... IMAGE`, or Pyxis's srun options
-  std::string mkdirs;       // folders made before the step (bind sources the program writes), shell words; may be empty
-  std::string task_lines;   // lines of the step's task before `exec` (runtime check, environment forwarding)
-  std::string batch_lines;  // lines the batch shell runs before the array (raw; may be empty)
-  std::string step_env;     // Pyxis: NAME=value words before the step's srun (container.env)
-  bool wraps = true;        // the words go before the command (else, Pyxis: into srun)
-};
-ContainerScript container_script(const ResolvedContainer& c, const RunSpec& spec, int gpus_per_node,
-                                 const std::string& snapshot_dir, const std::vector<std::string>& env_names,
-                                 const std::string& snapshot_live = "");
+// Where a folder the job uses is, for a bind: "" when it is under the submit
+// folder (bound already), else its absolute path.
+std::string outside_submit_folder(const std::string& path);
 
 // Before the queue: the runtime is here (or named by the profile), an image
 // path exists and is readable, mounts' sources exist; `nodes` > 1 with a
@@ -73,14 +60,5 @@ void check_container(const ResolvedContainer& c, int max_nodes, bool path_change
 std::vector<std::string> import_command(const ResolvedContainer& c, const std::string& output);
 // Where `import` puts it by default: <folder>/<name of the image>.sqsh|.sif.
 std::string default_import_path(const ResolvedContainer& c, const std::string& folder);
-
-// A container runtime's own failure in a log's lines: what happened in words
-// ("could not find the image /x.sif") and the runtime's line; nullopt when
-// the lines show none.
-struct ContainerFailure {
-  std::string what;
-  std::string line;
-};
-std::optional<ContainerFailure> find_container_failure(const std::vector<std::string>& lines);
 
 }  // namespace ddpctl

@@ -1,9 +1,5 @@
-// A container runtime's own errors in a job's logs, in words: Apptainer and
-// Singularity ("FATAL: ..."), Podman ("Error: ..."), Charliecloud
-// ("ch-run[N]: error: ..."), Pyxis and enroot (in srun's and slurmstepd's
-// lines), and the job script's own check that the runtime is on the node.
+#include "script/container_failure.hpp"
 
-#include "script/container.hpp"
 #include "base/regex.hpp"
 #include "base/text.hpp"
 

@@ -14,6 +14,7 @@
 #include "base/files.hpp"
 #include "base/paths.hpp"
 #include "base/shell.hpp"
+#include "script/container_script.hpp"
 #include "script/templates.hpp"
 #include "base/text.hpp"
 
@@ -53,13 +54,10 @@ mstch::data optional_string(const std::string& value) {
   return mstch::data{value};
 }
 
-mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const RaceRole& race) {
-  const RunSpec& spec = run.spec;
-  mstch::data d;
-  d.set("name", spec.name);
-  d.set("label", shape.label);
-  d.set("job_name", shape.job_name);
-  // The job's files (job_files.hpp), with the shell words the script knows them by.
+// The job's files (job_files.hpp), with the shell words the script knows
+// them by, and the agent's exit statuses and the lines the script reads
+// (job_contract.hpp).
+void set_job_files(mstch::data& d) {
   const std::string base_name = job_files::base_name("${SLURM_JOB_NAME}", "${SLURM_JOB_ID}");
   d.set("job_base_name", base_name);
   d.set("step_log_name", job_files::step_log(base_name, "${ddpctl_attempt}", "%t"));
@@ -69,11 +67,137 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
   d.set("monitor_off_file", job_files::monitor_off("$ddpctl_log_base", "$ddpctl_attempt"));
   d.set("agent_stderr_file", job_files::agent_stderr("$ddpctl_log_base"));
   d.set("agent_stderr_env", job_files::agent_stderr("$DDPCTL_LOG_BASE"));
-  // The agent's exit statuses and the lines the script reads (job_contract.hpp).
   for (AgentVerdict v : agent_verdicts()) d.set("verdict_" + verdict_name(v), std::to_string(verdict_status(v)));
   for (StepEndedKey k : step_ended_keys()) d.set("step_ended_" + step_ended_key_name(k), step_ended_key_text(k));
   d.set("step_marker", kStepMarker);
   d.set("trainer_requeue_exit", std::to_string(kRequeueExit));
+}
+
+// Every variable this script sets for the program.
+std::vector<std::string> script_env_names(const ResolvedRun& run) {
+  const RunSpec& spec = run.spec;
+  std::vector<std::string> names;
+  for (const auto* list : {&run.env, &run.nccl_env})
+    for (const auto& [name, value] : *list) names.push_back(name);
+  for (const char* n : {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "NNODES", "NPROC_PER_NODE", "LOCAL_WORLD_SIZE"})
+    names.push_back(n);
+  if (run.snapshot) names.insert(names.end(), {"DDPCTL_SNAPSHOT", "PYTHONPATH"});
+  // The Flight Recorder's (launch.sh), where the watchdog may ask for dumps.
+  if (spec.monitor.enabled && spec.watchdog.enabled)
+    for (const char* n : {"TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE", "TORCH_NCCL_DUMP_ON_TIMEOUT",
+                          "TORCH_FR_DUMP_TEMP_FILE", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "TORCH_NCCL_DEBUG_INFO_PIPE_FILE"})
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  return names;
+}
+
+mstch::data container_data(const ResolvedRun& run, const ResolvedShape& shape, const std::vector<std::string>& names) {
+  if (!run.container) return mstch::data::type::bool_false;
+  const ResolvedContainer& c = *run.container;
+  ContainerScript cs = container_script(c, run.spec, shape.gpus_per_node, run.snapshot ? run.snapshot->dir : "", names,
+                                        run.snapshot ? run.snapshot->live_dir : "");
+  mstch::data k;
+  k.set("runtime", std::string(runtime_name(c.runtime)));
+  k.set("image", c.image);
+  k.set("words", cs.words);
+  k.set("mkdirs", optional_string(cs.mkdirs));
+  k.set("task_lines", cs.task_lines);
+  k.set("batch_lines", cs.batch_lines);
+  k.set("step_env", cs.step_env.empty() ? "" : cs.step_env + " ");
+  k.set("wraps", flag(cs.wraps));
+  k.set("pyxis", flag(!cs.wraps));
+  return k;
+}
+
+mstch::data snapshot_data(const ResolvedRun& run) {
+  if (!run.snapshot) return mstch::data::type::bool_false;
+  mstch::data snap;
+  snap.set("dir", run.snapshot->dir);
+  snap.set("code_dir", run.snapshot->code_dir);
+  snap.set("id", run.snapshot->id);
+  // The job works in the run's view of the snapshot (make_workdir), whose
+  // links lead to live_dir; the submit folder is live_dir/prefix.
+  snap.set("live_dir", run.snapshot->live_dir);
+  snap.set("prefix", optional_string(run.snapshot->prefix()));
+  std::string prefix = run.snapshot->prefix();
+  snap.set("submit_dir", prefix.empty() ? run.snapshot->live_dir : run.snapshot->live_dir + "/" + prefix);
+  return snap;
+}
+
+mstch::data requeue_data(const RunSpec& spec) {
+  if (!spec.requeue) return mstch::data::type::bool_false;
+  mstch::data q;
+  q.set("signal", spec.requeue->signal);
+  q.set("grace", std::to_string(spec.requeue->grace_s));
+  q.set("max_restarts", std::to_string(spec.requeue->max_restarts));
+  return q;
+}
+
+mstch::data restart_data(const RunSpec& spec, const ResolvedShape& shape) {
+  if (!spec.restart) return mstch::data::type::bool_false;
+  mstch::data r;
+  r.set("in_job", std::to_string(spec.restart->in_job));
+  r.set("spares", std::to_string(spec.restart->spares));
+  r.set("min_nodes", std::to_string(spec.restart->min_nodes));
+  r.set("alloc_nodes", std::to_string(shape.nodes + spec.restart->spares));
+  r.set("max_requeues", std::to_string(spec.requeue ? spec.requeue->max_restarts : 0));
+  // srun's task number names the rank in its lines.
+  r.set("tasks_are_ranks", flag(spec.launch == LaunchMode::PerGpu || shape.ranks_per_node == 1));
+  return r;
+}
+
+mstch::data watchdog_data(const RunSpec& spec) {
+  if (!spec.watchdog.enabled) return mstch::data::type::bool_false;
+  mstch::data w;
+  w.set("stall_after", std::to_string(spec.watchdog.stall_after_s) + "s");
+  w.set("action", spec.watchdog.action);
+  // The progress pattern, applied to each task's log (a pattern over the batch log is not per task).
+  bool per_task = spec.progress && spec.progress->file == "rank0";
+  w.set("pattern", optional_string(per_task ? spec.progress->pattern : ""));
+  w.set("epoch_base", std::to_string(spec.progress ? spec.progress->epoch_base : 1));
+  // Only what differs from `job watch`'s defaults (straggler.hpp).
+  bool default_slow = spec.watchdog.slow_after_s == WatchdogSettings::kSlowAfterDefault;
+  w.set("slow_after", optional_string(default_slow ? "" : std::to_string(spec.watchdog.slow_after_s) + "s"));
+  w.set("exclude_slow", flag(spec.watchdog.exclude_slow));
+  return w;
+}
+
+mstch::data monitor_data(const RunSpec& spec, const std::vector<std::string>& names) {
+  if (!spec.monitor.enabled) return mstch::data::type::bool_false;
+  mstch::data m;
+  m.set("agent", agent_program());
+  m.set("interval", std::to_string(spec.monitor.interval_s));
+  m.set("node_check", flag(spec.monitor.node_check));
+  m.set("check_timeout", std::to_string(spec.monitor.check_timeout_s));
+  m.set("restarts", std::to_string(spec.requeue ? spec.requeue->max_restarts : 0));
+  // What the job's environment record keeps (job_environment.hpp): every variable this script sets.
+  m.set("env_names", join(names, " "));
+  m.set("watchdog", watchdog_data(spec));
+  return m;
+}
+
+// How the script joins its race group, if it is in one (race.hpp).
+void set_race(mstch::data& d, const RunSpec& spec, const RaceRole& race) {
+  d.set("race_dir", optional_string(race.dir));
+  d.set("race_again", !race.dir.empty() && race.reraces);
+  d.set("continue_grid", !race.dir.empty() && race.continues_grid);
+  if (!race.dir.empty()) {
+    // A re-race (and a raced grid's other cells) are submitted from inside
+    // the job by this ddpctl (where the compute nodes see its path); re-races
+    // are bounded by requeue.max_restarts.
+    d.set("run_dir", std::filesystem::path(race.dir).parent_path().string());
+    d.set("ddpctl_program", agent_program());
+    d.set("race_generations",
+          std::to_string(race.reraces ? 1 + (spec.requeue ? spec.requeue->max_restarts : 0) : 1));
+  }
+}
+
+mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const RaceRole& race) {
+  const RunSpec& spec = run.spec;
+  mstch::data d;
+  d.set("name", spec.name);
+  d.set("label", shape.label);
+  d.set("job_name", shape.job_name);
+  set_job_files(d);
   d.set("cluster", run.profile.name);
   d.set("spec_file", std::filesystem::path(spec.file).filename().string());
   d.set("directives", string_list(shape.directives));
@@ -100,116 +224,15 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
   d.set("port_span", std::to_string(spec.master.port_max - spec.master.port_min + 1));
   d.set("output_dir", spec.output_dir);
   d.set("launch_command", shell_join(launch_argv(run, shape)));
-  // Every variable this script sets for the program.
-  std::vector<std::string> names;
-  for (const auto* list : {&run.env, &run.nccl_env})
-    for (const auto& [name, value] : *list) names.push_back(name);
-  for (const char* n : {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "NNODES", "NPROC_PER_NODE", "LOCAL_WORLD_SIZE"})
-    names.push_back(n);
-  if (run.snapshot) names.insert(names.end(), {"DDPCTL_SNAPSHOT", "PYTHONPATH"});
-  // The Flight Recorder's (launch.sh), where the watchdog may ask for dumps.
-  if (spec.monitor.enabled && spec.watchdog.enabled)
-    for (const char* n : {"TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE", "TORCH_NCCL_DUMP_ON_TIMEOUT",
-                          "TORCH_FR_DUMP_TEMP_FILE", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "TORCH_NCCL_DEBUG_INFO_PIPE_FILE"})
-      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-  if (run.container) {
-    const ResolvedContainer& c = *run.container;
-    ContainerScript cs = container_script(c, spec, shape.gpus_per_node, run.snapshot ? run.snapshot->dir : "", names,
-                                          run.snapshot ? run.snapshot->live_dir : "");
-    mstch::data k;
-    k.set("runtime", std::string(runtime_name(c.runtime)));
-    k.set("image", c.image);
-    k.set("words", cs.words);
-    k.set("mkdirs", optional_string(cs.mkdirs));
-    k.set("task_lines", cs.task_lines);
-    k.set("batch_lines", cs.batch_lines);
-    k.set("step_env", cs.step_env.empty() ? "" : cs.step_env + " ");
-    k.set("wraps", flag(cs.wraps));
-    k.set("pyxis", flag(!cs.wraps));
-    d.set("container", k);
-  } else {
-    d.set("container", mstch::data::type::bool_false);
-  }
-  if (run.snapshot) {
-    mstch::data snap;
-    snap.set("dir", run.snapshot->dir);
-    snap.set("code_dir", run.snapshot->code_dir);
-    snap.set("id", run.snapshot->id);
-    // The job works in the run's view of the snapshot (make_workdir), whose
-    // links lead to live_dir; the submit folder is live_dir/prefix.
-    snap.set("live_dir", run.snapshot->live_dir);
-    snap.set("prefix", optional_string(run.snapshot->prefix()));
-    std::string prefix = run.snapshot->prefix();
-    snap.set("submit_dir", prefix.empty() ? run.snapshot->live_dir : run.snapshot->live_dir + "/" + prefix);
-    d.set("snapshot", snap);
-  } else {
-    d.set("snapshot", mstch::data::type::bool_false);
-  }
-  if (spec.requeue) {
-    mstch::data q;
-    q.set("signal", spec.requeue->signal);
-    q.set("grace", std::to_string(spec.requeue->grace_s));
-    q.set("max_restarts", std::to_string(spec.requeue->max_restarts));
-    d.set("requeue", q);
-  } else {
-    d.set("requeue", mstch::data::type::bool_false);
-  }
-  if (spec.restart) {
-    mstch::data r;
-    r.set("in_job", std::to_string(spec.restart->in_job));
-    r.set("spares", std::to_string(spec.restart->spares));
-    r.set("min_nodes", std::to_string(spec.restart->min_nodes));
-    r.set("alloc_nodes", std::to_string(shape.nodes + spec.restart->spares));
-    r.set("max_requeues", std::to_string(spec.requeue ? spec.requeue->max_restarts : 0));
-    // srun's task number names the rank in its lines.
-    r.set("tasks_are_ranks", flag(spec.launch == LaunchMode::PerGpu || shape.ranks_per_node == 1));
-    d.set("restart", r);
-  } else {
-    d.set("restart", mstch::data::type::bool_false);
-  }
-  if (spec.monitor.enabled) {
-    mstch::data m;
-    m.set("agent", agent_program());
-    m.set("interval", std::to_string(spec.monitor.interval_s));
-    m.set("node_check", flag(spec.monitor.node_check));
-    m.set("check_timeout", std::to_string(spec.monitor.check_timeout_s));
-    m.set("restarts", std::to_string(spec.requeue ? spec.requeue->max_restarts : 0));
-    // What the job's environment record keeps (job_environment.hpp): every variable this script sets.
-    m.set("env_names", join(names, " "));
-    if (spec.watchdog.enabled) {
-      mstch::data w;
-      w.set("stall_after", std::to_string(spec.watchdog.stall_after_s) + "s");
-      w.set("action", spec.watchdog.action);
-      // The progress pattern, applied to each task's log (a pattern over the batch log is not per task).
-      bool per_task = spec.progress && spec.progress->file == "rank0";
-      w.set("pattern", optional_string(per_task ? spec.progress->pattern : ""));
-      w.set("epoch_base", std::to_string(spec.progress ? spec.progress->epoch_base : 1));
-      // Only what differs from `job watch`'s defaults (straggler.hpp).
-      bool default_slow = spec.watchdog.slow_after_s == WatchdogSettings::kSlowAfterDefault;
-      w.set("slow_after", optional_string(default_slow ? "" : std::to_string(spec.watchdog.slow_after_s) + "s"));
-      w.set("exclude_slow", flag(spec.watchdog.exclude_slow));
-      m.set("watchdog", w);
-    } else {
-      m.set("watchdog", mstch::data::type::bool_false);
-    }
-    d.set("monitor", m);
-  } else {
-    d.set("monitor", mstch::data::type::bool_false);
-  }
+  std::vector<std::string> names = script_env_names(run);
+  d.set("container", container_data(run, shape, names));
+  d.set("snapshot", snapshot_data(run));
+  d.set("requeue", requeue_data(spec));
+  d.set("restart", restart_data(spec, shape));
+  d.set("monitor", monitor_data(spec, names));
   // The requeue (requeue.sh) leaves the slow ranks' nodes out.
   d.set("exclude_slow", flag(spec.monitor.enabled && spec.watchdog.enabled && spec.watchdog.exclude_slow));
-  d.set("race_dir", optional_string(race.dir));
-  d.set("race_again", !race.dir.empty() && race.reraces);
-  d.set("continue_grid", !race.dir.empty() && race.continues_grid);
-  if (!race.dir.empty()) {
-    // A re-race (and a raced grid's other cells) are submitted from inside
-    // the job by this ddpctl (where the compute nodes see its path); re-races
-    // are bounded by requeue.max_restarts.
-    d.set("run_dir", std::filesystem::path(race.dir).parent_path().string());
-    d.set("ddpctl_program", agent_program());
-    d.set("race_generations",
-          std::to_string(race.reraces ? 1 + (spec.requeue ? spec.requeue->max_restarts : 0) : 1));
-  }
+  set_race(d, spec, race);
   return d;
 }
 

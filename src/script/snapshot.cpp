@@ -132,77 +132,6 @@ bool holds_left_out(const fs::path& in_snap, const fs::path& live) {
   return false;
 }
 
-[[noreturn]] void cannot_link(const fs::path& at, const std::error_code& ec) {
-  throw UserError(fmt::format("snapshot: cannot make the job's working directory: {}: {}", at.string(), ec.message()));
-}
-
-// Links in `view` to every entry of `live` that `view` has not (what the
-// snapshot left out: ignored data, outputs); a live folder that is gone or
-// unreadable has nothing to link.
-void link_live(const fs::path& live, const fs::path& view, bool top) {
-  std::error_code live_ec;
-  for (auto it = fs::directory_iterator(live, live_ec); !live_ec && it != fs::directory_iterator();
-       it.increment(live_ec)) {
-    fs::path name = it->path().filename();
-    if (top && name == ".git") continue;
-    fs::path to = view / name;
-    std::error_code e;
-    if (fs::exists(fs::symlink_status(to, e))) continue;  // the snapshot's
-    fs::create_symlink(it->path(), to, e);
-    if (e) cannot_link(to, e);
-  }
-}
-
-// Makes `view` a folder of the snapshot folder `snap`: its folders made anew,
-// its files hard links to the snapshot's (a directory entry each; a symbolic
-// link where the file system refuses one), its symbolic links copied, and
-// every entry of `live` the snapshot has not (ignored, left out) a symbolic
-// link to the live one. `top`: the snapshot's root, where a repository's .git
-// is no part of the job's files (git in the job would take the view for its
-// work tree, every file changed).
-void mirror(const fs::path& snap, const fs::path& live, const fs::path& view, bool top) {
-  std::error_code ec;
-  if (!fs::create_directory(view, ec) && ec) cannot_link(view, ec);
-  for (auto it = fs::directory_iterator(snap, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    const fs::path& from = it->path();
-    fs::path to = view / from.filename();
-    std::error_code e;
-    if (it->is_symlink(e)) {
-      fs::copy_symlink(from, to, e);
-    } else if (it->is_directory(e)) {
-      mirror(from, live / from.filename(), to, false);
-      continue;
-    } else {
-      fs::create_hard_link(from, to, e);
-      if (e) {
-        e.clear();
-        fs::create_symlink(from, to, e);
-      }
-    }
-    if (e) cannot_link(to, e);
-  }
-  if (ec) cannot_link(snap, ec);
-  link_live(live, view, top);
-}
-
-// The folders from the view's top down to the submit folder (`prefix`) are
-// folders of the view, also where the snapshot has none of their files (a
-// submit folder .gitignore ignores, as the demo's demo/): a link to the live
-// folder there would put the job in the live folder, not in its view.
-void mirror_down_to(const fs::path& live_top, const fs::path& view_top, const std::string& prefix) {
-  fs::path live = live_top, view = view_top;
-  for (const auto& part : fs::path(prefix)) {
-    live /= part;
-    view /= part;
-    std::error_code e;
-    if (fs::is_directory(fs::symlink_status(view, e))) continue;
-    if (fs::is_symlink(fs::symlink_status(view, e))) fs::remove(view, e);
-    if (e) cannot_link(view, e);
-    if (!fs::create_directory(view, e) && e) cannot_link(view, e);
-    link_live(live, view, false);
-  }
-}
-
 }  // namespace
 
 std::string Snapshot::prefix() const {
@@ -263,6 +192,138 @@ SnapshotDecision given_snapshot(const std::string& record_file, const std::strin
   return {snap, ""};
 }
 
+namespace {
+
+// snapshot.paths: a store repository of our own, whose work tree is the
+// submit folder: git add -f takes exactly the listed paths, ignored or not.
+void add_listed_paths(const RunSpec& spec, const std::string& cwd, const std::string& store, const std::string& index,
+                      Git& git, Snapshot& snap) {
+  const auto& s = spec.snapshot;
+  std::error_code ec;
+  fs::create_directories(store, ec);
+  std::string repo = store + "/objects.git";
+  if (!fs::exists(repo + "/HEAD")) {
+    CommandResult r = git.runner.run({"git", "init", "--quiet", "--bare", repo}, kGitTimeout);
+    if (!r.ok() && !fs::exists(repo + "/HEAD"))
+      throw UserError(s.where, "snapshot", "cannot create the snapshot store (git init): " + r.describe());
+  }
+  git.prefix = {"git", "--git-dir=" + repo, "--work-tree=" + cwd, "-C", cwd};
+  git.index = index;
+  std::vector<std::string> add = {"add", "--force", "--"};
+  for (const auto& p : s.paths) {
+    if (!fs::exists(fs::path(cwd) / p))
+      throw UserError(s.where, "snapshot.paths", fmt::format("{} does not exist in {}", p, cwd));
+    add.push_back(p);
+  }
+  for (const auto& e : s.exclude) add.push_back(":(exclude)" + e);
+  CommandResult r = git.run(add);
+  if (!r.ok()) throw UserError(s.where, "snapshot.paths", "git add of the listed paths failed: " + r.describe_whole());
+  snap.mode = "paths";
+  snap.id = git.must({"write-tree"}, "git write-tree");
+  snap.dir = store + "/" + snap.id;
+  snap.code_dir = snap.dir;
+  snap.live_dir = fs::absolute(cwd).lexically_normal().string();
+}
+
+// The `git add` that takes the work tree as it is: new files too, less what
+// .gitignore names, snapshot.exclude and ddpctl's own outputs.
+std::vector<std::string> work_tree_add(const RunSpec& spec, const std::string& cwd, const std::string& runs_root,
+                                       const Git& git) {
+  const auto& s = spec.snapshot;
+  std::vector<std::string> add = {"add", "--all", "--", ":/"};
+  // Each exclusion as a pathspec's magic and path: snapshot.exclude is
+  // relative to the top of the tree, ddpctl's outputs to the submit folder.
+  std::vector<std::pair<std::string, std::string>> excludes;
+  for (const auto& e : s.exclude) excludes.emplace_back("top,", e);
+  // ddpctl's own outputs are never code: the logs folder and the runs
+  // folder (with the snapshots), where they are inside the tree.
+  for (const auto& out : {spec.output_dir, runs_root}) {
+    fs::path rel = fs::absolute(out).lexically_normal().lexically_relative(fs::path(cwd).lexically_normal());
+    if (!rel.empty() && *rel.begin() != "..") excludes.emplace_back("", rel.string());
+  }
+  // git add refuses (exit 1) a pathspec naming an ignored path, an
+  // exclusion too, so a submit from an ignored folder (demo/, runs/,
+  // outputs/) failed. What .gitignore leaves out, add --all leaves out
+  // anyway: only the paths git does not ignore are excluded.
+  // git judges a pattern (logs/*.out) by the folders before its first
+  // wildcard: excluded as long as those are not ignored.
+  for (const auto& [magic, path] : excludes) {
+    size_t wild = path.find_first_of("*?[");
+    std::string literal = wild == std::string::npos ? path : path.substr(0, path.rfind('/', wild) + 1);
+    if (literal.empty() || !git.run({"check-ignore", "--quiet", "--", ":(" + magic + ")" + literal}).ok())
+      add.push_back(":(" + magic + "exclude)" + path);
+  }
+  return add;
+}
+
+// Where the snapshot's files come from: HEAD's commit and branch, and how
+// they differ from it.
+void read_provenance(const Git& git, Snapshot& snap) {
+  CommandResult head = git.run({"rev-parse", "--verify", "--quiet", "HEAD"});
+  if (head.ok()) {
+    snap.commit = trim(head.out);
+    CommandResult branch = git.run({"symbolic-ref", "--short", "--quiet", "HEAD"});
+    if (branch.ok()) snap.branch = trim(branch.out);
+    std::string head_tree = git.must({"rev-parse", "HEAD^{tree}"}, "git rev-parse HEAD^{tree}");
+    snap.dirty = head_tree != snap.id;
+    if (snap.dirty) snap.diff = git.must({"diff", "--binary", "HEAD", snap.id}, "git diff");
+    // The trailing newline was trimmed; a patch needs it.
+    if (!snap.diff.empty()) snap.diff += "\n";
+  } else {
+    snap.dirty = true;  // no commit yet: nothing says what these files are
+  }
+}
+
+// The submit folder's git work tree, through a scratch index (`index`):
+// nullopt when `snap` holds it, else why there is none (snapshot: auto),
+// or a UserError naming the spec's field (an explicit snapshot: git).
+std::optional<SnapshotDecision> add_work_tree(const RunSpec& spec, const std::string& cwd,
+                                              const std::string& runs_root, const std::string& store,
+                                              const std::string& index, Git& git, Snapshot& snap) {
+  const auto& s = spec.snapshot;
+  bool explicit_mode = s.mode != SnapshotSettings::Mode::Auto;
+  CommandResult top = git.run({"rev-parse", "--show-toplevel"});
+  if (top.not_found) {
+    if (explicit_mode) throw UserError(s.where, "snapshot", "git is not installed here; snapshot: git needs it");
+    return off("git is not installed here");
+  }
+  if (!top.ok()) {
+    if (explicit_mode)
+      throw UserError(s.where, "snapshot",
+                      fmt::format("{} is not in a git work tree; use snapshot: {{paths: [...]}} there", cwd));
+    return off("not a git work tree (snapshot: {paths: [...]} snapshots one)");
+  }
+  std::string prefix = git.must({"rev-parse", "--show-prefix"}, "git rev-parse --show-prefix");
+  // A scratch index starting from the repository's own (its stat cache
+  // spares hashing unchanged files): add -A takes the work tree as it is,
+  // new files too, and leaves out what .gitignore names.
+  std::string own_index = git.must({"rev-parse", "--git-path", "index"}, "git rev-parse --git-path");
+  if (!own_index.empty() && own_index[0] != '/') own_index = cwd + "/" + own_index;
+  git.index = index;
+  std::error_code ec;
+  if (fs::exists(own_index)) {
+    fs::copy_file(own_index, git.index, ec);
+    // With the index's own time: git re-reads a file changed in the same
+    // second as the index was written ("racily clean"), judged by the
+    // index file's mtime. A copy made now would make such a file look
+    // unchanged (same size, same second), and the snapshot would hold
+    // the committed text instead of the file on disk.
+    if (!ec) fs::last_write_time(git.index, fs::last_write_time(own_index, ec), ec);
+  }
+  CommandResult r = git.run(work_tree_add(spec, cwd, runs_root, git));
+  if (!r.ok()) throw UserError(s.where, "snapshot", "git add of the work tree failed: " + r.describe_whole());
+  snap.mode = "git";
+  snap.live_dir = trim(top.out);
+  snap.id = git.must({"write-tree"}, "git write-tree");
+  snap.dir = store + "/" + snap.id;
+  snap.code_dir = prefix.empty() ? snap.dir : snap.dir + "/" + prefix;
+  while (snap.code_dir.size() > 1 && snap.code_dir.back() == '/') snap.code_dir.pop_back();
+  read_provenance(git, snap);
+  return std::nullopt;
+}
+
+}  // namespace
+
 SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, const std::string& runs_root,
                                bool no_snapshot, CommandRunner& runner, const std::string& given) {
   using Mode = SnapshotSettings::Mode;
@@ -283,107 +344,10 @@ SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, cons
   ScratchDir scratch("ddpctl-snapshot");
   Snapshot snap;
   Git git{runner, {"git", "-C", cwd}, ""};
-
   if (s.mode == Mode::Paths) {
-    // A store repository of our own, whose work tree is the submit folder:
-    // git add -f takes exactly the listed paths, ignored or not.
-    std::error_code ec;
-    fs::create_directories(store, ec);
-    std::string repo = store + "/objects.git";
-    if (!fs::exists(repo + "/HEAD")) {
-      CommandResult r = runner.run({"git", "init", "--quiet", "--bare", repo}, kGitTimeout);
-      if (!r.ok() && !fs::exists(repo + "/HEAD"))
-        throw UserError(s.where, "snapshot", "cannot create the snapshot store (git init): " + r.describe());
-    }
-    git.prefix = {"git", "--git-dir=" + repo, "--work-tree=" + cwd, "-C", cwd};
-    git.index = scratch.path() + "/index";
-    std::vector<std::string> add = {"add", "--force", "--"};
-    for (const auto& p : s.paths) {
-      if (!fs::exists(fs::path(cwd) / p))
-        throw UserError(s.where, "snapshot.paths", fmt::format("{} does not exist in {}", p, cwd));
-      add.push_back(p);
-    }
-    for (const auto& e : s.exclude) add.push_back(":(exclude)" + e);
-    CommandResult r = git.run(add);
-    if (!r.ok()) throw UserError(s.where, "snapshot.paths", "git add of the listed paths failed: " + r.describe_whole());
-    snap.mode = "paths";
-    snap.id = git.must({"write-tree"}, "git write-tree");
-    snap.dir = store + "/" + snap.id;
-    snap.code_dir = snap.dir;
-    snap.live_dir = fs::absolute(cwd).lexically_normal().string();
-  } else {
-    CommandResult top = git.run({"rev-parse", "--show-toplevel"});
-    if (top.not_found) {
-      if (explicit_mode) throw UserError(s.where, "snapshot", "git is not installed here; snapshot: git needs it");
-      return off("git is not installed here");
-    }
-    if (!top.ok()) {
-      if (explicit_mode)
-        throw UserError(s.where, "snapshot",
-                        fmt::format("{} is not in a git work tree; use snapshot: {{paths: [...]}} there", cwd));
-      return off("not a git work tree (snapshot: {paths: [...]} snapshots one)");
-    }
-    std::string prefix = git.must({"rev-parse", "--show-prefix"}, "git rev-parse --show-prefix");
-    // A scratch index starting from the repository's own (its stat cache
-    // spares hashing unchanged files): add -A takes the work tree as it is,
-    // new files too, and leaves out what .gitignore names.
-    std::string own_index = git.must({"rev-parse", "--git-path", "index"}, "git rev-parse --git-path");
-    if (!own_index.empty() && own_index[0] != '/') own_index = cwd + "/" + own_index;
-    git.index = scratch.path() + "/index";
-    std::error_code ec;
-    if (fs::exists(own_index)) {
-      fs::copy_file(own_index, git.index, ec);
-      // With the index's own time: git re-reads a file changed in the same
-      // second as the index was written ("racily clean"), judged by the
-      // index file's mtime. A copy made now would make such a file look
-      // unchanged (same size, same second), and the snapshot would hold
-      // the committed text instead of the file on disk.
-      if (!ec) fs::last_write_time(git.index, fs::last_write_time(own_index, ec), ec);
-    }
-    std::vector<std::string> add = {"add", "--all", "--", ":/"};
-    // Each exclusion as a pathspec's magic and path: snapshot.exclude is
-    // relative to the top of the tree, ddpctl's outputs to the submit folder.
-    std::vector<std::pair<std::string, std::string>> excludes;
-    for (const auto& e : s.exclude) excludes.emplace_back("top,", e);
-    // ddpctl's own outputs are never code: the logs folder and the runs
-    // folder (with the snapshots), where they are inside the tree.
-    for (const auto& out : {spec.output_dir, runs_root}) {
-      fs::path rel = fs::absolute(out).lexically_normal().lexically_relative(fs::path(cwd).lexically_normal());
-      if (!rel.empty() && *rel.begin() != "..") excludes.emplace_back("", rel.string());
-    }
-    // git add refuses (exit 1) a pathspec naming an ignored path, an
-    // exclusion too, so a submit from an ignored folder (demo/, runs/,
-    // outputs/) failed. What .gitignore leaves out, add --all leaves out
-    // anyway: only the paths git does not ignore are excluded.
-    // git judges a pattern (logs/*.out) by the folders before its first
-    // wildcard: excluded as long as those are not ignored.
-    for (const auto& [magic, path] : excludes) {
-      size_t wild = path.find_first_of("*?[");
-      std::string literal = wild == std::string::npos ? path : path.substr(0, path.rfind('/', wild) + 1);
-      if (literal.empty() || !git.run({"check-ignore", "--quiet", "--", ":(" + magic + ")" + literal}).ok())
-        add.push_back(":(" + magic + "exclude)" + path);
-    }
-    CommandResult r = git.run(add);
-    if (!r.ok()) throw UserError(s.where, "snapshot", "git add of the work tree failed: " + r.describe_whole());
-    snap.mode = "git";
-    snap.live_dir = trim(top.out);
-    snap.id = git.must({"write-tree"}, "git write-tree");
-    snap.dir = store + "/" + snap.id;
-    snap.code_dir = prefix.empty() ? snap.dir : snap.dir + "/" + prefix;
-    while (snap.code_dir.size() > 1 && snap.code_dir.back() == '/') snap.code_dir.pop_back();
-    CommandResult head = git.run({"rev-parse", "--verify", "--quiet", "HEAD"});
-    if (head.ok()) {
-      snap.commit = trim(head.out);
-      CommandResult branch = git.run({"symbolic-ref", "--short", "--quiet", "HEAD"});
-      if (branch.ok()) snap.branch = trim(branch.out);
-      std::string head_tree = git.must({"rev-parse", "HEAD^{tree}"}, "git rev-parse HEAD^{tree}");
-      snap.dirty = head_tree != snap.id;
-      if (snap.dirty) snap.diff = git.must({"diff", "--binary", "HEAD", snap.id}, "git diff");
-      // The trailing newline was trimmed; a patch needs it.
-      if (!snap.diff.empty()) snap.diff += "\n";
-    } else {
-      snap.dirty = true;  // no commit yet: nothing says what these files are
-    }
+    add_listed_paths(spec, cwd, store, scratch.path() + "/index", git, snap);
+  } else if (auto none = add_work_tree(spec, cwd, runs_root, store, scratch.path() + "/index", git, snap)) {
+    return *none;
   }
   auto files = tree_files(git, snap.id);
   for (const auto& f : files) snap.bytes += f.size;
@@ -417,96 +381,6 @@ std::vector<std::string> snapshot_argv(const std::vector<std::string>& argv, con
     out.push_back(in_snap.lexically_normal().string());
   }
   return out;
-}
-
-std::string make_workdir(const std::string& run_dir, const Snapshot& snap) {
-  std::string root = run_dir + "/workdir";
-  std::string partial = fmt::format("{}/.workdir.{}.partial", run_dir, new_token());
-  std::error_code ec;
-  try {
-    mirror(snap.dir, snap.live_dir, partial, true);
-    mirror_down_to(snap.live_dir, partial, snap.prefix());
-  } catch (...) {
-    fs::remove_all(partial, ec);
-    throw;
-  }
-  // A retried submission of the same run replaces its view (no job used it).
-  fs::remove_all(root, ec);
-  fs::rename(partial, root, ec);
-  if (ec) {
-    fs::remove_all(partial, ec);
-    throw UserError(fmt::format("snapshot: cannot move the job's working directory into {}: {}", root, ec.message()));
-  }
-  return snap.prefix().empty() ? root : root + "/" + snap.prefix();
-}
-
-void record_snapshot(const std::string& run_dir, const SnapshotDecision& decision) {
-  nlohmann::json j;
-  if (!decision.snapshot) {
-    j["off"] = decision.off_reason;
-  } else {
-    const Snapshot& s = *decision.snapshot;
-    std::string workdir = make_workdir(run_dir, s);
-    j = {{"mode", s.mode}, {"id", s.id}, {"dir", s.dir}, {"code_dir", s.code_dir}, {"files", s.files},
-         {"bytes", s.bytes}, {"reused", s.reused}, {"live_dir", s.live_dir}, {"workdir", workdir}};
-    if (!s.sent_from.empty()) j["sent_from"] = s.sent_from;
-    if (s.mode == "git") {
-      j["commit"] = s.commit.empty() ? nlohmann::json() : nlohmann::json(s.commit);
-      j["branch"] = s.branch.empty() ? nlohmann::json() : nlohmann::json(s.branch);
-      j["dirty"] = s.dirty;
-      if (!s.diff.empty()) {
-        write_file_atomic(run_dir + "/snapshot.diff", s.diff);
-        j["diff"] = run_dir + "/snapshot.diff";
-      }
-    }
-  }
-  write_file_atomic(run_dir + "/snapshot.json", j.dump(2) + "\n");
-}
-
-std::string snapshot_record(const std::string& run_dir) {
-  std::error_code ec;
-  if (!fs::exists(run_dir + "/snapshot.json", ec)) return "";
-  return read_file(run_dir + "/snapshot.json");
-}
-
-std::string job_workdir(const std::string& run_dir) {
-  std::string text = snapshot_record(run_dir);
-  if (text.empty()) return "";
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("workdir") || !j["workdir"].is_string()) return "";
-  return j["workdir"].get<std::string>();
-}
-
-std::string snapshot_summary(const std::string& run_dir) {
-  std::string text = snapshot_record(run_dir);
-  if (text.empty()) return "runs in place (no snapshot recorded)";
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return "snapshot.json is unreadable";
-  if (j.contains("off")) return "runs in place: " + j.value("off", std::string());
-  std::string id = j.value("id", std::string()).substr(0, 12);
-  std::string where;
-  if (j.value("mode", std::string()) == "git") {
-    std::string commit = j["commit"].is_string() ? j["commit"].get<std::string>().substr(0, 12) : "";
-    std::string branch = j["branch"].is_string() ? j["branch"].get<std::string>() : "";
-    where = commit.empty() ? " (no commit yet)"
-                           : fmt::format(" (commit {}{}{})", commit, branch.empty() ? "" : " on " + branch,
-                                         j.value("dirty", false) ? ", with uncommitted changes" : "");
-  } else {
-    where = " (snapshot.paths)";
-  }
-  return fmt::format("snapshot {}{}: {} files, {}", id, where, j.value("files", 0LL),
-                     format_bytes(j.value("bytes", 0LL)));
-}
-
-std::string code_label(const std::string& run_dir) {
-  std::string text = snapshot_record(run_dir);
-  if (text.empty()) return "";
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return "";
-  if (j.contains("off")) return "in place";
-  if (j.value("mode", std::string()) == "git" && j["commit"].is_string())
-    return j["commit"].get<std::string>().substr(0, 12) + (j.value("dirty", false) ? "+" : "");
-  return "snapshot:" + j.value("id", std::string()).substr(0, 12);
 }
 
 }  // namespace ddpctl

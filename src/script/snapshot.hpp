@@ -8,7 +8,7 @@
 // code shares one copy. The store's address is the git tree of those files,
 // computed by git itself with a scratch index (for `paths`, in a store
 // repository of its own under .snapshots/). A run's jobs work in a view of
-// it (make_workdir): every file of the snapshot read from the snapshot,
+// it (snapshot_workdir.hpp): every file of the snapshot read from the snapshot,
 // whatever path the program opens it by, and what the snapshot left out
 // (ignored data, outputs, the logs) linked to where it lives.
 #include <chrono>
@@ -76,37 +76,5 @@ SnapshotDecision given_snapshot(const std::string& record_file, const std::strin
 // written.
 std::vector<std::string> snapshot_argv(const std::vector<std::string>& argv, const Snapshot& snap,
                                        const std::string& cwd);
-
-// The folder a run's jobs work in (docs/runs.md "Snapshot"): <run>/workdir,
-// the snapshot's folders made anew, in which each file of the snapshot is a
-// link into the snapshot and each other entry of the live folder at the same
-// place (ignored data, outputs, the logs folder, files snapshot.paths did not
-// name) a link to the live one; the repository's .git is left out. A file
-// the job creates there stays in the run's folder. Made at submit (the job
-// links in what appears in the live folder later, as each attempt starts:
-// snapshot.sh); an earlier one of the same run is replaced. Returns the job's
-// working directory: the submit folder's place in it.
-std::string make_workdir(const std::string& run_dir, const Snapshot& snap);
-
-// Writes snapshot.json (and snapshot.diff for a dirty work tree) into a run's
-// folder: the snapshot and its provenance, or why there is none; with a
-// snapshot, makes the run's working directory first (make_workdir) and
-// records it as "workdir".
-void record_snapshot(const std::string& run_dir, const SnapshotDecision& decision);
-// The working directory recorded for a run's jobs (make_workdir); "" for a
-// run without a snapshot (its jobs work in the submit folder).
-std::string job_workdir(const std::string& run_dir);
-// snapshot.json of a run as JSON text; empty when the run has none (older runs).
-std::string snapshot_record(const std::string& run_dir);
-
-// One line on a run's code: "snapshot 1a2b3c4d5e6f (commit 89abcdef on main,
-// uncommitted changes): 12 files, 3.1 MiB", or "runs in place: <why>".
-std::string snapshot_summary(const std::string& run_dir);
-
-// A run's code in a word, for tables: the commit's first 12 characters ("+"
-// after it with uncommitted changes), "snapshot:<id 12>" for snapshot.paths,
-// "in place", or "" for a run from before snapshots.
-std::string code_label(const std::string& run_dir);
-
 
 }  // namespace ddpctl

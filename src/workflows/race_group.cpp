@@ -14,6 +14,7 @@
 #include "slurm/site_limits_read.hpp"
 #include "script/preflight.hpp"
 #include "script/render.hpp"
+#include "script/snapshot_record.hpp"
 #include "explain/report.hpp"
 #include "base/text.hpp"
 

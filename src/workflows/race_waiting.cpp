@@ -6,6 +6,7 @@
 
 #include "base/diagnostics.hpp"
 #include "explain/race.hpp"
+#include "script/runs_index.hpp"
 
 namespace ddpctl {
 

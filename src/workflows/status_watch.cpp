@@ -6,7 +6,7 @@
 #include <ostream>
 
 #include "agent/job_environment.hpp"
-#include "script/snapshot.hpp"
+#include "script/snapshot_record.hpp"
 
 namespace ddpctl {
 

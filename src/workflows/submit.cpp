@@ -17,6 +17,7 @@
 #include "base/values.hpp"
 #include "script/render.hpp"
 #include "script/snapshot.hpp"
+#include "script/snapshot_record.hpp"
 #include "base/text.hpp"
 
 namespace ddpctl {

@@ -7,6 +7,7 @@
 #include "base/files.hpp"
 #include "script/preflight.hpp"
 #include "script/render.hpp"
+#include "script/snapshot_record.hpp"
 #include "spec/spec.hpp"
 #include "workflows/submit.hpp"
 #include "workflows/sweep_grid.hpp"

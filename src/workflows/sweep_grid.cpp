@@ -18,6 +18,7 @@
 #include "script/render.hpp"
 #include "base/shell.hpp"
 #include "script/snapshot.hpp"
+#include "script/snapshot_record.hpp"
 #include "explain/status_grid.hpp"
 #include "workflows/submit.hpp"
 #include "base/text.hpp"

@@ -7,6 +7,8 @@
 
 #include "spec/cluster.hpp"
 #include "script/container.hpp"
+#include "script/container_failure.hpp"
+#include "script/container_script.hpp"
 #include "helpers.hpp"
 #include "script/render.hpp"
 #include "script/resolve.hpp"

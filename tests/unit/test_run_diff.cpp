@@ -13,7 +13,7 @@
 #include "script/resolve.hpp"
 #include "explain/run_diff.hpp"
 #include "script/runs.hpp"
-#include "script/snapshot.hpp"
+#include "script/snapshot_record.hpp"
 #include "runs/task_logs.hpp"
 
 using namespace ddpctl;

@@ -13,11 +13,13 @@
 
 #include "spec/cluster.hpp"
 #include "script/container.hpp"
+#include "script/container_script.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
 #include "script/render.hpp"
 #include "script/resolve.hpp"
 #include "script/snapshot.hpp"
+#include "script/snapshot_record.hpp"
 #include "spec/spec.hpp"
 #include "base/text.hpp"
 
