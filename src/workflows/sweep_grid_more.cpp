@@ -12,7 +12,6 @@
 #include "slurm/job_array.hpp"
 #include "explain/race.hpp"
 #include "workflows/race_group.hpp"
-#include "script/runs_index.hpp"
 #include "explain/status_grid.hpp"
 #include "workflows/submit.hpp"
 #include "workflows/sweep_grid.hpp"
