@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "base/paths.hpp"
-#include "workflows/race_group.hpp"
+#include "workflows/race_again.hpp"
 #include "remote/remote.hpp"
 #include "remote/remote_submit.hpp"
 #include "script/runs.hpp"

@@ -14,7 +14,7 @@
 #include "base/paths.hpp"
 #include "script/preflight.hpp"
 #include "explain/race.hpp"
-#include "workflows/race_group.hpp"
+#include "workflows/race_submit.hpp"
 #include "script/render.hpp"
 #include "base/shell.hpp"
 #include "script/snapshot.hpp"

@@ -11,7 +11,7 @@
 #include "workflows/grid_limits.hpp"
 #include "slurm/job_array.hpp"
 #include "explain/race.hpp"
-#include "workflows/race_group.hpp"
+#include "workflows/race_again.hpp"
 #include "explain/status_grid.hpp"
 #include "workflows/submit.hpp"
 #include "workflows/sweep_grid.hpp"

@@ -10,7 +10,9 @@
 #include "base/files.hpp"
 #include "helpers.hpp"
 #include "workflows/logs.hpp"
-#include "workflows/race_group.hpp"
+#include "workflows/race_again.hpp"
+#include "workflows/race_command.hpp"
+#include "workflows/race_submit.hpp"
 #include "fixtures.hpp"
 
 using namespace ddpctl;
@@ -336,4 +338,19 @@ TEST_CASE("logs -f of a race already re-raced says once which generation's winne
   show_logs(req, f.slurm.ctx, f.out);
   std::string line = "==> race " + run.id + ": generation 2 won by shape 2x1 (job 102); following it <==";
   CHECK(std::count(f.out.lines.begin(), f.out.lines.end(), line) == 1);
+}
+
+TEST_CASE("the race's preflight drops the shapes the site's limits never let start, and submits nothing") {
+  Fixture f;
+  f.slurm.runner.on("scontrol", {"show", "partition"},
+                    test::exits(0, "PartitionName=a100-80gb AllowAccounts=ALL AllowQos=ALL Default=NO QoS=N/A "
+                                   "MaxNodes=1 MaxTime=02:00:00 Nodes=a[1-2]\n"
+                                   "PartitionName=cpu AllowAccounts=ALL AllowQos=ALL Default=YES QoS=N/A "
+                                   "MaxNodes=UNLIMITED MaxTime=02:00:00 Nodes=g[1-4]\n"));
+  RaceGroup group = load_race_group(f.req.specs, f.req.sets);
+  CHECK(preflight_race(group, f.slurm.ctx.slurm, f.out) == std::vector<std::string>{"2x1"});
+  REQUIRE(f.out.warnings.size() == 1);
+  CHECK_THAT(f.out.warnings[0], Catch::StartsWith("dropped from the race, it would never start: shape 2x1:"));
+  CHECK(f.slurm.runner.count("sbatch") == 0);
+  CHECK_FALSE(fs::exists(f.req.runs_root));
 }
