@@ -11,7 +11,7 @@
 #include "remote/remote_submit.hpp"
 #include "script/runs.hpp"
 #include "base/ssh.hpp"
-#include "workflows/sweep_grid.hpp"
+#include "workflows/grid_continuation.hpp"
 #include "base/version.hpp"
 
 namespace ddpctl::cli {

@@ -9,20 +9,9 @@
 #include "explain/experiments.hpp"
 #include "runs/output.hpp"
 #include "slurm/slurm.hpp"
+#include "workflows/sweep_request.hpp"
 
 namespace ddpctl {
-
-struct SweepRequest {
-  std::string spec;
-  std::vector<std::string> sets;
-  std::string name;                // experiment name; empty: the spec's name
-  std::vector<std::string> only;   // labels; empty: every shape
-  std::string runs_root, templates_dir;
-  bool one_at_a_time = false;      // each run after the previous ends (afterany)
-  bool dry_run = false, preflight = true, again = false;
-  bool snapshot = true;            // false: --no-snapshot
-  std::string snapshot_from;       // --snapshot-from (take_snapshot's `given`)
-};
 
 // Submits each chosen shape as its own run (the identity of `submit --shape
 // LABEL`, so a shape whose run is still queued is not submitted twice), says
