@@ -5,7 +5,7 @@
 
 #include "slurm/job_array.hpp"
 #include "base/values.hpp"
-#include "workflows/submit.hpp"
+#include "workflows/submit_attempt.hpp"
 
 namespace ddpctl {
 

@@ -9,7 +9,7 @@
 #include "workflows/grid_array_submit.hpp"
 #include "workflows/grid_arrays.hpp"
 #include "workflows/race_again.hpp"
-#include "workflows/submit.hpp"
+#include "workflows/earlier_runs.hpp"
 
 namespace ddpctl {
 

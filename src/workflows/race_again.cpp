@@ -13,7 +13,7 @@
 #include "agent/node_check.hpp"
 #include "explain/race.hpp"
 #include "workflows/race_submit.hpp"
-#include "workflows/submit.hpp"
+#include "workflows/earlier_runs.hpp"
 #include "base/text.hpp"
 
 extern char** environ;

@@ -10,7 +10,8 @@
 #include "script/runs.hpp"
 #include "slurm/context.hpp"
 #include "workflows/race_group.hpp"
-#include "workflows/submit.hpp"
+#include "workflows/earlier_runs.hpp"
+#include "workflows/submit_attempt.hpp"
 
 namespace ddpctl {
 

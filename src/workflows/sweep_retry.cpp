@@ -10,7 +10,7 @@
 #include "workflows/grid_array_submit.hpp"
 #include "workflows/grid_continuation.hpp"
 #include "workflows/grid_limits.hpp"
-#include "workflows/submit.hpp"
+#include "workflows/earlier_runs.hpp"
 #include "base/text.hpp"
 
 namespace ddpctl {
