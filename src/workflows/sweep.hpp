@@ -8,6 +8,7 @@
 #include "slurm/context.hpp"
 #include "explain/experiments.hpp"
 #include "runs/output.hpp"
+#include "script/resolve.hpp"
 #include "slurm/slurm.hpp"
 #include "workflows/sweep_request.hpp"
 
@@ -20,6 +21,10 @@ namespace ddpctl {
 // Each shape takes its identity's lock for its own look at earlier runs and
 // submission, as `submit --shape` does.
 void run_sweep(const SweepRequest& request, Context& ctx, Output& out);
+
+// The shapes of a `sweep:` list that --only picks (labels; empty: every
+// shape), in the spec's order; a UserError naming a label that is no shape.
+std::vector<const ResolvedShape*> chosen_shapes(const ResolvedRun& resolved, const std::vector<std::string>& only);
 
 // `sweep:` is the old spelling of a grid of shapes (docs/sweeps.md, "Why
 // one word"): for a spec that has one, the note `sweep` and `gen` print
