@@ -6,12 +6,12 @@
 #include <unistd.h>
 
 #include "base/paths.hpp"
-#include "workflows/race_group.hpp"
+#include "workflows/race_again.hpp"
 #include "remote/remote.hpp"
 #include "remote/remote_submit.hpp"
 #include "script/runs.hpp"
 #include "base/ssh.hpp"
-#include "workflows/sweep_grid.hpp"
+#include "workflows/grid_continuation.hpp"
 #include "base/version.hpp"
 
 namespace ddpctl::cli {

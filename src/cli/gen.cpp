@@ -7,7 +7,7 @@
 #include "script/render.hpp"
 #include "spec/spec.hpp"
 #include "workflows/sweep.hpp"
-#include "workflows/sweep_grid.hpp"
+#include "workflows/grid_scripts.hpp"
 
 namespace ddpctl::cli {
 

@@ -12,6 +12,7 @@
 #include "agent/job_agent.hpp"
 #include "agent/straggler.hpp"
 #include "base/text.hpp"
+#include "workflows/race_again.hpp"
 
 namespace ddpctl::cli {
 

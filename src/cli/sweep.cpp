@@ -7,7 +7,8 @@
 #include "cli/app.hpp"
 #include "cli/common.hpp"
 #include "workflows/sweep.hpp"
-#include "workflows/sweep_grid.hpp"
+#include "workflows/grid_continuation.hpp"
+#include "workflows/sweep_retry.hpp"
 
 namespace ddpctl::cli {
 

@@ -8,7 +8,7 @@
 #include "runs/jobs.hpp"
 #include "explain/status_grid.hpp"
 #include "base/text.hpp"
-#include "workflows/submit.hpp"
+#include "workflows/submit_attempt.hpp"
 
 namespace ddpctl {
 
@@ -96,7 +96,89 @@ void cancel_grid_cells(const std::vector<Run*>& sweeps, const std::vector<std::s
   }
 }
 
+// The failures, together, as one UserError.
+void throw_if_failed(const std::vector<std::string>& failed) {
+  if (failed.empty()) return;
+  std::vector<Diagnostic> diags;
+  for (const auto& f : failed) diags.push_back({Location{}, "", f});
+  throw UserError(diags);
+}
+
+// Every job carrying one of the runs' tokens is theirs, recorded or not: a
+// job whose sbatch answer was lost, or that appeared after it was judged
+// absent, is adopted into the ledger and cancelled with the rest.
+// Only runs with such attempts need the user's whole queue.
+void adopt_unrecorded_jobs(const CancelRequest& req, std::vector<Run>& runs, std::vector<JobRef>& refs,
+                           SlurmClient& slurm) {
+  bool jobless = std::any_of(runs.begin(), runs.end(), [](const Run& run) {
+    return std::any_of(run.attempts.begin(), run.attempts.end(), [](const Attempt& a) {
+      return a.outcome != Outcome::Submitted && a.outcome != Outcome::Rejected;
+    });
+  });
+  if (!jobless) return;
+  JobQuery queue = slurm.queue();
+  if (!queue.answered) throw UserError("cannot cancel: Slurm could not be asked (" + queue.error + ")");
+  int adopted = 0;
+  for (auto& run : runs) adopted += adopt_found_jobs(run, queue.jobs);
+  if (adopted > 0) {
+    runs.clear();
+    refs = resolve_targets(req.targets, req.runs_root, runs);
+  }
+}
+
+// Records the request in the ledgers of `runs`, before scancel runs.
+void record_cancel_requests(std::vector<Run>& runs, const std::vector<std::string>& live) {
+  auto is_live = [&live](const Attempt& a) { return std::find(live.begin(), live.end(), a.job_id) != live.end(); };
+  for (auto& run : runs)
+    if (std::any_of(run.attempts.begin(), run.attempts.end(), is_live))
+      update_ledger(run, [&](std::vector<Attempt>& attempts) {
+        for (auto& a : attempts)
+          if (is_live(a)) a.cancel_requested_at = utc_now_iso();
+      });
+}
+
+// Confirm: every job must reach a terminal state (or leave the queue)
+// within `confirm_s`; those that do not are added to `failed`.
+void confirm_ended(std::vector<std::string> left, double confirm_s, Context& ctx, Output& out,
+                   std::vector<std::string>& failed) {
+  double deadline = ctx.clock.monotonic() + confirm_s;
+  while (!left.empty()) {
+    JobStates after = lookup_jobs(ctx.slurm, left);
+    std::vector<std::string> still;
+    for (const auto& id : left) {
+      const Job& job = after.jobs.at(id);
+      if (is_terminal(job.state))
+        out.state_line(fmt::format("job {}: ", id), state_name(job.state), tone_of(job.state));
+      else
+        still.push_back(id);
+    }
+    left = still;
+    if (left.empty()) break;
+    if (ctx.clock.monotonic() > deadline) {
+      for (const auto& id : left)
+        failed.push_back(fmt::format("job {} is still {} {:.0f} s after scancel", id, state_name(after.jobs.at(id).state),
+                                     confirm_s));
+      break;
+    }
+    ctx.clock.sleep(0.5);
+  }
+}
+
 }  // namespace
+
+CancelTargets sort_cancel_targets(const std::vector<std::string>& ids, const JobStates& states) {
+  CancelTargets t;
+  for (const auto& id : ids) {
+    const Job& job = states.jobs.at(id);
+    if (is_terminal(job.state))
+      t.ended.push_back(fmt::format("job {}: already ended ({})", id, state_name(job.state)));
+    else if (job.state == JobState::Unknown)
+      t.unknown.push_back(fmt::format("job {}: {}; nothing was cancelled", id, job.reason));
+    else
+      t.live.push_back(id);
+  }
+  return t;
+}
 
 void cancel_jobs(const CancelRequest& req, Context& ctx, Output& out) {
   std::vector<Run> runs;
@@ -113,32 +195,9 @@ void cancel_jobs(const CancelRequest& req, Context& ctx, Output& out) {
     refs.erase(std::remove_if(refs.begin(), refs.end(),
                               [](const JobRef& r) { return r.attempt && !r.attempt->array.empty(); }),
                refs.end());
-    if (refs.empty()) {
-      if (failed.empty()) return;
-      std::vector<Diagnostic> diags;
-      for (const auto& f : failed) diags.push_back({Location{}, "", f});
-      throw UserError(diags);
-    }
+    if (refs.empty()) return throw_if_failed(failed);
   }
-  // Every job carrying one of the runs' tokens is theirs, recorded or not: a
-  // job whose sbatch answer was lost, or that appeared after it was judged
-  // absent, is adopted into the ledger and cancelled with the rest.
-  // Only runs with such attempts need the user's whole queue.
-  bool jobless = std::any_of(runs.begin(), runs.end(), [](const Run& run) {
-    return std::any_of(run.attempts.begin(), run.attempts.end(), [](const Attempt& a) {
-      return a.outcome != Outcome::Submitted && a.outcome != Outcome::Rejected;
-    });
-  });
-  if (jobless) {
-    JobQuery queue = ctx.slurm.queue();
-    if (!queue.answered) throw UserError("cannot cancel: Slurm could not be asked (" + queue.error + ")");
-    int adopted = 0;
-    for (auto& run : runs) adopted += adopt_found_jobs(run, queue.jobs);
-    if (adopted > 0) {
-      runs.clear();
-      refs = resolve_targets(req.targets, req.runs_root, runs);
-    }
-  }
+  adopt_unrecorded_jobs(req, runs, refs, ctx.slurm);
   if (refs.empty()) throw UserError("no jobs to cancel: the runs named have no submitted jobs");
 
   std::vector<std::string> ids;
@@ -148,59 +207,16 @@ void cancel_jobs(const CancelRequest& req, Context& ctx, Output& out) {
   JobStates before = lookup_run_jobs(ctx.slurm, runs, ids, ctx.clock.now());
   refs.clear();  // its attempts were re-read
   if (!before.queue_answered) throw UserError("cannot cancel: Slurm could not be asked (" + before.error + ")");
-  std::vector<std::string> live;
-  for (const auto& id : ids) {
-    const Job& job = before.jobs.at(id);
-    if (is_terminal(job.state))
-      out.line(fmt::format("job {}: already ended ({})", id, state_name(job.state)));
-    else if (job.state == JobState::Unknown)
-      failed.push_back(fmt::format("job {}: {}; nothing was cancelled", id, job.reason));
-    else
-      live.push_back(id);
-  }
-  auto report = [&failed] {
-    if (failed.empty()) return;
-    std::vector<Diagnostic> diags;
-    for (const auto& f : failed) diags.push_back({Location{}, "", f});
-    throw UserError(diags);
-  };
-  if (live.empty()) return report();
+  CancelTargets targets = sort_cancel_targets(ids, before);
+  for (const auto& line : targets.ended) out.line(line);
+  failed.insert(failed.end(), targets.unknown.begin(), targets.unknown.end());
+  if (targets.live.empty()) return throw_if_failed(failed);
 
-  // Record the request before scancel runs.
-  auto is_live = [&live](const Attempt& a) { return std::find(live.begin(), live.end(), a.job_id) != live.end(); };
-  for (auto& run : runs)
-    if (std::any_of(run.attempts.begin(), run.attempts.end(), is_live))
-      update_ledger(run, [&](std::vector<Attempt>& attempts) {
-        for (auto& a : attempts)
-          if (is_live(a)) a.cancel_requested_at = utc_now_iso();
-      });
-  CommandResult r = ctx.slurm.cancel(live);
+  record_cancel_requests(runs, targets.live);
+  CommandResult r = ctx.slurm.cancel(targets.live);
   if (!r.ok()) throw UserError("scancel failed: " + r.describe());
-
-  // Confirm: every job must reach a terminal state (or leave the queue).
-  std::vector<std::string> left = live;
-  double deadline = ctx.clock.monotonic() + req.confirm_s;
-  while (!left.empty()) {
-    JobStates after = lookup_jobs(ctx.slurm, left);
-    std::vector<std::string> still;
-    for (const auto& id : left) {
-      const Job& job = after.jobs.at(id);
-      if (is_terminal(job.state))
-        out.state_line(fmt::format("job {}: ", id), state_name(job.state), tone_of(job.state));
-      else
-        still.push_back(id);
-    }
-    left = still;
-    if (left.empty()) break;
-    if (ctx.clock.monotonic() > deadline) {
-      for (const auto& id : left)
-        failed.push_back(fmt::format("job {} is still {} {:.0f} s after scancel", id, state_name(after.jobs.at(id).state),
-                                     req.confirm_s));
-      break;
-    }
-    ctx.clock.sleep(0.5);
-  }
-  report();
+  confirm_ended(targets.live, req.confirm_s, ctx, out, failed);
+  throw_if_failed(failed);
 }
 
 }  // namespace ddpctl

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "slurm/context.hpp"
+#include "runs/jobs.hpp"
 #include "runs/output.hpp"
 
 namespace ddpctl {
@@ -21,5 +22,14 @@ struct CancelRequest {
 // ended (COMPLETED)"); throws UserError listing every job it could not
 // cancel or confirm.
 void cancel_jobs(const CancelRequest& request, Context& ctx, Output& out);
+
+// The jobs `ids` as Slurm's `states` (every id present) show them before
+// scancel: `ended` ("job 9: already ended (COMPLETED)"), `unknown` (a
+// failure each: what could not be read; nothing is cancelled for them) and
+// `live`, the ids to cancel, in the order of `ids`.
+struct CancelTargets {
+  std::vector<std::string> ended, unknown, live;
+};
+CancelTargets sort_cancel_targets(const std::vector<std::string>& ids, const JobStates& states);
 
 }  // namespace ddpctl

@@ -18,16 +18,6 @@ namespace ddpctl {
 
 namespace {
 
-struct PartitionFacts {
-  int nodes = 0;
-  int min_cpus = 0;
-  long long min_mem = 0;
-  int min_gpus = -1;
-  std::set<std::string> gpu_types, features;
-  std::string max_time, default_time;
-  bool is_default = false;
-};
-
 std::string yaml_key(const std::string& s) {
   bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
@@ -77,22 +67,14 @@ std::string draft_profile(const std::string& version, const std::string& now_iso
   return y.str();
 }
 
-}  // namespace
+void add_check(SiteReport& report, const std::string& what, bool ok, const std::string& detail) {
+  report.checks.push_back({what, ok, detail});
+}
 
-SiteReport diagnose_site(SlurmClient& slurm, const std::string& name, const std::string& now_iso) {
-  SiteReport report;
-  auto check = [&report](const std::string& what, bool ok, const std::string& detail) {
-    report.checks.push_back({what, ok, detail});
-  };
-  std::string error;
-  std::string version = slurm.version(&error);
-  check("Slurm version", !version.empty(), version.empty() ? error : version);
-  if (version.empty()) {
-    report.fatal = "Slurm's commands do not work here (" + error + "); is this a login node?";
-    return report;
-  }
-
-  // Which reader the document's own meta picks (slurm_parse.hpp).
+// Which reader the document's own meta picks (slurm_parse.hpp), and how
+// status asks for the runs' jobs (SlurmClient::jobs): Slurm filters by
+// --jobs in --json from 23.02; 22.05 lists every job whatever it is asked.
+void probe_queue(SlurmClient& slurm, SiteReport& report) {
   CommandResult sq = slurm.raw({"squeue", "--json", "--states=all"});
   std::string detail = "not available (" + sq.describe() + "); status uses squeue -o instead";
   bool json_ok = false;
@@ -105,44 +87,81 @@ SiteReport diagnose_site(SlurmClient& slurm, const std::string& name, const std:
     } catch (const std::exception& e) {
       detail = std::string(e.what()) + "; status uses squeue -o instead";
     }
-  check("squeue --json", json_ok, detail);
-  // How status asks for the runs' jobs (SlurmClient::jobs): Slurm filters by
-  // --jobs in --json from 23.02; 22.05 lists every job whatever it is asked.
-  if (json_ok) {
-    std::vector<Job> all = parse_squeue_json(sq.out);
-    std::string how;
-    if (all.size() >= 2) {
-      slurm.jobs({all.front().id});
-      how = slurm.json_ignores_jobs()
-                ? "squeue -o --jobs=ID,... (this Slurm's --json lists every job whatever it is asked)"
-                : "squeue --json --jobs=ID,... (Slurm filters: the cost follows your runs, not the queue)";
-    } else {
-      how = "squeue --json --jobs=ID,... (whether this Slurm filters --json shows once two jobs are queued)";
-    }
-    check("status asks for its jobs with", true, how);
+  add_check(report, "squeue --json", json_ok, detail);
+  if (!json_ok) return;
+  std::vector<Job> all = parse_squeue_json(sq.out);
+  std::string how;
+  if (all.size() >= 2) {
+    slurm.jobs({all.front().id});
+    how = slurm.json_ignores_jobs()
+              ? "squeue -o --jobs=ID,... (this Slurm's --json lists every job whatever it is asked)"
+              : "squeue --json --jobs=ID,... (Slurm filters: the cost follows your runs, not the queue)";
+  } else {
+    how = "squeue --json --jobs=ID,... (whether this Slurm filters --json shows once two jobs are queued)";
   }
+  add_check(report, "status asks for its jobs with", true, how);
+}
+
+// sacct and MinJobAge; returns the profile's name: `name`, else Slurm's
+// ClusterName, else "mysite".
+std::string probe_accounting(SlurmClient& slurm, const std::string& name, SiteReport& report) {
   JobQuery acct = slurm.accounting({}, static_cast<long long>(std::time(nullptr)) - 60);
-  check("sacct (accounting)", acct.answered,
-        acct.answered ? "available: finished jobs stay visible" : "unavailable (" + acct.error + ")");
+  add_check(report, "sacct (accounting)", acct.answered,
+            acct.answered ? "available: finished jobs stay visible" : "unavailable (" + acct.error + ")");
   auto config = slurm.config();
   std::string min_job_age = config.count("MinJobAge") ? config["MinJobAge"] : "?";
-  check("MinJobAge", !config.empty(), min_job_age + (acct.answered ? "" : " (how long squeue remembers ended jobs)"));
+  add_check(report, "MinJobAge", !config.empty(),
+            min_job_age + (acct.answered ? "" : " (how long squeue remembers ended jobs)"));
   std::string cluster_name = config.count("ClusterName") ? config["ClusterName"] : "";
   if (!name.empty()) cluster_name = name;
   if (cluster_name.empty()) cluster_name = "mysite";
+  return cluster_name;
+}
 
-  NodeQuery nodes = slurm.nodes();
-  check("nodes", nodes.answered,
-        nodes.answered ? fmt::format("{} nodes, read from {} of {}", nodes.nodes.size(), nodes.reader, nodes.source)
-                       : nodes.error);
-  if (!nodes.answered) {
-    report.fatal = "cannot list the nodes: " + nodes.error;
-    return report;
+// The limits a submission is checked against (limits.hpp), each a check;
+// returns those that limit anything, as the draft notes them.
+std::vector<std::string> probe_limits(SlurmClient& slurm, SiteReport& report) {
+  SiteLimits site = read_site_limits(slurm);
+  long long now = static_cast<long long>(std::time(nullptr));
+  std::vector<std::string> seen;
+  std::set<std::string> usable;
+  for (const auto& a : site.assocs) {
+    if (a.user.empty()) continue;
+    std::string what = fmt::format("association {}{}", a.account, a.partition.empty() ? "" : " (" + a.partition + ")");
+    std::string text = fmt::format("QOS {}{}; {}", a.qos.empty() ? "-" : join(a.qos, ","),
+                                   a.default_qos.empty() ? "" : " (default " + a.default_qos + ")", describe_limits(a));
+    add_check(report, what, true, text);
+    seen.push_back(what + ": " + text);
+    for (const auto& q : a.qos) usable.insert(q);
   }
+  for (const auto& a : site.assocs)
+    if (a.user.empty() && describe_limits(a) != "no limits") {
+      add_check(report, "account " + a.account, true, describe_limits(a));
+      seen.push_back("account " + a.account + ": " + describe_limits(a));
+    }
+  for (const auto& [qname, q] : site.qos)
+    if (usable.empty() || usable.count(qname)) {
+      add_check(report, "QOS " + qname, true, describe_limits(q));
+      if (describe_limits(q) != "no limits") seen.push_back("QOS " + qname + ": " + describe_limits(q));
+    }
+  bool any_reservation = false;
+  for (const auto& r : site.reservations)
+    if (r.end > now) {
+      any_reservation = true;
+      add_check(report, "reservation " + r.name, true, describe_reservation(r, now));
+      seen.push_back("reservation " + describe_reservation(r, now));
+    }
+  if (!any_reservation && site.accounting) add_check(report, "reservations", true, "none ahead");
+  for (const auto& u : site.unread) add_check(report, "limits", false, "cannot read " + u);
+  return seen;
+}
 
+}  // namespace
+
+std::map<std::string, PartitionFacts> partition_facts(const std::vector<NodeInfo>& nodes,
+                                                      const std::string& sinfo_times) {
   std::map<std::string, PartitionFacts> parts;
-  std::set<std::string> all_types;
-  for (const auto& n : nodes.nodes)
+  for (const auto& n : nodes)
     for (const auto& p : n.partitions) {
       PartitionFacts& f = parts[p];
       f.nodes++;
@@ -150,11 +169,10 @@ SiteReport diagnose_site(SlurmClient& slurm, const std::string& name, const std:
       f.min_mem = f.min_mem == 0 ? n.memory_mib : std::min(f.min_mem, n.memory_mib);
       f.min_gpus = f.min_gpus < 0 ? n.total_gpus() : std::min(f.min_gpus, n.total_gpus());
       for (const auto& [type, count] : n.gpus_by_type)
-        if (!type.empty() && count > 0) f.gpu_types.insert(type), all_types.insert(type);
+        if (!type.empty() && count > 0) f.gpu_types.insert(type);
       for (const auto& feat : n.features) f.features.insert(feat);
     }
-  CommandResult limits = slurm.raw({"sinfo", "-h", "-o", "%P|%l|%L"});
-  std::istringstream lines(limits.out);
+  std::istringstream lines(sinfo_times);
   for (std::string line; std::getline(lines, line);) {
     auto bar = line.find('|');
     if (bar == std::string::npos) continue;
@@ -169,47 +187,42 @@ SiteReport diagnose_site(SlurmClient& slurm, const std::string& name, const std:
     if (parse_slurm_time(max_time, &problem)) parts[partition].max_time = max_time;
     if (parse_slurm_time(default_time, &problem)) parts[partition].default_time = default_time;
   }
-  for (const auto& [pname, f] : parts)
-    check("partition " + pname, true,
-          fmt::format("{} nodes, {} CPUs, {} GPUs{}{}", f.nodes, f.min_cpus, std::max(f.min_gpus, 0),
-                      f.gpu_types.empty() ? "" : " (" + join({f.gpu_types.begin(), f.gpu_types.end()}, ",") + ")",
-                      f.features.empty() ? "" : ", features " + join({f.features.begin(), f.features.end()}, ",")));
-  auto accounts = slurm.user_accounts();
-  check("accounts", accounts.has_value(), accounts ? join(*accounts, ", ") : "sacctmgr cannot list them");
+  return parts;
+}
 
-  // The limits a submission is checked against (limits.hpp).
-  SiteLimits site = read_site_limits(slurm);
-  long long now = static_cast<long long>(std::time(nullptr));
-  std::vector<std::string> seen;
-  std::set<std::string> usable;
-  for (const auto& a : site.assocs) {
-    if (a.user.empty()) continue;
-    std::string what = fmt::format("association {}{}", a.account, a.partition.empty() ? "" : " (" + a.partition + ")");
-    std::string text = fmt::format("QOS {}{}; {}", a.qos.empty() ? "-" : join(a.qos, ","),
-                                   a.default_qos.empty() ? "" : " (default " + a.default_qos + ")", describe_limits(a));
-    check(what, true, text);
-    seen.push_back(what + ": " + text);
-    for (const auto& q : a.qos) usable.insert(q);
+SiteReport diagnose_site(SlurmClient& slurm, const std::string& name, const std::string& now_iso) {
+  SiteReport report;
+  std::string error;
+  std::string version = slurm.version(&error);
+  add_check(report, "Slurm version", !version.empty(), version.empty() ? error : version);
+  if (version.empty()) {
+    report.fatal = "Slurm's commands do not work here (" + error + "); is this a login node?";
+    return report;
   }
-  for (const auto& a : site.assocs)
-    if (a.user.empty() && describe_limits(a) != "no limits") {
-      check("account " + a.account, true, describe_limits(a));
-      seen.push_back("account " + a.account + ": " + describe_limits(a));
-    }
-  for (const auto& [qname, q] : site.qos)
-    if (usable.empty() || usable.count(qname)) {
-      check("QOS " + qname, true, describe_limits(q));
-      if (describe_limits(q) != "no limits") seen.push_back("QOS " + qname + ": " + describe_limits(q));
-    }
-  bool any_reservation = false;
-  for (const auto& r : site.reservations)
-    if (r.end > now) {
-      any_reservation = true;
-      check("reservation " + r.name, true, describe_reservation(r, now));
-      seen.push_back("reservation " + describe_reservation(r, now));
-    }
-  if (!any_reservation && site.accounting) check("reservations", true, "none ahead");
-  for (const auto& u : site.unread) check("limits", false, "cannot read " + u);
+  probe_queue(slurm, report);
+  std::string cluster_name = probe_accounting(slurm, name, report);
+
+  NodeQuery nodes = slurm.nodes();
+  add_check(report, "nodes", nodes.answered,
+            nodes.answered ? fmt::format("{} nodes, read from {} of {}", nodes.nodes.size(), nodes.reader, nodes.source)
+                           : nodes.error);
+  if (!nodes.answered) {
+    report.fatal = "cannot list the nodes: " + nodes.error;
+    return report;
+  }
+  std::map<std::string, PartitionFacts> parts =
+      partition_facts(nodes.nodes, slurm.raw({"sinfo", "-h", "-o", "%P|%l|%L"}).out);
+  std::set<std::string> all_types;
+  for (const auto& [pname, f] : parts) {
+    all_types.insert(f.gpu_types.begin(), f.gpu_types.end());
+    add_check(report, "partition " + pname, true,
+              fmt::format("{} nodes, {} CPUs, {} GPUs{}{}", f.nodes, f.min_cpus, std::max(f.min_gpus, 0),
+                          f.gpu_types.empty() ? "" : " (" + join({f.gpu_types.begin(), f.gpu_types.end()}, ",") + ")",
+                          f.features.empty() ? "" : ", features " + join({f.features.begin(), f.features.end()}, ",")));
+  }
+  auto accounts = slurm.user_accounts();
+  add_check(report, "accounts", accounts.has_value(), accounts ? join(*accounts, ", ") : "sacctmgr cannot list them");
+  std::vector<std::string> seen = probe_limits(slurm, report);
   report.profile_yaml = draft_profile(version, now_iso, cluster_name, parts, all_types, seen);
   return report;
 }

@@ -33,6 +33,20 @@ std::vector<SubmitAsk> grid_submit_asks(const std::vector<GridArray>& arrays, co
   return asks;
 }
 
+std::vector<std::vector<GridArray>> grid_submit_cases(const std::vector<GridArray>& arrays, bool raced, size_t cells) {
+  if (!raced) return {arrays};
+  std::vector<std::vector<GridArray>> cases;
+  for (const GridArray& winner : arrays) {
+    std::vector<GridArray> asked = arrays;
+    for (GridArray& a : asked) a.cells = {0};
+    GridArray rest = winner;
+    rest.cells = rest_of_grid(cells);
+    if (!rest.cells.empty()) asked.push_back(rest);
+    cases.push_back(std::move(asked));
+  }
+  return cases;
+}
+
 namespace {
 
 // What an array script's #SBATCH lines ask of where it lands.

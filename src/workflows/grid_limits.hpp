@@ -12,7 +12,7 @@
 #include "runs/output.hpp"
 #include "runs/run_record.hpp"
 #include "slurm/slurm.hpp"
-#include "workflows/sweep_grid.hpp"
+#include "workflows/grid_arrays.hpp"
 
 namespace ddpctl {
 
@@ -24,6 +24,12 @@ void refuse_over_submit_limits(const std::vector<SubmitAsk>& arrays, const SiteL
 
 // A sweep's arrays, each its cells of its shape (account, QOS, partition).
 std::vector<SubmitAsk> grid_submit_asks(const std::vector<GridArray>& arrays, const SiteLimits& limits);
+// The sets of a sweep's arrays that may be queued at once, each to be held
+// against the limits: a grid's arrays; a raced grid (`raced`, of `cells`
+// cells) asks for one job per shape, then the other cells on whichever wins,
+// so one set per possible winner: every shape's array of cell 0, and the
+// winner's of cells 1 .. cells-1.
+std::vector<std::vector<GridArray>> grid_submit_cases(const std::vector<GridArray>& arrays, bool raced, size_t cells);
 
 // A retry's arrays: `cells` by shape label, each landing where the sweep's
 // array script of that shape sends it (its #SBATCH --account, --qos,

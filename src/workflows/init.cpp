@@ -65,10 +65,78 @@ const Partition* partition_for(const ClusterProfile& p, int gpus, const std::str
   return nullptr;
 }
 
+// The run's name: as asked, else the output file's stem, else "train".
+std::string starter_name(const InitRequest& req) {
+  std::string name = req.name;
+  if (name.empty()) name = req.output.empty() ? "train" : fs::path(req.output).stem().string();
+  if (!is_run_name(name))
+    throw UserError(Location{"--name"}, "",
+                    fmt::format("'{}' cannot name a run: letters, digits, '.', '_' or '-', at most 64", name));
+  return name;
+}
+
+// The shape's lines: nodes, GPUs, type, partition, time, account, output.
+void write_shape(std::ostringstream& y, const InitRequest& req, const ClusterProfile& profile,
+                 const StarterShape& shape) {
+  const int gpus = shape.gpus;
+  const Partition* chosen = shape.chosen;
+  y << "\n# The shape: nodes x GPUs per node, one rank per GPU.\n";
+  y << line(fmt::format("nodes: {}", req.nodes));
+  y << line(fmt::format("gpus_per_node: {}", gpus), gpus == 0 ? "0: a CPU-only run" : "");
+  if (gpus == 0) y << line("procs_per_node: 1", "ranks per node of a CPU-only run");
+  std::string types = join(profile.gpu_type_names(), ", ");
+  if (!shape.type.empty())
+    y << line("gpu_type: " + shape.type, types.empty() ? "" : "this site's: " + types);
+  else if (gpus > 0 && !types.empty())
+    y << line("# gpu_type: " + profile.gpu_type_names().front(), "this site's: " + types);
+  std::string parts = join(profile.partition_names(), ", ");
+  if (!shape.partition.empty())
+    y << line("partition: " + shape.partition, "this site's: " + parts);
+  else if (!parts.empty())
+    y << line("# partition: " + (chosen ? chosen->name : profile.partitions.front().name),
+              profile.dialect == GpuDialect::Partition && gpus > 0 ? "picked from gpu_type at this site"
+                                                                   : "default: " + profile.default_partition);
+  std::string max_time = chosen && chosen->max_time_s ? format_slurm_time(*chosen->max_time_s) : "";
+  std::string time_note = max_time.empty() ? "" : "the partition allows " + max_time;
+  if (!req.time.empty())
+    y << line("time: \"" + req.time + "\"", time_note);
+  else if (profile.default_time_s)
+    y << line("time: \"" + format_slurm_time(*profile.default_time_s) + "\"",
+              "the site's default" + (time_note.empty() ? "" : "; " + time_note));
+  else
+    y << line("time: \"01:00:00\"", time_note.empty() ? "the site sets no default" : time_note);
+  if (!req.account.empty())
+    y << line("account: " + req.account);
+  else
+    y << line("# account: YOUR_ACCOUNT", "yours: `sacctmgr -n show assoc user=$USER format=account`");
+  y << line("output_dir: logs", "%x_%j.out/.err of each job; made at submit");
+}
+
+// The program: the bundled trainer, or the user's command.
+void write_program(std::ostringstream& y, const InitRequest& req) {
+  if (req.command.empty()) {
+    y << "\n# The bundled LibTorch trainer (ddp-train) on generated data: a first run\n"
+         "# that needs no dataset. Replace it with `command: [python, train.py]`\n"
+         "# (or `ddpctl init ... -- python train.py`) for your own program.\n";
+    y << "trainer:\n";
+    y << line("  model: resnet18", "resnet18, resnet50 or smallcnn");
+    y << line("  data: synthetic", "or a TinyImageNet/ImageFolder folder");
+    y << line("  epochs: 1");
+    return;
+  }
+  bool torchrun = fs::path(req.command.front()).filename() == "torchrun";
+  y << "\n# Your program. ddpctl exports MASTER_ADDR, MASTER_PORT, WORLD_SIZE, NNODES,\n"
+       "# NODE_RANK and, with launch: per-gpu, RANK and LOCAL_RANK (docs/spec.md \"Launch\").\n";
+  y << line(torchrun ? "launch: per-node" : "launch: per-gpu",
+            torchrun ? "torchrun starts one worker per GPU itself" : "one task per rank");
+  std::vector<std::string> words;
+  for (const auto& w : req.command) words.push_back(yaml_word(w));
+  y << "command: [" << join(words, ", ") << "]\n";
+}
+
 }  // namespace
 
-std::string starter_spec(const InitRequest& req, const ClusterProfile& profile, const std::string& profile_ref,
-                         const std::string& today) {
+StarterShape choose_starter_shape(const InitRequest& req, const ClusterProfile& profile) {
   // The shape: GPU type, partition and GPUs per node, each as asked or as the profile suggests.
   std::string type = req.gpu_type, partition = req.partition;
   if (!type.empty() && !profile.find_gpu_type(type))
@@ -105,16 +173,16 @@ std::string starter_spec(const InitRequest& req, const ClusterProfile& profile, 
         type = t.name;
         break;
       }
+  return {type, partition, chosen, gpus};
+}
 
-  std::string name = req.name;
-  if (name.empty()) name = req.output.empty() ? "train" : fs::path(req.output).stem().string();
-  if (!is_run_name(name))
-    throw UserError(Location{"--name"}, "",
-                    fmt::format("'{}' cannot name a run: letters, digits, '.', '_' or '-', at most 64", name));
-  std::string time = req.time;
-  if (!time.empty()) {
+std::string starter_spec(const InitRequest& req, const ClusterProfile& profile, const std::string& profile_ref,
+                         const std::string& today) {
+  StarterShape shape = choose_starter_shape(req, profile);
+  std::string name = starter_name(req);
+  if (!req.time.empty()) {
     std::string problem;
-    if (!parse_slurm_time(time, &problem)) throw UserError(Location{"--time"}, "", "'" + time + "' " + problem);
+    if (!parse_slurm_time(req.time, &problem)) throw UserError(Location{"--time"}, "", "'" + req.time + "' " + problem);
   }
 
   std::ostringstream y;
@@ -125,55 +193,8 @@ std::string starter_spec(const InitRequest& req, const ClusterProfile& profile, 
        "# Every field: `man 5 ddpctl-spec` (docs/spec.md).\n";
   y << line("name: " + name, "the run's and the job's name");
   y << line("cluster: " + profile_ref, "the site profile (`ddpctl doctor` drafts one for a new site)");
-  y << "\n# The shape: nodes x GPUs per node, one rank per GPU.\n";
-  y << line(fmt::format("nodes: {}", req.nodes));
-  y << line(fmt::format("gpus_per_node: {}", gpus), gpus == 0 ? "0: a CPU-only run" : "");
-  if (gpus == 0) y << line("procs_per_node: 1", "ranks per node of a CPU-only run");
-  std::string types = join(profile.gpu_type_names(), ", ");
-  if (!type.empty())
-    y << line("gpu_type: " + type, types.empty() ? "" : "this site's: " + types);
-  else if (gpus > 0 && !types.empty())
-    y << line("# gpu_type: " + profile.gpu_type_names().front(), "this site's: " + types);
-  std::string parts = join(profile.partition_names(), ", ");
-  if (!partition.empty())
-    y << line("partition: " + partition, "this site's: " + parts);
-  else if (!parts.empty())
-    y << line("# partition: " + (chosen ? chosen->name : profile.partitions.front().name),
-              profile.dialect == GpuDialect::Partition && gpus > 0 ? "picked from gpu_type at this site"
-                                                                   : "default: " + profile.default_partition);
-  std::string max_time = chosen && chosen->max_time_s ? format_slurm_time(*chosen->max_time_s) : "";
-  std::string time_note = max_time.empty() ? "" : "the partition allows " + max_time;
-  if (!time.empty())
-    y << line("time: \"" + time + "\"", time_note);
-  else if (profile.default_time_s)
-    y << line("time: \"" + format_slurm_time(*profile.default_time_s) + "\"",
-              "the site's default" + (time_note.empty() ? "" : "; " + time_note));
-  else
-    y << line("time: \"01:00:00\"", time_note.empty() ? "the site sets no default" : time_note);
-  if (!req.account.empty())
-    y << line("account: " + req.account);
-  else
-    y << line("# account: YOUR_ACCOUNT", "yours: `sacctmgr -n show assoc user=$USER format=account`");
-  y << line("output_dir: logs", "%x_%j.out/.err of each job; made at submit");
-
-  if (req.command.empty()) {
-    y << "\n# The bundled LibTorch trainer (ddp-train) on generated data: a first run\n"
-         "# that needs no dataset. Replace it with `command: [python, train.py]`\n"
-         "# (or `ddpctl init ... -- python train.py`) for your own program.\n";
-    y << "trainer:\n";
-    y << line("  model: resnet18", "resnet18, resnet50 or smallcnn");
-    y << line("  data: synthetic", "or a TinyImageNet/ImageFolder folder");
-    y << line("  epochs: 1");
-  } else {
-    bool torchrun = fs::path(req.command.front()).filename() == "torchrun";
-    y << "\n# Your program. ddpctl exports MASTER_ADDR, MASTER_PORT, WORLD_SIZE, NNODES,\n"
-         "# NODE_RANK and, with launch: per-gpu, RANK and LOCAL_RANK (docs/spec.md \"Launch\").\n";
-    y << line(torchrun ? "launch: per-node" : "launch: per-gpu",
-              torchrun ? "torchrun starts one worker per GPU itself" : "one task per rank");
-    std::vector<std::string> words;
-    for (const auto& w : req.command) words.push_back(yaml_word(w));
-    y << "command: [" << join(words, ", ") << "]\n";
-  }
+  write_shape(y, req, profile, shape);
+  write_program(y, req);
   y << "\n# On a time limit or preemption, Slurm requeues the job; your program gets\n"
        "# SIGUSR1 300 s before, to checkpoint (docs/spec.md \"Requeue\").\n"
        "# requeue: {signal: USR1, grace: 300, max_restarts: 3}\n";

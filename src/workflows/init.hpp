@@ -20,6 +20,19 @@ struct InitRequest {
   std::vector<std::string> command;  // empty: the bundled trainer on synthetic data
 };
 
+// The shape a starter spec names: the GPU type, partition and GPUs per node
+// each as asked (InitRequest) or as the profile suggests: a GPU type's own
+// partition, the default one, or the first that holds the GPUs asked.
+// `partition` empty: the spec names none (the site picks, or the type does);
+// `chosen`: the partition the job lands in, if known (for its time limit).
+// Throws UserError, naming the option, for what the profile cannot hold.
+struct StarterShape {
+  std::string type, partition;
+  const Partition* chosen = nullptr;  // into the profile
+  int gpus = 0;
+};
+StarterShape choose_starter_shape(const InitRequest& request, const ClusterProfile& profile);
+
 // The spec's text for `profile` (found at `profile_ref`, as the spec will
 // name it). Throws UserError, naming the option, for what the profile cannot
 // hold (an unknown GPU type or partition, more GPUs than any partition has).

@@ -11,7 +11,7 @@
 #include "explain/failure.hpp"
 #include "runs/jobs.hpp"
 #include "explain/race.hpp"
-#include "workflows/race_group.hpp"
+#include "workflows/race_again.hpp"
 #include "workflows/race_waiting.hpp"
 #include "runs/task_logs.hpp"
 #include "base/text.hpp"

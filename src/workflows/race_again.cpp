@@ -1,6 +1,5 @@
-// Re-racing a group whose winner was requeued (docs/race.md, "When the
-// winner is requeued"): the next generation is opened once, by whoever gets
-// there first (mkdir race/gen.N), and the other shapes are submitted into it.
+#include "workflows/race_again.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -12,7 +11,9 @@
 #include "base/files.hpp"
 #include "runs/jobs.hpp"
 #include "agent/node_check.hpp"
-#include "workflows/race_group.hpp"
+#include "explain/race.hpp"
+#include "workflows/race_submit.hpp"
+#include "workflows/earlier_runs.hpp"
 #include "workflows/race_waiting.hpp"
 #include "base/text.hpp"
 
@@ -81,6 +82,50 @@ void forget_job_environment() {
   for (const auto& n : names) unsetenv(n.c_str());
 }
 
+namespace {
+
+// Opens generation current + 1 of the race for `winner`'s requeue (`reason`)
+// and submits the other shapes into it, once: see race_again.
+RaceAgain open_next_generation(Run& run, const RaceState& race, const RaceEvent& winner, const std::string& reason,
+                               const std::vector<std::string>& also_leave_out, Context& ctx, Output& out) {
+  RaceAgain result;
+  int current = static_cast<int>(race.generations.size());
+  result.generation = current;
+  // One re-race per requeue, whoever asks: the lock keeps two ddpctls from
+  // submitting at once, the mkdir keeps the requeued winner's own restart
+  // (the job script opens the generation itself then) from racing this.
+  IdentityLock lock(fs::path(run.dir).parent_path().string(), run.spec_hash, ctx, out);
+  int next = current + 1;
+  std::string gen_dir = fmt::format("{}/gen.{}", race_dir(run), next);
+  if (mkdir(gen_dir.c_str(), 0755) != 0) {
+    result.why_not = errno == EEXIST ? fmt::format("generation {} was already opened", next)
+                                     : fmt::format("cannot create {}: {}", gen_dir, std::strerror(errno));
+    return result;
+  }
+  result.opened = true;
+  result.generation = next;
+  std::vector<std::string> leave_out = nodes_left_out(run, winner, ctx.slurm, out);
+  for (const auto& n : also_leave_out)
+    if (std::find(leave_out.begin(), leave_out.end(), n) == leave_out.end()) leave_out.push_back(n);
+  result.why = fmt::format("job {} (shape {}), the winner of generation {}, {}", winner.job_id, winner.label, current,
+                           reason);
+  if (!leave_out.empty())
+    result.why += fmt::format("; {} left out, as job {} leaves {}", join(leave_out, ", "), winner.job_id,
+                              leave_out.size() == 1 ? "it" : "them");
+  fs::create_directories(race_jobs_dir(run, next));
+  write_file_atomic(gen_dir + "/why", fmt::format("{:.3f} {}\n", static_cast<double>(ctx.clock.now()), result.why));
+  // The requeued winner is one of the new generation's jobs: if another
+  // shape starts first, it is cancelled like any loser.
+  record_race_job(run, winner.label, winner.job_id, next);
+  out.line(fmt::format("race: generation {} opened: {}", next, result.why));
+  forget_job_environment();
+  result.submitted =
+      submit_race_shapes(run, shapes_to_race(run, race, winner.label), next, ctx.slurm, out, "", leave_out);
+  return result;
+}
+
+}  // namespace
+
 RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, Output& out,
                      const std::vector<std::string>& also_leave_out, const std::string& because) {
   RaceAgain result;
@@ -130,38 +175,7 @@ RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, O
                                  shape ? shape->max_restarts : 0, max_generations);
     return result;
   }
-
-  // One re-race per requeue, whoever asks: the lock keeps two ddpctls from
-  // submitting at once, the mkdir keeps the requeued winner's own restart
-  // (the job script opens the generation itself then) from racing this.
-  IdentityLock lock(fs::path(run.dir).parent_path().string(), run.spec_hash, ctx, out);
-  int next = current + 1;
-  std::string gen_dir = fmt::format("{}/gen.{}", race_dir(run), next);
-  if (mkdir(gen_dir.c_str(), 0755) != 0) {
-    result.why_not = errno == EEXIST ? fmt::format("generation {} was already opened", next)
-                                     : fmt::format("cannot create {}: {}", gen_dir, std::strerror(errno));
-    return result;
-  }
-  result.opened = true;
-  result.generation = next;
-  std::vector<std::string> leave_out = nodes_left_out(run, winner, ctx.slurm, out);
-  for (const auto& n : also_leave_out)
-    if (std::find(leave_out.begin(), leave_out.end(), n) == leave_out.end()) leave_out.push_back(n);
-  result.why = fmt::format("job {} (shape {}), the winner of generation {}, {}", winner.job_id, winner.label, current,
-                           reason);
-  if (!leave_out.empty())
-    result.why += fmt::format("; {} left out, as job {} leaves {}", join(leave_out, ", "), winner.job_id,
-                              leave_out.size() == 1 ? "it" : "them");
-  fs::create_directories(race_jobs_dir(run, next));
-  write_file_atomic(gen_dir + "/why", fmt::format("{:.3f} {}\n", static_cast<double>(ctx.clock.now()), result.why));
-  // The requeued winner is one of the new generation's jobs: if another
-  // shape starts first, it is cancelled like any loser.
-  record_race_job(run, winner.label, winner.job_id, next);
-  out.line(fmt::format("race: generation {} opened: {}", next, result.why));
-  forget_job_environment();
-  result.submitted =
-      submit_race_shapes(run, shapes_to_race(run, race, winner.label), next, ctx.slurm, out, "", leave_out);
-  return result;
+  return open_next_generation(run, race, winner, reason, also_leave_out, ctx, out);
 }
 
 std::vector<RaceAgain> race_again_in(const std::string& root, const std::vector<std::string>& targets, long long now,

@@ -1,68 +1,21 @@
 #pragma once
-// Submission: the ledgered sbatch call, settling attempts whose outcome is
-// unknown by looking their token up in Slurm, finding earlier runs of the same
-// identity (re-running `submit` never makes a second job), the one-shape
-// `submit` workflow, and waiting for a submitted job.
-#include <memory>
+// The one-shape `submit` workflow and waiting for a submitted job. It
+// builds on the ledgered sbatch (submit_attempt.hpp) and the look at earlier
+// runs of the same identity under its lock (earlier_runs.hpp), which its
+// users take from here too.
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "slurm/context.hpp"
-#include "base/lock.hpp"
 #include "runs/output.hpp"
 #include "script/resolve.hpp"
 #include "script/runs.hpp"
 #include "slurm/slurm.hpp"
+#include "workflows/earlier_runs.hpp"
+#include "workflows/submit_attempt.hpp"
 
 namespace ddpctl {
-
-enum class Presence { Found, Absent, Unknown };
-struct Lookup {
-  Presence presence = Presence::Unknown;
-  Job job;          // when Found
-  std::string why;  // when Unknown: what could not be asked
-};
-// Looks for the job carrying `ddpctl:<token>` in squeue, then in sacct.
-Lookup find_job_by_token(SlurmClient& slurm, const std::string& token, long long intent_time);
-
-// Settles every attempt of `run` that has no confirmed outcome; saves the ledger
-// when anything changed. Returns the attempts it could not settle.
-std::vector<Attempt> settle_attempts(Run& run, SlurmClient& slurm);
-
-// sbatch arguments for a shape's script in `run`; `extra` (e.g.
-// --dependency=afterany:N) goes before the script.
-std::vector<std::string> sbatch_args(const Run& run, const RunShape& shape, const std::string& token,
-                                     const std::vector<std::string>& extra = {});
-
-// Adopts jobs carrying the token of an attempt that made none as far as the
-// ledger knew (intent, unconfirmed, absent): found in `queue`, it is
-// recorded as submitted. Returns how many were adopted.
-int adopt_found_jobs(Run& run, const std::vector<Job>& queue);
-
-// Records the intent (with this ddpctl's pid and host), runs sbatch, records
-// the outcome, and for an ambiguous outcome looks the token up once. Every
-// record is a read-modify-write of the ledger. Returns the final attempt.
-// `array`: the --array value (in `extra` too) of a grid's array, recorded;
-// `array_offset` goes after the script (its $1: task N runs cell N + offset);
-// `race`: a raced grid's first cell (Attempt::race): "race" follows the
-// offset, and the array script runs the cell's race script.
-Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, const std::vector<std::string>& extra = {},
-                       const std::string& array = "", int array_offset = 0, bool race = false);
-
-// Earlier runs of one identity (run_identity), settled first.
-struct ActiveJob {
-  std::string run_id, job_id;
-};
-struct EarlierRuns {
-  std::optional<ActiveJob> active;  // a job of theirs still queued or running
-  std::optional<Run> retry;         // a run whose every attempt was shown to make no job
-};
-// Settles the unconfirmed attempts of every run with this identity, then
-// finds a job of theirs still queued or running, and a run to retry in.
-// Throws UserError when an attempt cannot be settled or a job's state cannot
-// be read: submitting then could make a second job.
-EarlierRuns find_earlier_runs(const std::string& root, const std::string& identity, SlurmClient& slurm);
 
 // Slurm writes the jobs' logs there; it must exist before sbatch.
 void create_output_dir(const ResolvedRun& resolved);
@@ -105,17 +58,6 @@ struct SubmitResult {
 // UserError when sbatch rejected the job or its answer was unclear (the
 // attempt is recorded either way).
 SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& request, Context& ctx, Output& out);
-
-// Holds the lock of one run identity (runs.hpp's identity_lock_path) while
-// it lives; says through `out` whom it waits for.
-class IdentityLock {
- public:
-  IdentityLock(const std::string& root, const std::string& identity, Context& ctx, Output& out);
-  double waited_s() const;
-
- private:
-  std::unique_ptr<FileLock> lock_;
-};
 
 // Says the job's state whenever it changes until the job starts (with
 // `follow`, until it ends, with the trainer's progress). Returns when it

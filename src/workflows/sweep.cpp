@@ -44,6 +44,78 @@ std::string sweep_list_note(const std::string& spec_file, bool one_at_a_time) {
                           "it they all run at once, as now");
 }
 
+std::vector<const ResolvedShape*> chosen_shapes(const ResolvedRun& resolved, const std::vector<std::string>& only) {
+  std::vector<const ResolvedShape*> chosen;
+  std::vector<std::string> labels;
+  for (const auto& s : resolved.shapes) labels.push_back(s.label);
+  for (const auto& s : resolved.shapes)
+    if (only.empty() || std::find(only.begin(), only.end(), s.label) != only.end()) chosen.push_back(&s);
+  for (const auto& l : only)
+    if (std::find(labels.begin(), labels.end(), l) == labels.end())
+      throw UserError(Location{"--only"}, "", fmt::format("no sweep shape labelled {}{}; shapes: {}", printable(l),
+                                                         did_you_mean(l, labels), join(labels, ", ")));
+  return chosen;
+}
+
+namespace {
+
+void print_dry_run(const SweepRequest& o, const std::vector<const ResolvedShape*>& chosen, Output& out) {
+  std::vector<std::string> picked;
+  for (const ResolvedShape* s : chosen) picked.push_back(s->label);
+  out.line(fmt::format("dry run: {} passed validation{}; nothing was submitted", o.spec,
+                       o.preflight ? " and the cluster preflight" : ""));
+  out.line(fmt::format("would submit one run per shape: {}{}", join(picked, ", "),
+                       o.one_at_a_time ? ", one at a time (each after the previous ends)" : ""));
+}
+
+// One shape of the sweep as its own run, recorded in the experiment; with
+// --one-at-a-time after `previous_job` ends. Returns false when sbatch did
+// not make its job; `previous_job` becomes its job.
+bool submit_sweep_shape(const SweepRequest& o, const ResolvedRun& resolved, const ResolvedShape& shape,
+                        const std::string& spec_text, const SnapshotDecision& snap, Experiment& experiment,
+                        std::string& previous_job, Context& ctx, Output& out) {
+  // The same identity as `submit --shape LABEL`: re-running a sweep does not
+  // duplicate a run whose job is still queued or running.
+  std::string identity = run_identity({{o.spec, spec_text}}, o.sets, shape.label);
+  IdentityLock lock(o.runs_root, identity, ctx, out);
+  EarlierRuns earlier = find_earlier_runs(o.runs_root, identity, ctx.slurm);
+  if (earlier.active && !o.again) {
+    out.line(fmt::format("shape {}: already submitted, job {} of run {} is still queued or running", shape.label,
+                         earlier.active->job_id, earlier.active->run_id));
+    experiment.runs.emplace_back(shape.label, earlier.active->run_id);
+    save_experiment(experiment);
+    previous_job = earlier.active->job_id;
+    return true;
+  }
+  ResolvedRun one = resolved;
+  one.shapes = {shape};
+  // Each shape is a run of its own, with a checkpoint folder of its own.
+  std::string id = new_run_id(resolved.spec.name, utc_now_iso());
+  create_checkpoint_folder(one, set_checkpoint_folder(one, absolute_path(one.spec.output_dir + "/" + id)));
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const auto& s : render_scripts(one, o.templates_dir)) files.emplace_back(s.file_name, s.text);
+  Run run = create_run(o.runs_root, {{&one, spec_text}}, o.sets, identity, files, id);
+  record_snapshot(run.dir, snap);
+  experiment.runs.emplace_back(shape.label, run.id);
+  save_experiment(experiment);
+  std::vector<std::string> extra;
+  std::string after = o.one_at_a_time ? previous_job : "";
+  if (!after.empty()) extra.push_back("--dependency=afterany:" + after);
+  Attempt a = submit_attempt(run, run.shapes.front(), ctx.slurm, extra);
+  if (a.outcome == Outcome::Submitted) {
+    previous_job = a.job_id;
+    out.line(fmt::format("shape {}: submitted job {}{} as run {}", shape.label, a.job_id,
+                         after.empty() ? "" : " (starts after job " + after + " ends)", run.id));
+    return true;
+  }
+  out.error(fmt::format("shape {}: {}: {} (recorded in {}/ledger.json)", shape.label,
+                        a.outcome == Outcome::Rejected ? "sbatch rejected the job" : "sbatch's answer was unclear",
+                        a.reason, run.dir));
+  return false;
+}
+
+}  // namespace
+
 void run_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   SlurmClient& slurm = ctx.slurm;
   if (load_run_spec(o.spec, o.sets).has_grid) return run_grid_sweep(o, ctx, out);
@@ -54,15 +126,7 @@ void run_sweep(const SweepRequest& o, Context& ctx, Output& out) {
     throw UserError(Location{o.spec}, "sweep",
                     "this spec has no `sweep:` list of shapes (e.g. `sweep: [{nodes: 1, gpus_per_node: 1}, {nodes: 2, "
                     "gpus_per_node: 1}]`); `ddpctl submit` runs a single shape");
-  std::vector<const ResolvedShape*> chosen;
-  std::vector<std::string> labels;
-  for (const auto& s : resolved.shapes) labels.push_back(s.label);
-  for (const auto& s : resolved.shapes)
-    if (o.only.empty() || std::find(o.only.begin(), o.only.end(), s.label) != o.only.end()) chosen.push_back(&s);
-  for (const auto& l : o.only)
-    if (std::find(labels.begin(), labels.end(), l) == labels.end())
-      throw UserError(Location{"--only"}, "", fmt::format("no sweep shape labelled {}{}; shapes: {}", printable(l),
-                                                         did_you_mean(l, labels), join(labels, ", ")));
+  std::vector<const ResolvedShape*> chosen = chosen_shapes(resolved, o.only);
   std::string spec_text = read_file(o.spec);
   std::string experiment_name = o.name.empty() ? resolved.spec.name : o.name;
   if (!is_run_name(experiment_name))
@@ -73,15 +137,7 @@ void run_sweep(const SweepRequest& o, Context& ctx, Output& out) {
     for (const auto& w : limit_warnings(verdicts)) out.warning(w);
     for (const auto& n : unread_limits(limits)) out.note(n);
   }
-  if (o.dry_run) {
-    std::vector<std::string> picked;
-    for (const ResolvedShape* s : chosen) picked.push_back(s->label);
-    out.line(fmt::format("dry run: {} passed validation{}; nothing was submitted", o.spec,
-                         o.preflight ? " and the cluster preflight" : ""));
-    out.line(fmt::format("would submit one run per shape: {}{}", join(picked, ", "),
-                         o.one_at_a_time ? ", one at a time (each after the previous ends)" : ""));
-    return;
-  }
+  if (o.dry_run) return print_dry_run(o, chosen, out);
   create_output_dir(resolved);
   // One snapshot for every run of the sweep.
   std::string cwd = std::filesystem::current_path().string();
@@ -90,46 +146,8 @@ void run_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   Experiment experiment = create_experiment(o.runs_root, experiment_name, o.spec, o.one_at_a_time);
   std::string previous_job;
   int failed = 0;
-  for (const ResolvedShape* shape : chosen) {
-    // The same identity as `submit --shape LABEL`: re-running a sweep does not
-    // duplicate a run whose job is still queued or running.
-    std::string identity = run_identity({{o.spec, spec_text}}, o.sets, shape->label);
-    IdentityLock lock(o.runs_root, identity, ctx, out);
-    EarlierRuns earlier = find_earlier_runs(o.runs_root, identity, slurm);
-    if (earlier.active && !o.again) {
-      out.line(fmt::format("shape {}: already submitted, job {} of run {} is still queued or running", shape->label,
-                           earlier.active->job_id, earlier.active->run_id));
-      experiment.runs.emplace_back(shape->label, earlier.active->run_id);
-      save_experiment(experiment);
-      previous_job = earlier.active->job_id;
-      continue;
-    }
-    ResolvedRun one = resolved;
-    one.shapes = {*shape};
-    // Each shape is a run of its own, with a checkpoint folder of its own.
-    std::string id = new_run_id(resolved.spec.name, utc_now_iso());
-    create_checkpoint_folder(one, set_checkpoint_folder(one, absolute_path(one.spec.output_dir + "/" + id)));
-    std::vector<std::pair<std::string, std::string>> files;
-    for (const auto& s : render_scripts(one, o.templates_dir)) files.emplace_back(s.file_name, s.text);
-    Run run = create_run(o.runs_root, {{&one, spec_text}}, o.sets, identity, files, id);
-    record_snapshot(run.dir, snap);
-    experiment.runs.emplace_back(shape->label, run.id);
-    save_experiment(experiment);
-    std::vector<std::string> extra;
-    std::string after = o.one_at_a_time ? previous_job : "";
-    if (!after.empty()) extra.push_back("--dependency=afterany:" + after);
-    Attempt a = submit_attempt(run, run.shapes.front(), slurm, extra);
-    if (a.outcome == Outcome::Submitted) {
-      previous_job = a.job_id;
-      out.line(fmt::format("shape {}: submitted job {}{} as run {}", shape->label, a.job_id,
-                           after.empty() ? "" : " (starts after job " + after + " ends)", run.id));
-    } else {
-      ++failed;
-      out.error(fmt::format("shape {}: {}: {} (recorded in {}/ledger.json)", shape->label,
-                            a.outcome == Outcome::Rejected ? "sbatch rejected the job" : "sbatch's answer was unclear",
-                            a.reason, run.dir));
-    }
-  }
+  for (const ResolvedShape* shape : chosen)
+    if (!submit_sweep_shape(o, resolved, *shape, spec_text, snap, experiment, previous_job, ctx, out)) ++failed;
   out.line(fmt::format("experiment {}: {} run(s){}\n  status: ddpctl status {}\n  report: ddpctl report {}",
                        experiment.id, experiment.runs.size(), failed ? fmt::format(", {} not submitted", failed) : "",
                        experiment.name, experiment.name));

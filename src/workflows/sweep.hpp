@@ -8,21 +8,11 @@
 #include "slurm/context.hpp"
 #include "explain/experiments.hpp"
 #include "runs/output.hpp"
+#include "script/resolve.hpp"
 #include "slurm/slurm.hpp"
+#include "workflows/sweep_request.hpp"
 
 namespace ddpctl {
-
-struct SweepRequest {
-  std::string spec;
-  std::vector<std::string> sets;
-  std::string name;                // experiment name; empty: the spec's name
-  std::vector<std::string> only;   // labels; empty: every shape
-  std::string runs_root, templates_dir;
-  bool one_at_a_time = false;      // each run after the previous ends (afterany)
-  bool dry_run = false, preflight = true, again = false;
-  bool snapshot = true;            // false: --no-snapshot
-  std::string snapshot_from;       // --snapshot-from (take_snapshot's `given`)
-};
 
 // Submits each chosen shape as its own run (the identity of `submit --shape
 // LABEL`, so a shape whose run is still queued is not submitted twice), says
@@ -31,6 +21,10 @@ struct SweepRequest {
 // Each shape takes its identity's lock for its own look at earlier runs and
 // submission, as `submit --shape` does.
 void run_sweep(const SweepRequest& request, Context& ctx, Output& out);
+
+// The shapes of a `sweep:` list that --only picks (labels; empty: every
+// shape), in the spec's order; a UserError naming a label that is no shape.
+std::vector<const ResolvedShape*> chosen_shapes(const ResolvedRun& resolved, const std::vector<std::string>& only);
 
 // `sweep:` is the old spelling of a grid of shapes (docs/sweeps.md, "Why
 // one word"): for a spec that has one, the note `sweep` and `gen` print

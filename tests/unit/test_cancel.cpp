@@ -95,3 +95,23 @@ TEST_CASE("cancel of runs whose jobs' ends are recorded asks Slurm nothing") {
   CHECK(f.out.lines == std::vector<std::string>{"job 100: already ended (COMPLETED)"});
   CHECK(f.slurm.runner.calls.empty());
 }
+
+TEST_CASE("cancel sorts the jobs before scancel: the ended are said, the unreadable fail, the rest are cancelled") {
+  JobStates states;
+  states.queue_answered = true;
+  auto job = [&](const std::string& id, JobState state, const std::string& reason = "") {
+    Job j;
+    j.id = id;
+    j.state = state;
+    j.reason = reason;
+    states.jobs[id] = j;
+  };
+  job("11", JobState::Running);
+  job("12", JobState::Completed);
+  job("13", JobState::Unknown, "sacct does not know it");
+  job("14", JobState::Pending);
+  CancelTargets t = sort_cancel_targets({"14", "12", "13", "11"}, states);
+  CHECK(t.live == std::vector<std::string>{"14", "11"});
+  CHECK(t.ended == std::vector<std::string>{"job 12: already ended (COMPLETED)"});
+  CHECK(t.unknown == std::vector<std::string>{"job 13: sacct does not know it; nothing was cancelled"});
+}

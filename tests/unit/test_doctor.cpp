@@ -101,3 +101,38 @@ TEST_CASE("doctor without Slurm's commands stops at once, and without accounting
     CHECK_FALSE(c.ok);
   }
 }
+
+TEST_CASE("doctor's partitions: the smallest node of each, the GPU types of any, sinfo's times and default") {
+  auto node = [](const std::string& name, std::vector<std::string> partitions, int cpus, long long mem,
+                 std::map<std::string, int> gpus, std::vector<std::string> features = {}) {
+    NodeInfo n;
+    n.name = name;
+    n.partitions = std::move(partitions);
+    n.cpus = cpus;
+    n.memory_mib = mem;
+    n.gpus_by_type = std::move(gpus);
+    n.features = std::move(features);
+    return n;
+  };
+  std::vector<NodeInfo> nodes = {node("g1", {"gpu", "all"}, 8, 4096, {{"a100", 4}}, {"ib"}),
+                                 node("g2", {"gpu", "all"}, 4, 8192, {{"h100", 2}}),
+                                 node("c1", {"all"}, 16, 2048, {})};
+  auto parts = partition_facts(nodes, "all*|1:00:00|10:00\ngpu|2-00:00:00|n/a\nnone|1:00|1:00\nbroken line\n");
+  REQUIRE(parts.size() == 2);
+  const PartitionFacts& gpu = parts.at("gpu");
+  CHECK(gpu.nodes == 2);
+  CHECK(gpu.min_cpus == 4);
+  CHECK(gpu.min_mem == 4096);
+  CHECK(gpu.min_gpus == 2);
+  CHECK(gpu.gpu_types == std::set<std::string>{"a100", "h100"});
+  CHECK(gpu.features == std::set<std::string>{"ib"});
+  CHECK(gpu.max_time == "2-00:00:00");
+  CHECK(gpu.default_time.empty());
+  CHECK_FALSE(gpu.is_default);
+  const PartitionFacts& all = parts.at("all");
+  CHECK(all.nodes == 3);
+  CHECK(all.min_gpus == 0);
+  CHECK(all.is_default);
+  CHECK(all.max_time == "1:00:00");
+  CHECK(all.default_time == "10:00");
+}

@@ -14,7 +14,7 @@
 #include "helpers.hpp"
 #include "script/resolve.hpp"
 #include "base/shell.hpp"
-#include "workflows/sweep_grid.hpp"
+#include "workflows/grid_scripts.hpp"
 #include "base/text.hpp"
 
 using namespace ddpctl;

@@ -14,6 +14,7 @@
 #include "helpers.hpp"
 #include "slurm/site_limits_read.hpp"
 #include "workflows/sweep_grid.hpp"
+#include "workflows/sweep_retry.hpp"
 #include "base/text.hpp"
 
 using namespace ddpctl;
@@ -329,5 +330,32 @@ TEST_CASE("sweep retry over the user's submit limit: refused before any sbatch, 
     retry_grid_cells(retry, f.slurm.ctx, f.out);
     CHECK(f.sbatches() == 2);
     CHECK(f.slurm.runner.count("sbatch", {"--array=0-3"}) == 1);
+  }
+}
+
+TEST_CASE("submit limits of a sweep: a grid's arrays at once, a raced grid's race and the rest on each possible winner") {
+  GridArray a{"1x1", "a.array.sbatch", {0, 1, 2, 3}, nullptr, nullptr};
+  GridArray b{"2x1", "b.array.sbatch", {0, 1, 2, 3}, nullptr, nullptr};
+  auto shown = [](const std::vector<std::vector<GridArray>>& cases) {
+    std::vector<std::string> out;
+    for (const auto& c : cases) {
+      std::vector<std::string> arrays;
+      for (const auto& g : c) arrays.push_back(g.label + ":" + std::to_string(g.cells.size()));
+      out.push_back(join(arrays, " "));
+    }
+    return out;
+  };
+  SECTION("a grid: its arrays, as they are") {
+    a.cells = {0, 2};
+    b.cells = {1, 3};
+    CHECK(shown(grid_submit_cases({a, b}, false, 4)) == std::vector<std::string>{"1x1:2 2x1:2"});
+  }
+  SECTION("a raced grid: every shape's one task of cell 0, and the other cells on one winner") {
+    std::vector<std::vector<GridArray>> cases = grid_submit_cases({a, b}, true, 4);
+    CHECK(shown(cases) == std::vector<std::string>{"1x1:1 2x1:1 1x1:3", "1x1:1 2x1:1 2x1:3"});
+    CHECK(cases[1].back().cells == std::vector<int>{1, 2, 3});
+  }
+  SECTION("a raced grid of one cell: the race alone") {
+    CHECK(shown(grid_submit_cases({a, b}, true, 1)) == std::vector<std::string>{"1x1:1 2x1:1", "1x1:1 2x1:1"});
   }
 }

@@ -10,7 +10,9 @@
 #include "base/files.hpp"
 #include "helpers.hpp"
 #include "workflows/logs.hpp"
-#include "workflows/race_group.hpp"
+#include "workflows/race_again.hpp"
+#include "workflows/race_command.hpp"
+#include "workflows/race_submit.hpp"
 #include "workflows/race_waiting.hpp"
 #include "fixtures.hpp"
 
@@ -386,4 +388,19 @@ TEST_CASE("logs -f only reads: a requeued winner nobody re-raced is noted once, 
   CHECK(std::count(f.out.lines.begin(), f.out.lines.end(), note) == 1);
   CHECK(f.slurm.runner.count("sbatch") == 2);
   CHECK(read_race(load_run(run.dir)).generations.size() == 1);
+}
+
+TEST_CASE("the race's preflight drops the shapes the site's limits never let start, and submits nothing") {
+  Fixture f;
+  f.slurm.runner.on("scontrol", {"show", "partition"},
+                    test::exits(0, "PartitionName=a100-80gb AllowAccounts=ALL AllowQos=ALL Default=NO QoS=N/A "
+                                   "MaxNodes=1 MaxTime=02:00:00 Nodes=a[1-2]\n"
+                                   "PartitionName=cpu AllowAccounts=ALL AllowQos=ALL Default=YES QoS=N/A "
+                                   "MaxNodes=UNLIMITED MaxTime=02:00:00 Nodes=g[1-4]\n"));
+  RaceGroup group = load_race_group(f.req.specs, f.req.sets);
+  CHECK(preflight_race(group, f.slurm.ctx.slurm, f.out) == std::vector<std::string>{"2x1"});
+  REQUIRE(f.out.warnings.size() == 1);
+  CHECK_THAT(f.out.warnings[0], Catch::StartsWith("dropped from the race, it would never start: shape 2x1:"));
+  CHECK(f.slurm.runner.count("sbatch") == 0);
+  CHECK_FALSE(fs::exists(f.req.runs_root));
 }

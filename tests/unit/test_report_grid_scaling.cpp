@@ -23,6 +23,7 @@
 #include "script/runs.hpp"
 #include "workflows/sweep.hpp"
 #include "workflows/sweep_grid.hpp"
+#include "workflows/sweep_retry.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;

@@ -9,7 +9,7 @@
 #include "fake_runner.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
-#include "workflows/race_group.hpp"
+#include "workflows/race_submit.hpp"
 #include "fixtures.hpp"
 #include "runs/ledger.hpp"
 #include "script/runs.hpp"

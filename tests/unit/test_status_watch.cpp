@@ -14,7 +14,7 @@
 #include "base/files.hpp"
 #include "fixtures.hpp"
 #include "helpers.hpp"
-#include "workflows/race_group.hpp"
+#include "workflows/race_submit.hpp"
 #include "workflows/status_watch.hpp"
 #include "base/text.hpp"
 

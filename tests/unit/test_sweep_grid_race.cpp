@@ -17,6 +17,8 @@
 #include "explain/race.hpp"
 #include "script/runs.hpp"
 #include "explain/status_grid.hpp"
+#include "workflows/grid_arrays.hpp"
+#include "workflows/grid_continuation.hpp"
 #include "workflows/race_waiting.hpp"
 #include "workflows/sweep_grid.hpp"
 
