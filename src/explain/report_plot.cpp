@@ -1,5 +1,5 @@
-// Plots of a report (report.hpp): the data files and gnuplot scripts of the
-// scaling plot and of each job's usage, and running gnuplot.
+#include "explain/report_plot.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -8,7 +8,6 @@
 #include <set>
 
 #include "base/files.hpp"
-#include "explain/report.hpp"
 #include "base/text.hpp"
 #include "runs/usage.hpp"
 
