@@ -2,7 +2,8 @@
 // Scaling reports: each run's metrics file (one JSON line per epoch, written
 // by the bundled trainer or any program that writes the same keys) joined
 // with Slurm's accounting, compared against the smallest shape, and printed
-// as a table, Markdown, CSV or JSON, or plotted through gnuplot.
+// as a table, Markdown, CSV or JSON (report_table.hpp), or plotted through
+// gnuplot (report_plot.hpp).
 #include <map>
 #include <optional>
 #include <string>
@@ -111,12 +112,6 @@ struct Prediction {
 // per epoch / throughput + the baseline's time to the first step. Throws
 // UserError when no row has a throughput.
 std::vector<Prediction> predict(const std::vector<ReportRow>& measured, const std::vector<PlanShape>& shapes, int epochs);
-
-
-std::string report_table(const std::vector<ReportRow>& rows);     // for a terminal
-std::string report_markdown(const std::vector<ReportRow>& rows);  // the seeds' table
-std::string report_csv(const std::vector<ReportRow>& rows);
-std::string report_json(const std::vector<ReportRow>& rows);
 
 // Rows for each run the targets name (an experiment names all of its runs;
 // a race's row is its winner's), with scaling computed. Warnings (unreadable

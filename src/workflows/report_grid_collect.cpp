@@ -13,6 +13,7 @@
 #include "runs/job_files.hpp"
 #include "spec/metric_pattern.hpp"
 #include "explain/report.hpp"
+#include "explain/report_table.hpp"
 #include "explain/report_grid.hpp"
 #include "explain/status_grid.hpp"
 #include "runs/task_logs.hpp"
