@@ -1,4 +1,4 @@
-#include "explain/report_grid.hpp"
+#include "explain/parameter_report.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -14,6 +14,7 @@
 #include "helpers.hpp"
 #include "runs/job_files.hpp"
 #include "spec/metric_pattern.hpp"
+#include "explain/parameter_report.hpp"
 #include "explain/report_grid.hpp"
 #include "script/runs.hpp"
 #include "spec/spec.hpp"
