@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "base/diagnostics.hpp"
@@ -13,8 +12,6 @@
 #include "base/text.hpp"
 
 namespace ddpctl {
-
-using json = nlohmann::json;
 
 namespace {
 
@@ -29,46 +26,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// A value as a person reads it: four significant digits, no exponent for
-// throughputs.
-std::string shown(double v) {
-  double a = std::fabs(v);
-  if (a >= 1000) return fmt::format("{:.1f}", v);
-  if (a != 0 && a < 1e-3) return fmt::format("{:.3e}", v);
-  return fmt::format("{:.4g}", v);
-}
-
-std::string shown_stat(const MetricStat& s) {
-  return s.std ? fmt::format("{} ± {}", shown(s.mean), shown(*s.std)) : shown(s.mean);
-}
-
-// Full precision for machines.
-std::string exact(double v) { return fmt::format("{:.10g}", v); }
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
-std::string csv_line(const std::vector<std::string>& fields) {
-  std::vector<std::string> q;
-  for (const auto& f : fields) q.push_back(csv_field(f));
-  return join(q, ",") + "\n";
-}
-
-std::string md_cell(std::string s) {
-  std::string out;
-  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
-  return out;
-}
-
 // 'a', 'b', 'c'
 std::string listed(const std::vector<std::string>& items) {
   std::vector<std::string> q;
@@ -78,7 +35,21 @@ std::string listed(const std::vector<std::string>& items) {
 
 bool better(double a, double b, bool maximize) { return maximize ? a > b : a < b; }
 
-// "lr=0.1,bs=32" of the values at `which` keys.
+}  // namespace
+
+std::string shown_value(double v) {
+  double a = std::fabs(v);
+  if (a >= 1000) return fmt::format("{:.1f}", v);
+  if (a != 0 && a < 1e-3) return fmt::format("{:.3e}", v);
+  return fmt::format("{:.4g}", v);
+}
+
+std::string shown_stat(const MetricStat& s) {
+  return s.std ? fmt::format("{} ± {}", shown_value(s.mean), shown_value(*s.std)) : shown_value(s.mean);
+}
+
+std::string exact_value(double v) { return fmt::format("{:.10g}", v); }
+
 std::string values_name(const GridReport& r, const std::vector<std::string>& values, const std::vector<size_t>& which) {
   std::vector<std::string> parts;
   for (size_t k : which)
@@ -92,20 +63,6 @@ std::vector<size_t> keys_but(const GridReport& r, std::optional<size_t> skip) {
     if (!skip || k != *skip) out.push_back(k);
   return out;
 }
-
-std::string states_of(const GridReport& r, const GridGroupRow& g) {
-  std::vector<std::string> order;
-  std::map<std::string, int> count;
-  for (size_t i : g.cells) {
-    std::string s = lower(r.cells[i].state);
-    if (count[s]++ == 0) order.push_back(s);
-  }
-  std::vector<std::string> parts;
-  for (const auto& s : order) parts.push_back(fmt::format("{} {}", count[s], s));
-  return join(parts, ", ");
-}
-
-}  // namespace
 
 BestBy parse_best(const std::string& text) {
   auto colon = text.rfind(':');
@@ -234,7 +191,7 @@ GridReport make_grid_report(const Run& run, std::vector<GridCellRow> cells, cons
     } else if (best_cell) {
       const auto& c = r.cells[*best_cell];
       r.best_line = fmt::format("best by {} ({}): cell {} (task {}): {} {}", b.metric, dir, c.name, c.task, b.metric,
-                                shown(c.metrics.at(b.metric)));
+                                shown_value(c.metrics.at(b.metric)));
     }
     if (r.best_line.empty())
       r.best_line = fmt::format("best by {} ({}): no COMPLETED cell has {} yet", b.metric, dir, b.metric);
@@ -242,201 +199,6 @@ GridReport make_grid_report(const Run& run, std::vector<GridCellRow> cells, cons
   return r;
 }
 
-std::string grid_report_table(const GridReport& r) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> head;
-  if (r.seed_key) {
-    for (size_t k : keys_but(r, r.seed_key)) head.push_back(upper(r.keys[k]));
-    head.push_back("N");
-    for (const auto& m : r.metrics) head.push_back(upper(m));
-    head.push_back("CELLS");
-    head.push_back("");
-    rows.push_back(head);
-    for (const auto& g : r.groups) {
-      std::vector<std::string> row;
-      for (size_t k : keys_but(r, r.seed_key)) row.push_back(g.values[k]);
-      row.push_back(fmt::format("{}/{}", g.completed, g.cells.size()));
-      for (const auto& m : r.metrics) {
-        auto it = g.metrics.find(m);
-        row.push_back(it == g.metrics.end() ? "-" : shown_stat(it->second));
-      }
-      row.push_back(states_of(r, g));
-      row.push_back(g.best ? "<- best" : "");
-      rows.push_back(row);
-    }
-  } else {
-    for (const auto& k : r.keys) head.push_back(upper(k));
-    for (const char* h : {"TASK", "STATE"}) head.push_back(h);
-    for (const auto& m : r.metrics) head.push_back(upper(m));
-    head.push_back("");
-    rows.push_back(head);
-    for (const auto& c : r.cells) {
-      std::vector<std::string> row = c.values;
-      row.resize(r.keys.size());
-      row.push_back(c.task.empty() ? "-" : c.task);
-      row.push_back(c.state);
-      for (const auto& m : r.metrics) {
-        auto it = c.metrics.find(m);
-        row.push_back(it == c.metrics.end() ? "-" : shown(it->second));
-      }
-      row.push_back(c.best ? "<- best" : "");
-      rows.push_back(row);
-    }
-  }
-  std::string out = fmt::format("sweep {}: {}\n", r.run_id, r.summary);
-  if (r.seed_key)
-    out += fmt::format("mean ± std over {} (N: COMPLETED cells of the row's); --seed-key none shows each cell\n",
-                       r.keys[*r.seed_key]);
-  for (const auto& line : format_columns(rows)) out += "  " + trim(line) + "\n";
-  if (!r.best_line.empty()) out += r.best_line + "\n";
-  for (const auto& n : r.notes) out += "note: " + n + "\n";
-  return out;
-}
-
-std::string grid_report_markdown(const GridReport& r) {
-  std::vector<std::string> head;
-  std::vector<std::vector<std::string>> rows;
-  if (r.seed_key) {
-    for (size_t k : keys_but(r, r.seed_key)) head.push_back(r.keys[k]);
-    head.push_back("n");
-    for (const auto& m : r.metrics) head.push_back(m + " (mean ± std)");
-    head.push_back("cells");
-    for (const auto& g : r.groups) {
-      std::vector<std::string> row;
-      for (size_t k : keys_but(r, r.seed_key)) row.push_back(g.best ? "**" + g.values[k] + "**" : g.values[k]);
-      row.push_back(fmt::format("{}/{}", g.completed, g.cells.size()));
-      for (const auto& m : r.metrics) {
-        auto it = g.metrics.find(m);
-        std::string v = it == g.metrics.end() ? "–" : shown_stat(it->second);
-        row.push_back(g.best && m == r.best->metric ? "**" + v + "** (best)" : v);
-      }
-      row.push_back(states_of(r, g));
-      rows.push_back(row);
-    }
-  } else {
-    head = r.keys;
-    head.push_back("task");
-    head.push_back("state");
-    for (const auto& m : r.metrics) head.push_back(m);
-    for (const auto& c : r.cells) {
-      std::vector<std::string> row;
-      for (size_t k = 0; k < r.keys.size(); ++k) {
-        std::string v = k < c.values.size() ? c.values[k] : "";
-        row.push_back(c.best ? "**" + v + "**" : v);
-      }
-      row.push_back(c.task.empty() ? "–" : c.task);
-      row.push_back(c.state);
-      for (const auto& m : r.metrics) {
-        auto it = c.metrics.find(m);
-        std::string v = it == c.metrics.end() ? "–" : shown(it->second);
-        row.push_back(c.best && m == r.best->metric ? "**" + v + "** (best)" : v);
-      }
-      rows.push_back(row);
-    }
-  }
-  std::string out = fmt::format("Sweep `{}`: {}.", r.run_id, r.summary);
-  if (r.seed_key) out += fmt::format(" Mean ± std over `{}`; n: COMPLETED cells of the row's.", r.keys[*r.seed_key]);
-  out += "\n\n";
-  auto line = [](const std::vector<std::string>& cells) {
-    std::string s = "|";
-    for (const auto& c : cells) s += " " + md_cell(c) + " |";
-    return s + "\n";
-  };
-  out += line(head);
-  std::string sep = "|";
-  for (size_t i = 0; i < head.size(); ++i) sep += "---|";
-  out += sep + "\n";
-  for (const auto& row : rows) out += line(row);
-  if (!r.best_line.empty()) out += "\n" + r.best_line + "\n";
-  for (const auto& n : r.notes) out += "\nNote: " + n + "\n";
-  return out;
-}
-
-std::string grid_report_csv(const GridReport& r) {
-  std::string out;
-  if (r.seed_key) {
-    std::vector<std::string> head;
-    for (size_t k : keys_but(r, r.seed_key)) head.push_back(r.keys[k]);
-    head.push_back("n");
-    head.push_back("cells");
-    for (const auto& m : r.metrics) head.push_back(m + "_mean"), head.push_back(m + "_std");
-    head.push_back("best");
-    out += csv_line(head);
-    for (const auto& g : r.groups) {
-      std::vector<std::string> row;
-      for (size_t k : keys_but(r, r.seed_key)) row.push_back(g.values[k]);
-      row.push_back(std::to_string(g.completed));
-      row.push_back(std::to_string(g.cells.size()));
-      for (const auto& m : r.metrics) {
-        auto it = g.metrics.find(m);
-        row.push_back(it == g.metrics.end() ? "" : exact(it->second.mean));
-        row.push_back(it == g.metrics.end() || !it->second.std ? "" : exact(*it->second.std));
-      }
-      row.push_back(g.best ? "1" : "");
-      out += csv_line(row);
-    }
-    return out;
-  }
-  std::vector<std::string> head = r.keys;
-  for (const char* h : {"cell", "task", "task_job_id", "state"}) head.push_back(h);
-  for (const auto& m : r.metrics) head.push_back(m);
-  head.push_back("best");
-  out += csv_line(head);
-  for (const auto& c : r.cells) {
-    std::vector<std::string> row = c.values;
-    row.resize(r.keys.size());
-    row.push_back(c.name);
-    row.push_back(c.task);
-    row.push_back(c.task_job_id);
-    row.push_back(c.state);
-    for (const auto& m : r.metrics) {
-      auto it = c.metrics.find(m);
-      row.push_back(it == c.metrics.end() ? "" : exact(it->second));
-    }
-    row.push_back(c.best ? "1" : "");
-    out += csv_line(row);
-  }
-  return out;
-}
-
-std::string grid_report_json(const GridReport& r) {
-  auto values_of = [&](const std::vector<std::string>& values, std::optional<size_t> skip) {
-    json v = json::object();
-    for (size_t k = 0; k < r.keys.size() && k < values.size(); ++k)
-      if ((!skip || k != *skip) && !values[k].empty()) v[r.keys[k]] = values[k];
-    return v;
-  };
-  json cells = json::array();
-  for (const auto& c : r.cells) {
-    json m = json::object();
-    for (const auto& [name, v] : c.metrics) m[name] = v;
-    cells.push_back({{"index", c.index}, {"cell", c.name}, {"values", values_of(c.values, std::nullopt)},
-                     {"task", c.task}, {"task_job_id", c.task_job_id}, {"state", c.state}, {"metrics", m},
-                     {"source", c.source}, {"best", c.best}});
-  }
-  json keys = json::array();
-  for (size_t k = 0; k < r.keys.size(); ++k) keys.push_back({{"name", r.keys[k]}, {"path", r.key_paths[k]}});
-  json doc = {{"run", r.run_id}, {"summary", r.summary}, {"keys", keys}, {"metrics", r.metrics}, {"cells", cells}};
-  doc["seed_key"] = r.seed_key ? json(r.keys[*r.seed_key]) : json();
-  if (r.seed_key) {
-    json groups = json::array();
-    for (const auto& g : r.groups) {
-      json m = json::object();
-      for (const auto& [name, s] : g.metrics)
-        m[name] = {{"mean", s.mean}, {"std", s.std ? json(*s.std) : json()}, {"n", s.n}};
-      json names = json::array();
-      for (size_t i : g.cells) names.push_back(r.cells[i].name);
-      groups.push_back({{"values", values_of(g.values, r.seed_key)}, {"n", g.completed}, {"cells", names},
-                        {"metrics", m}, {"best", g.best}});
-    }
-    doc["groups"] = groups;
-  }
-  doc["best"] = r.best ? json{{"metric", r.best->metric}, {"direction", r.best->maximize ? "max" : "min"},
-                              {"line", r.best_line}}
-                       : json();
-  doc["notes"] = r.notes;
-  return doc.dump(2) + "\n";
-}
 
 namespace {
 
@@ -507,8 +269,8 @@ GridPlot grid_plot(const GridReport& r, const std::string& metric, size_t x, con
       auto it = points[s].find(xs[xi]);
       if (it == points[s].end()) continue;
       MetricStat st = metric_stat(it->second);
-      block += fmt::format("{} {} {} {}\n", numeric ? xs[xi] : std::to_string(xi), exact(st.mean),
-                           st.std ? exact(*st.std) : "0", data_word(xs[xi]));
+      block += fmt::format("{} {} {} {}\n", numeric ? xs[xi] : std::to_string(xi), exact_value(st.mean),
+                           st.std ? exact_value(*st.std) : "0", data_word(xs[xi]));
     }
     p.data += (blocks ? "\n\n" : "") + block;
     std::string title = s.empty() ? (avg ? "mean ± std" : metric) : s;
@@ -535,7 +297,7 @@ GridPlot grid_plot(const GridReport& r, const std::string& metric, size_t x, con
     auto xi = at ? std::find(xs.begin(), xs.end(), at->first) : xs.end();
     if (xi != xs.end()) {
       p.data += fmt::format("\n\n# best\n{} {} 0 {}\n", numeric ? *xi : std::to_string(xi - xs.begin()),
-                            exact(at->second), data_word(*xi));
+                            exact_value(at->second), data_word(*xi));
       clauses.push_back(fmt::format("{} index {} using 1:2 with points pointtype 6 pointsize 3 linewidth 2 "
                                     "linecolor rgb \"#d62728\" title {}",
                                     gp_quote(data_file), blocks, gp_quote(fmt::format("best ({})", r.best->maximize ? "max" : "min"))));
@@ -548,9 +310,9 @@ GridPlot grid_plot(const GridReport& r, const std::string& metric, size_t x, con
   std::string better = r.best && r.best->metric == metric ? (r.best->maximize ? ", higher is better" : ", lower is better") : "";
   std::string xrange;
   if (!numeric) xrange = fmt::format("set xrange [-0.5:{}]\n", static_cast<double>(xs.size()) - 0.5);
-  else if (log_x) xrange = fmt::format("set xrange [{}:{}]\n", exact(lo / 1.5), exact(hi * 1.5));
-  else if (hi > lo) xrange = fmt::format("set xrange [{}:{}]\n", exact(lo - (hi - lo) * 0.06), exact(hi + (hi - lo) * 0.06));
-  else xrange = fmt::format("set xrange [{}:{}]\n", exact(lo - 1), exact(lo + 1));
+  else if (log_x) xrange = fmt::format("set xrange [{}:{}]\n", exact_value(lo / 1.5), exact_value(hi * 1.5));
+  else if (hi > lo) xrange = fmt::format("set xrange [{}:{}]\n", exact_value(lo - (hi - lo) * 0.06), exact_value(hi + (hi - lo) * 0.06));
+  else xrange = fmt::format("set xrange [{}:{}]\n", exact_value(lo - 1), exact_value(lo + 1));
   p.script = fmt::format(R"gp(set terminal {terminal} size 900,520
 set output {out}
 set termoption noenhanced

@@ -83,10 +83,18 @@ std::optional<size_t> seed_key_of(const RunGrid& grid, const std::optional<std::
 // has is a UserError listing the metrics found.
 GridReport make_grid_report(const Run& run, std::vector<GridCellRow> cells, const GridReportOptions& options);
 
-std::string grid_report_table(const GridReport& r);
-std::string grid_report_markdown(const GridReport& r);
-std::string grid_report_csv(const GridReport& r);
-std::string grid_report_json(const GridReport& r);
+// How the report shows numbers (its table, Markdown and plot share them): a
+// value as a person reads it (four significant digits, no exponent for
+// throughputs), a mean ± std, and full precision for machines (CSV, JSON,
+// the plot's data).
+std::string shown_value(double v);
+std::string shown_stat(const MetricStat& s);
+std::string exact_value(double v);
+// "lr=0.1,bs=32" of the values at `which` keys (indexes into r.keys); a key
+// whose value is "" is left out.
+std::string values_name(const GridReport& r, const std::vector<std::string>& values, const std::vector<size_t>& which);
+// Every key's index but `skip`'s.
+std::vector<size_t> keys_but(const GridReport& r, std::optional<size_t> skip);
 
 // A plot of `metric` against the key `x` (an index into r.keys), one line
 // per combination of the other keys (the seed's averaged, with its std as
