@@ -96,13 +96,5 @@ std::string values_name(const GridReport& r, const std::vector<std::string>& val
 // Every key's index but `skip`'s.
 std::vector<size_t> keys_but(const GridReport& r, std::optional<size_t> skip);
 
-// A plot of `metric` against the key `x` (an index into r.keys), one line
-// per combination of the other keys (the seed's averaged, with its std as
-// error bars): the data (gnuplot blocks, one per line) and the script.
-struct GridPlot {
-  std::string data, script;
-};
-GridPlot grid_plot(const GridReport& r, const std::string& metric, size_t x, const std::string& data_file,
-                   const std::string& out, const std::string& terminal);
 
 }  // namespace ddpctl

@@ -12,6 +12,9 @@
 
 namespace ddpctl {
 
+// A string in gnuplot's single quotes ('' for each ' in it).
+std::string gnuplot_quote(const std::string& s);
+
 // A gnuplot script that draws speedup vs ranks (with the ideal line) and
 // efficiency per shape into `out` (.svg or .png), reading `data_file`, which
 // report_plot_data() fills.

@@ -15,6 +15,7 @@
 #include "explain/report.hpp"
 #include "explain/report_table.hpp"
 #include "explain/report_grid.hpp"
+#include "explain/parameter_plot.hpp"
 #include "explain/parameter_table.hpp"
 #include "explain/status_grid.hpp"
 #include "runs/task_logs.hpp"

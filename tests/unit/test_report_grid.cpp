@@ -15,6 +15,7 @@
 #include "runs/job_files.hpp"
 #include "spec/metric_pattern.hpp"
 #include "explain/parameter_report.hpp"
+#include "explain/parameter_plot.hpp"
 #include "explain/parameter_table.hpp"
 #include "explain/report_grid.hpp"
 #include "script/runs.hpp"
