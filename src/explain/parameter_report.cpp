@@ -108,93 +108,120 @@ std::optional<size_t> seed_key_of(const RunGrid& grid, const std::optional<std::
   return std::nullopt;
 }
 
+namespace {
+
+// The spec's metric: names first (known before any cell matched), then the
+// trainer's in its order, then any other a cell has.
+std::vector<std::string> metrics_in_order(const Run& run, const std::vector<GridCellRow>& cells) {
+  std::vector<std::string> metrics;
+  for (const auto& s : run.shapes)
+    if (s.metric)
+      for (const auto& n : metric_names(*s.metric))
+        if (std::find(metrics.begin(), metrics.end(), n) == metrics.end()) metrics.push_back(n);
+  std::set<std::string> seen;
+  for (const auto& c : cells)
+    for (const auto& [name, v] : c.metrics) seen.insert(name);
+  for (const auto& n : trainer_metrics())
+    if (seen.count(n) && std::find(metrics.begin(), metrics.end(), n) == metrics.end()) metrics.push_back(n);
+  for (const auto& n : seen)
+    if (std::find(metrics.begin(), metrics.end(), n) == metrics.end()) metrics.push_back(n);
+  return metrics;
+}
+
+// r.groups: the cells that share every value but the seed key's, in the
+// grid's order, with each metric's mean ± std over their COMPLETED cells.
+void group_by_seed(GridReport& r) {
+  std::map<std::vector<std::string>, size_t> group_of;
+  for (size_t i = 0; i < r.cells.size(); ++i) {
+    std::vector<std::string> values = r.cells[i].values;
+    values.resize(r.keys.size());
+    values[*r.seed_key] = "";
+    auto [it, fresh] = group_of.emplace(values, r.groups.size());
+    if (fresh) r.groups.push_back({values, {}, 0, {}, false});
+    GridGroupRow& g = r.groups[it->second];
+    g.cells.push_back(i);
+    if (r.cells[i].completed) ++g.completed;
+  }
+  for (auto& g : r.groups)
+    for (const auto& m : r.metrics) {
+      std::vector<double> v;
+      for (size_t i : g.cells)
+        if (r.cells[i].completed)
+          if (auto it = r.cells[i].metrics.find(m); it != r.cells[i].metrics.end()) v.push_back(it->second);
+      if (!v.empty()) g.metrics[m] = metric_stat(v);
+    }
+}
+
+// The COMPLETED cell with the best value of b.metric (the first of equals).
+std::optional<size_t> best_cell_of(const GridReport& r, const BestBy& b) {
+  std::optional<size_t> best_cell;
+  for (size_t i = 0; i < r.cells.size(); ++i) {
+    const auto& c = r.cells[i];
+    auto it = c.metrics.find(b.metric);
+    if (!c.completed || it == c.metrics.end()) continue;
+    if (!best_cell || better(it->second, r.cells[*best_cell].metrics.at(b.metric), b.maximize)) best_cell = i;
+  }
+  return best_cell;
+}
+
+// The group with the best mean of b.metric (the first of equals).
+std::optional<size_t> best_group_of(const GridReport& r, const BestBy& b) {
+  std::optional<size_t> best_group;
+  for (size_t i = 0; i < r.groups.size(); ++i) {
+    auto it = r.groups[i].metrics.find(b.metric);
+    if (it == r.groups[i].metrics.end()) continue;
+    if (!best_group || better(it->second.mean, r.groups[*best_group].metrics.at(b.metric).mean, b.maximize))
+      best_group = i;
+  }
+  return best_group;
+}
+
+// Marks the best cell, and the best group with a seed key, and says which in
+// r.best_line. A metric no cell has is a UserError at --best.
+void mark_best(GridReport& r, const BestBy& b) {
+  if (std::find(r.metrics.begin(), r.metrics.end(), b.metric) == r.metrics.end())
+    throw UserError(Location{"--best"}, "",
+                    r.metrics.empty()
+                        ? fmt::format("{}: no cell has metrics yet (the bundled trainer's metrics file, or the "
+                                      "spec's metric: patterns over the log)",
+                                      printable(b.metric))
+                        : fmt::format("{}: no cell has this metric; the metrics found are {}{}", printable(b.metric),
+                                      listed(r.metrics), did_you_mean(b.metric, r.metrics)));
+  r.best = b;
+  std::string dir = b.maximize ? "max" : "min";
+  std::optional<size_t> best_cell = best_cell_of(r, b);
+  if (best_cell) r.cells[*best_cell].best = true;
+  if (r.seed_key) {
+    if (std::optional<size_t> best_group = best_group_of(r, b)) {
+      GridGroupRow& g = r.groups[*best_group];
+      g.best = true;
+      const MetricStat& s = g.metrics.at(b.metric);
+      r.best_line = fmt::format("best by {} ({}): {}: {} {} over {} seed{} (mean ± std)", b.metric, dir,
+                                values_name(r, g.values, keys_but(r, r.seed_key)), b.metric, shown_stat(s), s.n,
+                                s.n == 1 ? "" : "s");
+    }
+  } else if (best_cell) {
+    const auto& c = r.cells[*best_cell];
+    r.best_line = fmt::format("best by {} ({}): cell {} (task {}): {} {}", b.metric, dir, c.name, c.task, b.metric,
+                              shown_value(c.metrics.at(b.metric)));
+  }
+  if (r.best_line.empty())
+    r.best_line = fmt::format("best by {} ({}): no COMPLETED cell has {} yet", b.metric, dir, b.metric);
+}
+
+}  // namespace
+
 GridReport make_grid_report(const Run& run, std::vector<GridCellRow> cells, const GridReportOptions& options) {
   GridReport r;
   r.run_id = run.id;
   if (run.grid)
     for (const auto& [path, name] : run.grid->keys) r.key_paths.push_back(path), r.keys.push_back(name);
   r.cells = std::move(cells);
-  // The spec's metric: names first (known before any cell matched), then the trainer's.
-  for (const auto& s : run.shapes)
-    if (s.metric)
-      for (const auto& n : metric_names(*s.metric))
-        if (std::find(r.metrics.begin(), r.metrics.end(), n) == r.metrics.end()) r.metrics.push_back(n);
-  std::set<std::string> seen;
-  for (const auto& c : r.cells)
-    for (const auto& [name, v] : c.metrics) seen.insert(name);
-  for (const auto& n : trainer_metrics())
-    if (seen.count(n) && std::find(r.metrics.begin(), r.metrics.end(), n) == r.metrics.end()) r.metrics.push_back(n);
-  for (const auto& n : seen)
-    if (std::find(r.metrics.begin(), r.metrics.end(), n) == r.metrics.end()) r.metrics.push_back(n);
-
+  r.metrics = metrics_in_order(run, r.cells);
   if (run.grid) r.seed_key = seed_key_of(*run.grid, options.seed_key);
   if (r.seed_key && r.keys.size() < 2) r.seed_key.reset();  // nothing to group by
-  if (r.seed_key) {
-    std::map<std::vector<std::string>, size_t> group_of;
-    for (size_t i = 0; i < r.cells.size(); ++i) {
-      std::vector<std::string> values = r.cells[i].values;
-      values.resize(r.keys.size());
-      values[*r.seed_key] = "";
-      auto [it, fresh] = group_of.emplace(values, r.groups.size());
-      if (fresh) r.groups.push_back({values, {}, 0, {}, false});
-      GridGroupRow& g = r.groups[it->second];
-      g.cells.push_back(i);
-      if (r.cells[i].completed) ++g.completed;
-    }
-    for (auto& g : r.groups)
-      for (const auto& m : r.metrics) {
-        std::vector<double> v;
-        for (size_t i : g.cells)
-          if (r.cells[i].completed)
-            if (auto it = r.cells[i].metrics.find(m); it != r.cells[i].metrics.end()) v.push_back(it->second);
-        if (!v.empty()) g.metrics[m] = metric_stat(v);
-      }
-  }
-
-  if (options.best) {
-    const BestBy& b = *options.best;
-    if (std::find(r.metrics.begin(), r.metrics.end(), b.metric) == r.metrics.end())
-      throw UserError(Location{"--best"}, "",
-                      r.metrics.empty()
-                          ? fmt::format("{}: no cell has metrics yet (the bundled trainer's metrics file, or the "
-                                        "spec's metric: patterns over the log)",
-                                        printable(b.metric))
-                          : fmt::format("{}: no cell has this metric; the metrics found are {}{}", printable(b.metric),
-                                        listed(r.metrics), did_you_mean(b.metric, r.metrics)));
-    r.best = b;
-    std::string dir = b.maximize ? "max" : "min";
-    std::optional<size_t> best_cell;
-    for (size_t i = 0; i < r.cells.size(); ++i) {
-      const auto& c = r.cells[i];
-      auto it = c.metrics.find(b.metric);
-      if (!c.completed || it == c.metrics.end()) continue;
-      if (!best_cell || better(it->second, r.cells[*best_cell].metrics.at(b.metric), b.maximize)) best_cell = i;
-    }
-    if (best_cell) r.cells[*best_cell].best = true;
-    if (r.seed_key) {
-      std::optional<size_t> best_group;
-      for (size_t i = 0; i < r.groups.size(); ++i) {
-        auto it = r.groups[i].metrics.find(b.metric);
-        if (it == r.groups[i].metrics.end()) continue;
-        if (!best_group || better(it->second.mean, r.groups[*best_group].metrics.at(b.metric).mean, b.maximize))
-          best_group = i;
-      }
-      if (best_group) {
-        GridGroupRow& g = r.groups[*best_group];
-        g.best = true;
-        const MetricStat& s = g.metrics.at(b.metric);
-        r.best_line = fmt::format("best by {} ({}): {}: {} {} over {} seed{} (mean ± std)", b.metric, dir,
-                                  values_name(r, g.values, keys_but(r, r.seed_key)), b.metric, shown_stat(s), s.n,
-                                  s.n == 1 ? "" : "s");
-      }
-    } else if (best_cell) {
-      const auto& c = r.cells[*best_cell];
-      r.best_line = fmt::format("best by {} ({}): cell {} (task {}): {} {}", b.metric, dir, c.name, c.task, b.metric,
-                                shown_value(c.metrics.at(b.metric)));
-    }
-    if (r.best_line.empty())
-      r.best_line = fmt::format("best by {} ({}): no COMPLETED cell has {} yet", b.metric, dir, b.metric);
-  }
+  if (r.seed_key) group_by_seed(r);
+  if (options.best) mark_best(r, *options.best);
   return r;
 }
 
