@@ -4,8 +4,8 @@
 // trainer's last epoch line, or the spec's `metric:` patterns over its
 // rank-0 log), or, with a seed axis, a row per combination of the other
 // keys with each metric's mean ± std over the seeds; the best cell (or
-// group) by a metric and direction the user names; table, Markdown, CSV,
-// JSON, and a plot of one metric against one key (docs/report.md).
+// group) by a metric and direction the user names (docs/report.md). It is
+// printed by parameter_table.hpp and drawn by parameter_plot.hpp.
 // Reading the cells' rows from Slurm and their files is the workflow's
 // (report_grid.hpp).
 #include <map>
@@ -85,8 +85,8 @@ GridReport make_grid_report(const Run& run, std::vector<GridCellRow> cells, cons
 
 // How the report shows numbers (its table, Markdown and plot share them): a
 // value as a person reads it (four significant digits, no exponent for
-// throughputs), a mean ± std, and full precision for machines (CSV, JSON,
-// the plot's data).
+// throughputs), a mean ± std, and full precision for machines (CSV, the
+// plot's data).
 std::string shown_value(double v);
 std::string shown_stat(const MetricStat& s);
 std::string exact_value(double v);
@@ -95,6 +95,5 @@ std::string exact_value(double v);
 std::string values_name(const GridReport& r, const std::vector<std::string>& values, const std::vector<size_t>& which);
 // Every key's index but `skip`'s.
 std::vector<size_t> keys_but(const GridReport& r, std::optional<size_t> skip);
-
 
 }  // namespace ddpctl
