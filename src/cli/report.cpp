@@ -9,6 +9,7 @@
 #include "cli/app.hpp"
 #include "cli/common.hpp"
 #include "explain/report.hpp"
+#include "explain/report_table.hpp"
 #include "explain/report_grid.hpp"
 #include "base/text.hpp"
 

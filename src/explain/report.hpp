@@ -2,7 +2,8 @@
 // Scaling reports: each run's metrics file (one JSON line per epoch, written
 // by the bundled trainer or any program that writes the same keys) joined
 // with Slurm's accounting, compared against the smallest shape, and printed
-// as a table, Markdown, CSV or JSON, or plotted through gnuplot.
+// as a table, Markdown, CSV or JSON (report_table.hpp), or plotted through
+// gnuplot (report_plot.hpp).
 #include <map>
 #include <optional>
 #include <string>
@@ -111,26 +112,6 @@ struct Prediction {
 // per epoch / throughput + the baseline's time to the first step. Throws
 // UserError when no row has a throughput.
 std::vector<Prediction> predict(const std::vector<ReportRow>& measured, const std::vector<PlanShape>& shapes, int epochs);
-
-
-std::string report_table(const std::vector<ReportRow>& rows);     // for a terminal
-std::string report_markdown(const std::vector<ReportRow>& rows);  // the seeds' table
-std::string report_csv(const std::vector<ReportRow>& rows);
-std::string report_json(const std::vector<ReportRow>& rows);
-// A gnuplot script that draws speedup vs ranks (with the ideal line) and
-// efficiency per shape into `out` (.svg or .png), reading `data_file`, which
-// report_plot_data() fills.
-std::string report_plot_data(const std::vector<ReportRow>& rows);
-std::string report_gnuplot(const std::vector<ReportRow>& rows, const std::string& data_file, const std::string& out,
-                           const std::string& terminal);
-
-// A job's usage over time (report --plot): per node, the data lines
-// "minutes cpu_cores rss_gib gpu_util_pct gpu_mem_gib" ("?" where a sample
-// has no GPUs), from the first sample of the job; and the gnuplot script
-// drawing utilisation and memory, a line per node.
-std::map<std::string, std::string> usage_plot_data(const std::map<std::string, std::vector<UsageSample>>& samples);
-std::string usage_gnuplot(const std::string& title, const std::vector<std::pair<std::string, std::string>>& node_files,
-                          bool gpus, const std::string& out, const std::string& terminal);
 
 // Rows for each run the targets name (an experiment names all of its runs;
 // a race's row is its winner's), with scaling computed. Warnings (unreadable

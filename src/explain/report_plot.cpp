@@ -1,5 +1,5 @@
-// Plots of a report (report.hpp): the data files and gnuplot scripts of the
-// scaling plot and of each job's usage, and running gnuplot.
+#include "explain/report_plot.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -8,22 +8,16 @@
 #include <set>
 
 #include "base/files.hpp"
-#include "explain/report.hpp"
 #include "base/text.hpp"
 #include "runs/usage.hpp"
 
 namespace ddpctl {
 
-namespace {
-
-// A string in gnuplot's single quotes.
-std::string gp_quote(const std::string& s) {
+std::string gnuplot_quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("''") : std::string(1, c);
   return q + "'";
 }
-
-}  // namespace
 
 std::string report_plot_data(const std::vector<ReportRow>& rows) {
   std::vector<const ReportRow*> shown;
@@ -99,8 +93,8 @@ plot {data} using 0:($4*100):xtic(1) with boxes linecolor rgb "#1f77b4" notitle,
      {data} using 0:($4*100):(sprintf("%.0f%%", $4*100)) with labels offset 0,0.8 notitle
 unset multiplot
 )gp",
-                     fmt::arg("terminal", terminal), fmt::arg("out", gp_quote(out)), fmt::arg("what", what),
-                     fmt::arg("data", gp_quote(data_file)), fmt::arg("xtics", join(ticks, ", ")),
+                     fmt::arg("terminal", terminal), fmt::arg("out", gnuplot_quote(out)), fmt::arg("what", what),
+                     fmt::arg("data", gnuplot_quote(data_file)), fmt::arg("xtics", join(ticks, ", ")),
                      fmt::arg("xmin", fmt::format("{:g}", lo / 1.5)), fmt::arg("xmax", fmt::format("{:g}", hi * 1.5)));
 }
 
@@ -137,8 +131,8 @@ std::string usage_gnuplot(const std::string& title, const std::vector<std::pair<
     std::vector<std::string> parts;
     for (size_t i = 0; i < node_files.size(); ++i)
       parts.push_back(fmt::format("{} using 1:{} with lines linewidth 2 {} linecolor rgb \"{}\" title {}",
-                                  gp_quote(node_files[i].second), column, dash, colours[i % colours.size()],
-                                  gp_quote(node_files[i].first + what)));
+                                  gnuplot_quote(node_files[i].second), column, dash, colours[i % colours.size()],
+                                  gnuplot_quote(node_files[i].first + what)));
     return join(parts, ", \\\n     ");
   };
   std::string gp = fmt::format(R"gp(set terminal {} size 1000,{}
@@ -155,7 +149,7 @@ set title "CPU: cores busy (the job's processes, per node)"
 set ylabel "cores"
 plot {}
 )gp",
-                               terminal, gpus ? 900 : 620, gp_quote(out), gpus ? 3 : 2, gp_quote(title), lines("2", "", ""));
+                               terminal, gpus ? 900 : 620, gnuplot_quote(out), gpus ? 3 : 2, gnuplot_quote(title), lines("2", "", ""));
   if (gpus)
     gp += fmt::format(R"gp(set title "GPU utilisation (mean of the node's GPUs)"
 set ylabel "%"

@@ -47,24 +47,27 @@ std::string section(const std::string& title, const std::string& body) {
   return fmt::format("== {}\n{}{}", title, body, body.empty() || body.back() == '\n' ? "" : "\n");
 }
 
-}  // namespace
+// A section of the diff as printed, and whether it leaves the runs the same.
+struct Section {
+  std::string text;
+  bool same = true;
+};
 
-RunDiff diff_runs(const Run& a, const Run& b, CommandRunner& runner) {
-  RunDiff d;
-  d.text = fmt::format("A: {}\nB: {}\n", a.dir, b.dir);
-
-  // The specs as submitted, and the --set overrides.
+// The specs as submitted, and the --set overrides.
+Section spec_section(const Run& a, const Run& b, CommandRunner& runner) {
   std::string spec = run_diff(runner, {"-u", "--label", "A/spec.yaml", "--label", "B/spec.yaml", a.dir + "/spec.yaml",
                                        b.dir + "/spec.yaml"});
   if (a.overrides != b.overrides)
     spec += fmt::format("--set: A {}, B {}\n", a.overrides.empty() ? "none" : join(a.overrides, " "),
                         b.overrides.empty() ? "none" : join(b.overrides, " "));
-  d.same = d.same && spec.empty();
-  d.text += section("spec", spec.empty() ? "same\n" : spec);
+  return {section("spec", spec.empty() ? "same\n" : spec), spec.empty()};
+}
 
-  // The code.
+// The code: the snapshots' difference, or why it is not known.
+Section code_section(const Run& a, const Run& b, CommandRunner& runner) {
   nlohmann::json sa = snapshot_of(a), sb = snapshot_of(b);
   std::string code;
+  bool same = true;
   std::string la = code_label(a.dir), lb = code_label(b.dir);
   auto has_snapshot = [](const nlohmann::json& j) { return j.is_object() && j.contains("dir"); };
   if (has_snapshot(sa) && has_snapshot(sb)) {
@@ -73,19 +76,21 @@ RunDiff diff_runs(const Run& a, const Run& b, CommandRunner& runner) {
       code = fmt::format("same: snapshot {}{}\n", sa.value("id", std::string()).substr(0, 12),
                          la.rfind("snapshot:", 0) == 0 ? "" : " (commit " + la + ")");
     } else {
-      d.same = false;
+      same = false;
       code = fmt::format("A ran {}, B ran {}\n", la, lb);
       code += replace_all(replace_all(run_diff(runner, {"-ruN", da, db}), da, "A"), db, "B");
     }
   } else {
-    d.same = d.same && la == lb && la != "in place" && !la.empty();
+    same = la == lb && la != "in place" && !la.empty();
     code = fmt::format("A {}; B {}: the code of a run without a snapshot is not known\n",
                        has_snapshot(sa) ? "ran " + la : "ran in place", has_snapshot(sb) ? "ran " + lb : "ran in place");
   }
-  d.text += section("code", code);
+  return {section("code", code), same};
+}
 
-  // What the jobs ran with, as their first node recorded it (job_environment.hpp):
-  // the newest attempt that recorded it, named as such.
+// What the jobs ran with, as their first node recorded it (job_environment.hpp):
+// the newest attempt that recorded it, named as such.
+Section environment_section(const Run& a, const Run& b) {
   auto environment = [](const Run& run) -> std::optional<JobEnvironment> {
     const Attempt* at = run.latest_job();
     const RunShape* shape = at ? run.shape(at->shape) : nullptr;
@@ -96,41 +101,55 @@ RunDiff diff_runs(const Run& a, const Run& b, CommandRunner& runner) {
   };
   auto ea = environment(a), eb = environment(b);
   std::string env;
+  bool same = true;
   if (ea && eb) {
     auto diffs = environment_differences(*ea, *eb);
-    d.same = d.same && diffs.empty();
+    same = diffs.empty();
     env = diffs.empty() ? "same: " + environment_summary(*ea) + "\n" : join(diffs, "\n") + "\n";
     if (diffs.empty() && environment_summary(*ea).empty()) env = "same\n";
   } else {
     env = fmt::format("A: {}; B: {}\n", ea ? environment_summary(*ea) : "not recorded (no job started, or it could not run ddpctl's agent)",
                       eb ? environment_summary(*eb) : "not recorded (no job started, or it could not run ddpctl's agent)");
   }
-  d.text += section("environment (" + which(ea) + " vs " + which(eb) + ")", env);
+  return {section("environment (" + which(ea) + " vs " + which(eb) + ")", env), same};
+}
 
-  // What the jobs' scripts set: the first shape's of each (a race's shapes differ by design).
-  if (!a.shapes.empty() && !b.shapes.empty()) {
-    std::string sa_path = a.dir + "/" + a.shapes.front().script, sb_path = b.dir + "/" + b.shapes.front().script;
-    // Each run has folders of its own (its checkpoint folder, a cell's
-    // folder: <output_dir>/<run id>/...): compared as "<run>", not news.
-    std::string ta = replace_all(read_file(sa_path), a.id, "<run>"), tb = replace_all(read_file(sb_path), b.id, "<run>");
-    std::string script;
-    if (ta != tb) {
-      std::string tmp = (std::filesystem::temp_directory_path() / fmt::format("ddpctl-diff-{}", ::getpid())).string();
-      write_file_atomic(tmp + ".A", ta);
-      write_file_atomic(tmp + ".B", tb);
-      try {
-        script = run_diff(runner, {"-u", "--label", "A/" + a.shapes.front().script, "--label",
-                                   "B/" + b.shapes.front().script, tmp + ".A", tmp + ".B"});
-      } catch (...) {
-        std::remove((tmp + ".A").c_str()), std::remove((tmp + ".B").c_str());
-        throw;
-      }
+// What the jobs' scripts set: the first shape's of each (a race's shapes
+// differ by design). Both runs have a shape.
+Section script_section(const Run& a, const Run& b, CommandRunner& runner) {
+  std::string sa_path = a.dir + "/" + a.shapes.front().script, sb_path = b.dir + "/" + b.shapes.front().script;
+  // Each run has folders of its own (its checkpoint folder, a cell's
+  // folder: <output_dir>/<run id>/...): compared as "<run>", not news.
+  std::string ta = replace_all(read_file(sa_path), a.id, "<run>"), tb = replace_all(read_file(sb_path), b.id, "<run>");
+  std::string script;
+  if (ta != tb) {
+    std::string tmp = (std::filesystem::temp_directory_path() / fmt::format("ddpctl-diff-{}", ::getpid())).string();
+    write_file_atomic(tmp + ".A", ta);
+    write_file_atomic(tmp + ".B", tb);
+    try {
+      script = run_diff(runner, {"-u", "--label", "A/" + a.shapes.front().script, "--label",
+                                 "B/" + b.shapes.front().script, tmp + ".A", tmp + ".B"});
+    } catch (...) {
       std::remove((tmp + ".A").c_str()), std::remove((tmp + ".B").c_str());
-      if (script.empty()) script = "they differ (diff found no line that does)\n";
+      throw;
     }
-    // The snapshot folders differ whenever the code does: not news.
-    d.same = d.same && script.empty();
-    d.text += section("script (modules, environment, NCCL, launch)", script.empty() ? "same\n" : script);
+    std::remove((tmp + ".A").c_str()), std::remove((tmp + ".B").c_str());
+    if (script.empty()) script = "they differ (diff found no line that does)\n";
+  }
+  // The snapshot folders differ whenever the code does: not news.
+  return {section("script (modules, environment, NCCL, launch)", script.empty() ? "same\n" : script), script.empty()};
+}
+
+}  // namespace
+
+RunDiff diff_runs(const Run& a, const Run& b, CommandRunner& runner) {
+  RunDiff d;
+  d.text = fmt::format("A: {}\nB: {}\n", a.dir, b.dir);
+  std::vector<Section> sections = {spec_section(a, b, runner), code_section(a, b, runner), environment_section(a, b)};
+  if (!a.shapes.empty() && !b.shapes.empty()) sections.push_back(script_section(a, b, runner));
+  for (const auto& s : sections) {
+    d.text += s.text;
+    d.same = d.same && s.same;
   }
   return d;
 }

@@ -11,6 +11,7 @@
 #include "runs/progress_read.hpp"
 #include "explain/race.hpp"
 #include "explain/report.hpp"
+#include "explain/report_plot.hpp"
 #include "agent/straggler.hpp"
 #include "explain/report_grid.hpp"
 #include "script/resolve.hpp"

@@ -9,6 +9,8 @@
 #include "base/diagnostics.hpp"
 #include "base/files.hpp"
 #include "explain/report.hpp"
+#include "explain/report_table.hpp"
+#include "explain/report_plot.hpp"
 #include "helpers.hpp"
 #include "runs/usage.hpp"
 

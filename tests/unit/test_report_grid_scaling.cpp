@@ -20,6 +20,8 @@
 #include "helpers.hpp"
 #include "runs/job_files.hpp"
 #include "explain/report_grid.hpp"
+#include "explain/parameter_table.hpp"
+#include "explain/report_table.hpp"
 #include "script/runs.hpp"
 #include "workflows/sweep.hpp"
 #include "workflows/sweep_grid.hpp"
