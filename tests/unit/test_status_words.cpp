@@ -97,7 +97,7 @@ TEST_CASE("status's words, Slurm's reason and exit: a job neither pending nor ru
   Fixture f;
   f.job().state = "COMPLETING";
   f.job().exit = 3;
-  CHECK(f.row().info == "exited with exit code 3");
+  CHECK(f.row().info == "exit code 3");
 }
 
 TEST_CASE("status's words, pending: Slurm's reason in words, not an earlier attempt's exit") {
@@ -226,7 +226,7 @@ TEST_CASE("status's words, in-job restart: the latest restart in the job before 
   CHECK(row.json["in_job"]["of"] == 3);
   SECTION("requeued too: the in-job restart first, then the attempt") {
     write_file_atomic(job_files::step_log(f.base, 1, 0), "ValueError: boom\n");
-    CHECK(f.row().info == describe_in_job(r) + "; attempt 2; " + failure);
+    CHECK(f.row().info == describe_in_job(r) + "; attempt 2 (requeued; sacct has no record of the earlier attempt yet); " + failure);
   }
 }
 
