@@ -39,45 +39,52 @@ std::string user_name(const std::string& uid) {
   return "uid " + uid;
 }
 
-}  // namespace
+// A job state that has a failure to explain.
+bool failed_state(JobState s) {
+  return s == JobState::Failed || s == JobState::NodeFail || s == JobState::OutOfMemory || s == JobState::Timeout ||
+         s == JobState::Cancelled || s == JobState::Preempted || s == JobState::BootFail || s == JobState::Deadline;
+}
 
-std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int restart,
-                                    const std::vector<NodeInfo>& node_states) {
-  bool failed = job.state == JobState::Failed || job.state == JobState::NodeFail || job.state == JobState::OutOfMemory ||
-                job.state == JobState::Timeout || job.state == JobState::Cancelled ||
-                job.state == JobState::Preempted || job.state == JobState::BootFail || job.state == JobState::Deadline;
-  if (!failed) return std::nullopt;
-  Failure f;
-  f.exit = job.exit;
-  const std::string base = log_base(shape, job.id);
-  if (restart < 0) restart = std::max(0, latest_restart(base));
+// A job ended as a whole (time limit, scancel, preemption): its tasks were
+// stopped, none failed, and Slurm's words say why.
+bool ended_as_a_whole(JobState s) {
+  return s == JobState::Timeout || s == JobState::Cancelled || s == JobState::Preempted || s == JobState::Deadline;
+}
+
+// The batch error log's lines of the latest attempt. With in-job restarts
+// (restart:), of its latest training step: an earlier step's failure was
+// restarted from, not the job's end.
+std::vector<std::string> latest_step_lines(const std::string& base) {
   std::vector<std::string> batch = latest_attempt(tail_lines(job_files::batch_err(base)));
-  // With in-job restarts (restart:), the attempt's latest training step: an
-  // earlier step's failure was restarted from, not the job's end.
   for (size_t i = batch.size(); i-- > 0;)
     if (batch[i].rfind(kStepMarker, 0) == 0) {
       batch.erase(batch.begin(), batch.begin() + static_cast<long>(i) + 1);
       break;
     }
+  return batch;
+}
 
-  // The node check before training failed (the job agent, docs/running.md):
-  // no task ran the program; the check's own lines name the nodes.
-  if (std::any_of(batch.begin(), batch.end(), [](const std::string& l) {
+// The node check before training failed (the job agent, docs/running.md):
+// no task ran the program; the check's own lines name the nodes.
+bool node_check_failed(const std::vector<std::string>& batch, const std::string& base, Failure& f) {
+  if (std::none_of(batch.begin(), batch.end(), [](const std::string& l) {
         return l.find("ddpctl: error: the node check failed") != std::string::npos;
-      })) {
-    static const Regex problem(R"(^ddpctl: node check: (node (\S+) .*))");
-    for (const auto& l : batch) {
-      RegexMatch m;
-      if (!problem.search(l, &m)) continue;
-      if (f.line.empty()) f.line = m.str(1), f.node = m.str(2);
-    }
-    f.what = f.node.empty() ? "failed the node check before training"
-                            : "failed the node check on " + f.node + " before training";
-    f.log = job_files::batch_err(base);
-    return f;
+      }))
+    return false;
+  static const Regex problem(R"(^ddpctl: node check: (node (\S+) .*))");
+  for (const auto& l : batch) {
+    RegexMatch m;
+    if (!problem.search(l, &m)) continue;
+    if (f.line.empty()) f.line = m.str(1), f.node = m.str(2);
   }
+  f.what = f.node.empty() ? "failed the node check before training" : "failed the node check on " + f.node + " before training";
+  f.log = job_files::batch_err(base);
+  return true;
+}
 
-  // Slurm's own words about the job, in the batch log.
+// Slurm's own words about the job, in the batch log: its what and line
+// into `f`; the node srun saw fail, if any, returned.
+std::string read_slurm_words(const std::vector<std::string>& batch, const Job& job, Failure& f) {
   static const Regex node_failure(R"(^srun: error: Node failure on (\S+))");
   std::string lost_node;
   for (const auto& l : batch) {
@@ -98,7 +105,14 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
     }
     if (node_failure.search(l, &m) && lost_node.empty()) lost_node = m.str(1);
   }
-  // A lost node: the tasks elsewhere were only stopped because of it.
+  return lost_node;
+}
+
+// A lost node: the tasks elsewhere were only stopped because of it. srun's
+// line names it, else for a NODE_FAIL the first of the job's nodes Slurm
+// holds down or not responding.
+bool lost_a_node(std::string lost_node, const Job& job, const std::vector<NodeInfo>& node_states,
+                 const std::string& base, Failure& f) {
   if (lost_node.empty() && job.state == JobState::NodeFail)
     for (const auto& name : expand_hostlist(job.nodes))
       for (const auto& n : node_states)
@@ -106,19 +120,22 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
             (n.state.find('*') != std::string::npos || n.state.find("DOWN") != std::string::npos ||
              n.state.find("down") != std::string::npos || n.state.find("NOT_RESPONDING") != std::string::npos))
           lost_node = name;
-  if (!lost_node.empty() || job.state == JobState::NodeFail) {
-    f.node = lost_node;
-    f.what = lost_node.empty() ? "lost a node" : "lost node " + lost_node + " (it stopped responding to Slurm)";
-    for (const auto& n : node_states) {
-      std::string state = n.state;
-      for (char& c : state) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (n.name == lost_node && state.find("down") != std::string::npos)
-        f.what = fmt::format("lost node {} (it stopped responding to Slurm, which marked it down)", lost_node);
-    }
-    f.log = job_files::batch_err(base);
-    return f;
+  if (lost_node.empty() && job.state != JobState::NodeFail) return false;
+  f.node = lost_node;
+  f.what = lost_node.empty() ? "lost a node" : "lost node " + lost_node + " (it stopped responding to Slurm)";
+  for (const auto& n : node_states) {
+    std::string state = n.state;
+    for (char& c : state) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (n.name == lost_node && state.find("down") != std::string::npos)
+      f.what = fmt::format("lost node {} (it stopped responding to Slurm, which marked it down)", lost_node);
   }
-  // The tasks srun saw fail, in order: "srun: error: g2: task 1: Exited with exit code 2".
+  f.log = job_files::batch_err(base);
+  return true;
+}
+
+// The tasks srun saw fail, in order: "srun: error: g2: task 1: Exited with
+// exit code 2", each a copy of `f` with its node, task and exit.
+std::vector<Failure> srun_task_failures(const std::vector<std::string>& batch, const Failure& f) {
   static const Regex srun_error(R"(^srun: error: (\S+): tasks? (\d{1,9})(?:-\d+)?: (.+)$)");
   std::vector<Failure> tasks;
   for (const auto& l : batch) {
@@ -139,118 +156,147 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int r
       t.exit = ExitStatus{std::nullopt, *sig};
     tasks.push_back(t);
   }
-  // Each task's step log: the line that says why, and the rank where it is
-  // known. The first task that failed on its own is the one named; tasks
-  // that only saw a peer go (a closed connection, srun's SIGTERM) are not.
+  return tasks;
+}
+
+// A failed task's step log: the line that says why, and the rank where it
+// is known. Returns whether the task failed only as a consequence of
+// another (a closed connection, srun's SIGTERM).
+bool read_task_log(const RunShape& shape, const std::string& base, int restart, Failure& t) {
+  std::string path = job_files::step_log(base, restart, *t.task);
+  std::vector<std::string> lines = tail_lines(path);
+  t.log = path;
+  if (shape.per_gpu || shape.ranks_per_node == 1) t.rank = *t.task;
+  // The bundled trainer's launcher names the worker: "rank 3 (local rank 1, pid 77) was killed by ...".
+  static const Regex launcher(R"(ddp-train: error: rank (\d{1,9}) \(local rank \d+, pid \d+\) (was killed by signal (\d{1,9})\b|exited with status (\d{1,9})\b))");
+  for (const auto& l : lines) {
+    RegexMatch m;
+    if (!launcher.search(l, &m)) continue;
+    t.rank = std::stoi(m.str(1));
+    if (m.matched(3)) t.exit = ExitStatus{std::nullopt, std::stoi(m.str(3))};
+    if (m.matched(4)) t.exit = ExitStatus{std::stoi(m.str(4)), std::nullopt};
+    break;
+  }
+  TorchrunRootCause cause = read_torchrun_root_cause(lines);
+  if (cause.rank) t.rank = cause.rank;
+  if (!cause.node.empty()) t.node = cause.node;
+  if (cause.exit) t.exit = *cause.exit;
+  std::optional<int> local_rank = cause.local_rank;
+  t.line = meaningful_line(lines, local_rank ? fmt::format("[default{}]:", *local_rank) : "");
+  // The container runtime could not start the program (docs/containers.md).
+  if (auto c = find_container_failure(lines)) t.what = c->what, t.line = c->line;
+  return failed_as_consequence(lines, t.line) || (t.exit.signal == SIGTERM && !t.exit.code);
+}
+
+// The task named: the first that failed on its own, else the first srun
+// reported, unless the job ended as a whole; Slurm's words stand over the
+// task's. Else the batch script's own last words (ddpctl's checks, a setup
+// line).
+void name_the_task(const RunShape& shape, const Job& job, int restart, const std::vector<std::string>& batch,
+                   const std::string& base, Failure& f) {
   std::optional<Failure> first, genuine;
-  for (Failure& t : tasks) {
-    std::string path = job_files::step_log(base, restart, *t.task);
-    std::vector<std::string> lines = tail_lines(path);
-    t.log = path;
-    if (shape.per_gpu || shape.ranks_per_node == 1) t.rank = *t.task;
-    // The bundled trainer's launcher names the worker: "rank 3 (local rank 1, pid 77) was killed by ...".
-    static const Regex launcher(R"(ddp-train: error: rank (\d{1,9}) \(local rank \d+, pid \d+\) (was killed by signal (\d{1,9})\b|exited with status (\d{1,9})\b))");
-    for (const auto& l : lines) {
-      RegexMatch m;
-      if (!launcher.search(l, &m)) continue;
-      t.rank = std::stoi(m.str(1));
-      if (m.matched(3)) t.exit = ExitStatus{std::nullopt, std::stoi(m.str(3))};
-      if (m.matched(4)) t.exit = ExitStatus{std::stoi(m.str(4)), std::nullopt};
-      break;
-    }
-    TorchrunRootCause cause = read_torchrun_root_cause(lines);
-    if (cause.rank) t.rank = cause.rank;
-    if (!cause.node.empty()) t.node = cause.node;
-    if (cause.exit) t.exit = *cause.exit;
-    std::optional<int> local_rank = cause.local_rank;
-    t.line = meaningful_line(lines, local_rank ? fmt::format("[default{}]:", *local_rank) : "");
-    // The container runtime could not start the program (docs/containers.md).
-    if (auto c = find_container_failure(lines)) t.what = c->what, t.line = c->line;
+  for (Failure& t : srun_task_failures(batch, f)) {
+    bool consequence = read_task_log(shape, base, restart, t);
     if (!first) first = t;
-    bool consequence = failed_as_consequence(lines, t.line) || (t.exit.signal == SIGTERM && !t.exit.code);
     if (!consequence) {
       genuine = t;
       break;
     }
   }
-  // A job ended as a whole (time limit, scancel, preemption): its tasks were
-  // stopped, none failed, and Slurm's words say why.
-  bool whole_job = job.state == JobState::Timeout || job.state == JobState::Cancelled ||
-                   job.state == JobState::Preempted || job.state == JobState::Deadline;
-  if (genuine || (first && !whole_job)) {
+  if (genuine || (first && !ended_as_a_whole(job.state))) {
     std::string slurm_line = f.line, slurm_what = f.what;
     f = genuine ? *genuine : *first;
     if (!slurm_line.empty()) f.line = slurm_line;  // Slurm's OOM line says more than the program's last words
     if (!slurm_what.empty()) f.what = slurm_what;
-  } else {
-    if (f.line.empty()) {
-      // No task failed: the batch script itself (ddpctl's checks, a setup line).
-      std::vector<std::string> own;
-      for (const auto& l : batch)
-        if (l.rfind("ddpctl: error: the training step exited", 0) != 0 && !is_noise(l)) own.push_back(l);
-      f.line = meaningful_line(own);
-    }
-    f.log = job_files::batch_err(base);
+    return;
   }
+  if (f.line.empty()) {
+    std::vector<std::string> own;
+    for (const auto& l : batch)
+      if (l.rfind("ddpctl: error: the training step exited", 0) != 0 && !is_noise(l)) own.push_back(l);
+    f.line = meaningful_line(own);
+  }
+  f.log = job_files::batch_err(base);
+}
+
+// The job's end state in words, where the logs said nothing more precise.
+std::string end_state_words(const Job& job, const ExitStatus& exit) {
+  switch (job.state) {
+    case JobState::Timeout:
+      return "reached its time limit (not requeued)";
+    case JobState::OutOfMemory:
+      return "ran out of memory";
+    case JobState::Preempted:
+      return "was preempted";
+    case JobState::Cancelled:
+      return job.cancelled_by.empty() ? "was cancelled" : "was cancelled by " + user_name(job.cancelled_by);
+    case JobState::BootFail:
+      return "could not boot its nodes";
+    case JobState::Deadline:
+      return "missed its deadline";
+    default: {
+      std::string how = describe_exit(exit);
+      return how.empty() ? "failed" : (exit.signal ? "was " + how : "exited with " + how);
+    }
+  }
+}
+
+// An OOM ending names the node whose processes held the most, from the
+// job agent's samples (the last one before the kill is the closest).
+void add_memory_peak(const std::string& base, int restart, Failure& f) {
+  const UsageSample* peak = nullptr;
+  auto samples = read_usage(base, restart);
+  for (const auto& [node, v] : samples)
+    for (const auto& smp : v)
+      if (!peak || smp.rss_bytes > peak->rss_bytes) peak = &smp;
+  if (!peak) return;
+  long long limit = peak->mem_limit_bytes > 0 ? peak->mem_limit_bytes : peak->mem_total_bytes;
+  f.what += fmt::format(" (peak RSS {} on {}{})", format_bytes(peak->rss_bytes), peak->node,
+                        limit > 0 ? fmt::format(" of {} {}", format_bytes(limit),
+                                                peak->mem_limit_bytes > 0 ? "allowed" : "on the node")
+                                  : "");
+  if (f.node.empty()) f.node = peak->node;
+}
+
+// The job agent's watchdog cancelled it (docs/running.md): the stall says
+// why. "cancelling": the act ran, the record after it was not written.
+void watchdog_cancel(const std::string& base, int restart, Failure& f) {
+  auto r = read_stall_record(base);
+  if (!r || (r->taken != WatchdogOutcome::Cancelled && r->taken != WatchdogOutcome::Cancelling) ||
+      r->attempt != restart)
+    return;
+  f.what = "was cancelled by the watchdog";
+  f.line = describe_stall(*r);
+  f.log = stall_record_path(base);
+  f.task.reset();
+  f.rank.reset();
+  f.node.clear();
+}
+
+}  // namespace
+
+// Which explanation wins, highest first: the watchdog's cancel (over all
+// else), the node check, a lost node, then the task named with Slurm's
+// words over its own, a container that did not start, the end state;
+// an OOM's peak goes after what.
+std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int restart,
+                                    const std::vector<NodeInfo>& node_states) {
+  if (!failed_state(job.state)) return std::nullopt;
+  Failure f;
+  f.exit = job.exit;
+  const std::string base = log_base(shape, job.id);
+  if (restart < 0) restart = std::max(0, latest_restart(base));
+  std::vector<std::string> batch = latest_step_lines(base);
+  if (node_check_failed(batch, base, f)) return f;
+  std::string lost_node = read_slurm_words(batch, job, f);
+  if (lost_a_node(lost_node, job, node_states, base, f)) return f;
+  name_the_task(shape, job, restart, batch, base, f);
   // Pyxis and enroot say why a container did not start in srun's lines.
   if (f.what.empty())
     if (auto c = find_container_failure(batch)) f.what = c->what, f.line = c->line;
-  // The job's end state in words, where the logs said nothing more precise.
-  if (f.what.empty()) {
-    switch (job.state) {
-      case JobState::Timeout:
-        f.what = "reached its time limit (not requeued)";
-        break;
-      case JobState::OutOfMemory:
-        f.what = "ran out of memory";
-        break;
-      case JobState::Preempted:
-        f.what = "was preempted";
-        break;
-      case JobState::Cancelled:
-        f.what = job.cancelled_by.empty() ? "was cancelled" : "was cancelled by " + user_name(job.cancelled_by);
-        break;
-      case JobState::BootFail:
-        f.what = "could not boot its nodes";
-        break;
-      case JobState::Deadline:
-        f.what = "missed its deadline";
-        break;
-      default: {
-        std::string how = describe_exit(f.exit);
-        f.what = how.empty() ? "failed" : (f.exit.signal ? "was " + how : "exited with " + how);
-      }
-    }
-  }
-  // An OOM ending names the node whose processes held the most, from the
-  // job agent's samples (the last one before the kill is the closest).
-  if (job.state == JobState::OutOfMemory) {
-    const UsageSample* peak = nullptr;
-    auto samples = read_usage(base, restart);
-    for (const auto& [node, v] : samples)
-      for (const auto& smp : v)
-        if (!peak || smp.rss_bytes > peak->rss_bytes) peak = &smp;
-    if (peak) {
-      long long limit = peak->mem_limit_bytes > 0 ? peak->mem_limit_bytes : peak->mem_total_bytes;
-      f.what += fmt::format(" (peak RSS {} on {}{})", format_bytes(peak->rss_bytes), peak->node,
-                            limit > 0 ? fmt::format(" of {} {}", format_bytes(limit),
-                                                    peak->mem_limit_bytes > 0 ? "allowed" : "on the node")
-                                      : "");
-      if (f.node.empty()) f.node = peak->node;
-    }
-  }
-  // The job agent's watchdog cancelled it (docs/running.md): the stall says
-  // why. "cancelling": the act ran, the record after it was not written.
-  if (job.state == JobState::Cancelled)
-    if (auto r = read_stall_record(base);
-        r && (r->taken == WatchdogOutcome::Cancelled || r->taken == WatchdogOutcome::Cancelling) && r->attempt == restart) {
-      f.what = "was cancelled by the watchdog";
-      f.line = describe_stall(*r);
-      f.log = stall_record_path(base);
-      f.task.reset();
-      f.rank.reset();
-      f.node.clear();
-    }
+  if (f.what.empty()) f.what = end_state_words(job, f.exit);
+  if (job.state == JobState::OutOfMemory) add_memory_peak(base, restart, f);
+  if (job.state == JobState::Cancelled) watchdog_cancel(base, restart, f);
   return f;
 }
 
@@ -294,64 +340,10 @@ std::string describe_failure(const Failure& f) {
   return out;
 }
 
-std::string Requeue::describe() const {
-  std::string out = of ? fmt::format("attempt {} of {}", attempt, *of) : fmt::format("attempt {}", attempt);
-  if (why.empty()) return out;
-  return out + " (requeued" + (why.rfind("; ", 0) == 0 ? "" : " ") + why + ")";
-}
-
 nlohmann::json failure_json(const Failure& f) {
   auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
   return {{"rank", opt(f.rank)}, {"task", opt(f.task)}, {"node", f.node},   {"exit", opt(f.exit.code)},
           {"signal", opt(f.exit.signal)}, {"what", f.what}, {"line", f.line}, {"log", f.log}};
-}
-
-std::optional<Requeue> find_requeue(const RunShape& shape, const Job& job,
-                                    const std::function<std::vector<Job>()>& earlier_attempts) {
-  const std::string base = log_base(shape, job.id);
-  int restarts = std::max(job.restarts, latest_restart(base));
-  if (restarts <= 0) return std::nullopt;
-  Requeue r;
-  r.attempt = restarts + 1;
-  if (shape.max_restarts > 0) r.of = shape.max_restarts + 1;
-  // ddpctl's script requeued itself after the stop signal before the time limit.
-  // Its node check or its watchdog say why after "): ".
-  for (const auto& l : tail_lines(job_files::batch_err(base))) {
-    size_t at = l.find(fmt::format("ddpctl: requeueing job {} (restart {} of", job.id, restarts));
-    if (at == std::string::npos) continue;
-    size_t why = l.find("): ", at);
-    r.why = why == std::string::npos ? "at the time limit" : l.substr(why + 3);
-  }
-  std::vector<Job> earlier;
-  if (r.why.empty() && earlier_attempts) earlier = earlier_attempts();
-  if (r.why.empty() && !earlier.empty()) {
-    const Job& last = earlier.back();
-    switch (last.state) {
-      case JobState::NodeFail: {
-        // The node that failed, as srun saw it in the earlier attempts' lines.
-        std::string node;
-        static const Regex node_failure(R"(^srun: error: Node failure on (\S+))");
-        for (const auto& l : tail_lines(job_files::batch_err(base))) {
-          RegexMatch m;
-          if (node_failure.search(l, &m)) node = m.str(1);
-        }
-        r.why = "after NODE_FAIL" + (!node.empty() ? " of " + node : last.nodes.empty() ? std::string() : " on " + last.nodes);
-        break;
-      }
-      case JobState::Preempted:
-        r.why = "after preemption";
-        break;
-      case JobState::Timeout:
-        r.why = "at the time limit";
-        break;
-      default:
-        r.why = "by scontrol requeue";
-    }
-  }
-  // sacct is written by slurmdbd a little after the fact (seconds on a busy
-  // cluster): the job was requeued all the same.
-  if (r.why.empty() && earlier_attempts && earlier.empty()) r.why = "; sacct has no record of the earlier attempt yet";
-  return r;
 }
 
 }  // namespace ddpctl

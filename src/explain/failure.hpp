@@ -2,9 +2,8 @@
 // Why a job failed, and where first: read from what it left behind (the
 // batch error log with srun's and slurmstepd's lines, each task's step log,
 // the bundled trainer's and torchrun's own reports) and from what Slurm says
-// (state, exit, nodes). And why a job is on its second attempt. The same
-// words in status, submit --follow, race and report.
-#include <functional>
+// (state, exit, nodes). The same words in status, submit --follow, race
+// and report. Why a job is on its second attempt: requeue.hpp.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -46,18 +45,6 @@ std::optional<Failure> explain_failure(const RunShape& shape, const Job& job, co
 
 // "rank 2 (task 1) on g2 exited with exit code 1: ValueError: boom"
 std::string describe_failure(const Failure& f);
-
-// "attempt 2 of 3 (requeued at the time limit)": why the job runs again.
-struct Requeue {
-  int attempt = 1;                 // 1-based
-  std::optional<int> of;           // the attempts allowed (requeue.max_restarts + 1)
-  std::string why;                 // "at the time limit", "by scontrol requeue", "after NODE_FAIL of g2", ...
-  std::string describe() const;
-};
-// `earlier_attempts` says how the earlier attempts ended (sacct
-// --duplicates); it is asked only when the logs do not tell.
-std::optional<Requeue> find_requeue(const RunShape& shape, const Job& job,
-                                    const std::function<std::vector<Job>()>& earlier_attempts = {});
 
 // The failure as --json shows it: {rank, node, task, exit, signal, what, line, log}.
 nlohmann::json failure_json(const Failure& f);

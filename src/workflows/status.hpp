@@ -1,7 +1,9 @@
 #pragma once
 // `ddpctl status`: ddpctl's runs and their jobs as one table, merging what
 // squeue and sacct say (jobs.hpp), the trainer's progress file, and the race
-// records (race.hpp). The CLI prints the rows as a table or JSON.
+// records (race.hpp). The CLI prints the rows as a table or JSON. This
+// gathers the runs and asks Slurm; a row's kinds are status_rows.hpp's, a
+// job's words status_words.hpp's table.
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -9,6 +11,7 @@
 
 #include "runs/output.hpp"
 #include "slurm/slurm.hpp"
+#include "workflows/status_rows.hpp"
 
 namespace ddpctl {
 
@@ -21,14 +24,6 @@ struct StatusRequest {
   // The rows' JSON is wanted (--json). Without it, rows of ended runs that
   // come from the index (runs.hpp) leave StatusRow::json null.
   bool json = false;
-};
-
-struct StatusRow {
-  std::string run, job, shape;
-  std::string state;  // a job state's name, or UNCONFIRMED, REJECTED, ABSENT, WON, RACING, DROPPED, FAILED
-  Tone tone = Tone::Plain;
-  std::string info, time, nodes, gpus;  // empty: shown as "-"
-  nlohmann::json json;                  // the row for --json
 };
 
 struct StatusReport {

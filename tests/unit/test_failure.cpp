@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "explain/failure.hpp"
+#include "explain/requeue.hpp"
 #include "helpers.hpp"
 
 using namespace ddpctl;
