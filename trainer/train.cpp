@@ -1,26 +1,27 @@
 #include "train.hpp"
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <malloc.h>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <sys/resource.h>
 #include <thread>
-#include <unistd.h>
 
 #include "amp.hpp"
 #include "checkpoint.hpp"
+#include "clock.hpp"
 #include "compat.hpp"
 #include "data.hpp"
 #include "dist.hpp"
 #include "launcher.hpp"
+#include "memory_sampler.hpp"
 #include "model.hpp"
+#include "progress_file.hpp"
+#include "sample_trace.hpp"
 #include "state_dump.hpp"
 
 namespace ddptrain {
@@ -28,119 +29,17 @@ namespace ddptrain {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 // When this process started (static initialisation, before main).
 const Clock::time_point g_process_start = Clock::now();
 
 volatile sig_atomic_t g_stop = 0;
 void on_stop(int) { g_stop = 1; }
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-// Memory sampled every 100 ms: peak, average and most common value. On CPU
-// the resident set; on CUDA the caching allocator's allocated bytes.
-class MemorySampler {
- public:
-  explicit MemorySampler(int cuda_device) : cuda_device_(cuda_device), thread_([this] { run(); }) {}
-  ~MemorySampler() {
-    done_ = true;
-    thread_.join();
-  }
-  struct Stats {
-    double peak_mib = 0, avg_mib = 0, mode_mib = 0;
-  };
-  Stats stats() {
-    std::lock_guard<std::mutex> lock(mu_);
-    Stats s;
-    long n = 0, best = 0;
-    double sum = 0;
-    for (auto& [mib, count] : hist_) {
-      s.peak_mib = std::max(s.peak_mib, static_cast<double>(mib));
-      sum += static_cast<double>(mib) * static_cast<double>(count);
-      n += count;
-      if (count > best) best = count, s.mode_mib = static_cast<double>(mib);
-    }
-    if (n) s.avg_mib = sum / static_cast<double>(n);
-    return s;
-  }
-
- private:
-  void run() {
-    long page = sysconf(_SC_PAGESIZE);
-    while (!done_) {
-      long mib = -1;
-      if (cuda_device_ >= 0) {
-        mib = static_cast<long>(compat::cuda_memory(cuda_device_).current >> 20);
-      } else {
-        std::ifstream statm("/proc/self/statm");
-        long size = 0, rss = 0;
-        if (statm >> size >> rss) mib = rss * page / (1 << 20);
-      }
-      if (mib >= 0) {
-        std::lock_guard<std::mutex> lock(mu_);
-        hist_[mib]++;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
-  int cuda_device_;
-  std::atomic<bool> done_{false};
-  std::mutex mu_;
-  std::map<long, long> hist_;
-  std::thread thread_;
-};
-
 // This process's peak: the CUDA allocator's on a GPU, else the peak RSS.
 double peak_mem_mib(int cuda_device) {
   if (cuda_device >= 0) return static_cast<double>(compat::cuda_memory(cuda_device).peak) / (1 << 20);
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+  return peak_rss_mib();
 }
-
-void write_atomic(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    if (!out) return;  // progress is best effort; training goes on
-  }
-  std::rename(tmp.c_str(), path.c_str());
-}
-
-// Rank 0's progress file for `ddpctl status`, rewritten at most 4 times a second.
-class ProgressFile {
- public:
-  ProgressFile(std::string path, int epochs) : path_(std::move(path)), epochs_(epochs) {}
-  void update(const char* phase, int epoch, long step, long steps, double rate, double eta, bool force = false) {
-    if (path_.empty()) return;
-    if (!force && seconds_since(last_) < 0.25) return;
-    last_ = Clock::now();
-    char buf[512];
-    std::snprintf(buf, sizeof buf,
-                  "{\"phase\": \"%s\", \"epoch\": %d, \"epochs\": %d, \"step\": %ld, \"steps\": %ld, "
-                  "\"samples_per_s\": %.1f, \"eta_s\": %.0f, \"updated\": %ld",
-                  phase, epoch, epochs_, step, steps, rate, eta, static_cast<long>(std::time(nullptr)));
-    write_atomic(path_, buf + rank_work_ + "}\n");
-  }
-  // Each rank's seconds loading batches and running forward passes so far
-  // (the job agent's measure of stragglers, docs/running.md).
-  void set_rank_work(const double* work, int world) {
-    if (path_.empty()) return;
-    rank_work_ = ", \"rank_work_s\": [";
-    char num[32];
-    for (int r = 0; r < world; ++r) {
-      std::snprintf(num, sizeof num, "%s%.3f", r ? ", " : "", work[r]);
-      rank_work_ += num;
-    }
-    rank_work_ += "]";
-  }
-
- private:
-  std::string path_, rank_work_;
-  int epochs_;
-  Clock::time_point last_ = Clock::now() - std::chrono::seconds(1);
-};
 
 // Rank 0's account of a resume: where, from which layout, and what changed.
 void report_resume(const Options& o, const Resume& r, const BatchLayout& now, size_t train_size,
@@ -166,31 +65,6 @@ void report_resume(const Options& o, const Resume& r, const BatchLayout& now, si
               "samples%s)\n",
               r.pos.global_step, lr, o.gamma, o.step_size, steps_per_epoch * o.step_size, g1, was.c_str());
 }
-
-// --trace-samples (tests): one line "EPOCH IDX..." per micro-batch, appended
-// once its optimizer step is done, so a stopped run lists what it trained on.
-class SampleTrace {
- public:
-  SampleTrace(const std::string& prefix, int rank) {
-    if (!prefix.empty())
-      out_.open(prefix + ".rank" + std::to_string(rank) + "." + std::to_string(getpid()), std::ios::app);
-  }
-  void add(int epoch, const std::vector<size_t>& indices) {
-    if (!out_.is_open()) return;
-    pending_ += std::to_string(epoch);
-    for (size_t i : indices) pending_ += " " + std::to_string(i);
-    pending_ += "\n";
-  }
-  void step_done() {
-    if (!out_.is_open()) return;
-    out_ << pending_ << std::flush;
-    pending_.clear();
-  }
-
- private:
-  std::ofstream out_;
-  std::string pending_;
-};
 
 }  // namespace
 
@@ -290,7 +164,11 @@ int run_worker(const Options& opts) {
     if (mp.has_parent_path()) fs::create_directories(mp.parent_path());
     metrics.open(o.metrics, std::ios::app);
   }
-  MemorySampler memory(cuda_device);
+  // On CPU the resident set; on CUDA the caching allocator's allocated bytes.
+  std::function<long()> read_mib = rss_mib;
+  if (cuda_device >= 0)
+    read_mib = [cuda_device] { return static_cast<long>(compat::cuda_memory(cuda_device).current >> 20); };
+  MemorySampler memory(std::move(read_mib));
   auto criterion = torch::nn::CrossEntropyLoss();
   // This rank's work: loading its batches and their forward passes, where no
   // rank waits for another (the gradient allreduce waits in backward).
