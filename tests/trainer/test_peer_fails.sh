@@ -6,7 +6,7 @@
 # shellcheck source=tests/trainer/lib.sh
 . "$(dirname "$0")/lib.sh"
 export DDPCTL_PROGRESS_FILE=$T/progress.json
-args=(run --nproc-per-node 1 --model smallcnn --synthetic-size 100000 --epochs 5 --workers 0)
+args=(--nproc-per-node 1 --model smallcnn --synthetic-size 100000 --epochs 5 --workers 0)
 NODE_RANK=1 NNODES=2 start node1 "${args[@]}"
 launcher1=$pid
 NODE_RANK=0 NNODES=2 start node0 "${args[@]}"
