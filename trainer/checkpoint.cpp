@@ -1,6 +1,8 @@
 #include "checkpoint.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 #include <utility>
@@ -129,6 +131,30 @@ std::optional<Resume> load_checkpoint(const Options& o, Net& model, torch::optim
   r.pos.global_step = r.pos.epoch * r.steps_per_epoch + step;
   r.older_order = step > 0;
   return r;
+}
+
+void report_resume(const Options& o, const Resume& r, const BatchLayout& now, size_t train_size,
+                   long steps_per_epoch) {
+  std::string path = checkpoint_path(o);
+  if (r.older_order)
+    std::printf("ddp-train: warning: %s was written mid-epoch by an older ddp-train; the rest of epoch %d follows "
+                "this version's sample order, so that epoch may repeat or miss some samples\n",
+                path.c_str(), r.pos.epoch + 1);
+  long g0 = r.writer.global_batch(), g1 = now.global_batch();
+  std::printf("ddp-train: resumed from %s at epoch %d, sample %ld of %zu (written by %d ranks, now %d); "
+              "global batch %ld -> %ld\n",
+              path.c_str(), r.pos.epoch + 1, r.pos.offset, train_size, r.writer.world, now.world, g0, g1);
+  if (g0 != g1 && o.global_batch == 0)
+    std::printf("ddp-train: warning: the global batch changed from %ld to %ld: set trainer.global_batch "
+                "(--global-batch) to keep it\n", g0, g1);
+  // StepLR runs on epochs; in steps its period depends on the global batch.
+  double lr = o.lr * std::pow(o.gamma, r.pos.epoch / o.step_size);
+  std::string was = r.steps_per_epoch == steps_per_epoch && g0 == g1
+                        ? ""
+                        : ", was " + std::to_string(r.steps_per_epoch * o.step_size) + " steps of " + std::to_string(g0);
+  std::printf("ddp-train: schedule: global step %ld, lr %g (StepLR x%g every %d epochs: every %ld steps of %ld "
+              "samples%s)\n",
+              r.pos.global_step, lr, o.gamma, o.step_size, steps_per_epoch * o.step_size, g1, was.c_str());
 }
 
 }  // namespace ddptrain

@@ -47,5 +47,10 @@ void save_checkpoint(const Options& o, Net& model, torch::optim::SGD& opt, GradS
 // accumulation is fine. `train_size` derives what an older checkpoint lacks.
 std::optional<Resume> load_checkpoint(const Options& o, Net& model, torch::optim::SGD& opt, GradScaler& scaler,
                                       size_t train_size);
+// Rank 0's account of a resume on stdout: where, from which layout, what
+// changed (the global batch, the schedule in steps), and a warning for a
+// checkpoint written mid-epoch by an older ddp-train.
+void report_resume(const Options& o, const Resume& r, const BatchLayout& now, size_t train_size,
+                   long steps_per_epoch);
 
 }  // namespace ddptrain

@@ -146,11 +146,8 @@ void signal_all(std::vector<Worker>& ws, int sig) {
     if (!w.done) kill(w.pid, sig);
 }
 
-}  // namespace
-
-int run_launcher(int nproc, const std::vector<std::string>& worker_args) {
-  int node = node_rank(), nodes = node_count();
-  int world = nodes * nproc;
+// The stop signals are passed on to the workers (Supervisor::pass_signal).
+void catch_signals() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
@@ -158,8 +155,11 @@ int run_launcher(int nproc, const std::vector<std::string>& worker_args) {
   // SIGQUIT asks the workers where they are (state_dump.hpp); the launcher
   // itself has nothing to say and must not dump core.
   signal(SIGQUIT, SIG_IGN);
+}
 
-  std::vector<Worker> ws(static_cast<size_t>(nproc));
+// One worker per local rank; false, with the others killed, when one cannot start.
+bool start_workers(std::vector<Worker>& ws, int node, int world, const std::vector<std::string>& worker_args) {
+  int nproc = static_cast<int>(ws.size());
   for (int l = 0; l < nproc; ++l) {
     Worker& w = ws[static_cast<size_t>(l)];
     w.local_rank = l;
@@ -168,43 +168,53 @@ int run_launcher(int nproc, const std::vector<std::string>& worker_args) {
     if (w.pid < 0) {
       std::fprintf(stderr, "ddp-train: error: cannot start worker %d: %s\n", l, std::strerror(errno));
       signal_all(ws, SIGKILL);
-      return 1;
+      return false;
     }
   }
-  std::fprintf(stderr, "ddp-train: node %d of %d: started %d worker(s), ranks %d-%d of %d\n", node, nodes, nproc,
-               node * nproc, node * nproc + nproc - 1, world);
+  return true;
+}
 
-  std::string failure;
-  // A consequence (a peer's connection lost) waits up to 2 s for the failure
-  // that caused it to show, so that the cause is the one named.
-  std::string consequence;
-  double consequence_until = 0;
-  bool stopping = false;
-  timespec kill_at{};
-  int running = nproc;
-  // The failure is only a consequence: this node's worker lost a peer's
-  // connection and none of this node's failed on its own.
-  bool failure_is_peers = false;
-  auto stop_others = [&](const std::string& why, bool peers) {
-    failure = why;
-    failure_is_peers = peers;
-    std::fprintf(stderr, "ddp-train: error: %s%s; stopping the other workers\n", failure.c_str(),
-                 peers ? " (a peer failed first)" : "");
-    signal_all(ws, SIGTERM);
-    stopping = true;
-    clock_gettime(CLOCK_MONOTONIC, &kill_at);
-    kill_at.tv_sec += 5;
-  };
-  while (running > 0) {
-    if (g_signal) {
-      int sig = g_signal;
-      g_signal = 0;
-      std::fprintf(stderr, "ddp-train: launcher got signal %d; passing it to the workers\n", sig);
-      signal_all(ws, sig);
+// Watches the started workers until every one has ended: passes the stop
+// signals on, copies their output through, and on the first failure stops
+// the others, naming the worker that failed.
+class Supervisor {
+ public:
+  explicit Supervisor(std::vector<Worker>& ws) : ws_(ws), running_(static_cast<int>(ws.size())) {}
+
+  // The launcher's exit status.
+  int run() {
+    while (running_ > 0) {
+      pass_signal();
+      forward_output();
+      reap();
+      if (failure_.empty() && !consequence_.empty() && (running_ == 0 || monotonic_s() > consequence_until_))
+        stop_others(consequence_, true);
+      if (stopping_) {
+        timespec now{};
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > kill_at_.tv_sec) signal_all(ws_, SIGKILL);
+      }
     }
+    if (!failure_.empty()) return failure_is_peers_ ? kStoppedForPeer : 1;
+    for (const auto& w : ws_)
+      if (WEXITSTATUS(w.status) == kStoppedForRequeue) return kStoppedForRequeue;
+    return 0;
+  }
+
+ private:
+  void pass_signal() {
+    if (!g_signal) return;
+    int sig = g_signal;
+    g_signal = 0;
+    std::fprintf(stderr, "ddp-train: launcher got signal %d; passing it to the workers\n", sig);
+    signal_all(ws_, sig);
+  }
+
+  // Waits up to 100 ms for output and copies what came.
+  void forward_output() {
     std::vector<pollfd> fds;
     std::vector<Worker*> owners;
-    for (auto& w : ws)
+    for (auto& w : ws_)
       if (w.out_fd >= 0) fds.push_back({w.out_fd, POLLIN, 0}), owners.push_back(&w);
     if (!fds.empty()) {
       int n = poll(fds.data(), fds.size(), 100);
@@ -213,37 +223,67 @@ int run_launcher(int nproc, const std::vector<std::string>& worker_args) {
     } else {
       usleep(100 * 1000);
     }
-    for (auto& w : ws) {
+  }
+
+  // The workers that ended since the last look, and the first failure among them.
+  void reap() {
+    for (auto& w : ws_) {
       if (w.done) continue;
       int status = 0;
       if (waitpid(w.pid, &status, WNOHANG) != w.pid) continue;
       w.done = true;
       w.status = status;
-      --running;
+      --running_;
       while (w.out_fd >= 0) forward(w);
       bool ok = WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == kStoppedForRequeue);
-      if (ok || !failure.empty()) continue;
+      if (ok || !failure_.empty()) continue;
       bool peers = is_consequence(w);
-      if (peers && running > 0) {
-        if (consequence.empty()) consequence = describe(w), consequence_until = monotonic_s() + 2;
+      if (peers && running_ > 0) {
+        if (consequence_.empty()) consequence_ = describe(w), consequence_until_ = monotonic_s() + 2;
       } else {
         // The last worker's lost connection, with no failure of its own
         // node before it, is a peer's fault too.
         stop_others(describe(w), peers);
       }
     }
-    if (failure.empty() && !consequence.empty() && (running == 0 || monotonic_s() > consequence_until))
-      stop_others(consequence, true);
-    if (stopping) {
-      timespec now{};
-      clock_gettime(CLOCK_MONOTONIC, &now);
-      if (now.tv_sec > kill_at.tv_sec) signal_all(ws, SIGKILL);
-    }
   }
-  if (!failure.empty()) return failure_is_peers ? kStoppedForPeer : 1;
-  for (const auto& w : ws)
-    if (WEXITSTATUS(w.status) == kStoppedForRequeue) return kStoppedForRequeue;
-  return 0;
+
+  void stop_others(const std::string& why, bool peers) {
+    failure_ = why;
+    failure_is_peers_ = peers;
+    std::fprintf(stderr, "ddp-train: error: %s%s; stopping the other workers\n", failure_.c_str(),
+                 peers ? " (a peer failed first)" : "");
+    signal_all(ws_, SIGTERM);
+    stopping_ = true;
+    clock_gettime(CLOCK_MONOTONIC, &kill_at_);
+    kill_at_.tv_sec += 5;
+  }
+
+  std::vector<Worker>& ws_;
+  int running_;
+  std::string failure_;
+  // A consequence (a peer's connection lost) waits up to 2 s for the failure
+  // that caused it to show, so that the cause is the one named.
+  std::string consequence_;
+  double consequence_until_ = 0;
+  bool stopping_ = false;
+  timespec kill_at_{};
+  // The failure is only a consequence: this node's worker lost a peer's
+  // connection and none of this node's failed on its own.
+  bool failure_is_peers_ = false;
+};
+
+}  // namespace
+
+int run_launcher(int nproc, const std::vector<std::string>& worker_args) {
+  int node = node_rank(), nodes = node_count();
+  int world = nodes * nproc;
+  catch_signals();
+  std::vector<Worker> ws(static_cast<size_t>(nproc));
+  if (!start_workers(ws, node, world, worker_args)) return 1;
+  std::fprintf(stderr, "ddp-train: node %d of %d: started %d worker(s), ranks %d-%d of %d\n", node, nodes, nproc,
+               node * nproc, node * nproc + nproc - 1, world);
+  return Supervisor(ws).run();
 }
 
 }  // namespace ddptrain

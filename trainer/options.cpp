@@ -29,15 +29,14 @@ CLI::Validator number_range(limits::NumberRange r) {
       "NUMBER");
 }
 
-}  // namespace
+// The two flags that set the accumulation, for the check that only one did.
+struct AccumulationFlags {
+  CLI::Option* grad_accum = nullptr;
+  CLI::Option* global_batch = nullptr;
+};
 
-Options parse_options(int argc, char** argv) {
-  Options o;
-  if (const char* t = std::getenv("DDPCTL_COLLECTIVE_TIMEOUT"); t && *t) o.collective_timeout_s = std::atoi(t);
-  if (const char* p = std::getenv("DDPCTL_PROGRESS_FILE"); p && *p) o.progress = p;
-  if (const char* m = std::getenv("DDPCTL_METRICS_FILE"); m && *m) o.metrics = m;
-
-  CLI::App app{"ddp-train: data-parallel training with LibTorch (c10d Gloo/NCCL, Reducer)", "ddp-train"};
+// How the process starts and meets the others.
+void add_launch_flags(CLI::App& app, Options& o) {
   app.add_option("--nproc-per-node", o.nproc_per_node, "Start this many workers here and supervise them")
       ->check(CLI::Range(1, 64));
   app.add_flag("--worker", o.worker, "(internal) run as a worker started by the launcher");
@@ -47,6 +46,10 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--interface", o.interface, "Network interface for Gloo (default: $GLOO_SOCKET_IFNAME, else the local address that routes to MASTER_ADDR)");
   app.add_option("--device", o.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   app.add_option("--threads", o.threads, "Intra-op threads per worker (default 1 on CPU)")->check(CLI::Range(0, 256));
+}
+
+// What it trains and how.
+AccumulationFlags add_training_flags(CLI::App& app, Options& o) {
   app.add_option("--model", o.model, "resnet18, resnet50 or smallcnn")
       ->check(CLI::IsMember({"resnet18", "resnet50", "smallcnn"}));
   app.add_option("--data", o.data, "TinyImageNet or ImageFolder directory, or 'synthetic'");
@@ -59,9 +62,10 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--gamma", o.gamma, "StepLR factor")->check(number_range(limits::kGamma));
   app.add_option("--amp", o.amp, "off, fp16 or bf16 (CUDA)")->check(CLI::IsMember({"off", "fp16", "bf16", "true", "false"}));
   app.add_option("--workers", o.workers, "Data loader threads per rank")->check(int_range(limits::kWorkers));
-  auto* grad_accum =
+  AccumulationFlags f;
+  f.grad_accum =
       app.add_option("--grad-accum", o.grad_accum, "Micro-steps per optimizer step")->check(int_range(limits::kGradAccum));
-  auto* global_batch =
+  f.global_batch =
       app.add_option("--global-batch", o.global_batch,
                      "Samples per optimizer step, all ranks together: the accumulation becomes N / (world size x "
                      "--batch-size), so a resume on another world size keeps the global batch")
@@ -73,6 +77,11 @@ Options parse_options(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "reducer", "flat"}));
   app.add_option("--compress", o.compress, "Gradients on the wire: none, fp16, bf16 (NCCL only)")
       ->check(CLI::IsMember({"none", "fp16", "bf16"}));
+  return f;
+}
+
+// The data's shape and how much of it an epoch takes.
+void add_data_flags(CLI::App& app, Options& o) {
   app.add_option("--image-size", o.image_size, "Input image side in pixels")->check(CLI::Range(16, 1024));
   app.add_option("--classes", o.classes, "Classes of synthetic data")->check(CLI::Range(2, 100000));
   app.add_option("--synthetic-size", o.synthetic_size, "Synthetic samples per epoch")->check(CLI::Range(1L, 100000000L));
@@ -81,16 +90,49 @@ Options parse_options(int argc, char** argv) {
   app.add_flag("--loader-only", o.loader_only,
                "Time the data loader alone: one epoch's batches (at most --max-steps) built by --workers threads, "
                "no model; prints one JSON line");
+}
+
+// What it writes, and the flags for tests and tuning.
+void add_output_flags(CLI::App& app, Options& o, std::string& hang) {
   app.add_option("--metrics", o.metrics, "JSON-lines metrics file (rank 0 writes)");
   app.add_option("--progress", o.progress, "Progress file for ddpctl status ($DDPCTL_PROGRESS_FILE)");
   app.add_option("--trace-samples", o.trace_samples,
                  "(tests) every rank appends the sample indices it trained on, one line \"EPOCH IDX...\" per "
                  "micro-batch, to PREFIX.rank<R>.<pid>");
   app.add_flag("!--no-keep-memory", o.keep_memory, "Let malloc return freed tensors to the OS");
-  std::string hang;
   app.add_option("--test-hang-at", hang,
                  "(tests) RANK:STEP: that rank stops before loading step STEP's batch (of the first epoch it trains) "
                  "until SIGTERM, while the others wait for it in the gradient allreduce");
+}
+
+// --test-hang-at's value: RANK:STEP, both whole numbers; STEP counts from 1
+// as the state dump does.
+Options::Hang parse_hang(const std::string& hang) {
+  size_t colon = hang.find(':');
+  char* end = nullptr;
+  long rank = colon == std::string::npos ? -1 : std::strtol(hang.c_str(), &end, 10);
+  bool rank_ok = colon != std::string::npos && end == hang.c_str() + colon && colon > 0 && rank >= 0 && rank < 65536;
+  long step = rank_ok ? std::strtol(hang.c_str() + colon + 1, &end, 10) : 0;
+  if (!rank_ok || colon + 1 == hang.size() || *end != '\0' || step < 1)
+    throw std::runtime_error("--test-hang-at: " + hang + " is not RANK:STEP (a rank from 0, a step from 1)");
+  return Options::Hang{static_cast<int>(rank), step};
+}
+
+}  // namespace
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  if (const char* t = std::getenv("DDPCTL_COLLECTIVE_TIMEOUT"); t && *t) o.collective_timeout_s = std::atoi(t);
+  if (const char* p = std::getenv("DDPCTL_PROGRESS_FILE"); p && *p) o.progress = p;
+  if (const char* m = std::getenv("DDPCTL_METRICS_FILE"); m && *m) o.metrics = m;
+
+  CLI::App app{"ddp-train: data-parallel training with LibTorch (c10d Gloo/NCCL, Reducer)", "ddp-train"};
+  // In --help's order.
+  add_launch_flags(app, o);
+  AccumulationFlags accumulation = add_training_flags(app, o);
+  add_data_flags(app, o);
+  std::string hang;
+  add_output_flags(app, o, hang);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -99,20 +141,10 @@ Options parse_options(int argc, char** argv) {
     throw std::runtime_error(e.what());
   }
   // Both set the accumulation; which one meant is not for ddp-train to guess.
-  if (global_batch->count() > 0 && grad_accum->count() > 0)
+  if (accumulation.global_batch->count() > 0 && accumulation.grad_accum->count() > 0)
     throw std::runtime_error("--global-batch sets the accumulation itself (N / (world size x --batch-size)); "
                              "leave out --grad-accum");
-  if (!hang.empty()) {
-    // RANK:STEP, both whole numbers; STEP counts from 1 as the state dump does.
-    size_t colon = hang.find(':');
-    char* end = nullptr;
-    long rank = colon == std::string::npos ? -1 : std::strtol(hang.c_str(), &end, 10);
-    bool rank_ok = colon != std::string::npos && end == hang.c_str() + colon && colon > 0 && rank >= 0 && rank < 65536;
-    long step = rank_ok ? std::strtol(hang.c_str() + colon + 1, &end, 10) : 0;
-    if (!rank_ok || colon + 1 == hang.size() || *end != '\0' || step < 1)
-      throw std::runtime_error("--test-hang-at: " + hang + " is not RANK:STEP (a rank from 0, a step from 1)");
-    o.test_hang = Options::Hang{static_cast<int>(rank), step};
-  }
+  if (!hang.empty()) o.test_hang = parse_hang(hang);
   if (o.amp == "true") o.amp = "fp16";
   if (o.amp == "false") o.amp = "off";
   if (o.resume && o.checkpoint_dir.empty()) throw std::runtime_error("--resume needs --checkpoint-dir");

@@ -1,5 +1,6 @@
 #pragma once
-// One rank: rendezvous, model, data, the training loop, checkpoints, metrics.
+// One rank: rendezvous, data, model and optimizer, resume, then its epochs
+// (epoch.hpp), and at the end the proof that every replica is the same.
 #include "options.hpp"
 
 namespace ddptrain {
