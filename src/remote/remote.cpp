@@ -182,8 +182,8 @@ int run_remote_command(const RemoteCommand& c, CommandRunner& local, std::ostrea
   std::string cwd = std::filesystem::current_path().string();
   std::string dir = remote_project_dir(cwd, c.home, side.home, c.dir_option);
   bool tty = ::isatty(0) && ::isatty(1);
-  ssh.count_call();
-  int code = run_in_foreground(ssh_command(conn, remote_ddpctl_argv(c.host, dir, d.path, c.words), tty));
+  int code = ssh.run_attached(remote_ddpctl_argv(c.host, dir, d.path, c.words),
+                              tty ? SshInput::Terminal : SshInput::None);
   if (code == 255)
     throw UserError(Location{"--on"}, "",
                     fmt::format("the ssh connection to {} failed while the command ran there (ssh exit 255, its words "

@@ -154,10 +154,8 @@ int run_remote_submit(const RemoteSubmit& s, CommandRunner& local, std::ostream&
   CommandResult t = local.run({"tar", "-cf", bundle_tar, "-C", bundle, "."}, std::chrono::minutes(1));
   if (!t.ok()) throw UserError(fmt::format("cannot pack the specs to send them: {}", t.describe()));
   std::vector<std::string> words = remote_submit_words(c.words, s.specs, places, record);
-  ssh.count_call();
-  int rc = run_in_foreground(
-      with_stdin_from(bundle_tar, ssh_command(conn, remote_submit_argv(dir_word, runs, token, places, ddpctl, words),
-                                              SshInput::Stdin)));
+  int rc = ssh.run_attached(remote_submit_argv(dir_word, runs, token, places, ddpctl, words), SshInput::Stdin,
+                            bundle_tar);
   if (rc == 255)
     throw UserError(Location{"--on"}, "",
                     fmt::format("the ssh connection to {} failed while ddpctl submitted there (ssh exited 255"
