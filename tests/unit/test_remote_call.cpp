@@ -66,11 +66,13 @@ struct Login {
   test::TempDir home;
   RemoteTarget target;
   std::string runs = home.path + "/proj/runs";
+  // What the probe answers (a test may change it).
+  std::string probe =
+      "home=/u/alice\nsystem=Linux x86_64\nddpctl=/usr/bin/ddpctl\nddpctl_version=ddpctl " + kVersion + "\n";
   Login() {
     fs::create_directories(home.path + "/proj");
     local.on("ssh", {"-O", "check"}, test::exits(0));
-    local.on("ssh", {kProbe}, test::exits(0, "home=/u/alice\nsystem=Linux x86_64\nddpctl=/usr/bin/ddpctl\n"
-                                             "ddpctl_version=ddpctl " + kVersion + "\n"));
+    local.on("ssh", {kProbe}, [this](const std::vector<std::string>&) { return test::exits(0, probe); });
     target.host = "login";
     target.home = home.path;
     target.version = kVersion;
@@ -93,7 +95,7 @@ struct Login {
 
 }  // namespace
 
-TEST_CASE("--on: the command runs there attached, as the user's words, each single-quoted") {
+TEST_CASE("remote call: the command runs there attached, as the user's words, each single-quoted") {
   Login l;
   l.local.on("ssh", {kInDir}, test::exits(3));
   std::ostringstream err;
@@ -114,10 +116,9 @@ TEST_CASE("--on: the command runs there attached, as the user's words, each sing
   CHECK(l.terminal.attached[0][3] == "-tt");
 }
 
-TEST_CASE("--on: without this version there nothing runs; a dropped connection says the command may have run") {
+TEST_CASE("remote call: without this version there nothing runs; a dropped connection says the command may have run") {
   Login l;
-  l.local.on("ssh", {kProbe}, test::exits(0, "home=/u/alice\nsystem=Linux x86_64\nddpctl=/usr/bin/ddpctl\n"
-                                            "ddpctl_version=ddpctl 0.0.9 (git 000000000000)\n"));
+  l.probe = "home=/u/alice\nsystem=Linux x86_64\nddpctl=/usr/bin/ddpctl\nddpctl_version=ddpctl 0.0.9 (git 000000000000)\n";
   std::ostringstream err;
   std::string why = test::user_error_of([&] { l.call({"status"}, nullptr, err); });
   CHECK(why.find("--on: login has none of this version (/usr/bin/ddpctl is 0.0.9 (git 000000000000))") !=
@@ -137,7 +138,7 @@ TEST_CASE("--on: without this version there nothing runs; a dropped connection s
   CHECK_FALSE(after_ran);
 }
 
-TEST_CASE("--on: what the caller does after runs only when the command there succeeded, with its folder there") {
+TEST_CASE("remote call: what the caller does after runs only when the command there succeeded, with its folder there") {
   Login l;
   std::string dir_seen;
   AfterRemote after = [&](RemoteSession& s, const std::string& dir) {
@@ -145,22 +146,24 @@ TEST_CASE("--on: what the caller does after runs only when the command there suc
     CHECK(s.ssh().calls() == 2);  // the probe and the command, on the same connection
     return std::string("; did it");
   };
-  l.local.on("ssh", {kInDir}, test::exits(1));
+  int there = 1;  // the command's exit status there
+  l.local.on("ssh", {kInDir}, [&](const std::vector<std::string>&) { return test::exits(there); });
   std::ostringstream err;
   CHECK(l.call({"report", "r1"}, after, err) == 1);
   CHECK(dir_seen.empty());
-  l.local.on("ssh", {kInDir}, test::exits(0));
+  there = 0;
   CHECK(l.call({"report", "r1"}, after, err) == 0);
   CHECK(dir_seen == "/u/alice/proj");
   CHECK(err.str().find("login; did it: 2 ssh call(s)\n") != std::string::npos);
 }
 
-TEST_CASE("--on report --plot: the file is brought back to that name here, its bytes as the host sent them") {
+TEST_CASE("remote call report --plot: the file is brought back to that name here, its bytes as the host sent them") {
   Login l;
   l.local.on("ssh", {kInDir}, test::exits(0));
   // The host answers with what may look like a path or a terminal's escape: it is the file's content.
   const std::string bytes = "../../victim/run.json\n\x1b[2J<svg/>\n";
-  l.local.on("ssh", {kCat}, test::exits(0, bytes));
+  CommandResult cat = test::exits(0, bytes);
+  l.local.on("ssh", {kCat}, [&](const std::vector<std::string>&) { return cat; });
   std::ostringstream err;
   CHECK(l.call({"report", "r1", "--plot", "out/s.svg"}, bring_back_after("out/s.svg"), err) == 0);
   auto cats = l.calls_of(kCat);
@@ -172,13 +175,13 @@ TEST_CASE("--on report --plot: the file is brought back to that name here, its b
   CHECK(files == 1);
   CHECK(err.str().find("; brought out/s.svg back: 3 ssh call(s)\n") != std::string::npos);
   // A file that cannot come says so, naming it; without --plot nothing is asked for.
-  l.local.on("ssh", {kCat}, test::exits(1, "", "cat: out/s.svg: No such file or directory"));
+  cat = test::exits(1, "", "cat: out/s.svg: No such file or directory");
   std::string why = test::user_error_of([&] { l.call({"report", "r1"}, bring_back_after("out/s.svg"), err); });
   CHECK(why.find("the command ran, but out/s.svg could not be brought back from login") != std::string::npos);
   CHECK(bring_back_after("") == nullptr);
 }
 
-TEST_CASE("--on status: the copies here of that folder's runs are fetched again, what comes checked as data") {
+TEST_CASE("remote call status: the copies here of that folder's runs are fetched again, what comes checked as data") {
   Login l;
   l.local.on("ssh", {kInDir}, test::exits(0));
   write(l.runs + "/r1/.fetched", R"({"host": "login", "dir": "~/proj", "runs": "runs"})");
@@ -216,7 +219,7 @@ TEST_CASE("--on status: the copies here of that folder's runs are fetched again,
   CHECK(quiet.str().find(": 2 ssh call(s)\n") != std::string::npos);
 }
 
-TEST_CASE("--on fetch: one ssh call asks for the runs by the words given, and takes only those runs") {
+TEST_CASE("remote call fetch: one ssh call asks for the runs by the words given, and takes only those runs") {
   Login l;
   std::string answer = test::tar_member("train-2/", '5', "", 0755) + test::tar_member("train-2/run.json", '0', "{}\n") +
                        test::tar_end();
@@ -244,12 +247,12 @@ TEST_CASE("--on fetch: one ssh call asks for the runs by the words given, and ta
   CHECK(slurp(l.runs + "/train-2/run.json") == "{}\n");
 }
 
-TEST_CASE("--on submit: the specs go on the submit's stdin, and the ddpctl there gets their places") {
+TEST_CASE("remote call submit: the specs go on the submit's stdin, and the ddpctl there gets their places") {
   Login l;
-  l.local.on("ssh", {kProbe}, test::exits(0, "home=/u/alice\nsystem=Linux x86_64\nddpctl=/usr/bin/ddpctl\n"
-                                            "ddpctl_version=ddpctl " + kVersion + "\ndir=/u/\x1b[2Jalice/proj\n"));
+  l.probe += "dir=/u/\x1b[2Jalice/proj\n";
   l.local.on("tar", {"-cf"}, test::exits(0));
-  l.local.on("sh", {"exec \"$@\" <\"$0\""}, test::exits(0));
+  int there = 0;  // ssh's exit status: the submit's there, or 255
+  l.local.on("sh", {"exec \"$@\" <\"$0\""}, [&](const std::vector<std::string>&) { return test::exits(there); });
   write(l.home.path + "/proj/sub/train.yaml", "name: t\n");
   RemoteSubmit s;
   s.target = l.target;
@@ -274,14 +277,15 @@ TEST_CASE("--on submit: the specs go on the submit's stdin, and the ddpctl there
         std::string::npos);
   CHECK(err.str().find("code: none sent (a dry run); 2 ssh call(s)\n") != std::string::npos);
   // A connection that drops while the ddpctl there submits.
-  l.local.on("sh", {"exec \"$@\" <\"$0\""}, test::exits(255));
+  there = 255;
   CHECK(test::user_error_of([&] { run_remote_submit(s, l.local, err, l.terminal); }).find("the job may or may not be queued") !=
         std::string::npos);
 }
 
-TEST_CASE("--on doctor: each Slurm command goes through the session as its words, each single-quoted") {
+TEST_CASE("remote call doctor: each Slurm command goes through the session as its words, each single-quoted") {
   Login l;
-  l.local.on("ssh", {"'scontrol'"}, test::exits(0, "ClusterName = x\n"));
+  CommandResult answer = test::exits(0, "ClusterName = x\n");
+  l.local.on("ssh", {"'scontrol'"}, [&](const std::vector<std::string>&) { return answer; });
   RemoteSession session(l.target, l.local);
   SlurmClient slurm(session.ssh());
   CHECK(slurm.raw({"scontrol", "show", "config", "it's"}).out == "ClusterName = x\n");
@@ -289,7 +293,7 @@ TEST_CASE("--on doctor: each Slurm command goes through the session as its words
                                                          "'scontrol' 'show' 'config' 'it'\\''s'"});
   CHECK(session.ssh().calls() == 1);
   // ssh's own failure is the connection's, not the command's.
-  l.local.on("ssh", {"'scontrol'"}, test::exits(255, "", "ssh: connect to host login port 22: Connection refused"));
+  answer = test::exits(255, "", "ssh: connect to host login port 22: Connection refused");
   CommandResult r = slurm.raw({"scontrol", "show", "config"});
   CHECK(r.connection_failed);
   CHECK(r.describe().find("ssh to login failed") != std::string::npos);
