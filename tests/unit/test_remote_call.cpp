@@ -116,7 +116,7 @@ TEST_CASE("remote call: the command runs there attached, as the user's words, ea
   CHECK(l.terminal.attached[0][3] == "-tt");
 }
 
-TEST_CASE("remote call: without this version there nothing runs; a dropped connection says the command may have run") {
+TEST_CASE("remote call: without this version there nothing runs, and a dropped connection says the command may have run") {
   Login l;
   l.probe = "home=/u/alice\nsystem=Linux x86_64\nddpctl=/usr/bin/ddpctl\nddpctl_version=ddpctl 0.0.9 (git 000000000000)\n";
   std::ostringstream err;
