@@ -141,9 +141,11 @@ double monotonic_s() {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
 }
 
+// Only started workers: a worker not (yet) started has pid -1, and
+// kill(-1, sig) would signal every process this user may signal.
 void signal_all(std::vector<Worker>& ws, int sig) {
   for (auto& w : ws)
-    if (!w.done) kill(w.pid, sig);
+    if (!w.done && w.pid > 0) kill(w.pid, sig);
 }
 
 // The stop signals are passed on to the workers (Supervisor::pass_signal).
@@ -168,6 +170,8 @@ bool start_workers(std::vector<Worker>& ws, int node, int world, const std::vect
     if (w.pid < 0) {
       std::fprintf(stderr, "ddp-train: error: cannot start worker %d: %s\n", l, std::strerror(errno));
       signal_all(ws, SIGKILL);
+      for (auto& started : ws)
+        if (started.pid > 0) waitpid(started.pid, nullptr, 0);
       return false;
     }
   }

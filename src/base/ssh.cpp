@@ -171,8 +171,16 @@ std::string remote_command_line(const std::vector<std::string>& argv) {
   return line;
 }
 
-SshRunner::SshRunner(CommandRunner& local, SshConnection connection)
-    : local_(local), connection_(std::move(connection)) {}
+TerminalRunner& this_terminal() {
+  struct Foreground : TerminalRunner {
+    int run_attached(const std::vector<std::string>& argv) override { return run_in_foreground(argv); }
+  };
+  static Foreground terminal;
+  return terminal;
+}
+
+SshRunner::SshRunner(CommandRunner& local, SshConnection connection, TerminalRunner& terminal)
+    : local_(local), terminal_(terminal), connection_(std::move(connection)) {}
 
 std::vector<std::string> ssh_command(const SshConnection& c, const std::vector<std::string>& remote_argv,
                                      SshInput input) {
@@ -214,6 +222,12 @@ CommandResult SshRunner::run_with_input(const std::vector<std::string>& argv, co
 CommandResult SshRunner::run_to_file(const std::vector<std::string>& argv, const std::string& output_file,
                                      std::chrono::milliseconds timeout) {
   return run_ssh(with_stdout_to(output_file, ssh_command(connection_, argv, SshInput::None)), argv, timeout);
+}
+
+int SshRunner::run_attached(const std::vector<std::string>& argv, SshInput input, const std::string& input_file) {
+  calls_++;
+  std::vector<std::string> ssh = ssh_command(connection_, argv, input);
+  return terminal_.run_attached(input == SshInput::Stdin ? with_stdin_from(input_file, ssh) : ssh);
 }
 
 CommandResult SshRunner::run_ssh(const std::vector<std::string>& ssh, const std::vector<std::string>& argv,

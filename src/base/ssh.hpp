@@ -88,12 +88,26 @@ std::vector<std::string> with_stdin_from(const std::string& file, const std::vec
 // CommandRunner keeps 64 MiB at most (process.hpp).
 std::vector<std::string> with_stdout_to(const std::string& file, const std::vector<std::string>& argv);
 
+// Runs a local command attached to ddpctl's own stdin, stdout and stderr,
+// not captured: --on's command there, through ssh (SshRunner::run_attached),
+// whose output is the user's. A CommandRunner captures; this is the seam for
+// the other kind, so that a test stands in for the terminal
+// (tests/unit/test_remote_call.cpp).
+class TerminalRunner {
+ public:
+  virtual ~TerminalRunner() = default;
+  // Its exit status, or 128 + the signal that ended it.
+  virtual int run_attached(const std::vector<std::string>& argv) = 0;
+};
+// This terminal's: process.hpp's run_in_foreground.
+TerminalRunner& this_terminal();
+
 // Runs every argv on the login host: `ssh OPTIONS HOST -- LINE`. A failure of
 // ssh itself (exit 255 with ssh's own message) is reported as the
 // connection's, naming the host, not as the remote command's.
 class SshRunner : public CommandRunner {
  public:
-  SshRunner(CommandRunner& local, SshConnection connection);
+  SshRunner(CommandRunner& local, SshConnection connection, TerminalRunner& terminal = this_terminal());
   CommandResult run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) override;
   // As run, with `input_file` as the remote command's stdin (sent over the
   // same connection).
@@ -103,8 +117,11 @@ class SshRunner : public CommandRunner {
   // whole (the result's `out` is empty): what fetch brings.
   CommandResult run_to_file(const std::vector<std::string>& argv, const std::string& output_file,
                             std::chrono::milliseconds timeout);
-  // One more call made outside this runner (run_in_foreground of ssh_command).
-  void count_call() { calls_++; }
+  // Runs argv on the login host attached to this terminal, through the
+  // TerminalRunner given: its output is the user's. `input` is its stdin
+  // (Stdin: `input_file`'s bytes). Returns ssh's exit status: the remote
+  // command's, or 255 when ssh itself failed.
+  int run_attached(const std::vector<std::string>& argv, SshInput input, const std::string& input_file = "");
   const SshConnection& connection() const { return connection_; }
   int calls() const { return calls_; }  // ssh calls made (docs/remote.md counts them per command)
 
@@ -112,6 +129,7 @@ class SshRunner : public CommandRunner {
   CommandResult run_ssh(const std::vector<std::string>& local_argv, const std::vector<std::string>& argv,
                         std::chrono::milliseconds timeout);
   CommandRunner& local_;
+  TerminalRunner& terminal_;
   SshConnection connection_;
   int calls_ = 0;
 };

@@ -68,25 +68,28 @@ bool remote_asked(const RemoteOptions& o) {
   return true;
 }
 
-namespace {
-RemoteCommand remote_command(const RemoteOptions& o, Context& ctx) {
-  RemoteCommand c;
-  c.host = o.on;
-  c.dir_option = o.dir;
-  c.words = without_taken_options(command_words().words, command_words().taken);
-  c.home = ctx.env.value("HOME");
-  c.ssh_command = ctx.env.value("DDPCTL_SSH_COMMAND");
-  c.version = ddpctl_version();
-  return c;
+RemoteTarget remote_target(const RemoteOptions& o, Context& ctx) {
+  RemoteTarget t;
+  t.host = o.on;
+  t.dir_option = o.dir;
+  t.home = ctx.env.value("HOME");
+  t.ssh_command = ctx.env.value("DDPCTL_SSH_COMMAND");
+  t.version = ddpctl_version();
+  t.cwd = std::filesystem::current_path().string();
+  return t;
 }
+
+namespace {
+// The words the user typed, less the --on and --remote-dir the parser took.
+std::vector<std::string> remote_words() { return without_taken_options(command_words().words, command_words().taken); }
 }  // namespace
 
-void run_on_remote_if_asked(const RemoteOptions& o, Context& ctx) {
+void run_on_remote_if_asked(const RemoteOptions& o, Context& ctx, const AfterRemote& after) {
   if (!remote_asked(o)) return;
   std::cout.flush();
-  RemoteCommand c = remote_command(o, ctx);
-  c.local_runs_root = runs_root("");
-  int code = run_remote_command(c, ctx.runner, std::cerr);
+  RemoteCall call{remote_words(), after};
+  RemoteSession session(remote_target(o, ctx), ctx.runner);
+  int code = run_remote_call(call, session, ::isatty(0) && ::isatty(1), std::cerr);
   throw CLI::RuntimeError(code);
 }
 
@@ -101,7 +104,8 @@ void add_remote_submit_options(CLI::App* cmd, RemoteOptions& o, std::string& sna
 void submit_on_remote_if_asked(const RemoteOptions& o, const RemoteSubmitOptions& s, Context& ctx) {
   if (!remote_asked(o)) return;
   RemoteSubmit r;
-  r.command = remote_command(o, ctx);
+  r.target = remote_target(o, ctx);
+  r.words = remote_words();
   r.specs = s.specs;
   r.sets = s.sets;
   r.runs_option = s.runs;

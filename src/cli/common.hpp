@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "remote/remote_call.hpp"
 #include "slurm/context.hpp"
 #include "runs/output.hpp"
 #include "workflows/race_group.hpp"
@@ -56,9 +57,13 @@ void add_remote_options(CLI::App* cmd, RemoteOptions& o);
 // or blank: an unset $HOST in a script must not run the command here) or
 // --remote-dir comes without it.
 bool remote_asked(const RemoteOptions& o);
+// Where --on goes (remote_call.hpp), from this folder and the environment.
+RemoteTarget remote_target(const RemoteOptions& o, Context& ctx);
 // With --on: runs the command as the user typed it on that host
-// (remote.hpp) and ends ddpctl with its exit status; without, returns.
-void run_on_remote_if_asked(const RemoteOptions& o, Context& ctx);
+// (remote_call.hpp), then `after` (the command's own: report's --plot
+// brought back, status's fetched copies refreshed), and ends ddpctl with its
+// exit status; without, returns.
+void run_on_remote_if_asked(const RemoteOptions& o, Context& ctx, const AfterRemote& after = nullptr);
 // submit, race and sweep with --on: the specs and the code go to the login
 // host and its ddpctl of this version submits there (remote_submit.hpp);
 // ends ddpctl with its exit status. Without --on, returns. Also adds the

@@ -11,7 +11,7 @@
 #include "base/files.hpp"
 #include "base/paths.hpp"
 #include "remote/remote.hpp"
-#include "base/ssh.hpp"
+#include "remote/remote_call.hpp"
 #include "base/text.hpp"
 #include "base/version.hpp"
 
@@ -29,22 +29,20 @@ void setup_doctor(CLI::App& app, Context& ctx) {
                                     "Probe the Slurm of this login host from here, through your own ssh (user@host or "
                                     "a Host of your ~/.ssh/config; docs/remote.md)");
   cmd->callback([o, on, &ctx] {
-    std::optional<SshConnection> remote;
+    std::optional<RemoteSession> remote;
     if (on->count() > 0)  // `--on ''` too: ssh_connect refuses it, never probes here
-      remote = ssh_connect(ctx.runner, o->on, ctx.env.value("HOME"), ssh_program(ctx.env.value("DDPCTL_SSH_COMMAND")));
-    std::optional<SshRunner> ssh_runner;
+      remote.emplace(remote_target(RemoteOptions{o->on, "", true}, ctx), ctx.runner);
+    // Its Slurm commands run there, each one ssh call (ssh.hpp).
     std::optional<SlurmClient> remote_slurm;
-    if (remote) {
-      ssh_runner.emplace(ctx.runner, *remote);
-      remote_slurm.emplace(*ssh_runner);
-    }
+    if (remote) remote_slurm.emplace(remote->ssh());
     SiteReport site = diagnose_site(remote_slurm ? *remote_slurm : ctx.slurm, o->name, utc_now_iso());
     if (remote) {
       // The job's side of ddpctl must be this version (remote.hpp): which one the cluster has.
-      RemoteDdpctl job_side = choose_remote_ddpctl(probe_remote(*ssh_runner, remote->host, ddpctl_version()), ddpctl_version());
-      std::cerr << fmt::format("ddpctl: asked {} through {}: {} ssh call(s)\n", remote->host, remote->describe(),
-                               ssh_runner->calls());
-      std::cerr << fmt::format("ddpctl: ddpctl on {}: {}\n", remote->host, job_side.text);
+      const std::string& host = remote->target().host;
+      RemoteDdpctl job_side = choose_remote_ddpctl(probe_remote(remote->ssh(), host, ddpctl_version()), ddpctl_version());
+      std::cerr << fmt::format("ddpctl: asked {} through {}: {} ssh call(s)\n", host, remote->connection().describe(),
+                               remote->ssh().calls());
+      std::cerr << fmt::format("ddpctl: ddpctl on {}: {}\n", host, job_side.text);
     }
     for (const auto& c : site.checks)
       std::cerr << fmt::format("{:<28} {} {}\n", c.what, c.ok ? paint("ok  ", Tone::Good) : paint("FAIL", Tone::Bad),

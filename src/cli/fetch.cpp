@@ -7,7 +7,6 @@
 #include "cli/common.hpp"
 #include "remote/remote_fetch.hpp"
 #include "script/runs.hpp"
-#include "base/version.hpp"
 
 namespace ddpctl::cli {
 
@@ -27,11 +26,7 @@ void setup_fetch(CLI::App& app, Context& ctx) {
     if (!remote_asked(o->remote))
       throw UserError(Location{"--on"}, "", "fetch brings runs from a login host: name it with --on HOST");
     FetchRequest f;
-    f.command.host = o->remote.on;
-    f.command.dir_option = o->remote.dir;
-    f.command.home = ctx.env.value("HOME");
-    f.command.ssh_command = ctx.env.value("DDPCTL_SSH_COMMAND");
-    f.command.version = ddpctl_version();
+    f.target = remote_target(o->remote, ctx);
     f.targets = o->targets;
     f.runs_option = o->runs;
     f.local_runs_root = runs_root(o->runs);

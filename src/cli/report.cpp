@@ -11,6 +11,7 @@
 #include "explain/report.hpp"
 #include "explain/report_table.hpp"
 #include "explain/report_grid.hpp"
+#include "remote/remote_fetch.hpp"
 #include "base/text.hpp"
 
 namespace ddpctl::cli {
@@ -78,7 +79,8 @@ void setup_report(CLI::App& app, Context& ctx) {
   cmd->add_option("--runs", o->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
   add_remote_options(cmd, o->remote);
   cmd->callback([o, &ctx] {
-    run_on_remote_if_asked(o->remote, ctx);
+    // What the command wrote there that the user asked for here.
+    run_on_remote_if_asked(o->remote, ctx, bring_back_after(o->plot));
     run_report(*o, ctx);
   });
 }

@@ -8,6 +8,7 @@
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
+#include "remote/remote_fetch.hpp"
 #include "workflows/race_waiting.hpp"
 #include "workflows/status.hpp"
 #include "workflows/status_watch.hpp"
@@ -72,7 +73,8 @@ void setup_status(CLI::App& app, Context& ctx) {
   cmd->add_flag("--watch", o->watch, "Refresh until every job shown has ended");
   add_remote_options(cmd, o->remote);
   cmd->callback([o, &ctx] {
-    run_on_remote_if_asked(o->remote, ctx);
+    // The copies here of that folder's runs (`fetch`) follow its status.
+    run_on_remote_if_asked(o->remote, ctx, refresh_copies_after(runs_root("")));
     run_status(*o, ctx);
   });
 }

@@ -1,14 +1,10 @@
 #include "remote/remote.hpp"
 
 #include <cctype>
-#include <filesystem>
 #include <stdexcept>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include "base/diagnostics.hpp"
-#include "remote/remote_fetch.hpp"
-#include "base/ssh.hpp"
 #include "base/text.hpp"
 
 namespace ddpctl {
@@ -169,40 +165,6 @@ std::vector<std::string> without_taken_options(const std::vector<std::string>& w
   for (size_t i = 0; i < words.size(); ++i)
     if (!drop[i]) out.push_back(words[i]);
   return out;
-}
-
-int run_remote_command(const RemoteCommand& c, CommandRunner& local, std::ostream& err) {
-  SshConnection conn = ssh_connect(local, c.host, c.home, ssh_program(c.ssh_command));
-  SshRunner ssh(local, conn);
-  RemoteSide side = probe_remote(ssh, c.host, c.version);
-  RemoteDdpctl d = choose_remote_ddpctl(side, c.version);
-  if (d.use != RemoteDdpctl::Use::Cluster && d.use != RemoteDdpctl::Use::Installed)
-    throw UserError(Location{"--on"}, "",
-                    fmt::format("{} has {}; until it has this version, run ddpctl on the login host itself", c.host, d.text));
-  std::string cwd = std::filesystem::current_path().string();
-  std::string dir = remote_project_dir(cwd, c.home, side.home, c.dir_option);
-  bool tty = ::isatty(0) && ::isatty(1);
-  ssh.count_call();
-  int code = run_in_foreground(ssh_command(conn, remote_ddpctl_argv(c.host, dir, d.path, c.words), tty));
-  if (code == 255)
-    throw UserError(Location{"--on"}, "",
-                    fmt::format("the ssh connection to {} failed while the command ran there (ssh exit 255, its words "
-                                "are above): it may or may not have done its work; `ddpctl status --on {}` tells",
-                                c.host, c.host));
-  // What the command wrote there that the user asked for here.
-  std::string brought;
-  if (std::string file = remote_output_file(c.words); code == 0 && !file.empty()) {
-    bring_back_file(ssh, dir, file);
-    brought = fmt::format("; brought {} back", file);
-  }
-  // The copies here of that folder's runs (`fetch`) follow its status.
-  if (code == 0 && !c.words.empty() && c.words[0] == "status" && !c.local_runs_root.empty()) {
-    int n = refresh_fetched_copies(ssh, remote_dir_word(cwd, c.home, c.dir_option), c.local_runs_root);
-    if (n > 0) brought = fmt::format("; refreshed the copies here of {} run(s) in {}", n, c.local_runs_root);
-  }
-  err << fmt::format("ddpctl: ran on {} in {} with {} through {}{}: {} ssh call(s)\n", c.host, said(dir), said(d.path),
-                     conn.describe(), brought, ssh.calls());
-  return code;
 }
 
 }  // namespace ddpctl

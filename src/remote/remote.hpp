@@ -5,7 +5,6 @@
 // the same version as the ddpctl that renders the scripts: the cluster's own
 // when it is that version, else this version's portable build installed
 // under the user's home there (~/.local/share/ddpctl/<version>/).
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -85,20 +84,5 @@ struct TakenOption {
 // this one did (`logs sw --cell --on --on h`: `logs sw --cell --on`).
 std::vector<std::string> without_taken_options(const std::vector<std::string>& words,
                                                const std::vector<TakenOption>& taken);
-
-// `ddpctl COMMAND --on HOST ...` (status, logs, cancel, report): the
-// command runs on the login host with the ddpctl of this version there,
-// through the user's ssh (ssh.hpp), attached to this terminal; returns its
-// exit status. Two ssh calls: the probe above and the command. Says on
-// `err` where it ran and how many ssh calls it took.
-struct RemoteCommand {
-  std::string host, dir_option;
-  std::vector<std::string> words;  // after `ddpctl`, --on and --remote-dir left out
-  std::string home;                // the local user's ($HOME): ddpctl's ControlPath lives there
-  std::string ssh_command;         // $DDPCTL_SSH_COMMAND
-  std::string version;             // this build's (ddpctl_version())
-  std::string local_runs_root;     // status: where `fetch` keeps copies here, refreshed after it ("": none)
-};
-int run_remote_command(const RemoteCommand& c, CommandRunner& local, std::ostream& err);
 
 }  // namespace ddpctl

@@ -12,6 +12,7 @@
 #include "base/files.hpp"
 #include "script/runs.hpp"
 #include "base/text.hpp"
+#include "remote/remote.hpp"
 
 namespace fs = std::filesystem;
 
@@ -187,17 +188,16 @@ std::vector<std::string> fetch_into(SshRunner& ssh, const std::string& dir_word,
 }  // namespace
 
 std::vector<std::string> fetch_runs(const FetchRequest& f, CommandRunner& local, std::ostream& out) {
-  const RemoteCommand& c = f.command;
-  for (const auto& t : f.targets)
-    if (t.empty() || t[0] == '-' || t[0] == '.' || t.find('/') != std::string::npos || script_value_problem(t))
-      throw UserError(Location{printable(t)}, "", "is not a run's id, name or prefix");
-  const std::string cwd = fs::current_path().string();
-  const std::string dir_word = remote_dir_word(cwd, c.home, c.dir_option);
+  const RemoteTarget& t = f.target;
+  for (const auto& target : f.targets)
+    if (target.empty() || target[0] == '-' || target[0] == '.' || target.find('/') != std::string::npos ||
+        script_value_problem(target))
+      throw UserError(Location{printable(target)}, "", "is not a run's id, name or prefix");
+  const std::string dir_word = remote_dir_word(t.cwd, t.home, t.dir_option);
   const std::string runs = f.runs_option.empty() ? "runs" : f.runs_option;
-  SshConnection conn = ssh_connect(local, c.host, c.home, ssh_program(c.ssh_command));
-  SshRunner ssh(local, conn);
-  auto ids = fetch_into(ssh, dir_word, runs, f.targets, false, f.local_runs_root, &out);
-  out << fmt::format("ddpctl: through {}: {} ssh call(s)\n", conn.describe(), ssh.calls());
+  RemoteSession session(t, local);
+  auto ids = fetch_into(session.ssh(), dir_word, runs, f.targets, false, f.local_runs_root, &out);
+  out << fmt::format("ddpctl: through {}: {} ssh call(s)\n", session.connection().describe(), session.ssh().calls());
   return ids;
 }
 
@@ -225,25 +225,32 @@ int refresh_fetched_copies(SshRunner& ssh, const std::string& dir_word,
   return static_cast<int>(fetch_into(ssh, dir_word, "runs", ids, true, local_runs_root, nullptr).size());
 }
 
-std::string remote_output_file(const std::vector<std::string>& words) {
-  if (words.empty() || words[0] != "report") return "";
-  for (size_t i = 1; i < words.size(); ++i) {
-    if (words[i] == "--") break;
-    if (words[i] == "--plot" && i + 1 < words.size()) return words[i + 1];
-    if (words[i].rfind("--plot=", 0) == 0) return words[i].substr(7);
-  }
-  return "";
+AfterRemote refresh_copies_after(const std::string& local_runs_root) {
+  return [local_runs_root](RemoteSession& session, const std::string&) -> std::string {
+    const RemoteTarget& t = session.target();
+    int n = refresh_fetched_copies(session.ssh(), remote_dir_word(t.cwd, t.home, t.dir_option), local_runs_root);
+    return n > 0 ? fmt::format("; refreshed the copies here of {} run(s) in {}", n, local_runs_root) : "";
+  };
 }
 
-void bring_back_file(SshRunner& ssh, const std::string& dir, const std::string& file) {
+void bring_back_file(SshRunner& ssh, const std::string& dir, const std::string& file, const std::string& here) {
   CommandResult r = ssh.run({"sh", "-c", "cd -- \"$1\" && exec cat -- \"$2\"", "sh", dir, file}, std::chrono::minutes(5));
   if (!r.ok())
     throw UserError(Location{"--on"}, "",
                     fmt::format("the command ran, but {} could not be brought back from {}: {}", file,
                                 ssh.connection().host, r.describe()));
-  fs::path here(file);
-  if (here.has_parent_path()) fs::create_directories(here.parent_path());
-  write_file_atomic(file, r.out);
+  if (fs::path(here).has_parent_path()) fs::create_directories(fs::path(here).parent_path());
+  write_file_atomic(here, r.out);
+}
+
+AfterRemote bring_back_after(const std::string& file) {
+  if (file.empty()) return nullptr;
+  return [file](RemoteSession& session, const std::string& dir) {
+    const std::string& cwd = session.target().cwd;
+    bool relative = !fs::path(file).is_absolute() && !cwd.empty();
+    bring_back_file(session.ssh(), dir, file, relative ? (fs::path(cwd) / file).string() : file);
+    return fmt::format("; brought {} back", file);
+  };
 }
 
 }  // namespace ddpctl

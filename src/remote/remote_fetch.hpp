@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "base/process.hpp"
-#include "remote/remote.hpp"
 #include "base/ssh.hpp"
 #include "base/tar_archive.hpp"
+#include "remote/remote_call.hpp"
 
 namespace ddpctl {
 
@@ -38,7 +38,7 @@ FetchAnswer check_fetch_answer(const std::vector<TarMember>& members, const std:
                                bool prefixes);
 
 struct FetchRequest {
-  RemoteCommand command;             // host, --remote-dir, home, ssh, version (words unused)
+  RemoteTarget target;               // host, --remote-dir, home, ssh, this folder
   std::vector<std::string> targets;  // runs: id, name or prefix
   std::string runs_option;           // --runs ("": runs), there and here
   std::string local_runs_root;       // here
@@ -61,11 +61,16 @@ std::vector<std::string> fetched_copies(const std::string& local_runs_root, cons
 // Returns how many were refreshed.
 int refresh_fetched_copies(SshRunner& ssh, const std::string& dir_word,
                            const std::string& local_runs_root);
+// status's AfterRemote (remote_call.hpp): refresh_fetched_copies of the
+// folder there, said as "; refreshed the copies here of N run(s) in ROOT".
+AfterRemote refresh_copies_after(const std::string& local_runs_root);
 
-// The file a command wrote on the login host that the user wants here:
-// `report ... --plot FILE` (or --plot=FILE); "" for anything else.
-std::string remote_output_file(const std::vector<std::string>& words);
-// Copies <dir>/<file> there to `file` here (one ssh call through `ssh`).
-void bring_back_file(SshRunner& ssh, const std::string& dir, const std::string& file);
+// Copies <dir>/<file> there to `here` (one ssh call through `ssh`): what
+// the host sends is the file's bytes, written only to `here`.
+void bring_back_file(SshRunner& ssh, const std::string& dir, const std::string& file, const std::string& here);
+// report's AfterRemote: `--plot FILE`, which the command wrote there,
+// brought back to FILE here (relative: under the target's cwd), said as
+// "; brought FILE back"; an empty `file` (no --plot) brings nothing.
+AfterRemote bring_back_after(const std::string& file);
 
 }  // namespace ddpctl

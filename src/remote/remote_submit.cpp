@@ -6,6 +6,7 @@
 #include "base/diagnostics.hpp"
 #include "base/files.hpp"
 #include "base/paths.hpp"
+#include "remote/remote.hpp"
 #include "remote/remote_install.hpp"
 #include "script/snapshot.hpp"
 #include "spec/spec.hpp"
@@ -82,9 +83,33 @@ std::vector<std::string> remote_submit_words(std::vector<std::string> words, con
   return words;
 }
 
-int run_remote_submit(const RemoteSubmit& s, CommandRunner& local, std::ostream& err) {
-  const RemoteCommand& c = s.command;
-  const std::string cwd = fs::current_path().string();
+namespace {
+
+// The snapshot into the store of <dir_word>/<runs> there, unless it is
+// there already (`present`); returns what the closing line says of it.
+std::string send_snapshot(const Snapshot& sn, bool present, SshRunner& ssh, CommandRunner& local,
+                          const std::string& dir_word, const std::string& runs, const std::string& scratch) {
+  std::string what = fmt::format("snapshot {} ({} files, {})", sn.id.substr(0, 12), sn.files, format_bytes(sn.bytes));
+  if (present) return what + " was there already";
+  std::string tar = scratch + "/snapshot.tar";
+  CommandResult t = local.run({"tar", "-cf", tar, "-C", fs::path(sn.dir).parent_path().string(), sn.id},
+                              std::chrono::minutes(10));
+  if (!t.ok()) throw UserError(fmt::format("cannot pack the snapshot {} to send it: {}", sn.dir, t.describe()));
+  CommandResult u = ssh.run_with_input(remote_snapshot_upload_argv(dir_word, runs, sn.id, sn.files), tar,
+                                       std::chrono::minutes(30));
+  if (!u.ok())
+    throw UserError(Location{"--on"}, "",
+                    fmt::format("cannot send the code ({}) to {}: {}; nothing was submitted", what,
+                                ssh.connection().host,
+                                u.connection_failed ? u.err : plain_line(trim(u.err + "\n" + u.out), 400)));
+  return what + " sent";
+}
+
+}  // namespace
+
+int run_remote_submit(const RemoteSubmit& s, CommandRunner& local, std::ostream& err, TerminalRunner& terminal) {
+  const RemoteTarget& c = s.target;
+  const std::string& cwd = c.cwd;
   // Everything that can be said here is said before the first ssh call.
   std::vector<std::string> places = remote_spec_places(s.specs, cwd);
   const std::string dir_word = remote_dir_word(cwd, c.home, c.dir_option);
@@ -96,8 +121,8 @@ int run_remote_submit(const RemoteSubmit& s, CommandRunner& local, std::ostream&
   }
   const std::string id = snap.snapshot ? snap.snapshot->id : "";
 
-  SshConnection conn = ssh_connect(local, c.host, c.home, ssh_program(c.ssh_command));
-  SshRunner ssh(local, conn);
+  RemoteSession session(c, local, terminal);
+  SshRunner& ssh = session.ssh();
   RemoteSide side = probe_remote(ssh, c.host, c.version, dir_word, runs, id);
   RemoteDdpctl d = choose_remote_ddpctl(side, c.version);
   std::string ddpctl = d.path, which = d.text;
@@ -113,23 +138,7 @@ int run_remote_submit(const RemoteSubmit& s, CommandRunner& local, std::ostream&
   // The code, once per state: a store that has it is not sent it again.
   std::string code;
   if (snap.snapshot) {
-    const Snapshot& sn = *snap.snapshot;
-    std::string what = fmt::format("snapshot {} ({} files, {})", sn.id.substr(0, 12), sn.files, format_bytes(sn.bytes));
-    if (side.snapshot_present) {
-      code = what + " was there already";
-    } else {
-      std::string tar = scratch.path() + "/snapshot.tar";
-      CommandResult t = local.run({"tar", "-cf", tar, "-C", fs::path(sn.dir).parent_path().string(), sn.id},
-                                  std::chrono::minutes(10));
-      if (!t.ok()) throw UserError(fmt::format("cannot pack the snapshot {} to send it: {}", sn.dir, t.describe()));
-      CommandResult u = ssh.run_with_input(remote_snapshot_upload_argv(dir_word, runs, sn.id, sn.files), tar,
-                                           std::chrono::minutes(30));
-      if (!u.ok())
-        throw UserError(Location{"--on"}, "",
-                        fmt::format("cannot send the code ({}) to {}: {}; nothing was submitted", what, c.host,
-                                    u.connection_failed ? u.err : plain_line(trim(u.err + "\n" + u.out), 400)));
-      code = what + " sent";
-    }
+    code = send_snapshot(*snap.snapshot, side.snapshot_present, ssh, local, dir_word, runs, scratch.path());
   } else {
     code = s.dry_run ? "none sent (a dry run)" : "no snapshot sent (" + snap.off_reason + ")";
     // Said before the submit: the job will run what the folder there has.
@@ -153,11 +162,9 @@ int run_remote_submit(const RemoteSubmit& s, CommandRunner& local, std::ostream&
   std::string bundle_tar = scratch.path() + "/bundle.tar";
   CommandResult t = local.run({"tar", "-cf", bundle_tar, "-C", bundle, "."}, std::chrono::minutes(1));
   if (!t.ok()) throw UserError(fmt::format("cannot pack the specs to send them: {}", t.describe()));
-  std::vector<std::string> words = remote_submit_words(c.words, s.specs, places, record);
-  ssh.count_call();
-  int rc = run_in_foreground(
-      with_stdin_from(bundle_tar, ssh_command(conn, remote_submit_argv(dir_word, runs, token, places, ddpctl, words),
-                                              SshInput::Stdin)));
+  std::vector<std::string> words = remote_submit_words(s.words, s.specs, places, record);
+  int rc = ssh.run_attached(remote_submit_argv(dir_word, runs, token, places, ddpctl, words), SshInput::Stdin,
+                            bundle_tar);
   if (rc == 255)
     throw UserError(Location{"--on"}, "",
                     fmt::format("the ssh connection to {} failed while ddpctl submitted there (ssh exited 255"
@@ -166,7 +173,8 @@ int run_remote_submit(const RemoteSubmit& s, CommandRunner& local, std::ostream&
                                 "job by its token instead of submitting a second (`ddpctl status --on {}` shows it)",
                                 c.host, c.host));
   err << fmt::format("ddpctl: ran on {} in {} with {} through {}; code: {}; {} ssh call(s)\n", c.host,
-                     plain_line(side.dir.empty() ? dir_word : side.dir), which, conn.describe(), code, ssh.calls());
+                     plain_line(side.dir.empty() ? dir_word : side.dir), which, session.connection().describe(), code,
+                     ssh.calls());
   return rc;
 }
 

@@ -24,12 +24,13 @@
 #include <vector>
 
 #include "base/process.hpp"
-#include "remote/remote.hpp"
+#include "remote/remote_call.hpp"
 
 namespace ddpctl {
 
 struct RemoteSubmit {
-  RemoteCommand command;           // host, --remote-dir, the words (without --on), home, ssh, version
+  RemoteTarget target;             // host, --remote-dir, home, ssh, version, this folder
+  std::vector<std::string> words;  // after `ddpctl`, --on and --remote-dir left out
   std::vector<std::string> specs;  // the spec files as given (under this folder)
   std::vector<std::string> sets;   // --set, for the snapshot's settings
   std::string local_runs_root;     // where the snapshot is taken into here (runs_root(--runs))
@@ -68,7 +69,9 @@ std::vector<std::string> remote_submit_words(std::vector<std::string> words, con
                                              const std::vector<std::string>& places, const std::string& record);
 
 // Does it all; returns the remote submit's exit status (its output is this
-// terminal's) and says on `err` what was sent and how many ssh calls it took.
-int run_remote_submit(const RemoteSubmit& s, CommandRunner& local, std::ostream& err);
+// terminal's: `terminal`) and says on `err` what was sent and how many ssh
+// calls it took.
+int run_remote_submit(const RemoteSubmit& s, CommandRunner& local, std::ostream& err,
+                      TerminalRunner& terminal = this_terminal());
 
 }  // namespace ddpctl

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # --on HOST: the words the ddpctl there runs are the user's as this one
 # parsed them, less exactly the --on it took (`logs sw --cell --on --on h`:
-# --cell's value is the word --on); a spec named -n.yaml stays a file there;
+# --cell's value is the word --on); report --plot brings back the file the
+# parser took; a spec named -n.yaml stays a file there;
 # `--on ''` (an unset $HOST) is an error, never the command run here; a home
 # with a blank and a % reaches ssh as its config needs it; DDPCTL_SSH_COMMAND
 # with quotes runs as sh reads it.
@@ -55,6 +56,14 @@ printf 'name: n\n' >./-n.yaml
 run submit ./-n.yaml --on h --dry-run
 expect_code 0
 [ "$(words)" = "submit ./-n.yaml --dry-run " ] || fail "the words there: $(words)"
+
+# report --plot FILE brings back the FILE the parser took (--x's value here
+# is the word --plot), not the word after the first --plot.
+printf 'svg\n' >f.svg
+run report r1 --x --plot --plot f.svg --on h
+expect_code 0
+[ "$(words)" = "report r1 --x --plot --plot f.svg " ] || fail "the words there: $(words)"
+expect_err "; brought f.svg back: 3 ssh call(s)"
 
 rm -f "$T/words" "$SSH_LOG"
 run cancel 4242 --on ''

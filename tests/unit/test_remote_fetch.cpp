@@ -79,10 +79,11 @@ struct Here {
 std::vector<std::string> fetch(const FakeLoginHost& host, const Here& here, const std::vector<std::string>& targets,
                                std::ostream& out) {
   FetchRequest f;
-  f.command.host = "login";
-  f.command.dir_option = "proj";
-  f.command.home = host.dir.path;
-  f.command.ssh_command = host.ssh;
+  f.target.host = "login";
+  f.target.dir_option = "proj";
+  f.target.home = host.dir.path;
+  f.target.ssh_command = host.ssh;
+  f.target.cwd = here.dir.path;
   f.targets = targets;
   f.local_runs_root = here.runs;
   SystemCommandRunner local;

@@ -265,10 +265,3 @@ TEST_CASE("fetch: the copies here are those fetch marked from that host's folder
   CHECK(fetched_copies(dir.path + "/runs", "login", "~/proj") == std::vector<std::string>{"a-1"});
   CHECK(fetched_copies(dir.path + "/none", "login", "~/proj").empty());
 }
-
-TEST_CASE("fetch: report --plot FILE is brought back, nothing else") {
-  CHECK(remote_output_file({"report", "r1", "--plot", "scaling.svg"}) == "scaling.svg");
-  CHECK(remote_output_file({"report", "r1", "--plot=out/s.png"}) == "out/s.png");
-  CHECK(remote_output_file({"report", "r1"}).empty());
-  CHECK(remote_output_file({"status", "--plot", "x"}).empty());
-}
