@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "agent/culprit.hpp"
+#include "agent/stacks_file.hpp"
 #include "agent/flight_recorder.hpp"
 #include "agent/flight_recorder_pipe.hpp"
 #include "agent/job_stacks.hpp"

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "agent/culprit.hpp"
+#include "agent/stack_parse.hpp"
+#include "agent/stacks_file.hpp"
 #include "agent/job_stacks.hpp"
 #include "fake_runner.hpp"
 #include "helpers.hpp"
