@@ -1,12 +1,9 @@
-// The culprit by the bundled trainer's collective counters (culprit.hpp,
-// trainer_state.hpp). Every rank enters the same collectives in the same
-// order, and an allreduce (most of them) ends for no rank until every rank
-// has entered it: while some ranks wait in #N, a rank that never entered #N
-// is what they wait for. Exact where the stacks are a reading of frames.
+#include "agent/culprit_collectives.hpp"
+
 #include <algorithm>
+#include <cstdint>
 #include <fmt/format.h>
 
-#include "agent/culprit.hpp"
 #include "base/text.hpp"
 
 namespace ddpctl {

@@ -165,6 +165,52 @@ struct GroupVerdict {
   std::string text;
 };
 
+using RanksByKind = std::vector<std::pair<std::string, std::vector<int>>>;
+
+// What each rank at the top is in, by op (and sizes): the most common first.
+RanksByKind kinds_at_top(const std::vector<const Place*>& at_top) {
+  RanksByKind kinds;
+  for (const auto* p : at_top) {
+    std::string k = p->last->op + " " + p->last->sizes;
+    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& x) { return x.first == k; });
+    if (it == kinds.end()) it = kinds.insert(kinds.end(), {k, {}});
+    it->second.push_back(p->rank);
+  }
+  std::stable_sort(kinds.begin(), kinds.end(),
+                   [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+  return kinds;
+}
+
+// The ranks at collective #`top` of `label` are in different ops (or sizes).
+GroupVerdict judge_mismatch(const RanksByKind& kinds, const std::vector<const Place*>& at_top,
+                            const std::vector<int>& behind, long long top, const std::string& label,
+                            const std::map<int, std::string>& nodes) {
+  GroupVerdict v;
+  std::set<std::string> ops;
+  for (const auto* p : at_top) ops.insert(p->last->op);
+  std::vector<std::string> each;
+  for (const auto& [k, ranks] : kinds) {
+    const FrEntry* e = nullptr;
+    for (const auto* p : at_top)
+      if (p->rank == ranks.front()) e = p->last;
+    // Sizes only when the ops agree and the sizes do not.
+    each.push_back(fmt::format("{} in {}{}", describe_rank_numbers(ranks, nodes), e->op, ops.size() == 1 ? " " + e->sizes : ""));
+  }
+  v.kind = FrVerdictKind::Mismatch;
+  v.text = fmt::format("ranks disagree on collective #{} of {}: {}", top, label, join(each, "; "));
+  // A minority stands out only against a majority.
+  if (behind.empty() && 2 * kinds.front().second.size() > at_top.size())
+    for (size_t i = 1; i < kinds.size(); i++)
+      v.culprits.insert(v.culprits.end(), kinds[i].second.begin(), kinds[i].second.end());
+  if (!behind.empty()) {
+    v.kind = FrVerdictKind::Named;
+    v.culprits = behind;
+    v.text = fmt::format("{} never entered collective #{} of {}; {}", describe_rank_numbers(behind, nodes), top, label,
+                         join(each, "; "));
+  }
+  return v;
+}
+
 GroupVerdict judge_group(const std::string& group, const std::vector<Place>& places,
                          const std::map<int, std::string>& nodes) {
   GroupVerdict v;
@@ -186,16 +232,7 @@ GroupVerdict judge_group(const std::string& group, const std::vector<Place>& pla
       (p.done() ? finished : in).push_back(p.rank);
     }
   }
-  // What each rank at the top is in, by op (and sizes): the most common first.
-  std::vector<std::pair<std::string, std::vector<int>>> kinds;
-  for (const auto* p : at_top) {
-    std::string k = p->last->op + " " + p->last->sizes;
-    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& x) { return x.first == k; });
-    if (it == kinds.end()) it = kinds.insert(kinds.end(), {k, {}});
-    it->second.push_back(p->rank);
-  }
-  std::stable_sort(kinds.begin(), kinds.end(),
-                   [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+  RanksByKind kinds = kinds_at_top(at_top);
   const FrEntry& first = *at_top.front()->last;
   std::string where;
   for (const auto* p : at_top)
@@ -203,31 +240,7 @@ GroupVerdict judge_group(const std::string& group, const std::vector<Place>& pla
       where = p->last->where;
       break;
     }
-  if (kinds.size() > 1) {
-    std::set<std::string> ops;
-    for (const auto* p : at_top) ops.insert(p->last->op);
-    std::vector<std::string> each;
-    for (const auto& [k, ranks] : kinds) {
-      const FrEntry* e = nullptr;
-      for (const auto* p : at_top)
-        if (p->rank == ranks.front()) e = p->last;
-      // Sizes only when the ops agree and the sizes do not.
-      each.push_back(fmt::format("{} in {}{}", describe_rank_numbers(ranks, nodes), e->op, ops.size() == 1 ? " " + e->sizes : ""));
-    }
-    v.kind = FrVerdictKind::Mismatch;
-    v.text = fmt::format("ranks disagree on collective #{} of {}: {}", top, label, join(each, "; "));
-    // A minority stands out only against a majority.
-    if (behind.empty() && 2 * kinds.front().second.size() > at_top.size())
-      for (size_t i = 1; i < kinds.size(); i++)
-        v.culprits.insert(v.culprits.end(), kinds[i].second.begin(), kinds[i].second.end());
-    if (!behind.empty()) {
-      v.kind = FrVerdictKind::Named;
-      v.culprits = behind;
-      v.text = fmt::format("{} never entered collective #{} of {}; {}", describe_rank_numbers(behind, nodes), top, label,
-                           join(each, "; "));
-    }
-    return v;
-  }
+  if (kinds.size() > 1) return judge_mismatch(kinds, at_top, behind, top, label, nodes);
   std::string op = first.p2p ? first.op + " (point to point)" : first.op;
   if (!behind.empty()) {
     v.kind = FrVerdictKind::Named;

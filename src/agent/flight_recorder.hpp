@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "base/clock.hpp"
-#include "agent/culprit.hpp"
+#include "agent/rank_evidence.hpp"
 #include "agent/flight_recorder_pipe.hpp"
 
 namespace ddpctl {

@@ -380,4 +380,10 @@ std::vector<std::string> environment_differences(const JobEnvironment& a, const 
   return out;
 }
 
+JobEnvironment record_environment(const std::string& log_base, const EnvironmentOptions& o, Context& ctx) {
+  JobEnvironment e = collect_environment(o, ctx.runner, ctx.env, ctx.clock);
+  write_file_atomic(environment_path(log_base, e.attempt), environment_json(e).dump(2) + "\n");
+  return e;
+}
+
 }  // namespace ddpctl

@@ -17,6 +17,7 @@
 #include "base/clock.hpp"
 #include "base/environment.hpp"
 #include "base/process.hpp"
+#include "slurm/context.hpp"
 
 namespace ddpctl {
 
@@ -55,6 +56,8 @@ struct EnvironmentOptions {
 // The variables and PATH are `env`'s (the job's), the time `clock`'s.
 JobEnvironment collect_environment(const EnvironmentOptions& o, CommandRunner& runner, const Environment& env,
                                    Clock& clock);
+// `job environment`: the attempt's record, collected through ctx, into its file.
+JobEnvironment record_environment(const std::string& log_base, const EnvironmentOptions& o, Context& ctx);
 
 nlohmann::json environment_json(const JobEnvironment& e);
 std::optional<JobEnvironment> parse_environment(const std::string& text);

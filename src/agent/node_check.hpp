@@ -4,7 +4,8 @@
 // the first node's rendezvous port reachable, enough free memory — and
 // records the result; `ddpctl job checked` on the batch node reads them,
 // names the nodes that failed and, with requeue on, excludes them from the
-// job before it is requeued (docs/running.md).
+// job before it is requeued (docs/running.md). The rendezvous port's part
+// is master_port.hpp's.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 #include "base/clock.hpp"
 #include "spec/job_contract.hpp"
 #include "base/process.hpp"
+#include "agent/master_port.hpp"
 
 namespace ddpctl {
 
@@ -65,22 +67,6 @@ NodeCheckResult check_node(const NodeCheckOptions& o, CommandRunner& runner, Clo
 
 // The GPU part alone: nvidia-smi's answer against the count Slurm gave.
 std::optional<std::string> check_gpus(const std::string& node, int expected, CommandRunner& runner, std::string* note);
-
-// Connects to host:port until `deadline_s`; nullopt when it connected and
-// the listener answered, else why not ("connection timed out after 10s").
-std::optional<std::string> reach_listener(const std::string& addr, int port, const std::string& self, double deadline_s,
-                                          Clock& clock);
-
-// Listens on `port` until `peers` nodes have connected or `deadline_s`
-// passed; the names of the nodes that connected. A problem when it cannot
-// listen (the port is taken).
-struct ListenResult {
-  std::optional<std::string> problem;
-  std::vector<std::string> connected;
-  int port = 0;  // the port it listened on (for port 0: the one chosen)
-};
-ListenResult listen_for_peers(int port, int peers, double deadline_s, Clock& clock,
-                              const std::function<void(int)>& on_listening = {});
 
 std::string node_check_path(const std::string& log_base, int attempt, const std::string& node);
 

@@ -97,6 +97,28 @@ double run_delay_s(const std::string& process_dir) {
   return static_cast<double>(ns) / 1e9;
 }
 
+// The variables that tell a process's job, rank and role, from its
+// /proc/PID/environ (NUL-separated NAME=VALUE).
+std::map<std::string, std::string> job_vars(const std::string& env) {
+  std::map<std::string, std::string> vars;
+  size_t begin = 0;
+  while (begin < env.size()) {
+    size_t end = env.find('\0', begin);
+    if (end == std::string::npos) end = env.size();
+    std::string_view entry(env.data() + begin, end - begin);
+    size_t eq = entry.find('=');
+    if (eq != std::string_view::npos) {
+      std::string name(entry.substr(0, eq));
+      if (name == "SLURM_JOB_ID" || name == "SLURM_PROCID" || name == "RANK" || name == "DDPCTL_TRAINING" ||
+          name == "DDPCTL_AGENT_PROCESS" || name == "SLURMD_NODENAME" || name == "SLURM_CLUSTER_NAME" ||
+          name == "SLURM_CONF")
+        vars[name] = std::string(entry.substr(eq + 1));
+    }
+    begin = end + 1;
+  }
+  return vars;
+}
+
 }  // namespace
 
 JobProcessReader::JobProcessReader(std::string proc_root, JobMatch match, long ticks_per_s, long page_size)
@@ -134,22 +156,7 @@ std::vector<ProcessUsage> JobProcessReader::read() {
       struct stat owner {};
       if (!env && ::stat(base.c_str(), &owner) == 0 && owner.st_uid == ::getuid()) continue;
       if (env) {
-        std::map<std::string, std::string> vars;
-        size_t begin = 0;
-        while (begin < env->size()) {
-          size_t end = env->find('\0', begin);
-          if (end == std::string::npos) end = env->size();
-          std::string_view entry(env->data() + begin, end - begin);
-          size_t eq = entry.find('=');
-          if (eq != std::string_view::npos) {
-            std::string name(entry.substr(0, eq));
-            if (name == "SLURM_JOB_ID" || name == "SLURM_PROCID" || name == "RANK" || name == "DDPCTL_TRAINING" ||
-                name == "DDPCTL_AGENT_PROCESS" || name == "SLURMD_NODENAME" || name == "SLURM_CLUSTER_NAME" ||
-                name == "SLURM_CONF")
-              vars[name] = std::string(entry.substr(eq + 1));
-          }
-          begin = end + 1;
-        }
+        std::map<std::string, std::string> vars = job_vars(*env);
         auto same = [&vars](const char* name, const std::string& want) {
           auto v = vars.find(name);
           return want.empty() || v == vars.end() || v->second == want;
@@ -277,31 +284,33 @@ UsageSample Sampler::take(double now) {
     s.mem_available_bytes = meminfo_kib(*mem, "MemAvailable").value_or(0) * 1024;
   }
 
-  if (query_gpus_) {
-    CommandResult r = runner_.run(nvidia_smi_query(), std::chrono::seconds(10));
-    if (r.not_found) {
-      query_gpus_ = false;  // not on this node: not asked again
-      gpu_note_ = "no nvidia-smi on " + o_.node;
-    } else if (!r.ok()) {
-      gpu_note_ = r.describe();
-    } else {
-      std::string problem;
-      if (auto gpus = parse_nvidia_smi(r.out, &problem)) {
-        gpu_note_.clear();
-        // Only the job's GPUs, where Slurm said which and nvidia-smi shows them all.
-        bool all_shown = !o_.gpu_indices.empty();
-        for (int i : o_.gpu_indices)
-          all_shown = all_shown && std::any_of(gpus->begin(), gpus->end(), [i](const GpuUsage& g) { return g.index == i; });
-        for (const auto& g : *gpus)
-          if (!all_shown || std::find(o_.gpu_indices.begin(), o_.gpu_indices.end(), g.index) != o_.gpu_indices.end())
-            s.gpus.push_back(g);
-      } else {
-        gpu_note_ = problem;
-      }
-    }
-  }
+  if (query_gpus_) take_gpus(s);
   s.gpu_note = gpu_note_;
   return s;
+}
+
+void Sampler::take_gpus(UsageSample& s) {
+  CommandResult r = runner_.run(nvidia_smi_query(), std::chrono::seconds(10));
+  if (r.not_found) {
+    query_gpus_ = false;  // not on this node: not asked again
+    gpu_note_ = "no nvidia-smi on " + o_.node;
+  } else if (!r.ok()) {
+    gpu_note_ = r.describe();
+  } else {
+    std::string problem;
+    if (auto gpus = parse_nvidia_smi(r.out, &problem)) {
+      gpu_note_.clear();
+      // Only the job's GPUs, where Slurm said which and nvidia-smi shows them all.
+      bool all_shown = !o_.gpu_indices.empty();
+      for (int i : o_.gpu_indices)
+        all_shown = all_shown && std::any_of(gpus->begin(), gpus->end(), [i](const GpuUsage& g) { return g.index == i; });
+      for (const auto& g : *gpus)
+        if (!all_shown || std::find(o_.gpu_indices.begin(), o_.gpu_indices.end(), g.index) != o_.gpu_indices.end())
+          s.gpus.push_back(g);
+    } else {
+      gpu_note_ = problem;
+    }
+  }
 }
 
 }  // namespace ddpctl

@@ -69,6 +69,8 @@ class Sampler {
   UsageSample take(double now);
 
  private:
+  // The job's GPUs by nvidia-smi into `s`, or why not into gpu_note_.
+  void take_gpus(UsageSample& s);
   Options o_;
   CommandRunner& runner_;
   JobProcessReader reader_;

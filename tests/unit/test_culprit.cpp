@@ -3,6 +3,9 @@
 // callback, taken by gdb and by faulthandler; py-spy dumps of a real hang.
 #include "catch.hpp"
 #include "agent/culprit.hpp"
+#include "agent/culprit_stacks.hpp"
+#include "agent/stack_parse.hpp"
+#include "agent/stacks_file.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
 

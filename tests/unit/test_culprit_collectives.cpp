@@ -3,6 +3,9 @@
 // read, compared across ranks, and weighed against the stacks.
 #include "catch.hpp"
 #include "agent/culprit.hpp"
+#include "agent/culprit_collectives.hpp"
+#include "agent/stack_parse.hpp"
+#include "agent/stacks_file.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
 #include "spec/trainer_state.hpp"

@@ -14,7 +14,8 @@
 #include "agent/flight_recorder.hpp"
 #include "agent/flight_recorder_pipe.hpp"
 #include "helpers.hpp"
-#include "agent/job_agent.hpp"
+#include "agent/job_stacks.hpp"
+#include "agent/job_watch.hpp"
 
 using namespace ddpctl;
 using namespace ddpctl::test;

@@ -17,6 +17,7 @@
 #include "fake_runner.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
+#include "agent/master_port.hpp"
 #include "agent/node_check.hpp"
 
 using namespace ddpctl;

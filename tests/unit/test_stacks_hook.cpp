@@ -11,6 +11,8 @@
 
 #include "catch.hpp"
 #include "agent/culprit.hpp"
+#include "agent/stack_parse.hpp"
+#include "agent/stacks_file.hpp"
 #include "fake_runner.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"

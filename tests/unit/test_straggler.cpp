@@ -14,7 +14,7 @@
 #include "fake_runner.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
-#include "agent/job_agent.hpp"
+#include "agent/job_watch.hpp"
 #include "runs/job_files.hpp"
 #include "script/render.hpp"
 #include "script/resolve.hpp"

@@ -1,0 +1,48 @@
+#include "agent/job_check.hpp"
+
+#include <optional>
+
+#include "agent/job_place.hpp"
+#include "base/files.hpp"
+
+namespace ddpctl {
+
+NodeCheckResult run_node_check(const NodeCheckRequest& q, Context& ctx) {
+  JobPlace place = job_place(ctx.env);
+  NodeCheckOptions n;
+  n.node = place.node;
+  n.listen = n.node == q.master_host;
+  n.master_addr = q.master_addr;
+  n.master_host = q.master_host;
+  n.master_port = q.nodes > 1 ? q.master_port : 0;
+  n.interface = q.interface;
+  n.peers = q.nodes - 1;
+  int gpus = q.gpus >= 0 ? q.gpus : place.gpus;
+  if (gpus > 0) n.expected_gpus = gpus;
+  // Half the job's memory: MemAvailable never reaches a whole-node request
+  // (the kernel and slurmd hold some), while what an earlier job's stray
+  // processes still hold usually takes far more.
+  n.min_free_mib = q.min_free_mib >= 0 ? q.min_free_mib : place.mem_mib > 0 ? place.mem_mib / 2 : 256;
+  n.deadline_s = q.deadline_s;
+  n.proc_root = q.proc_root;
+  NodeCheckResult r = check_node(n, ctx.runner, ctx.clock);
+  write_file_atomic(node_check_path(q.log_base, place.attempt, n.node), node_check_json(r).dump() + "\n");
+  return r;
+}
+
+CheckDecision read_node_checks(const std::string& log_base, const std::vector<std::string>& nodes, int max_restarts,
+                               Context& ctx) {
+  int attempt = job_place(ctx.env).attempt;
+  std::vector<std::optional<NodeCheckResult>> results;
+  for (const auto& n : nodes) {
+    std::optional<NodeCheckResult> r;
+    try {
+      r = parse_node_check(read_file(node_check_path(log_base, attempt, n)));
+    } catch (const std::exception&) {
+    }
+    results.push_back(r);
+  }
+  return decide_after_check(nodes, results, attempt, max_restarts);
+}
+
+}  // namespace ddpctl

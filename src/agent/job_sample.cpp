@@ -1,0 +1,56 @@
+#include "agent/job_sample.hpp"
+
+#include <fstream>
+#include <unistd.h>
+
+#include "agent/job_place.hpp"
+#include "agent/job_stacks.hpp"
+#include "agent/log_folder.hpp"
+#include "agent/sampler.hpp"
+#include "base/diagnostics.hpp"
+#include "base/files.hpp"
+#include "runs/usage.hpp"
+
+namespace ddpctl {
+
+void run_sampler(const SampleOptions& o, Context& ctx) {
+  JobPlace place = job_place(ctx.env);
+  Sampler::Options so;
+  so.proc_root = o.proc_root;
+  so.node = place.node;
+  so.job_id = place.job_id;
+  so.cluster = place.cluster;
+  so.conf = place.conf;
+  so.attempt = place.attempt;
+  so.cpus = place.cpus;
+  so.ticks_per_s = o.ticks_per_s;
+  so.page_size = o.page_size;
+  so.gpu_indices = place.gpu_indices;
+  so.mem_limit_bytes = place.mem_mib * 1024 * 1024;
+  Sampler sampler(so, ctx.runner);
+  std::string path = usage_path(o.log_base, so.node);
+  std::string request = stacks_request_path(o.log_base, so.attempt);
+  std::string stacks = stacks_path(o.log_base, so.attempt, so.node);
+  double budget = stacks_budget(ctx.env);
+  double next = 0;
+  for (int taken = 0; o.count == 0 || taken < o.count;) {
+    if (o.parent_pid > 0 && ::getppid() != o.parent_pid) return;  // the program it sampled for has ended
+    double now = ctx.clock.wall();
+    if (now >= next) {
+      UsageSample s = sampler.take(now);
+      std::ofstream out(path, std::ios::app);
+      out << usage_sample_json(s).dump() << '\n';
+      if (!out.flush()) throw UserError(Location{path}, "", "cannot append the sample");
+      next = now + o.interval_s;
+      taken++;
+      revalidate_folder(o.log_base);  // on NFS: see the watchdog's request file soon
+    }
+    // The watchdog asks for the ranks' stacks before it cancels or requeues.
+    if (::access(request.c_str(), F_OK) == 0 && ::access(stacks.c_str(), F_OK) != 0)
+      write_file_atomic(stacks, dump_stacks(ctx.runner, ctx.clock, o.proc_root, {so.job_id, so.node, so.cluster, so.conf}, budget, o.log_base,
+                                            ctx.env.value("TORCH_NCCL_DEBUG_INFO_PIPE_FILE")));
+    if (o.count == 0 || taken < o.count) ctx.clock.sleep(0.5);
+  }
+}
+
+}  // namespace ddpctl
