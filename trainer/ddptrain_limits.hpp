@@ -1,7 +1,7 @@
 #pragma once
 // The values ddp-train accepts for the options a run spec sets: one
 // definition, read by ddp-train's own parser (options.cpp) and by ddpctl's
-// spec checks (src/spec/spec_sections.cpp), so that a value ddpctl accepts never
+// spec checks (src/spec/spec_launch.cpp, spec_restart.cpp), so that a value ddpctl accepts never
 // fails at start-up, after the queue wait. Header-only, no dependencies.
 #include <cmath>
 #include <limits>

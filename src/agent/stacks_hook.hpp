@@ -19,7 +19,7 @@
 
 namespace ddpctl {
 
-// SIGRTMIN + 8: not a requeue signal (spec_sections.cpp), not one glibc or
+// SIGRTMIN + 8: not a requeue signal (spec_restart.cpp), not one glibc or
 // musl keep for themselves, and the agent writes the number into the hook,
 // so the job's Python and the agent agree whatever their C library.
 int stacks_signal();

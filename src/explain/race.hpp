@@ -30,7 +30,7 @@ struct RankedShape {
   std::optional<double> run_time_s;  // predicted from earlier runs (report.hpp's predict)
   std::string run_time_from;         // "measured", "from shape 2x1", "assumed ideal"
   std::optional<long long> finish;   // estimated start (or now) + run time
-  // What holds a shape that can run (limits.hpp): a reservation in its way
+  // What holds a shape that can run (site_limits_check.hpp): a reservation in its way
   // (its estimated start is then the reservation's end at the earliest), or
   // usage that keeps it waiting.
   std::string note;

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "runs/job_files.hpp"
 #include "base/files.hpp"
@@ -123,6 +124,39 @@ JobStates lookup_jobs(SlurmClient& slurm, const std::vector<std::string>& ids) {
   return out;
 }
 
+namespace {
+
+// A NODE_FAIL end keeps the states of the nodes it lost, from one sinfo for
+// all the ends of one lookup (`nodes`: asked at the first). False where they
+// could not be read: that end is not recorded, and Slurm is asked again next
+// time.
+bool keep_lost_nodes(SlurmClient& slurm, JobEnd& end, std::optional<std::vector<NodeInfo>>& nodes,
+                     std::vector<std::string>& notes) {
+  if (end.job.state != JobState::NodeFail || end.job.nodes.empty()) return true;
+  if (!nodes) {
+    NodeQuery q = slurm.nodes();
+    nodes.emplace();
+    if (!q.answered) {
+      notes.push_back("the states of the nodes that NODE_FAIL jobs lost could not be read (" + q.error +
+                      "); they are asked again next time");
+      return false;
+    }
+    *nodes = q.nodes;
+  }
+  if (nodes->empty()) return false;
+  for (const auto& name : expand_hostlist(end.job.nodes))
+    for (const auto& n : *nodes)
+      if (n.name == name) {
+        NodeInfo kept;
+        kept.name = n.name;
+        kept.state = n.state;
+        end.nodes.push_back(kept);
+      }
+  return true;
+}
+
+}  // namespace
+
 JobStates lookup_run_jobs(SlurmClient& slurm, std::vector<Run>& runs, const std::vector<std::string>& ids,
                           long long now) {
   JobStates out;
@@ -161,8 +195,7 @@ JobStates lookup_run_jobs(SlurmClient& slurm, std::vector<Run>& runs, const std:
   // The ends read for the first time, with what explaining them asks of
   // Slurm: the earlier attempts came with sacct's answer; a NODE_FAIL's
   // node states take one sinfo for all of them.
-  std::vector<NodeInfo> nodes;
-  bool nodes_asked = false;
+  std::optional<std::vector<NodeInfo>> nodes;  // asked once, at the first NODE_FAIL
   std::map<size_t, std::map<std::string, JobEnd>> news;  // by run
   for (const auto& id : asked.final) {
     auto r = run_of.find(id);
@@ -171,27 +204,7 @@ JobStates lookup_run_jobs(SlurmClient& slurm, std::vector<Run>& runs, const std:
     end.job = asked.jobs.at(id);
     end.earlier = asked.earlier[id];
     end.recorded_at = now;
-    if (end.job.state == JobState::NodeFail && !end.job.nodes.empty()) {
-      if (!nodes_asked) {
-        NodeQuery q = slurm.nodes();
-        nodes_asked = true;
-        if (!q.answered) {
-          out.notes.push_back("the states of the nodes that NODE_FAIL jobs lost could not be read (" + q.error +
-                              "); they are asked again next time");
-          continue;
-        }
-        nodes = q.nodes;
-      }
-      if (nodes.empty()) continue;
-      for (const auto& name : expand_hostlist(end.job.nodes))
-        for (const auto& n : nodes)
-          if (n.name == name) {
-            NodeInfo kept;
-            kept.name = n.name;
-            kept.state = n.state;
-            end.nodes.push_back(kept);
-          }
-    }
+    if (!keep_lost_nodes(slurm, end, nodes, out.notes)) continue;
     out.ends[id] = end;
     news[r->second][id] = end;
   }

@@ -11,7 +11,7 @@ namespace ddpctl {
 
 // Problems name the spec's file, line and field (the shape's own where
 // `alternatives:` or `sweep:` set it). With the site's limits
-// (limits_read.hpp), also what they say of the shape (limits.hpp): a limit
+// (site_limits_read.hpp), also what they say of the shape (site_limits_check.hpp): a limit
 // it breaks is an error here ("it would pend forever"); what holds it now or
 // a reservation in its way is left in `feasibility` for the caller to say.
 Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmClient& slurm,

@@ -7,7 +7,6 @@
 
 #include "runs/job_files.hpp"
 #include "base/files.hpp"
-#include "spec/grid.hpp"
 #include "spec/grid_read.hpp"
 #include "spec/grid_cell.hpp"
 #include "base/overrides.hpp"

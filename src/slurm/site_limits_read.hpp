@@ -1,5 +1,5 @@
 #pragma once
-// Reading the site's limits (limits.hpp) from Slurm's commands; the parsers
+// Reading the site's limits (site_limits.hpp) from Slurm's commands; the parsers
 // are separate for the unit tests.
 #include <string>
 

@@ -71,7 +71,7 @@ void add_check(SiteReport& report, const std::string& what, bool ok, const std::
   report.checks.push_back({what, ok, detail});
 }
 
-// Which reader the document's own meta picks (slurm_parse.hpp), and how
+// Which reader the document's own meta picks (slurm_answer.hpp), and how
 // status asks for the runs' jobs (SlurmClient::jobs): Slurm filters by
 // --jobs in --json from 23.02; 22.05 lists every job whatever it is asked.
 void probe_queue(SlurmClient& slurm, SiteReport& report) {
@@ -118,7 +118,7 @@ std::string probe_accounting(SlurmClient& slurm, const std::string& name, SiteRe
   return cluster_name;
 }
 
-// The limits a submission is checked against (limits.hpp), each a check;
+// The limits a submission is checked against (site_limits.hpp), each a check;
 // returns those that limit anything, as the draft notes them.
 std::vector<std::string> probe_limits(SlurmClient& slurm, SiteReport& report) {
   SiteLimits site = read_site_limits(slurm);

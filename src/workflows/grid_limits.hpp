@@ -1,6 +1,6 @@
 #pragma once
 // A grid's arrays against the user's submit limits (MaxSubmitJobs and its
-// kin, limits.hpp submit_limits), before any sbatch: Slurm counts every
+// kin, site_limits_submit.hpp submit_limits), before any sbatch: Slurm counts every
 // task of an array as a job there and refuses a whole array's sbatch that
 // would go over one, so a grid that does not fit is refused with the limit
 // named, and nothing is queued (docs/sweeps.md "Submit limits").

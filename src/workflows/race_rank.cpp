@@ -11,7 +11,7 @@
 #include "base/text.hpp"
 #include "explain/report.hpp"
 #include "script/preflight.hpp"
-#include "slurm/limits_read.hpp"
+#include "slurm/site_limits_read.hpp"
 
 namespace ddpctl {
 

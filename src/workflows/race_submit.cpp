@@ -10,7 +10,8 @@
 #include "base/files.hpp"
 #include "base/text.hpp"
 #include "script/preflight.hpp"
-#include "slurm/limits_read.hpp"
+#include "script/snapshot_record.hpp"
+#include "slurm/site_limits_read.hpp"
 #include "workflows/race_rank.hpp"
 
 namespace ddpctl {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "script/runs.hpp"
+#include "script/runs_index.hpp"
 #include "workflows/status_rows.hpp"
 
 namespace ddpctl {

@@ -246,7 +246,7 @@ TEST_CASE("sweep retry chooses the cells that ended without completing, or those
     RetryChoice c = choose_retry_cells(run, cells, {"LR=9"});
     CHECK(c.chosen.empty());
     REQUIRE(c.problems.size() == 1);
-    CHECK_THAT(c.problems[0], Catch::StartsWith("no cell LR=9"));
+    CHECK_THAT(c.problems[0], Catch::StartsWith("no cell 'LR=9'"));
   }
   SECTION("a cell never submitted is retried, one whose end Slurm does not say refuses the retry") {
     run.attempts.front().array = "0-2%2";  // cell 3 was never in an array

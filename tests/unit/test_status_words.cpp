@@ -18,6 +18,7 @@
 #include "runs/usage.hpp"
 #include "script/runs.hpp"
 #include "workflows/race_group.hpp"
+#include "workflows/race_submit.hpp"
 #include "workflows/status.hpp"
 #include "workflows/status_words.hpp"
 

@@ -37,5 +37,5 @@ TEST_CASE("sweep --only picks shapes by label in the spec's order, none given pi
 TEST_CASE("sweep --only of a label that is no shape: refused, naming the shapes there are") {
   ResolvedRun r = three_shapes();
   std::string err = test::user_error_of([&] { chosen_shapes(r, {"1x1", "biggest-one"}); });
-  CHECK_THAT(err, Catch::Contains("--only") && Catch::Contains("no sweep shape labelled biggest-one; shapes: 1x1, 1x2, 2x1"));
+  CHECK_THAT(err, Catch::Contains("--only") && Catch::Contains("no sweep shape labelled 'biggest-one'; shapes: 1x1, 1x2, 2x1"));
 }
