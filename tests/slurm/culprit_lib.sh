@@ -51,18 +51,20 @@ expect_tools_unused() {
     fail "gdb or py-spy was run on a rank: $(cat "$T/tools-called")"
 }
 
-# wait_for_culprit ID: waits until job ID is CANCELLED by its watchdog; sets
-# $record (its stall record) and $culprit, and prints what the record says.
+# wait_for_culprit ID: waits until job ID is CANCELLED by its watchdog (the
+# stall, then up to the stacks' budget, DDPCTL_STACKS_BUDGET or 20 s); sets
+# $record (its stall record), $culprit and $stacks_of (the stacks files and
+# the batch log, for failures), and prints what the record says.
 wait_for_culprit() {
-  local id=$1
-  wait_for_sacct "$id" CANCELLED 240
+  local id=$1 budget=${DDPCTL_STACKS_BUDGET:-20}
+  wait_for_sacct "$id" CANCELLED $((220 + budget))
   record="logs/${JOB_NAME}_$id.stall.json"
   [ -s "$record" ] || fail "the watchdog left no record ($record): $(ls logs)"$'\n'"$(cat "logs/${JOB_NAME}_$id.err")"
   culprit=$(stall_field culprit)
   echo "culprit: $culprit"
   echo "stacks taken by: $(stall_field stacks_by)"
-  [ "$(stall_field culprit_named)" = True ] ||
-    fail "no culprit named: $culprit"$'\n'"$(cat logs/"${JOB_NAME}_$id".restart0.stacks.*.txt)"
+  stacks_of=$(tail -n +1 logs/"${JOB_NAME}_$id".restart0.stacks.*.txt "logs/${JOB_NAME}_$id.err" 2>&1 || true)
+  [ "$(stall_field culprit_named)" = True ] || fail "no culprit named: $culprit"$'\n'"$stacks_of"
 }
 
 # stall_field NAME: a field of $record.
@@ -94,7 +96,8 @@ line_of() {
 
 # expect_culprit ERE: $culprit matches the extended regular expression.
 expect_culprit() {
-  grep -qE -- "$1" <<<"$culprit" || fail "the culprit is not as expected"$'\n'"  expected: $1"$'\n'"  got:      $culprit"
+  grep -qE -- "$1" <<<"$culprit" ||
+    fail "the culprit is not as expected"$'\n'"  expected: $1"$'\n'"  got:      $culprit"$'\n'"$stacks_of"
 }
 
 # expect_sections ID HOW N: every node's stacks file of job ID has N rank
