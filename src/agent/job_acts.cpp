@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
+#include <iostream>
 
 #include "agent/node_check.hpp"
 #include "base/text.hpp"
@@ -55,6 +56,17 @@ std::optional<std::string> requeue_job(CommandRunner& runner, const std::string&
   if (!release.ok()) release = scontrol({"release", job_id});
   if (!release.ok()) return "scontrol release failed: " + release.describe() + "; release the job by hand";
   return problem;
+}
+
+std::optional<std::string> race_again_before_requeue(CommandRunner& runner, const std::string& program,
+                                                     const std::string& run_dir, const std::string& job_id,
+                                                     const std::string& why, const std::vector<std::string>& leave_out) {
+  std::vector<std::string> argv = {program, "race-again", run_dir, "--requeuing", job_id, "--because", why};
+  if (!leave_out.empty()) argv.insert(argv.end(), {"--leave-out", join(leave_out, ",")});
+  CommandResult r = runner.run(argv, std::chrono::seconds(60));
+  std::cerr << r.out << r.err;
+  if (!r.ok()) return r.describe();
+  return std::nullopt;
 }
 
 }  // namespace ddpctl

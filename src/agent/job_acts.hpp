@@ -1,7 +1,7 @@
 #pragma once
 // What the agent does to its own job through Slurm, from inside it: end the
-// training step (watchdog.action restart), requeue the job, excluding nodes
-// where it is asked to (the watchdog's requeue).
+// training step (watchdog.action restart), race its group again and
+// requeue the job, excluding nodes where it is asked to (the watchdog's requeue).
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,5 +23,15 @@ std::optional<std::string> end_training_step(CommandRunner& runner, const std::s
 // takes ExcNodeList only from a pending job). nullopt on success.
 std::optional<std::string> requeue_job(CommandRunner& runner, const std::string& job_id,
                                        const std::vector<std::string>& exclude);
+
+// A raced run's winner requeued by its watchdog races its group again first,
+// as its script does for its other requeues (requeue.sh, docs/race.md):
+// `<program> race-again <run_dir> --requeuing <job_id> --because <why>
+// [--leave-out <nodes>]`, within a minute (the requeue must follow before
+// the time limit). Its output goes to stderr (the batch log); nullopt on
+// success, else what failed (the requeue happens all the same).
+std::optional<std::string> race_again_before_requeue(CommandRunner& runner, const std::string& program,
+                                                     const std::string& run_dir, const std::string& job_id,
+                                                     const std::string& why, const std::vector<std::string>& leave_out);
 
 }  // namespace ddpctl

@@ -222,6 +222,13 @@ bool Watcher::take_action() {
     // With watchdog.exclude_slow, the slow ranks' nodes stay out of the next attempt.
     std::vector<std::string> exclude = slow_.exclusion();
     if (!exclude.empty()) std::cerr << fmt::format("ddpctl: watchdog: excluding {} (slow)\n", join(exclude, ", "));
+    if (!o_.race_run.empty() && !raced_again_) {
+      raced_again_ = true;
+      if (auto why = race_again_before_requeue(runner_, o_.race_program, o_.race_run, o_.job_id,
+                                               "by the watchdog: " + what, exclude))
+        std::cerr << fmt::format("ddpctl: race: warning: the re-race failed here ({}); 'ddpctl race-again {}' on the "
+                                 "login node does it\n", *why, o_.race_run);
+    }
     failed = requeue_job(runner_, target, exclude);
     record_.result = failed ? "scontrol requeue failed: " + *failed : fmt::format("scontrol requeue {}: done", target);
   } else {

@@ -39,6 +39,10 @@ struct WatchOptions {
   std::string fr_dump_prefix;
   double slow_after_s = 300;  // a rank below kSlowBelow this long is slow (straggler.hpp)
   bool exclude_slow = false;  // its node is left out of the requeue
+  // A raced run's folder (alternatives: that race again): before its requeue
+  // the watcher races the group again with `race_program race-again`, as the
+  // script's own requeues do; "": the job is not raced again from here.
+  std::string race_run, race_program;
 };
 
 // One observation of the running step from its files.
@@ -97,6 +101,7 @@ class Watcher {
   // The act requeue_ and restart_ choose (a requeue past max_restarts cancels).
   StallAction act_taken() const { return restart_ ? StallAction::Restart : requeue_ ? StallAction::Requeue : StallAction::Cancel; }
   int tries_ = 0;         // of the action, when it fails (a few, an interval apart)
+  bool raced_again_ = false;  // race-again ran before the first try of the requeue
   double started_at_ = 0;
   bool resumed_noted_ = false;
   double progress_noted_ = 0;

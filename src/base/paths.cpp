@@ -16,9 +16,9 @@ namespace ddpctl {
 
 namespace fs = std::filesystem;
 
-std::string executable_dir() {
+std::string executable_path() {
   // Read once: every script rendered names it (a grid's 100,000 cells).
-  static const std::string dir = [] {
+  static const std::string path = [] {
     std::error_code ec;
 #ifdef __APPLE__
     char buf[4096];
@@ -28,9 +28,14 @@ std::string executable_dir() {
 #else
     fs::path exe = fs::read_symlink("/proc/self/exe", ec);
 #endif
-    return ec ? std::string() : exe.parent_path().string();
+    return ec ? std::string() : exe.string();
   }();
-  return dir;
+  return path;
+}
+
+std::string executable_dir() {
+  std::string exe = executable_path();
+  return exe.empty() ? exe : fs::path(exe).parent_path().string();
 }
 
 std::string agent_program() {

@@ -12,7 +12,8 @@
 
 namespace ddpctl {
 
-// The folder of the running ddpctl ("" if it cannot be read).
+// The running ddpctl's own path, and its folder ("" if it cannot be read).
+std::string executable_path();
 std::string executable_dir();
 
 // The running binary's prefix when it is installed (<prefix>/bin/ddpctl

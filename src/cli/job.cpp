@@ -15,6 +15,7 @@
 #include "agent/job_agent.hpp"
 #include "spec/job_contract.hpp"
 #include "agent/stacks_hook.hpp"
+#include "base/paths.hpp"
 #include "base/text.hpp"
 
 namespace ddpctl::cli {
@@ -76,7 +77,9 @@ void setup_watch(CLI::App* job, Context& ctx) {
   c->add_option("--step-pid", o->w.step_pid, "The training step's process: the watch ends with it");
   c->add_option("--slow-after", o->slow_after, "A rank below 0.7x the others this long is slow (5m)");
   c->add_flag("--exclude-slow", o->w.exclude_slow, "Leave the slow ranks' nodes out of the watchdog's requeue");
+  c->add_option("--race-run", o->w.race_run, "A raced run's folder: its requeue races the group again first (race-again)");
   c->callback([o, &ctx] {
+    o->w.race_program = executable_path();
     o->w.nodes = split_ws(o->nodes);
     o->w.stall_after_s = agent_seconds(o->stall_after, "--stall-after");
     o->w.interval_s = agent_seconds(o->interval, "--interval");

@@ -74,6 +74,13 @@ struct WatchFixture {
   }
 };
 
+// What a scope writes to std::cerr.
+struct CaptureCerr {
+  std::ostringstream text;
+  std::streambuf* old = std::cerr.rdbuf(text.rdbuf());
+  ~CaptureCerr() { std::cerr.rdbuf(old); }
+};
+
 }  // namespace
 
 TEST_CASE("the step observer reads the tasks' logs, the progress file and recent samples", "[job_agent]") {
@@ -351,6 +358,54 @@ TEST_CASE("the watcher with action requeue requeues while restarts are left, els
   }
 }
 
+TEST_CASE("a raced winner's watchdog races the group again before it requeues, once, and requeues if that fails", "[job_agent]") {
+  WatchFixture f;
+  f.o.action = StallAction::Requeue;
+  f.o.max_restarts = 2;
+  f.o.attempt = 0;
+  f.o.race_run = "/home/u/runs/r1";
+  f.o.race_program = "/opt/ddpctl/bin/ddpctl";
+  f.both_write(T0);
+  std::vector<std::string> race_again = {"/opt/ddpctl/bin/ddpctl", "race-again", "/home/u/runs/r1", "--requeuing", "42",
+                                         "--because"};
+
+  SECTION("it races again, then requeues") {
+    f.runner.on("/opt/ddpctl/bin/ddpctl", {"race-again"}, exits(0, "run r1: generation 2 races 2x1\n"));
+    f.runner.on("scontrol", {"requeue"}, exits(0));
+    Watcher w(f.o, f.runner, f.clock, T0);
+    CHECK_FALSE(w.tick(T0 + 60));
+    REQUIRE(f.runner.calls.size() == 2);
+    CHECK(std::vector<std::string>(f.runner.calls[0].begin(), f.runner.calls[0].begin() + 6) == race_again);
+    CHECK_THAT(f.runner.calls[0][6], Catch::StartsWith("by the watchdog: stalled "));
+    CHECK(f.runner.calls[0].size() == 7);  // no node left out
+    CHECK(f.runner.calls[1] == std::vector<std::string>{"scontrol", "requeue", "42"});
+    CHECK(read_stall_record(f.o.log_base)->taken == WatchdogOutcome::Requeued);
+  }
+  SECTION("a failed re-race is said, and the job is requeued all the same; a retried requeue does not race again") {
+    f.runner.on("/opt/ddpctl/bin/ddpctl", {"race-again"}, exits(1, "", "ddpctl: error: no run r1\n"));
+    int requeues = 0;
+    f.runner.on("scontrol", {"requeue"}, [&](const std::vector<std::string>&) {
+      return requeues++ == 0 ? exits(1, "", "scontrol: error: Socket timed out\n") : exits(0);
+    });
+    CaptureCerr err;
+    Watcher w(f.o, f.runner, f.clock, T0);
+    CHECK(w.tick(T0 + 60));  // the requeue failed: tried again in an interval
+    CHECK_FALSE(w.tick(T0 + 65));
+    CHECK(f.runner.count("/opt/ddpctl/bin/ddpctl") == 1);
+    CHECK(f.runner.count("scontrol") == 2);
+    CHECK_THAT(err.text.str(), Catch::Contains("ddpctl: race: warning: the re-race failed here (") &&
+                                   Catch::Contains("'ddpctl race-again /home/u/runs/r1' on the login node does it"));
+    CHECK(read_stall_record(f.o.log_base)->taken == WatchdogOutcome::Requeued);
+  }
+  SECTION("the last restart used: it cancels, and does not race again") {
+    f.o.attempt = 2;
+    f.runner.on("scancel", {}, exits(0));
+    Watcher w(f.o, f.runner, f.clock, T0);
+    CHECK_FALSE(w.tick(T0 + 60));
+    CHECK(f.runner.calls == std::vector<std::vector<std::string>>{{"scancel", "42"}});
+  }
+}
+
 TEST_CASE("the watcher acts first, then records what the act returned, a failed act is tried again", "[job_agent]") {
   WatchFixture f;
   f.o.action = StallAction::Cancel;
@@ -391,17 +446,6 @@ TEST_CASE("the watcher acts first, then records what the act returned, a failed 
     CHECK(read_stall_record(g.o.log_base)->taken == WatchdogOutcome::CancelFailed);
   }
 }
-
-namespace {
-
-// What a scope writes to std::cerr.
-struct CaptureCerr {
-  std::ostringstream text;
-  std::streambuf* old = std::cerr.rdbuf(text.rdbuf());
-  ~CaptureCerr() { std::cerr.rdbuf(old); }
-};
-
-}  // namespace
 
 TEST_CASE("a record the log folder cannot take does not stop the cancel", "[job_agent]") {
   WatchFixture f;
