@@ -12,8 +12,7 @@
 # it beside the step, and stops it when the step ends): at most 30 s.
 answer_srun() {
   [[ " $* " == *" --kill-on-bad-exit=1 "* ]] || return 0
-  local i
-  for i in $(seq 600); do
+  for _ in $(seq 600); do
     ! grep -q '^ddpctl job watch ' "$STUB_LOG" || return 0
     sleep 0.05
   done
