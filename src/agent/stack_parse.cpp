@@ -129,10 +129,14 @@ std::vector<ThreadStack> parse_py_spy_stacks(const std::string& text) {
 // Python's faulthandler: `Thread 0x00007f... (most recent call first):` or,
 // for the thread that took the signal, `Current thread 0x... [python3] (most
 // recent call first):` (3.14 names the thread in brackets), then
-// `  File "/tmp/hang.py", line 15 in on_step_end`.
+// `  File "/tmp/hang.py", line 15 in on_step_end`. Its notes among a
+// thread's lines (CPython's traceback.c) go on with the thread:
+// `  Garbage-collecting` (the dump came while the collector ran; the frames
+// follow), `  <no Python frame>`, `  ...` (deeper than it prints).
 std::vector<ThreadStack> parse_faulthandler_stacks(const std::string& text) {
   static const Regex thread_line(R"re(^(Current thread|Thread) (0x[0-9a-fA-F]+)(?: \[(.*)\])? \(most recent call first\):$)re");
   static const Regex frame_line(R"re(^  File "(.*)", line (\d+|\?\?\?) in (.*)$)re");
+  static const Regex note_line(R"re(^  (Garbage-collecting|<[^>]*>|\.\.\.)$)re");
   std::vector<ThreadStack> out;
   bool in_thread = false;
   for (const auto& line : stack_text_lines(text)) {
@@ -154,6 +158,7 @@ std::vector<ThreadStack> parse_faulthandler_stacks(const std::string& text) {
       out.back().frames.push_back(f);
       continue;
     }
+    if (in_thread && note_line.search(line, &m)) continue;
     in_thread = false;
   }
   for (auto& t : out) mark_python_main(t);

@@ -346,6 +346,25 @@ TEST_CASE("Python 3.14's forkserver: the workers are its children, the forkserve
                                    "in all_reduce");
 }
 
+TEST_CASE("faulthandler's Garbage-collecting note inside a thread keeps the thread's frames", "[culprit]") {
+  auto ts = parse_faulthandler_stacks("Current thread 0x00007f3a0b3e8200 [python3] (most recent call first):\n"
+                                      "  Garbage-collecting\n"
+                                      "  File \"/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py\", "
+                                      "line 3913 in all_reduce\n"
+                                      "  File \"/tmp/loader_hang.py\", line 45 in main\n");
+  REQUIRE(ts.size() == 1);
+  REQUIRE(ts[0].frames.size() == 2);
+  CHECK(ts[0].frames[0].function == "all_reduce");
+  // Recorded on Slurm 26.05 (torch 2.14, Python 3.14; tests/slurm's loader_worker_read under CI's load): rank 3's
+  // faulthandler dump came while its garbage collector ran, and rank 3 read as waiting in gdb's c10d::Work::wait.
+  auto rs = read_stacks_file(stacks("stacks-file-loader-gc-torch2.14-g1.txt"), "g1");
+  for (auto& r : read_stacks_file(stacks("stacks-file-loader-gc-torch2.14-g2.txt"), "g2")) rs.push_back(std::move(r));
+  REQUIRE(rs.size() == 4);
+  CHECK(decide_culprit(rs).text == "rank 1 (g1) is not in a collective — at loader_hang.py:43 in main (waits for its "
+                                   "DataLoader: worker pid 21155 at loader_hang.py:28 in __getitem__); ranks 0, 2, 3 "
+                                   "(g1, g2) wait in all_reduce");
+}
+
 TEST_CASE("a rank whose process is a shell wrapper is where its Python child is", "[culprit]") {
   // `bash -c 'python3 train.py'` without exec: the rank's process has gdb's native frames only.
   RankEvidence wrapped = rank(1, "g1", {"ddp-gdb-rank1-sleep-torch1.13.txt"});
