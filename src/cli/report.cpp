@@ -1,6 +1,6 @@
 // ddpctl report RUN|EXPERIMENT...: the scaling table of runs; --plot draws it
 // through gnuplot (src/explain/report.hpp). A grid's sweep: its cells by parameter,
-// and the scaling table of the shapes it varies (src/explain/report_grid.hpp).
+// and the scaling table of the shapes it varies (src/workflows/report_grid_collect.hpp).
 #include <ctime>
 #include <fmt/format.h>
 #include <iostream>
@@ -10,7 +10,7 @@
 #include "cli/common.hpp"
 #include "explain/report.hpp"
 #include "explain/report_table.hpp"
-#include "explain/report_grid.hpp"
+#include "workflows/report_grid_collect.hpp"
 #include "remote/remote_fetch.hpp"
 #include "base/text.hpp"
 

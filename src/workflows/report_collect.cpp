@@ -13,7 +13,7 @@
 #include "explain/report.hpp"
 #include "explain/report_plot.hpp"
 #include "agent/straggler.hpp"
-#include "explain/report_grid.hpp"
+#include "workflows/report_grid_collect.hpp"
 #include "script/resolve.hpp"
 #include "spec/spec.hpp"
 #include "base/text.hpp"
@@ -30,7 +30,7 @@ std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, c
   for (const auto& t : targets)
     for (Run& r : find_runs(root, t)) all.push_back(std::move(r));
   // A grid of shapes (`include:` of shapes, the new spelling of `sweep:`):
-  // its cells' rows (report_grid.hpp), in its place among the runs'.
+  // its cells' rows (report_grid_collect.hpp), in its place among the runs'.
   std::vector<Run> runs;
   std::vector<std::vector<ReportRow>> grid_rows;  // by place in `all`; runs' places are empty
   std::vector<bool> is_grid;

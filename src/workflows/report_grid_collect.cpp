@@ -1,4 +1,4 @@
-// The grid report's workflow (report_grid.hpp): Slurm's records of the
+// The grid report's workflow (report_grid_collect.hpp): Slurm's records of the
 // sweep's arrays, each cell's metrics from its files, and the plot.
 #include <algorithm>
 #include <filesystem>
@@ -14,7 +14,7 @@
 #include "spec/metric_pattern.hpp"
 #include "explain/report.hpp"
 #include "explain/report_table.hpp"
-#include "explain/report_grid.hpp"
+#include "workflows/report_grid_collect.hpp"
 #include "explain/parameter_plot.hpp"
 #include "explain/parameter_table.hpp"
 #include "explain/status_grid.hpp"
