@@ -9,6 +9,8 @@
 #include "cli/app.hpp"
 #include "cli/common.hpp"
 #include "explain/report.hpp"
+#include "workflows/report_collect.hpp"
+#include "workflows/report_plot_run.hpp"
 #include "explain/report_table.hpp"
 #include "workflows/report_grid_collect.hpp"
 #include "remote/remote_fetch.hpp"

@@ -15,6 +15,8 @@
 #include "explain/report.hpp"
 #include "explain/report_table.hpp"
 #include "workflows/report_grid_collect.hpp"
+#include "workflows/report_plot_run.hpp"
+#include "workflows/report_rows.hpp"
 #include "explain/parameter_plot.hpp"
 #include "explain/parameter_table.hpp"
 #include "explain/status_grid.hpp"
