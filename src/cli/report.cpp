@@ -57,7 +57,7 @@ void run_report(const ReportOptions& o, Context& ctx) {
   if (o.format == "json") std::cout << report_json(rows);
   // The table and Markdown say it in their notes; CSV and JSON have no place for it.
   if (o.format == "csv" || o.format == "json")
-    for (const auto& note : {mixed_code_note(rows), mixed_environment_note(rows)})
+    for (const auto& note : {mixed_code_note(rows), mixed_provenance_note(rows)})
       if (!note.empty()) std::cerr << "ddpctl: warning: " << note << '\n';
   if (o.plot.empty()) return;
   for (const auto& line : plot_report(rows, o.plot, ctx.runner)) std::cerr << "ddpctl: " << line << '\n';

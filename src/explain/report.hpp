@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "slurm/context.hpp"
-#include "agent/job_environment.hpp"
+#include "agent/provenance.hpp"
 #include "runs/jobs.hpp"
 #include "runs/output.hpp"
 #include "runs/progress.hpp"
@@ -50,7 +50,7 @@ struct ReportRow {
   std::optional<long long> rss_peak_bytes;
   std::string usage_base;  // <output_dir>/<job name>_<job id>: where the samples are
   std::string code;        // the code it ran (snapshot.hpp's code_label); "" without a record
-  std::optional<JobEnvironment> environment;  // what its latest attempt ran with, where recorded
+  std::optional<Provenance> provenance;  // what its latest attempt ran with, where recorded
   std::string slow;  // the ranks its watchdog found slow (straggler.hpp), "" for none
   // Its in-job restarts (restart:, in_job_restart.hpp), each with the time
   // between the failed step and the new one; a shrunk step (min_nodes)
@@ -76,10 +76,10 @@ void compute_scaling(std::vector<ReportRow>& rows);
 // A warning when the rows ran different code (commits, snapshots, in
 // place), naming each and its rows; empty when they all ran the same.
 std::string mixed_code_note(const std::vector<ReportRow>& rows);
-// A warning when the rows' recorded environments differ (torch, CUDA, NCCL,
+// A warning when the rows' recorded provenance differs (torch, CUDA, NCCL,
 // modules, the spec's variables...), naming each value and its rows; empty
 // when they agree or fewer than two rows have a record.
-std::string mixed_environment_note(const std::vector<ReportRow>& rows);
+std::string mixed_provenance_note(const std::vector<ReportRow>& rows);
 
 // `ddpctl plan`: time and cost of shapes predicted from measured rows.
 struct PlanShape {

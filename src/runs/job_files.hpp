@@ -43,7 +43,9 @@ std::string node_check(std::string_view base, int attempt, std::string_view node
 // the attempt's step logs (one file per task across its restarts, each step
 // after a line of its own), so the logs' readers need no new names.
 std::string in_job_restarts(std::string_view base, int attempt);  // <base>.restart<N>.in-job.json
-std::string environment(std::string_view base, int attempt);      // <base>.restart<N>.environment.json
+// The attempt's provenance (provenance.hpp), still in the file name it had
+// before that word, so that the records of runs before it read.
+std::string provenance(std::string_view base, int attempt);       // <base>.restart<N>.environment.json
 std::string stacks(std::string_view base, int attempt, std::string_view node);  // .restart<N>.stacks.<node>.txt
 std::string stacks_request(std::string_view base, int attempt);   // <base>.restart<N>.stacks-request
 std::string python_hook(std::string_view base);                  // <base>.python: the sitecustomize (stacks_hook.hpp)

@@ -169,7 +169,7 @@ mstch::data monitor_data(const RunSpec& spec, const std::vector<std::string>& na
   m.set("node_check", flag(spec.monitor.node_check));
   m.set("check_timeout", std::to_string(spec.monitor.check_timeout_s));
   m.set("restarts", std::to_string(spec.requeue ? spec.requeue->max_restarts : 0));
-  // What the job's environment record keeps (job_environment.hpp): every variable this script sets.
+  // What the attempt's provenance record keeps (provenance.hpp): every variable this script sets.
   m.set("env_names", join(names, " "));
   m.set("watchdog", watchdog_data(spec));
   return m;

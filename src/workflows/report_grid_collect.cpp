@@ -256,7 +256,7 @@ std::string format_grid_reports(const GridReports& r, const std::string& format,
     const std::vector<ReportRow>& rows = r.scaling.front().rows;
     // The table and Markdown say it in their notes; CSV and JSON have no place for it.
     if (format == "csv" || format == "json")
-      for (const auto& note : {mixed_code_note(rows), mixed_environment_note(rows)})
+      for (const auto& note : {mixed_code_note(rows), mixed_provenance_note(rows)})
         if (!note.empty()) warnings.push_back(note);
     if (format == "markdown") return report_markdown(rows);
     if (format == "csv") return report_csv(rows);

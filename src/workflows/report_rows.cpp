@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "agent/in_job_record.hpp"
-#include "agent/job_environment.hpp"
+#include "agent/provenance.hpp"
 #include "agent/straggler.hpp"
 #include "base/diagnostics.hpp"
 #include "base/text.hpp"
@@ -32,7 +32,7 @@ ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, c
     if (auto f = explain_failure(*shape, *job, states, slurm, &nodes)) row.failure = describe_failure(*f);
   if (shape) {
     add_usage(row, log_base(*shape, a->job_id));
-    row.environment = read_latest_environment(log_base(*shape, a->job_id));
+    row.provenance = read_latest_provenance(log_base(*shape, a->job_id));
     if (auto slow = read_slow_record(log_base(*shape, a->job_id))) row.slow = describe_slow_history(*slow);
     InJobHistory h = read_in_job_history(log_base(*shape, a->job_id));
     row.in_job = h.restarts;
