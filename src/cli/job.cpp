@@ -70,7 +70,7 @@ void setup_watch(CLI::App* job, Context& ctx) {
   c->add_option("--tasks", o->w.tasks, "Tasks of the training step");
   c->add_option("--tasks-per-node", o->w.tasks_per_node, "Tasks per node");
   c->add_flag("--per-gpu", o->w.per_gpu, "A task is a rank");
-  c->add_option("--max-restarts", o->w.max_restarts, "requeue.max_restarts");
+  c->add_option("--max-restarts", o->w.max_requeues, "requeue.max_restarts");
   c->add_option("--pattern", o->pattern, "The progress pattern (named groups epoch, step)");
   c->add_option("--epoch-base", o->epoch_base, "progress.epoch_base");
   c->add_option("--step-pid", o->w.step_pid, "The training step's process: the watch ends with it");
@@ -119,7 +119,7 @@ void setup_check(CLI::App* job, Context& ctx) {
 void setup_checked(CLI::App* job, Context& ctx) {
   struct O {
     std::string log_base, nodes;
-    int max_restarts = 0;
+    int max_requeues = 0;
   };
   auto o = std::make_shared<O>();
   CLI::App* c = job->add_subcommand(
@@ -127,9 +127,9 @@ void setup_checked(CLI::App* job, Context& ctx) {
                              verdict_status(AgentVerdict::Go), verdict_status(AgentVerdict::Requeue), verdict_status(AgentVerdict::Fail)));
   add_log_base(c, o->log_base);
   c->add_option("--nodes", o->nodes, "The job's nodes, space-separated")->required();
-  c->add_option("--max-restarts", o->max_restarts, "requeue.max_restarts (0: no requeue)");
+  c->add_option("--max-restarts", o->max_requeues, "requeue.max_restarts (0: no requeue)");
   c->callback([o, &ctx] {
-    CheckDecision d = read_node_checks(o->log_base, split_ws(o->nodes), o->max_restarts, ctx);
+    CheckDecision d = read_node_checks(o->log_base, split_ws(o->nodes), o->max_requeues, ctx);
     AgentVerdict v = check_verdict(d);
     for (const auto& l : d.lines) (v == AgentVerdict::Go ? std::cout : std::cerr) << "ddpctl: node check: " << l << '\n';
     // To requeue: the nodes to exclude, then the first problem (the requeue's reason).

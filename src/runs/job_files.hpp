@@ -21,7 +21,10 @@ std::string batch_err_pattern(std::string_view output_dir);  // <dir>/%x_%j.err
 std::string batch_out(std::string_view base);                   // <base>.out
 std::string batch_err(std::string_view base);                   // <base>.err
 
-// Each task's output of one attempt: <base>.restart<N>.<task>.out.
+// Each task's output of one attempt: <base>.restart<N>.<task>.out. The N of
+// every .restart<N>. below is the attempt (0 first: SLURM_RESTART_COUNT,
+// Slurm's word for a requeue), never an in-job restart: those append to
+// their attempt's files.
 std::string step_log(std::string_view base, std::string_view attempt, std::string_view task);
 std::string step_log(std::string_view base, int attempt, int task);
 // The program's progress and metrics files (the bundled trainer writes them).

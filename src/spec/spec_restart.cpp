@@ -26,7 +26,7 @@ void read_requeue(MapReader& top, RunSpec& spec) {
       }))
     q.signal = v->rfind("SIG", 0) == 0 ? v->substr(3) : *v;
   if (auto v = r.integer("grace", 10, 65535)) q.grace_s = static_cast<int>(*v);
-  if (auto v = r.integer("max_restarts", 0, 1000)) q.max_restarts = static_cast<int>(*v);
+  if (auto v = r.integer("max_restarts", 0, 1000)) q.max_requeues = static_cast<int>(*v);
   r.finish();
   spec.requeue = q;
 }

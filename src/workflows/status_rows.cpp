@@ -47,7 +47,7 @@ void add_times(const Job& job, long long now, const std::string& why, StatusRow&
             {"end_time", opt(job.end_time)}, {"elapsed_s", elapsed}, {"time_limit_s", opt(job.time_limit_s)},
             {"nodes", job.nodes}, {"node_count", job.node_count}, {"gpus", job.gpus},
             {"exit", {{"code", opt(job.exit.code)}, {"signal", opt(job.exit.signal)}}},
-            {"exit_text", describe_exit(job.exit)}, {"restarts", job.restarts}, {"source", job.source}});
+            {"exit_text", describe_exit(job.exit)}, {"restarts", job.requeues}, {"source", job.source}});
 }
 
 }  // namespace
@@ -68,7 +68,7 @@ StatusRow job_row(const JobFacts& facts) {
   j.update(words.json);
   // What the attempt runs with, from its first node (provenance.hpp).
   if (facts.shape && job.state != JobState::Pending)
-    if (auto e = read_provenance(log_base(*facts.shape, job.id), job.restarts)) j["environment"] = provenance_json(*e);
+    if (auto e = read_provenance(log_base(*facts.shape, job.id), job.requeues)) j["environment"] = provenance_json(*e);
   add_times(job, facts.now, explain_reason(job.reason), row, j);
   row.json = j;
   return row;

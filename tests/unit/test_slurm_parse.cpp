@@ -213,7 +213,7 @@ void check_scenario(const std::vector<Job>& jobs) {
   const Job& requeued = named(jobs, "cap-requeue");
   CHECK(requeued.state == JobState::Pending);
   CHECK(requeued.reason == "BeginTime");
-  CHECK(requeued.restarts == 1);
+  CHECK(requeued.requeues == 1);
 }
 
 void check_nodes(const std::vector<NodeInfo>& nodes) {
