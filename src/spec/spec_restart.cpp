@@ -3,13 +3,12 @@
 #include <fmt/format.h>
 
 #include "base/text.hpp"
-#include "../../trainer/ddptrain_limits.hpp"
+#include "../../trainer/ddptrain_bounds.hpp"
 
 namespace ddpctl {
 
-// ddp-train's bounds on its options (ddptrain_limits.hpp): "limits" in
-// src/slurm/ are the site's.
-namespace bounds = ddptrain::limits;
+// ddp-train's bounds on its options (ddptrain_bounds.hpp).
+namespace bounds = ddptrain::bounds;
 
 void read_requeue(MapReader& top, RunSpec& spec) {
   if (!top.has("requeue")) return;
