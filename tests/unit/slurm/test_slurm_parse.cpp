@@ -9,7 +9,7 @@
 #include "slurm/slurm_parse_jobs.hpp"
 #include "slurm/slurm_parse_nodes.hpp"
 #include "slurm/slurm_parse_replies.hpp"
-#include "spec/spec_site.hpp"
+#include "slurm/sbatch_options.hpp"
 #include <nlohmann/json.hpp>
 
 using namespace ddpctl;
