@@ -139,7 +139,7 @@ torch::Tensor load_jpeg(const std::string& path, int image_size) {
 std::vector<size_t> epoch_permutation(size_t size, long seed, int epoch) {
   std::vector<size_t> perm(size);
   for (size_t i = 0; i < size; ++i) perm[i] = i;
-  // Seeds fit in 32 bits (limits::kSeed) and so do epochs: one distinct
+  // Seeds fit in 32 bits (bounds::kSeed) and so do epochs: one distinct
   // generator per (seed, epoch).
   std::mt19937_64 rng((static_cast<uint64_t>(seed) << 32) ^ static_cast<uint64_t>(epoch));
   for (size_t i = size; i > 1; --i) std::swap(perm[i - 1], perm[uniform_below(rng, i)]);

@@ -7,16 +7,16 @@
 #include <stdexcept>
 #include <string>
 
-#include "ddptrain_limits.hpp"
+#include "ddptrain_bounds.hpp"
 
 namespace ddptrain {
 
 namespace {
 
-// CLI11 checks from the ranges ddpctl's spec checks share (ddptrain_limits.hpp).
-CLI::Validator int_range(limits::IntRange r) { return CLI::Range(r.min, r.max); }
+// CLI11 checks from the ranges ddpctl's spec checks share (ddptrain_bounds.hpp).
+CLI::Validator int_range(bounds::IntRange r) { return CLI::Range(r.min, r.max); }
 
-CLI::Validator number_range(limits::NumberRange r) {
+CLI::Validator number_range(bounds::NumberRange r) {
   return CLI::Validator(
       [r](std::string& value) -> std::string {
         char* end = nullptr;
@@ -53,26 +53,26 @@ AccumulationFlags add_training_flags(CLI::App& app, Options& o) {
   app.add_option("--model", o.model, "resnet18, resnet50 or smallcnn")
       ->check(CLI::IsMember({"resnet18", "resnet50", "smallcnn"}));
   app.add_option("--data", o.data, "TinyImageNet or ImageFolder directory, or 'synthetic'");
-  app.add_option("--epochs", o.epochs, "Epochs")->check(int_range(limits::kEpochs));
-  app.add_option("--batch-size", o.batch_size, "Batch size per rank")->check(int_range(limits::kBatchSize));
-  app.add_option("--lr", o.lr, "Learning rate")->check(number_range(limits::kLr));
-  app.add_option("--momentum", o.momentum, "SGD momentum")->check(number_range(limits::kMomentum));
-  app.add_option("--weight-decay", o.weight_decay, "Weight decay")->check(number_range(limits::kWeightDecay));
-  app.add_option("--step-size", o.step_size, "StepLR period in epochs")->check(int_range(limits::kStepSize));
-  app.add_option("--gamma", o.gamma, "StepLR factor")->check(number_range(limits::kGamma));
+  app.add_option("--epochs", o.epochs, "Epochs")->check(int_range(bounds::kEpochs));
+  app.add_option("--batch-size", o.batch_size, "Batch size per rank")->check(int_range(bounds::kBatchSize));
+  app.add_option("--lr", o.lr, "Learning rate")->check(number_range(bounds::kLr));
+  app.add_option("--momentum", o.momentum, "SGD momentum")->check(number_range(bounds::kMomentum));
+  app.add_option("--weight-decay", o.weight_decay, "Weight decay")->check(number_range(bounds::kWeightDecay));
+  app.add_option("--step-size", o.step_size, "StepLR period in epochs")->check(int_range(bounds::kStepSize));
+  app.add_option("--gamma", o.gamma, "StepLR factor")->check(number_range(bounds::kGamma));
   app.add_option("--amp", o.amp, "off, fp16 or bf16 (CUDA)")->check(CLI::IsMember({"off", "fp16", "bf16", "true", "false"}));
-  app.add_option("--workers", o.workers, "Data loader threads per rank")->check(int_range(limits::kWorkers));
+  app.add_option("--workers", o.workers, "Data loader threads per rank")->check(int_range(bounds::kWorkers));
   AccumulationFlags f;
   f.grad_accum =
-      app.add_option("--grad-accum", o.grad_accum, "Micro-steps per optimizer step")->check(int_range(limits::kGradAccum));
+      app.add_option("--grad-accum", o.grad_accum, "Micro-steps per optimizer step")->check(int_range(bounds::kGradAccum));
   f.global_batch =
       app.add_option("--global-batch", o.global_batch,
                      "Samples per optimizer step, all ranks together: the accumulation becomes N / (world size x "
                      "--batch-size), so a resume on another world size keeps the global batch")
-          ->check(int_range(limits::kGlobalBatch));
+          ->check(int_range(bounds::kGlobalBatch));
   app.add_option("--checkpoint-dir", o.checkpoint_dir, "Folder for checkpoints (rank 0 writes)");
   app.add_flag("--resume", o.resume, "Continue from the last checkpoint in --checkpoint-dir");
-  app.add_option("--seed", o.seed, "Random seed")->check(int_range(limits::kSeed));
+  app.add_option("--seed", o.seed, "Random seed")->check(int_range(bounds::kSeed));
   app.add_option("--sync", o.sync, "Gradient sync: reducer (overlapped, c10d::Reducer), flat (after backward), auto")
       ->check(CLI::IsMember({"auto", "reducer", "flat"}));
   app.add_option("--compress", o.compress, "Gradients on the wire: none, fp16, bf16 (NCCL only)")
@@ -156,7 +156,7 @@ Options parse_options(int argc, char** argv) {
 
 int grad_accum_for(const Options& o, int world) {
   if (o.global_batch <= 0) return o.grad_accum;
-  long long accum = limits::accumulation_for(o.global_batch, world, o.batch_size);
+  long long accum = bounds::accumulation_for(o.global_batch, world, o.batch_size);
   if (accum > 0) return static_cast<int>(accum);
   long long micro_batch = static_cast<long long>(world) * o.batch_size;
   std::string shape = std::to_string(world) + " ranks x --batch-size " + std::to_string(o.batch_size) + " = " +
@@ -166,7 +166,7 @@ int grad_accum_for(const Options& o, int world) {
                              " samples per micro-step, so the accumulation would not be a whole number");
   throw std::runtime_error("--global-batch " + std::to_string(o.global_batch) + " needs " +
                            std::to_string(o.global_batch / micro_batch) + " micro-steps of " + shape +
-                           " samples; ddp-train accumulates at most " + std::to_string(limits::kGradAccum.max) +
+                           " samples; ddp-train accumulates at most " + std::to_string(bounds::kGradAccum.max) +
                            " (raise --batch-size)");
 }
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "ddptrain_limits.hpp"
+#include "ddptrain_bounds.hpp"
 
 namespace ddptrain {
 
@@ -22,7 +22,7 @@ struct Options {
   std::string model = "smallcnn";
   std::string data = "synthetic";
   int epochs = 1;
-  int batch_size = limits::kDefaultBatchSize;  // per rank
+  int batch_size = bounds::kDefaultBatchSize;  // per rank
   double lr = 0.1, momentum = 0.9, weight_decay = 5e-4, gamma = 0.1;
   int step_size = 30;
   std::string amp = "off";  // off | fp16 | bf16

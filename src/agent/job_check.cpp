@@ -30,7 +30,7 @@ NodeCheckResult run_node_check(const NodeCheckRequest& q, Context& ctx) {
   return r;
 }
 
-CheckDecision read_node_checks(const std::string& log_base, const std::vector<std::string>& nodes, int max_restarts,
+CheckDecision read_node_checks(const std::string& log_base, const std::vector<std::string>& nodes, int max_requeues,
                                Context& ctx) {
   int attempt = job_place(ctx.env).attempt;
   std::vector<std::optional<NodeCheckResult>> results;
@@ -42,7 +42,7 @@ CheckDecision read_node_checks(const std::string& log_base, const std::vector<st
     }
     results.push_back(r);
   }
-  return decide_after_check(nodes, results, attempt, max_restarts);
+  return decide_after_check(nodes, results, attempt, max_requeues);
 }
 
 }  // namespace ddpctl

@@ -22,7 +22,7 @@ struct NodeCheckRequest {
 };
 NodeCheckResult run_node_check(const NodeCheckRequest& r, Context& ctx);
 // `job checked`: every node's record of this attempt, and what to do.
-CheckDecision read_node_checks(const std::string& log_base, const std::vector<std::string>& nodes, int max_restarts,
+CheckDecision read_node_checks(const std::string& log_base, const std::vector<std::string>& nodes, int max_requeues,
                                Context& ctx);
 
 }  // namespace ddpctl

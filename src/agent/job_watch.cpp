@@ -141,7 +141,7 @@ bool Watcher::act(const StallVerdict& v, double now) {
     std::cerr << "ddpctl: watchdog: warning: " << describe_stall(record_) << " (watchdog.action: warn: it runs on)\n";
     return true;
   }
-  requeue_ = o_.action == StallAction::Requeue && o_.attempt < o_.max_restarts;
+  requeue_ = o_.action == StallAction::Requeue && o_.attempt < o_.max_requeues;
   restart_ = o_.action == StallAction::Restart;
   // Before the act: what it is about to do (a record a crash leaves behind).
   record_.taken = watchdog_outcome(act_taken(), OutcomePhase::Acting);
@@ -218,7 +218,7 @@ bool Watcher::take_action() {
     record_.result = failed ? "ending the step failed: " + *failed : fmt::format("scancel --signal=KILL {}: done", step);
   } else if (requeue_) {
     std::cerr << fmt::format("ddpctl: requeueing job {} (restart {} of {}): by the watchdog: {}\n", o_.job_id,
-                             o_.attempt + 1, o_.max_restarts, what);
+                             o_.attempt + 1, o_.max_requeues, what);
     // With watchdog.exclude_slow, the slow ranks' nodes stay out of the next attempt.
     std::vector<std::string> exclude = slow_.exclusion();
     if (!exclude.empty()) std::cerr << fmt::format("ddpctl: watchdog: excluding {} (slow)\n", join(exclude, ", "));

@@ -23,7 +23,7 @@ struct WatchOptions {
   std::string log_base;  // <output_dir>/<job name>_<job id>
   std::string job_id;
   std::string slurm_id;  // what it requeues or cancels (JobPlace); empty: job_id
-  int attempt = 0, max_restarts = 0;
+  int attempt = 0, max_requeues = 0;
   int step = 0;  // DDPCTL_RESTART: the training step of the attempt it watches (in-job restarts)
   bool in_job = false;  // restart: (DDPCTL_RESTART set): the step's latest progress is noted for report
   int tasks = 1, tasks_per_node = 1;
@@ -98,7 +98,7 @@ class Watcher {
   bool stalled_ = false;
   bool requeue_ = false;  // the action to take: requeue, else cancel
   bool restart_ = false;  // watchdog.action restart: end the step for an in-job restart
-  // The act requeue_ and restart_ choose (a requeue past max_restarts cancels).
+  // The act requeue_ and restart_ choose (a requeue past max_requeues cancels).
   StallAction act_taken() const { return restart_ ? StallAction::Restart : requeue_ ? StallAction::Requeue : StallAction::Cancel; }
   int tries_ = 0;         // of the action, when it fails (a few, an interval apart)
   bool raced_again_ = false;  // race-again ran before the first try of the requeue

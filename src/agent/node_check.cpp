@@ -161,7 +161,7 @@ std::string node_check_path(const std::string& log_base, int attempt, const std:
 
 CheckDecision decide_after_check(const std::vector<std::string>& nodes,
                                  const std::vector<std::optional<NodeCheckResult>>& results, int attempt,
-                                 int max_restarts) {
+                                 int max_requeues) {
   CheckDecision d;
   double slowest = 0;
   std::vector<std::string> unchecked;
@@ -197,7 +197,7 @@ CheckDecision decide_after_check(const std::vector<std::string>& nodes,
       d.bad_nodes = {nodes[0]};
       d.lines.clear();
       for (const auto& p : results[0]->problems) d.lines.push_back(p.text);
-      d.requeue = attempt < max_restarts;
+      d.requeue = attempt < max_requeues;
       return d;
     }
   }
@@ -217,7 +217,7 @@ CheckDecision decide_after_check(const std::vector<std::string>& nodes,
   }
   // Every node failing says more about the job (or the master) than the
   // nodes, unless there is only one.
-  d.requeue = attempt < max_restarts && (d.bad_nodes.size() < nodes.size() || nodes.size() == 1);
+  d.requeue = attempt < max_requeues && (d.bad_nodes.size() < nodes.size() || nodes.size() == 1);
   return d;
 }
 

@@ -79,7 +79,7 @@ struct CheckDecision {
   bool requeue = false;            // exclude bad_nodes and requeue
 };
 CheckDecision decide_after_check(const std::vector<std::string>& nodes, const std::vector<std::optional<NodeCheckResult>>& results,
-                                 int attempt, int max_restarts);
+                                 int attempt, int max_requeues);
 AgentVerdict check_verdict(const CheckDecision& d);
 
 // A node list field (ExcNodeList, ReqNodeList, NodeList) of one job as

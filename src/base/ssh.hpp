@@ -92,7 +92,7 @@ std::vector<std::string> with_stdout_to(const std::string& file, const std::vect
 // not captured: --on's command there, through ssh (SshRunner::run_attached),
 // whose output is the user's. A CommandRunner captures; this is the seam for
 // the other kind, so that a test stands in for the terminal
-// (tests/unit/test_remote_call.cpp).
+// (tests/unit/remote/test_remote_call.cpp).
 class TerminalRunner {
  public:
   virtual ~TerminalRunner() = default;

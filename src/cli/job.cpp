@@ -71,7 +71,7 @@ void setup_watch(CLI::App* job, Context& ctx) {
   c->add_option("--tasks", o->w.tasks, "Tasks of the training step");
   c->add_option("--tasks-per-node", o->w.tasks_per_node, "Tasks per node");
   c->add_flag("--per-gpu", o->w.per_gpu, "A task is a rank");
-  c->add_option("--max-restarts", o->w.max_restarts, "requeue.max_restarts");
+  c->add_option("--max-restarts", o->w.max_requeues, "requeue.max_restarts");
   c->add_option("--pattern", o->pattern, "The progress pattern (named groups epoch, step)");
   c->add_option("--epoch-base", o->epoch_base, "progress.epoch_base");
   c->add_option("--step-pid", o->w.step_pid, "The training step's process: the watch ends with it");
@@ -122,7 +122,7 @@ void setup_check(CLI::App* job, Context& ctx) {
 void setup_checked(CLI::App* job, Context& ctx) {
   struct O {
     std::string log_base, nodes;
-    int max_restarts = 0;
+    int max_requeues = 0;
   };
   auto o = std::make_shared<O>();
   CLI::App* c = job->add_subcommand(
@@ -130,9 +130,9 @@ void setup_checked(CLI::App* job, Context& ctx) {
                              verdict_status(AgentVerdict::Go), verdict_status(AgentVerdict::Requeue), verdict_status(AgentVerdict::Fail)));
   add_log_base(c, o->log_base);
   c->add_option("--nodes", o->nodes, "The job's nodes, space-separated")->required();
-  c->add_option("--max-restarts", o->max_restarts, "requeue.max_restarts (0: no requeue)");
+  c->add_option("--max-restarts", o->max_requeues, "requeue.max_restarts (0: no requeue)");
   c->callback([o, &ctx] {
-    CheckDecision d = read_node_checks(o->log_base, split_ws(o->nodes), o->max_restarts, ctx);
+    CheckDecision d = read_node_checks(o->log_base, split_ws(o->nodes), o->max_requeues, ctx);
     AgentVerdict v = check_verdict(d);
     for (const auto& l : d.lines) (v == AgentVerdict::Go ? std::cout : std::cerr) << "ddpctl: node check: " << l << '\n';
     // To requeue: the nodes to exclude, then the first problem (the requeue's reason).
@@ -211,9 +211,11 @@ void setup_python_hook(CLI::App* job, Context&) {
   c->callback([log_base] { std::cout << write_python_hook(*log_base) << '\n'; });
 }
 
-void setup_environment(CLI::App* job, Context& ctx) {
+// `job environment`: the attempt's provenance (the subcommand keeps its first
+// name: the scripts of jobs already queued call it).
+void setup_provenance(CLI::App* job, Context& ctx) {
   struct O {
-    EnvironmentOptions eo;
+    ProvenanceOptions po;
     std::string log_base, nodes, env;
   };
   auto o = std::make_shared<O>();
@@ -221,16 +223,16 @@ void setup_environment(CLI::App* job, Context& ctx) {
   add_log_base(c, o->log_base);
   c->add_option("--nodes", o->nodes, "The job's nodes, space-separated, in order")->required();
   c->add_option("--env", o->env, "The variables ddpctl set, space-separated");
-  c->add_option("--container", o->eo.container, "The container runtime the program runs in");
-  c->add_option("--container-image", o->eo.image, "Its image");
-  c->add_option("--container-words", o->eo.container_words, "How many of the command's first words start the container");
-  c->add_option("command", o->eo.argv, "The launch command, after --")->required();
+  c->add_option("--container", o->po.container, "The container runtime the program runs in");
+  c->add_option("--container-image", o->po.image, "Its image");
+  c->add_option("--container-words", o->po.container_words, "How many of the command's first words start the container");
+  c->add_option("command", o->po.argv, "The launch command, after --")->required();
   c->callback([o, &ctx] {
-    o->eo.nodes = split_ws(o->nodes);
-    o->eo.env_names = split_ws(o->env);
+    o->po.nodes = split_ws(o->nodes);
+    o->po.env_names = split_ws(o->env);
     std::error_code ec;
-    o->eo.cwd = std::filesystem::current_path(ec).string();
-    record_environment(o->log_base, o->eo, ctx);
+    o->po.cwd = std::filesystem::current_path(ec).string();
+    record_provenance(o->log_base, o->po, ctx);
   });
 }
 
@@ -267,7 +269,7 @@ void setup_job(CLI::App& app, Context& ctx) {
   CLI::App* job = app.add_subcommand("job", "The job agent, run by the sbatch script on the compute nodes");
   job->group("");
   job->require_subcommand(1);
-  for (auto setup : {setup_sample, setup_watch, setup_check, setup_checked, setup_step_ended, setup_stacks, setup_python_hook, setup_environment,
+  for (auto setup : {setup_sample, setup_watch, setup_check, setup_checked, setup_step_ended, setup_stacks, setup_python_hook, setup_provenance,
                      setup_requeue})
     setup(job, ctx);
 }

@@ -1,6 +1,6 @@
 // ddpctl report RUN|EXPERIMENT...: the scaling table of runs; --plot draws it
 // through gnuplot (src/explain/report.hpp). A grid's sweep: its cells by parameter,
-// and the scaling table of the shapes it varies (src/explain/report_grid.hpp).
+// and the scaling table of the shapes it varies (src/workflows/report_grid_collect.hpp).
 #include <ctime>
 #include <fmt/format.h>
 #include <iostream>
@@ -9,8 +9,10 @@
 #include "cli/app.hpp"
 #include "cli/common.hpp"
 #include "explain/report.hpp"
+#include "workflows/report_collect.hpp"
+#include "workflows/report_plot_run.hpp"
 #include "explain/report_table.hpp"
-#include "explain/report_grid.hpp"
+#include "workflows/report_grid_collect.hpp"
 #include "remote/remote_fetch.hpp"
 #include "base/text.hpp"
 
@@ -55,7 +57,7 @@ void run_report(const ReportOptions& o, Context& ctx) {
   if (o.format == "json") std::cout << report_json(rows);
   // The table and Markdown say it in their notes; CSV and JSON have no place for it.
   if (o.format == "csv" || o.format == "json")
-    for (const auto& note : {mixed_code_note(rows), mixed_environment_note(rows)})
+    for (const auto& note : {mixed_code_note(rows), mixed_provenance_note(rows)})
       if (!note.empty()) std::cerr << "ddpctl: warning: " << note << '\n';
   if (o.plot.empty()) return;
   for (const auto& line : plot_report(rows, o.plot, ctx.runner)) std::cerr << "ddpctl: " << line << '\n';

@@ -51,7 +51,7 @@ CellMetrics read_cell_metrics(const RunShape& shape, const std::string& task_job
   if (shape.metric->file == "batch") {
     paths.push_back(job_files::batch_out(base));
   } else {
-    for (int k = 0, last = latest_restart(base); k <= last; ++k) paths.push_back(job_files::step_log(base, k, 0));
+    for (int k = 0, last = latest_logged_attempt(base); k <= last; ++k) paths.push_back(job_files::step_log(base, k, 0));
   }
   for (const auto& path : paths) {
     auto values = read_metric_values(*shape.metric, tail_lines(path, tail_bytes));

@@ -162,8 +162,8 @@ std::vector<Failure> srun_task_failures(const std::vector<std::string>& batch, c
 // A failed task's step log: the line that says why, and the rank where it
 // is known. Returns whether the task failed only as a consequence of
 // another (a closed connection, srun's SIGTERM).
-bool read_task_log(const RunShape& shape, const std::string& base, int restart, Failure& t) {
-  std::string path = job_files::step_log(base, restart, *t.task);
+bool read_task_log(const RunShape& shape, const std::string& base, int attempt, Failure& t) {
+  std::string path = job_files::step_log(base, attempt, *t.task);
   std::vector<std::string> lines = tail_lines(path);
   t.log = path;
   if (shape.per_gpu || shape.ranks_per_node == 1) t.rank = *t.task;
@@ -192,11 +192,11 @@ bool read_task_log(const RunShape& shape, const std::string& base, int restart, 
 // reported, unless the job ended as a whole; Slurm's words stand over the
 // task's. Else the batch script's own last words (ddpctl's checks, a setup
 // line).
-void name_the_task(const RunShape& shape, const Job& job, int restart, const std::vector<std::string>& batch,
+void name_the_task(const RunShape& shape, const Job& job, int attempt, const std::vector<std::string>& batch,
                    const std::string& base, Failure& f) {
   std::optional<Failure> first, genuine;
   for (Failure& t : srun_task_failures(batch, f)) {
-    bool consequence = read_task_log(shape, base, restart, t);
+    bool consequence = read_task_log(shape, base, attempt, t);
     if (!first) first = t;
     if (!consequence) {
       genuine = t;
@@ -243,9 +243,9 @@ std::string end_state_words(const Job& job, const ExitStatus& exit) {
 
 // An OOM ending names the node whose processes held the most, from the
 // job agent's samples (the last one before the kill is the closest).
-void add_memory_peak(const std::string& base, int restart, Failure& f) {
+void add_memory_peak(const std::string& base, int attempt, Failure& f) {
   const UsageSample* peak = nullptr;
-  auto samples = read_usage(base, restart);
+  auto samples = read_usage(base, attempt);
   for (const auto& [node, v] : samples)
     for (const auto& smp : v)
       if (!peak || smp.rss_bytes > peak->rss_bytes) peak = &smp;
@@ -260,10 +260,10 @@ void add_memory_peak(const std::string& base, int restart, Failure& f) {
 
 // The job agent's watchdog cancelled it (docs/running.md): the stall says
 // why. "cancelling": the act ran, the record after it was not written.
-void watchdog_cancel(const std::string& base, int restart, Failure& f) {
+void watchdog_cancel(const std::string& base, int attempt, Failure& f) {
   auto r = read_stall_record(base);
   if (!r || (r->taken != WatchdogOutcome::Cancelled && r->taken != WatchdogOutcome::Cancelling) ||
-      r->attempt != restart)
+      r->attempt != attempt)
     return;
   f.what = "was cancelled by the watchdog";
   f.line = describe_stall(*r);
@@ -279,24 +279,24 @@ void watchdog_cancel(const std::string& base, int restart, Failure& f) {
 // else), the node check, a lost node, then the task named with Slurm's
 // words over its own, a container that did not start, the end state;
 // an OOM's peak goes after what.
-std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int restart,
+std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int attempt,
                                     const std::vector<NodeInfo>& node_states) {
   if (!failed_state(job.state)) return std::nullopt;
   Failure f;
   f.exit = job.exit;
   const std::string base = log_base(shape, job.id);
-  if (restart < 0) restart = std::max(0, latest_restart(base));
+  if (attempt < 0) attempt = std::max(0, latest_logged_attempt(base));
   std::vector<std::string> batch = latest_step_lines(base);
   if (node_check_failed(batch, base, f)) return f;
   std::string lost_node = read_slurm_words(batch, job, f);
   if (lost_a_node(lost_node, job, node_states, base, f)) return f;
-  name_the_task(shape, job, restart, batch, base, f);
+  name_the_task(shape, job, attempt, batch, base, f);
   // Pyxis and enroot say why a container did not start in srun's lines.
   if (f.what.empty())
     if (auto c = find_container_failure(batch)) f.what = c->what, f.line = c->line;
   if (f.what.empty()) f.what = end_state_words(job, f.exit);
-  if (job.state == JobState::OutOfMemory) add_memory_peak(base, restart, f);
-  if (job.state == JobState::Cancelled) watchdog_cancel(base, restart, f);
+  if (job.state == JobState::OutOfMemory) add_memory_peak(base, attempt, f);
+  if (job.state == JobState::Cancelled) watchdog_cancel(base, attempt, f);
   return f;
 }
 

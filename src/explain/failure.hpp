@@ -26,10 +26,10 @@ struct Failure {
   std::string log;          // the file that line is from
 };
 
-// The failure of `job` (of `shape` in a run), for the attempt `restart`
+// The failure of `job` (of `shape` in a run), for the attempt `attempt`
 // (0 = the first); nullopt when the job did not fail. `node_states` (node ->
 // Slurm's state, e.g. "down*") names a NODE_FAIL's node.
-std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int restart,
+std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int attempt,
                                     const std::vector<NodeInfo>& node_states = {});
 
 // find_failure with what only Slurm can add, asked only when needed: the

@@ -192,14 +192,14 @@ std::string mixed_code_note(const std::vector<ReportRow>& rows) {
          "; speedup and efficiency are computed within each (`ddpctl diff RUN_A RUN_B` shows what changed)";
 }
 
-std::string mixed_environment_note(const std::vector<ReportRow>& rows) {
+std::string mixed_provenance_note(const std::vector<ReportRow>& rows) {
   // Every field any row has, in first-seen order, with its value per row ("" where absent).
   std::vector<std::string> keys;
   std::vector<const ReportRow*> recorded;
   for (const auto& r : rows) {
-    if (!r.environment) continue;
+    if (!r.provenance) continue;
     recorded.push_back(&r);
-    for (const auto& [k, v] : comparable_fields(*r.environment))
+    for (const auto& [k, v] : comparable_fields(*r.provenance))
       if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
   }
   if (recorded.size() < 2) return "";
@@ -208,7 +208,7 @@ std::string mixed_environment_note(const std::vector<ReportRow>& rows) {
     std::vector<std::pair<std::string, std::vector<std::string>>> values;  // value -> its rows
     for (const ReportRow* r : recorded) {
       std::string v;
-      for (const auto& [name, value] : comparable_fields(*r->environment))
+      for (const auto& [name, value] : comparable_fields(*r->provenance))
         if (name == k) v = value;
       auto it = std::find_if(values.begin(), values.end(), [&](const auto& p) { return p.first == v; });
       if (it == values.end()) values.push_back({v, {}}), it = values.end() - 1;

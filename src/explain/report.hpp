@@ -3,14 +3,15 @@
 // by the bundled trainer or any program that writes the same keys) joined
 // with Slurm's accounting, compared against the smallest shape, and printed
 // as a table, Markdown, CSV or JSON (report_table.hpp), or plotted through
-// gnuplot (report_plot.hpp).
+// gnuplot (report_plot.hpp). Collecting the rows from runs and Slurm, and
+// planning from them, are the workflow's (workflows/report_collect.hpp).
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "slurm/context.hpp"
-#include "agent/job_environment.hpp"
+#include "agent/provenance.hpp"
 #include "runs/jobs.hpp"
 #include "runs/output.hpp"
 #include "runs/progress.hpp"
@@ -49,7 +50,7 @@ struct ReportRow {
   std::optional<long long> rss_peak_bytes;
   std::string usage_base;  // <output_dir>/<job name>_<job id>: where the samples are
   std::string code;        // the code it ran (snapshot.hpp's code_label); "" without a record
-  std::optional<JobEnvironment> environment;  // what its latest attempt ran with, where recorded
+  std::optional<Provenance> provenance;  // what its latest attempt ran with, where recorded
   std::string slow;  // the ranks its watchdog found slow (straggler.hpp), "" for none
   // Its in-job restarts (restart:, in_job_restart.hpp), each with the time
   // between the failed step and the new one; a shrunk step (min_nodes)
@@ -68,18 +69,6 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
                           long long now);
 // The usage columns from the job's samples (every attempt's); none without samples.
 void add_usage(ReportRow& row, const std::string& log_base);
-// make_report_row with what else there is to read of the job `attempt`
-// made (null: none) as `job` says (null: Slurm did not): its metrics file,
-// else the epochs its log shows through the spec's progress: pattern; how
-// it failed (explain_failure with `states`, the node states asked at most
-// once into `nodes`); its usage samples and environment. Unreadable
-// metrics lines are warnings to `out`.
-ReportRow collect_report_row(const Run& run, const Attempt* attempt, const Job* job, const JobStates& states,
-                             SlurmClient& slurm, std::optional<std::vector<NodeInfo>>& nodes, Output& out,
-                             long long now);
-// Speedup and efficiency (compute_scaling) once every row is made; a
-// UserError when no row has metrics or usage samples yet.
-void finish_report_rows(std::vector<ReportRow>& rows);
 // Speedup and efficiency against the row with the fewest ranks (the first of
 // those) that has a throughput, within each group of rows that ran the same
 // code (`code`): across two programs they would measure the change.
@@ -87,10 +76,10 @@ void compute_scaling(std::vector<ReportRow>& rows);
 // A warning when the rows ran different code (commits, snapshots, in
 // place), naming each and its rows; empty when they all ran the same.
 std::string mixed_code_note(const std::vector<ReportRow>& rows);
-// A warning when the rows' recorded environments differ (torch, CUDA, NCCL,
+// A warning when the rows' recorded provenance differs (torch, CUDA, NCCL,
 // modules, the spec's variables...), naming each value and its rows; empty
 // when they agree or fewer than two rows have a record.
-std::string mixed_environment_note(const std::vector<ReportRow>& rows);
+std::string mixed_provenance_note(const std::vector<ReportRow>& rows);
 
 // `ddpctl plan`: time and cost of shapes predicted from measured rows.
 struct PlanShape {
@@ -112,59 +101,5 @@ struct Prediction {
 // per epoch / throughput + the baseline's time to the first step. Throws
 // UserError when no row has a throughput.
 std::vector<Prediction> predict(const std::vector<ReportRow>& measured, const std::vector<PlanShape>& shapes, int epochs);
-
-// Rows for each run the targets name (an experiment names all of its runs;
-// a race's row is its winner's), with scaling computed. Warnings (unreadable
-// metrics lines, Slurm not answering) go to `out`. Throws UserError when no
-// run has metrics yet.
-std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, const std::string& root,
-                                      SlurmClient& slurm, Output& out, long long now);
-
-// Draws the rows into `path` (.svg or .png) with gnuplot, run through
-// `runner`, and each job's usage over time beside it (usage_plot_path);
-// returns what to tell the user: each file written, each picture left out and why.
-std::vector<std::string> plot_report(const std::vector<ReportRow>& rows, const std::string& path, CommandRunner& runner);
-// out.png -> out.<shape>-<job id>.usage.png
-std::string usage_plot_path(const std::string& plot, const ReportRow& row);
-
-// `ddpctl plan SPEC`: the spec's shapes predicted from measured runs.
-struct PlanRequest {
-  std::string spec;
-  std::vector<std::string> sets;
-  std::vector<std::string> from;  // runs or experiments; empty: the latest of the spec's name
-  std::string runs_root;
-  int epochs = 0;  // 0: the spec's trainer.epochs, else the measured runs'
-};
-struct Plan {
-  int epochs = 0;
-  size_t measured = 0;  // runs read
-  ReportRow base;       // the measured shape with the fewest ranks
-  std::vector<Prediction> shapes;
-  size_t fastest = 0, cheapest = 0;  // indexes into shapes
-  bool by_gpu_hours = true;          // cheapest by GPU-hours (every shape has GPUs), else node-hours
-};
-Plan make_plan(const PlanRequest& request, SlurmClient& slurm, Output& out, long long now);
-// The plan as printed: what it is from, the table of shapes, the fastest and the cheapest.
-std::vector<std::string> plan_lines(const PlanRequest& request, const Plan& p);
-
-// trainer.epochs of a spec, 0 when it sets none.
-int spec_epochs(const RunSpec& spec);
-
-// What a run trains, from its spec's text, for finding earlier runs of the
-// same work: "trainer model=resnet50 data=/scratch/imagenet" (the bundled
-// trainer's defaults filled in), "command <argv or line>", or "" when the
-// text cannot be read.
-std::string workload_of(const std::string& spec_text);
-
-// Predicted run times of `shapes` for `epochs` (0: the measured runs'), from
-// the runs under `root` whose spec has `workload` (what `plan` does with
-// them). `why_not` says why there is none: no such runs, no metrics yet.
-struct RunTimes {
-  std::vector<Prediction> shapes;  // in the order given; empty when why_not is set
-  size_t runs = 0;                 // earlier runs read
-  std::string why_not;
-};
-RunTimes predict_run_times(const std::string& workload, const std::vector<PlanShape>& shapes, int epochs,
-                           const std::string& root, SlurmClient& slurm, long long now);
 
 }  // namespace ddpctl

@@ -19,6 +19,12 @@ std::string gnuplot_quote(const std::string& s) {
   return q + "'";
 }
 
+std::string usage_plot_path(const std::string& plot, const ReportRow& row) {
+  std::filesystem::path p(plot);
+  std::string stem = (p.parent_path() / p.stem()).string();
+  return fmt::format("{}.{}-{}.usage{}", stem, row.label, row.job_id, p.extension().string());
+}
+
 std::string report_plot_data(const std::vector<ReportRow>& rows) {
   std::vector<const ReportRow*> shown;
   for (const auto& r : rows)

@@ -15,6 +15,10 @@ namespace ddpctl {
 // A string in gnuplot's single quotes ('' for each ' in it).
 std::string gnuplot_quote(const std::string& s);
 
+// Where a job's usage picture goes beside the plot the user named:
+// out.png -> out.<shape>-<job id>.usage.png
+std::string usage_plot_path(const std::string& plot, const ReportRow& row);
+
 // A gnuplot script that draws speedup vs ranks (with the ideal line) and
 // efficiency per shape into `out` (.svg or .png), reading `data_file`, which
 // report_plot_data() fills.

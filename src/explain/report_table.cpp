@@ -78,7 +78,7 @@ std::string report_table(const std::vector<ReportRow>& rows) {
   for (const auto& line : format_columns(cells)) out += line + "\n";
   std::vector<std::string> notes;
   if (auto c = mixed_code_note(rows); !c.empty()) notes.push_back("warning: " + c);
-  if (auto e = mixed_environment_note(rows); !e.empty()) notes.push_back("warning: " + e);
+  if (auto e = mixed_provenance_note(rows); !e.empty()) notes.push_back("warning: " + e);
   if (auto m = mem_note(rows); !m.empty()) notes.push_back(m);
   notes.push_back("throughput: mean over epochs after the first; speedup and efficiency vs the fewest ranks");
   if (std::any_of(rows.begin(), rows.end(), [](const ReportRow& r) { return r.rss_peak_bytes.has_value(); }))
@@ -124,7 +124,7 @@ std::string report_markdown(const std::vector<ReportRow>& rows) {
                        usage_percent(r.gpu_util_mean), gpu_memory(r), usage_percent(r.cpu_pct_mean),
                        r.rss_peak_bytes ? format_bytes(*r.rss_peak_bytes) : "-");
   if (auto c = mixed_code_note(rows); !c.empty()) out += "\n**Warning:** " + c + "\n";
-  if (auto e = mixed_environment_note(rows); !e.empty()) out += "\n**Warning:** " + e + "\n";
+  if (auto e = mixed_provenance_note(rows); !e.empty()) out += "\n**Warning:** " + e + "\n";
   return out;
 }
 
@@ -156,7 +156,7 @@ std::string report_json(const std::vector<ReportRow>& rows) {
   json out = json::array();
   for (const auto& r : rows)
     out.push_back({{"run", r.run_id},           {"shape", r.label}, {"code", r.code.empty() ? json() : json(r.code)},
-                   {"environment", r.environment ? environment_json(*r.environment) : json()},
+                   {"environment", r.provenance ? provenance_json(*r.provenance) : json()},
                    {"job", r.job_id},           {"state", state_text(r)},
                    {"nodes", r.nodes},          {"ranks_per_node", r.ranks_per_node},
                    {"gpus_per_node", r.gpus_per_node}, {"ranks", r.world()},

@@ -19,15 +19,16 @@ std::string Requeue::describe() const {
 std::optional<Requeue> find_requeue(const RunShape& shape, const Job& job,
                                     const std::function<std::vector<Job>()>& earlier_attempts) {
   const std::string base = log_base(shape, job.id);
-  int restarts = std::max(job.restarts, latest_restart(base));
-  if (restarts <= 0) return std::nullopt;
+  int requeues = std::max(job.requeues, latest_logged_attempt(base));
+  if (requeues <= 0) return std::nullopt;
   Requeue r;
-  r.attempt = restarts + 1;
-  if (shape.max_restarts > 0) r.of = shape.max_restarts + 1;
+  r.attempt = requeues + 1;
+  if (shape.max_requeues > 0) r.of = shape.max_requeues + 1;
   // ddpctl's script requeued itself after the stop signal before the time limit.
   // Its node check or its watchdog say why after "): ".
   for (const auto& l : tail_lines(job_files::batch_err(base))) {
-    size_t at = l.find(fmt::format("ddpctl: requeueing job {} (restart {} of", job.id, restarts));
+    // The script's words keep Slurm's "restart" for a requeue.
+    size_t at = l.find(fmt::format("ddpctl: requeueing job {} (restart {} of", job.id, requeues));
     if (at == std::string::npos) continue;
     size_t why = l.find("): ", at);
     r.why = why == std::string::npos ? "at the time limit" : l.substr(why + 3);

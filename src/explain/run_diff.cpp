@@ -10,7 +10,7 @@
 #include "base/diagnostics.hpp"
 #include "explain/failure.hpp"
 #include "base/files.hpp"
-#include "agent/job_environment.hpp"
+#include "agent/provenance.hpp"
 #include "script/snapshot_record.hpp"
 #include "base/text.hpp"
 
@@ -88,28 +88,28 @@ Section code_section(const Run& a, const Run& b, CommandRunner& runner) {
   return {section("code", code), same};
 }
 
-// What the jobs ran with, as their first node recorded it (job_environment.hpp):
+// What the jobs ran with, as their first node recorded it (provenance.hpp):
 // the newest attempt that recorded it, named as such.
-Section environment_section(const Run& a, const Run& b) {
-  auto environment = [](const Run& run) -> std::optional<JobEnvironment> {
+Section provenance_section(const Run& a, const Run& b) {
+  auto provenance = [](const Run& run) -> std::optional<Provenance> {
     const Attempt* at = run.latest_job();
     const RunShape* shape = at ? run.shape(at->shape) : nullptr;
-    return shape ? read_latest_environment(log_base(*shape, at->job_id)) : std::nullopt;
+    return shape ? read_latest_provenance(log_base(*shape, at->job_id)) : std::nullopt;
   };
-  auto which = [](const std::optional<JobEnvironment>& e) {
+  auto which = [](const std::optional<Provenance>& e) {
     return e ? fmt::format("job {} attempt {}", e->job_id, e->attempt + 1) : std::string("-");
   };
-  auto ea = environment(a), eb = environment(b);
+  auto ea = provenance(a), eb = provenance(b);
   std::string env;
   bool same = true;
   if (ea && eb) {
-    auto diffs = environment_differences(*ea, *eb);
+    auto diffs = provenance_differences(*ea, *eb);
     same = diffs.empty();
-    env = diffs.empty() ? "same: " + environment_summary(*ea) + "\n" : join(diffs, "\n") + "\n";
-    if (diffs.empty() && environment_summary(*ea).empty()) env = "same\n";
+    env = diffs.empty() ? "same: " + provenance_summary(*ea) + "\n" : join(diffs, "\n") + "\n";
+    if (diffs.empty() && provenance_summary(*ea).empty()) env = "same\n";
   } else {
-    env = fmt::format("A: {}; B: {}\n", ea ? environment_summary(*ea) : "not recorded (no job started, or it could not run ddpctl's agent)",
-                      eb ? environment_summary(*eb) : "not recorded (no job started, or it could not run ddpctl's agent)");
+    env = fmt::format("A: {}; B: {}\n", ea ? provenance_summary(*ea) : "not recorded (no job started, or it could not run ddpctl's agent)",
+                      eb ? provenance_summary(*eb) : "not recorded (no job started, or it could not run ddpctl's agent)");
   }
   return {section("environment (" + which(ea) + " vs " + which(eb) + ")", env), same};
 }
@@ -145,7 +145,7 @@ Section script_section(const Run& a, const Run& b, CommandRunner& runner) {
 RunDiff diff_runs(const Run& a, const Run& b, CommandRunner& runner) {
   RunDiff d;
   d.text = fmt::format("A: {}\nB: {}\n", a.dir, b.dir);
-  std::vector<Section> sections = {spec_section(a, b, runner), code_section(a, b, runner), environment_section(a, b)};
+  std::vector<Section> sections = {spec_section(a, b, runner), code_section(a, b, runner), provenance_section(a, b)};
   if (!a.shapes.empty() && !b.shapes.empty()) sections.push_back(script_section(a, b, runner));
   for (const auto& s : sections) {
     d.text += s.text;

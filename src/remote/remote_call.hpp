@@ -3,7 +3,7 @@
 // command (the generic one below, submit, doctor, fetch) opens a
 // RemoteSession, whose SshRunner makes and counts each ssh call through the
 // local CommandRunner, and the one attached to this terminal through a
-// TerminalRunner (ssh.hpp; tests: tests/unit/test_remote_call.cpp).
+// TerminalRunner (ssh.hpp; tests: tests/unit/remote/test_remote_call.cpp).
 // run_remote_call runs `ddpctl WORDS` there attached; what the command then
 // does here (report --plot brings its file back, status refreshes fetched
 // copies: remote_fetch.hpp) is the caller's AfterRemote, not read back out of

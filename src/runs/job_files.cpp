@@ -43,7 +43,7 @@ std::string node_check(std::string_view base, int attempt, std::string_view node
 std::string in_job_restarts(std::string_view base, int attempt) {
   return fmt::format("{}.restart{}.in-job.json", base, attempt);
 }
-std::string environment(std::string_view base, int attempt) { return fmt::format("{}.restart{}.environment.json", base, attempt); }
+std::string provenance(std::string_view base, int attempt) { return fmt::format("{}.restart{}.environment.json", base, attempt); }
 std::string stacks(std::string_view base, int attempt, std::string_view node) {
   return fmt::format("{}.restart{}.stacks.{}.txt", base, attempt, node);
 }

@@ -21,7 +21,10 @@ std::string batch_err_pattern(std::string_view output_dir);  // <dir>/%x_%j.err
 std::string batch_out(std::string_view base);                   // <base>.out
 std::string batch_err(std::string_view base);                   // <base>.err
 
-// Each task's output of one attempt: <base>.restart<N>.<task>.out.
+// Each task's output of one attempt: <base>.restart<N>.<task>.out. The N of
+// every .restart<N>. below is the attempt (0 first: SLURM_RESTART_COUNT,
+// Slurm's word for a requeue), never an in-job restart: those append to
+// their attempt's files.
 std::string step_log(std::string_view base, std::string_view attempt, std::string_view task);
 std::string step_log(std::string_view base, int attempt, int task);
 // The program's progress and metrics files (the bundled trainer writes them).
@@ -43,7 +46,9 @@ std::string node_check(std::string_view base, int attempt, std::string_view node
 // the attempt's step logs (one file per task across its restarts, each step
 // after a line of its own), so the logs' readers need no new names.
 std::string in_job_restarts(std::string_view base, int attempt);  // <base>.restart<N>.in-job.json
-std::string environment(std::string_view base, int attempt);      // <base>.restart<N>.environment.json
+// The attempt's provenance (provenance.hpp), still in the file name it had
+// before that word, so that the records of runs before it read.
+std::string provenance(std::string_view base, int attempt);       // <base>.restart<N>.environment.json
 std::string stacks(std::string_view base, int attempt, std::string_view node);  // .restart<N>.stacks.<node>.txt
 std::string stacks_request(std::string_view base, int attempt);   // <base>.restart<N>.stacks-request
 std::string python_hook(std::string_view base);                  // <base>.python: the sitecustomize (stacks_hook.hpp)

@@ -41,8 +41,8 @@ std::map<std::string, AccountedJob> by_job(const std::vector<Job>& records) {
     for (size_t i = 0; i + 1 < list.size(); ++i)
       if (list[i]->name == a.latest.name && list[i]->comment == a.latest.comment && list[i]->state != JobState::Resizing)
         a.earlier.push_back(*list[i]);
-    // sacct has no restart count; its records of the job do.
-    a.latest.restarts = static_cast<int>(a.earlier.size());
+    // sacct has no requeue count; its records of the job do.
+    a.latest.requeues = static_cast<int>(a.earlier.size());
     out[id] = std::move(a);
   }
   return out;

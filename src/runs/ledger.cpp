@@ -40,7 +40,7 @@ json job_json(const Job& j) {
               {"time_limit_s", opt(j.time_limit_s)},
               {"node_count", j.node_count},
               {"gpus", j.gpus},
-              {"restarts", j.restarts},
+              {"restarts", j.requeues},  // its key from before "requeues": earlier ledgers read
               {"exit", {{"code", opt_int(j.exit.code)}, {"signal", opt_int(j.exit.signal)}}},
               {"cancelled_by", j.cancelled_by},
               {"source", j.source}};
@@ -76,7 +76,7 @@ Job job_from_json(const json& j) {
   job.time_limit_s = opt("time_limit_s");
   job.node_count = j.value("node_count", 0);
   job.gpus = j.value("gpus", 0);
-  job.restarts = j.value("restarts", 0);
+  job.requeues = j.value("restarts", 0);
   if (auto e = j.find("exit"); e != j.end() && e->is_object()) {
     if (auto c = e->find("code"); c != e->end() && c->is_number_integer()) job.exit.code = c->get<int>();
     if (auto g = e->find("signal"); g != e->end() && g->is_number_integer()) job.exit.signal = g->get<int>();

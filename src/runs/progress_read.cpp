@@ -88,7 +88,7 @@ std::optional<Progress> progress_from(const PatternReading& r, long long elapsed
 std::string progress_log(const RunShape& shape, const std::string& job_id) {
   std::string base = log_base(shape, job_id);
   if (shape.progress && shape.progress->file == "batch") return job_files::batch_out(base);
-  return job_files::step_log(base, std::max(0, latest_restart(base)), 0);
+  return job_files::step_log(base, std::max(0, latest_logged_attempt(base)), 0);
 }
 
 std::optional<Progress> pattern_progress(const RunShape& shape, const Job& job, long long now) {
@@ -109,7 +109,7 @@ MetricsFile pattern_metrics(const RunShape& shape, const std::string& job_id, st
   if (shape.progress->file == "batch") {
     paths.push_back(job_files::batch_out(base));
   } else {
-    for (int k = 0, last = latest_restart(base); k <= last; ++k) paths.push_back(job_files::step_log(base, k, 0));
+    for (int k = 0, last = latest_logged_attempt(base); k <= last; ++k) paths.push_back(job_files::step_log(base, k, 0));
   }
   std::map<int, EpochMetrics> by_epoch;
   for (const auto& path : paths) {

@@ -32,7 +32,7 @@ PatternReading read_with_pattern(const ProgressSpec& spec, const std::vector<std
 std::optional<Progress> progress_from(const PatternReading& r, long long elapsed_s);
 
 // The log a shape's progress: section reads for the job's latest attempt:
-// task 0's step log of the latest restart, or the batch log.
+// task 0's step log of the latest attempt, or the batch log.
 std::string progress_log(const RunShape& shape, const std::string& job_id);
 
 // A running job's progress from its log (nullopt without a progress:

@@ -62,7 +62,7 @@ struct RunShape {
   int nodes = 1, gpus_per_node = 0, ranks_per_node = 1;
   bool per_gpu = false;
   long long time_s = 0;
-  int max_restarts = 0;  // requeue.max_restarts (0: no requeue, or a record from before it was kept)
+  int max_requeues = 0;  // requeue.max_restarts (0: no requeue, or a record from before it was kept)
   std::optional<ProgressSpec> progress;  // the spec's progress: section
   std::optional<MetricSpec> metric;      // the spec's metric: section
   std::string comment;  // the spec's comment:, after ddpctl's token in the job's --comment

@@ -143,7 +143,7 @@ std::string log_base(const RunShape& shape, const std::string& job_id) {
   return job_files::log_base(shape.output_dir, shape.job_name, job_id);
 }
 
-int latest_restart(const std::string& base) {
+int latest_logged_attempt(const std::string& base) {
   int latest = -1;
   for (int k = 0; k < 1000; ++k) {
     std::error_code ec;

@@ -15,8 +15,8 @@ namespace ddpctl {
 
 // The batch log of a job: <output_dir>/<job name>_<job id>.
 std::string log_base(const RunShape& shape, const std::string& job_id);
-// The highest restart number with a step log of task 0, or -1 (none yet).
-int latest_restart(const std::string& log_base);
+// The highest attempt (the N of .restart<N>.) with a step log of task 0, or -1 (none yet).
+int latest_logged_attempt(const std::string& log_base);
 
 // The lines of the latest attempt: after the last "ddpctl: job N (...) attempt K" line.
 std::vector<std::string> latest_attempt(std::vector<std::string> lines);

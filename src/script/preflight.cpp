@@ -8,6 +8,7 @@
 
 #include "slurm/site_limits_read.hpp"
 #include "base/paths.hpp"
+#include "slurm/sbatch_options.hpp"
 #include "spec/spec_site.hpp"
 #include "base/text.hpp"
 
@@ -145,15 +146,6 @@ std::vector<std::string> limit_warnings(const std::vector<ShapeLimits>& shapes) 
     for (const auto& n : s.feasibility.not_now) out.push_back(who + "cannot start now: " + n);
     if (!s.feasibility.later.empty()) out.push_back(who + s.feasibility.later);
   }
-  return out;
-}
-
-std::vector<std::string> unread_limits(const SiteLimits& limits) {
-  std::vector<std::string> out;
-  if (limits.accounting && !limits.limits_enforced)
-    out.push_back("QOS and association limits not checked: this Slurm does not enforce them "
-                  "(AccountingStorageEnforce=" + limits.enforce + ")");
-  for (const auto& u : limits.unread) out.push_back("limits not checked: cannot read " + u);
   return out;
 }
 

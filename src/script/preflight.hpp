@@ -30,9 +30,6 @@ struct ShapeLimits {
 };
 // The words of a NotNow or Later verdict ("shape 1x2: ..."): warnings.
 std::vector<std::string> limit_warnings(const std::vector<ShapeLimits>& shapes);
-// The limits that could not be read (accounting off, ...): notes, since a
-// site without accounting would hear them on every submission.
-std::vector<std::string> unread_limits(const SiteLimits& limits);
 
 // The program the job runs (trainer.program, or the first word of a list
 // `command:`) must be an executable here (on PATH, or at the path given),

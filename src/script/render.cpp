@@ -128,7 +128,7 @@ mstch::data requeue_data(const RunSpec& spec) {
   mstch::data q;
   q.set("signal", spec.requeue->signal);
   q.set("grace", std::to_string(spec.requeue->grace_s));
-  q.set("max_restarts", std::to_string(spec.requeue->max_restarts));
+  q.set("max_restarts", std::to_string(spec.requeue->max_requeues));
   return q;
 }
 
@@ -139,7 +139,7 @@ mstch::data restart_data(const RunSpec& spec, const ResolvedShape& shape) {
   r.set("spares", std::to_string(spec.restart->spares));
   r.set("min_nodes", std::to_string(spec.restart->min_nodes));
   r.set("alloc_nodes", std::to_string(shape.nodes + spec.restart->spares));
-  r.set("max_requeues", std::to_string(spec.requeue ? spec.requeue->max_restarts : 0));
+  r.set("max_requeues", std::to_string(spec.requeue ? spec.requeue->max_requeues : 0));
   // srun's task number names the rank in its lines.
   r.set("tasks_are_ranks", flag(spec.launch == LaunchMode::PerGpu || shape.ranks_per_node == 1));
   return r;
@@ -168,8 +168,8 @@ mstch::data monitor_data(const RunSpec& spec, const std::vector<std::string>& na
   m.set("interval", std::to_string(spec.monitor.interval_s));
   m.set("node_check", flag(spec.monitor.node_check));
   m.set("check_timeout", std::to_string(spec.monitor.check_timeout_s));
-  m.set("restarts", std::to_string(spec.requeue ? spec.requeue->max_restarts : 0));
-  // What the job's environment record keeps (job_environment.hpp): every variable this script sets.
+  m.set("restarts", std::to_string(spec.requeue ? spec.requeue->max_requeues : 0));  // the templates' name, kept for overrides
+  // What the attempt's provenance record keeps (provenance.hpp): every variable this script sets.
   m.set("env_names", join(names, " "));
   m.set("watchdog", watchdog_data(spec));
   return m;
@@ -187,7 +187,7 @@ void set_race(mstch::data& d, const RunSpec& spec, const RaceRole& race) {
     d.set("run_dir", std::filesystem::path(race.dir).parent_path().string());
     d.set("ddpctl_program", agent_program());
     d.set("race_generations",
-          std::to_string(race.reraces ? 1 + (spec.requeue ? spec.requeue->max_restarts : 0) : 1));
+          std::to_string(race.reraces ? 1 + (spec.requeue ? spec.requeue->max_requeues : 0) : 1));
   }
 }
 

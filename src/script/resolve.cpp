@@ -12,7 +12,7 @@
 #include "base/overrides.hpp"
 #include "spec/cluster.hpp"
 #include "base/paths.hpp"
-#include "spec/spec_environment.hpp"
+#include "spec/spec_setup.hpp"
 #include "spec/spec.hpp"
 #include "spec/spec_site.hpp"
 #include "base/text.hpp"

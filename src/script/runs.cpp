@@ -112,7 +112,7 @@ RunShape run_shape(const ResolvedRun& r, const ResolvedShape& s) {
   rs.ranks_per_node = s.ranks_per_node;
   rs.per_gpu = r.spec.launch == LaunchMode::PerGpu;
   rs.time_s = s.time_s;
-  rs.max_restarts = r.spec.requeue ? r.spec.requeue->max_restarts : 0;
+  rs.max_requeues = r.spec.requeue ? r.spec.requeue->max_requeues : 0;
   rs.progress = r.spec.progress;
   rs.metric = r.spec.metric;
   rs.comment = r.spec.site.comment;
@@ -142,7 +142,7 @@ json run_json(const Run& run, const std::vector<const ResolvedShape*>& resolved_
                       {"ranks_per_node", s.ranks_per_node},
                       {"per_gpu", s.per_gpu},
                       {"time_s", s.time_s},
-                      {"max_restarts", s.max_restarts},
+                      {"max_restarts", s.max_requeues},  // the spec key's name, as run.json always had it
                       {"progress", progress},
                       {"metric", metric},
                       {"comment", s.comment},
@@ -222,7 +222,7 @@ RunShape shape_from_json(const json& s, const Run& run) {
   rs.per_gpu = s.value("per_gpu", false);
   rs.comment = s.value("comment", "");
   rs.time_s = s.value("time_s", 0LL);
-  rs.max_restarts = s.value("max_restarts", 0);
+  rs.max_requeues = s.value("max_restarts", 0);
   if (auto p = s.find("progress"); p != s.end() && p->is_object()) {
     ProgressSpec ps;
     ps.preset = p->value("preset", "");

@@ -258,7 +258,7 @@ std::vector<std::string> work_tree_add(const RunSpec& spec, const std::string& c
 
 // Where the snapshot's files come from: HEAD's commit and branch, and how
 // they differ from it.
-void read_provenance(const Git& git, Snapshot& snap) {
+void read_git_head(const Git& git, Snapshot& snap) {
   CommandResult head = git.run({"rev-parse", "--verify", "--quiet", "HEAD"});
   if (head.ok()) {
     snap.commit = trim(head.out);
@@ -318,7 +318,7 @@ std::optional<SnapshotDecision> add_work_tree(const RunSpec& spec, const std::st
   snap.dir = store + "/" + snap.id;
   snap.code_dir = prefix.empty() ? snap.dir : snap.dir + "/" + prefix;
   while (snap.code_dir.size() > 1 && snap.code_dir.back() == '/') snap.code_dir.pop_back();
-  read_provenance(git, snap);
+  read_git_head(git, snap);
   return std::nullopt;
 }
 

@@ -30,7 +30,7 @@ struct Snapshot {
   long long bytes = 0;
   long long files = 0;
   bool reused = false;    // the store already had it
-  // Provenance of a git snapshot (empty outside a git tree).
+  // Where a git snapshot's files come from (empty outside a git tree).
   std::string commit, branch;  // HEAD; branch empty when detached
   bool dirty = false;          // the files differ from HEAD's
   std::string diff;            // `git diff HEAD <snapshot>` when dirty
@@ -58,8 +58,8 @@ SnapshotDecision take_snapshot(const RunSpec& spec, const std::string& cwd, cons
                                bool no_snapshot, CommandRunner& runner, const std::string& given = "");
 
 // The record a snapshot travels with to a login host (remote_submit.hpp):
-// its id, provenance and the folder there that holds its files (`store`,
-// relative to the folder the remote command runs in).
+// its id, commit, branch and diff, and the folder there that holds its
+// files (`store`, relative to the folder the remote command runs in).
 std::string snapshot_transfer_record(const Snapshot& snap, const std::string& store, const std::string& sent_from);
 // That record as a snapshot of `cwd` (the remote folder the submit runs
 // in; the snapshot's work-tree top when the submit folder was below it

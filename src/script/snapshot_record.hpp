@@ -1,6 +1,6 @@
 #pragma once
-// A run's snapshot.json: the code its jobs run (snapshot.hpp) and its
-// provenance, or why they run in place; written at submit, read by submit
+// A run's snapshot.json: the code its jobs run (snapshot.hpp) and where it
+// comes from (commit, branch, diff), or why they run in place; written at submit, read by submit
 // (the jobs' working directory), status, report and diff.
 #include <string>
 
@@ -9,7 +9,7 @@
 namespace ddpctl {
 
 // Writes snapshot.json (and snapshot.diff for a dirty work tree) into a run's
-// folder: the snapshot and its provenance, or why there is none; with a
+// folder: the snapshot and where it comes from, or why there is none; with a
 // snapshot, makes the run's working directory first (make_workdir) and
 // records it as "workdir".
 void record_snapshot(const std::string& run_dir, const SnapshotDecision& decision);

@@ -113,7 +113,12 @@ struct Job {
   std::optional<long long> time_limit_s;                       // none: unknown or unlimited
   int node_count = 0;
   int gpus = 0;
-  int restarts = 0;
+  // How many times Slurm requeued it: Slurm's "Restarts" (scontrol,
+  // restart_cnt in --json), SLURM_RESTART_COUNT inside the job; the index
+  // of its current attempt (0 first). "Restart" in ddpctl's code is the
+  // in-job restart (in_job_restart.hpp); the ledger and status --json keep
+  // the key "restarts".
+  int requeues = 0;
   ExitStatus exit;
   std::string cancelled_by;  // sacct's "CANCELLED by UID": the uid
   std::string source;     // "squeue" or "sacct"

@@ -3,6 +3,7 @@
 // getopt_long, which takes any unambiguous prefix of a long option (--job is
 // --job-name, --part is --partition), so a spec's `sbatch:` entry is resolved
 // as sbatch would resolve it before it is checked.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct SbatchName {
 // `name` as getopt_long reads it against `options`: the option of that name,
 // else the one option it begins, else ambiguous or unknown.
 SbatchName resolve_sbatch_name(const std::string& name, const std::vector<std::string>& options);
+
+// The long options an sbatch's --help (or --usage) lists: "hold", "gpus-per-node", ...
+std::set<std::string> sbatch_long_options(const std::string& help_text);
 
 // Aliases sbatch reads as another option.
 std::string sbatch_canonical_option(const std::string& option);

@@ -356,4 +356,13 @@ SiteLimits read_site_limits(SlurmClient& slurm) {
   return site;
 }
 
+std::vector<std::string> unread_limits(const SiteLimits& limits) {
+  std::vector<std::string> out;
+  if (limits.accounting && !limits.limits_enforced)
+    out.push_back("QOS and association limits not checked: this Slurm does not enforce them "
+                  "(AccountingStorageEnforce=" + limits.enforce + ")");
+  for (const auto& u : limits.unread) out.push_back("limits not checked: cannot read " + u);
+  return out;
+}
+
 }  // namespace ddpctl

@@ -13,6 +13,10 @@ namespace ddpctl {
 // is named in `unread`; nothing is guessed.
 SiteLimits read_site_limits(SlurmClient& slurm);
 
+// The limits that could not be read (accounting off, ...): notes, since a
+// site without accounting would hear them on every submission.
+std::vector<std::string> unread_limits(const SiteLimits& limits);
+
 // "cpu=4,gres/gpu=2,node=1" (sacctmgr); "gres/gpu:a100=2" counts as
 // gres/gpu too. Values with units (mem=4G) in MiB.
 Tres parse_tres(const std::string& text);

@@ -169,7 +169,7 @@ Job read_squeue_job(const Reader& r, const json& j, const std::string& at) {
   job.node_count = static_cast<int>(r.number(j, "node_count", at, 38).value_or(0));
   std::string alloc = r.str(j, "tres_alloc_str", at);
   job.gpus = gpus_in_tres(alloc.empty() ? r.str(j, "tres_req_str", at) : alloc);
-  job.restarts = static_cast<int>(r.integer(j, "restart_cnt", at));
+  job.requeues = static_cast<int>(r.integer(j, "restart_cnt", at));
   if (r.flag_arrays())
     read_exit_code(r, j, at, job);
   else

@@ -4,7 +4,7 @@
 
 #include "base/files.hpp"
 #include "spec/spec_container.hpp"
-#include "spec/spec_environment.hpp"
+#include "spec/spec_setup.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
 

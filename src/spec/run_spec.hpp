@@ -57,7 +57,7 @@ struct MasterSettings {
 struct RequeueSettings {
   std::string signal = "USR1";
   int grace_s = 300;
-  int max_restarts = 3;
+  int max_requeues = 3;  // requeue.max_restarts: the spec keeps Slurm's word (its Restarts count)
   Location where;
 };
 

@@ -9,7 +9,7 @@
 #include "spec/grid_read.hpp"
 #include "base/overrides.hpp"
 #include "spec/spec_container.hpp"
-#include "spec/spec_environment.hpp"
+#include "spec/spec_setup.hpp"
 #include "spec/spec_launch.hpp"
 #include "spec/spec_monitoring.hpp"
 #include "spec/spec_restart.hpp"
@@ -156,7 +156,7 @@ RunSpec parse_run_spec_document(const YamlDocument& doc) {
 
   read_shapes(top, spec);
   read_launch(top, spec);
-  read_environment(top, spec);
+  read_job_setup(top, spec);
   read_master(top, spec);
   read_requeue(top, spec);
   read_progress_section(top, spec);

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "spec/spec_environment.hpp"
+#include "spec/spec_setup.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
 

@@ -9,7 +9,7 @@
 #include "base/shell.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
-#include "../../trainer/ddptrain_limits.hpp"
+#include "../../trainer/ddptrain_bounds.hpp"
 
 namespace ddpctl {
 
@@ -17,12 +17,11 @@ namespace {
 
 enum class Kind { Int, Number, Bool, Path, Choice };
 
-// ddp-train's bounds on its options (ddptrain_limits.hpp): "limits" in
-// src/slurm/ are the site's.
-namespace bounds = ddptrain::limits;
+// ddp-train's bounds on its options (ddptrain_bounds.hpp).
+namespace bounds = ddptrain::bounds;
 
 // The bundled trainer's options: YAML key, trainer flag, type and bounds.
-// The bounds are ddp-train's own (trainer/ddptrain_limits.hpp): a value
+// The bounds are ddp-train's own (trainer/ddptrain_bounds.hpp): a value
 // accepted here is never refused by ddp-train after the queue wait.
 struct TrainerOption {
   const char* key;

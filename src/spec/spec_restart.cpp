@@ -3,13 +3,12 @@
 #include <fmt/format.h>
 
 #include "base/text.hpp"
-#include "../../trainer/ddptrain_limits.hpp"
+#include "../../trainer/ddptrain_bounds.hpp"
 
 namespace ddpctl {
 
-// ddp-train's bounds on its options (ddptrain_limits.hpp): "limits" in
-// src/slurm/ are the site's.
-namespace bounds = ddptrain::limits;
+// ddp-train's bounds on its options (ddptrain_bounds.hpp).
+namespace bounds = ddptrain::bounds;
 
 void read_requeue(MapReader& top, RunSpec& spec) {
   if (!top.has("requeue")) return;
@@ -26,7 +25,7 @@ void read_requeue(MapReader& top, RunSpec& spec) {
       }))
     q.signal = v->rfind("SIG", 0) == 0 ? v->substr(3) : *v;
   if (auto v = r.integer("grace", 10, 65535)) q.grace_s = static_cast<int>(*v);
-  if (auto v = r.integer("max_restarts", 0, 1000)) q.max_restarts = static_cast<int>(*v);
+  if (auto v = r.integer("max_restarts", 0, 1000)) q.max_requeues = static_cast<int>(*v);
   r.finish();
   spec.requeue = q;
 }

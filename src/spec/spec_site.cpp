@@ -309,19 +309,4 @@ std::optional<std::string> sbatch_option_refusal(const std::string& name) {
   return it->second;
 }
 
-std::set<std::string> sbatch_long_options(const std::string& help_text) {
-  std::set<std::string> out;
-  for (size_t at = help_text.find("--"); at != std::string::npos; at = help_text.find("--", at + 2)) {
-    if (at > 0 && !std::isspace(static_cast<unsigned char>(help_text[at - 1])) && help_text[at - 1] != '[' &&
-        help_text[at - 1] != ',')
-      continue;
-    size_t end = at + 2;
-    while (end < help_text.size() &&
-           (std::isalnum(static_cast<unsigned char>(help_text[end])) || help_text[end] == '-'))
-      ++end;
-    if (end > at + 3) out.insert(help_text.substr(at + 2, end - at - 2));
-  }
-  return out;
-}
-
 }  // namespace ddpctl

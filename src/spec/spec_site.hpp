@@ -28,7 +28,5 @@ std::vector<std::string> site_directives(const SiteOptions& site, const Shape& s
 // spec field says it), or nullopt when it may.
 std::optional<std::string> sbatch_option_refusal(const std::string& name);
 
-// The long options an sbatch's --help (or --usage) lists: "hold", "gpus-per-node", ...
-std::set<std::string> sbatch_long_options(const std::string& help_text);
 
 }  // namespace ddpctl

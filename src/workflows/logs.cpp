@@ -45,9 +45,9 @@ struct Followed {
 // and the step log of its latest attempt (a requeue adds the next one).
 class LogFiles {
  public:
-  explicit LogFiles(const JobLogs& l) : l_(l), restart_(latest_restart(l)) {
+  explicit LogFiles(const JobLogs& l) : l_(l), attempt_(latest_logged_attempt(l)) {
     files_ = {{job_files::batch_out(l.base), "batch log"}, {job_files::batch_err(l.base), "batch errors"}};
-    if (restart_ >= 0) files_.push_back(step_file(restart_));
+    if (attempt_ >= 0) files_.push_back(step_file(attempt_));
   }
   bool any() const {
     for (const auto& f : files_)
@@ -73,11 +73,11 @@ class LogFiles {
   }
   // A requeued job starts a new attempt: its step log is followed from there.
   void follow_requeue(Output& out) {
-    int now = latest_restart(l_);
-    if (now <= restart_) return;
-    restart_ = now;
-    out.line(fmt::format("==> job {} was requeued: attempt {} <==", l_.job_id, restart_ + 1));
-    files_.push_back(step_file(restart_));
+    int now = latest_logged_attempt(l_);
+    if (now <= attempt_) return;
+    attempt_ = now;
+    out.line(fmt::format("==> job {} was requeued: attempt {} <==", l_.job_id, attempt_ + 1));
+    files_.push_back(step_file(attempt_));
   }
 
  private:
@@ -86,7 +86,7 @@ class LogFiles {
                     fmt::format("training output, attempt {}, task {}", k + 1, l_.task)};
   }
   JobLogs l_;
-  int restart_;
+  int attempt_;
   std::vector<Followed> files_;
   bool first_ = true;
 };
@@ -139,7 +139,7 @@ JobLogs locate_logs(const LogsRequest& o, const Run& run, const std::string& win
   return l;
 }
 
-int latest_restart(const JobLogs& l) {
+int latest_logged_attempt(const JobLogs& l) {
   int latest = -1;
   for (int k = 0; k < 1000; ++k) {
     if (!fs::exists(job_files::step_log(l.base, k, l.task))) {

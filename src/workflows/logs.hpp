@@ -32,8 +32,8 @@ struct JobLogs {
 // The logs of the attempt `request` names in `run`. Throws UserError for a
 // run without a job (of that shape), or a rank outside the job.
 JobLogs locate_logs(const LogsRequest& request, const Run& run, const std::string& race_winner);
-// The highest restart number with a step log for the task, or -1.
-int latest_restart(const JobLogs& logs);
+// The highest attempt (the N of .restart<N>.) with a step log for the task, or -1.
+int latest_logged_attempt(const JobLogs& logs);
 
 // The cell of a grid's sweep `request` names (--cell, did-you-mean for a
 // name it does not have), or its only cell; a UserError naming the cells

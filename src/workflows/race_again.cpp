@@ -92,7 +92,7 @@ RaceAgain open_next_generation(Run& run, const RaceState& race, const RaceEvent&
   int current = static_cast<int>(race.generations.size());
   result.generation = current;
   // One re-race per requeue, whoever asks: the lock keeps two ddpctls from
-  // submitting at once, the mkdir keeps the requeued winner's own restart
+  // submitting at once, the mkdir keeps the requeued winner's new attempt
   // (the job script opens the generation itself then) from racing this.
   IdentityLock lock(fs::path(run.dir).parent_path().string(), run.spec_hash, ctx, out);
   int next = current + 1;
@@ -148,7 +148,7 @@ RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, O
   }
   const RaceEvent winner = *race.winner();
   const RunShape* shape = run.shape(winner.label);
-  int max_generations = 1 + (shape ? shape->max_restarts : 0);
+  int max_generations = 1 + (shape ? shape->max_requeues : 0);
   std::string reason;
   if (!requeuing_job.empty()) {
     if (requeuing_job != winner.job_id) {
@@ -172,7 +172,7 @@ RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, O
   }
   if (current >= max_generations) {
     result.why_not = fmt::format("the group has had {} generation(s), requeue.max_restarts ({}) allows {}", current,
-                                 shape ? shape->max_restarts : 0, max_generations);
+                                 shape ? shape->max_requeues : 0, max_generations);
     return result;
   }
   return open_next_generation(run, race, winner, reason, also_leave_out, ctx, out);

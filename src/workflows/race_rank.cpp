@@ -9,7 +9,7 @@
 
 #include "base/files.hpp"
 #include "base/text.hpp"
-#include "explain/report.hpp"
+#include "workflows/report_collect.hpp"
 #include "script/preflight.hpp"
 #include "slurm/site_limits_read.hpp"
 

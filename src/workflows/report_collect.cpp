@@ -1,23 +1,18 @@
-// The report's workflows: collecting rows from runs and Slurm, plotting them
-// through gnuplot, and planning a spec's shapes from them (report.hpp).
+#include "workflows/report_collect.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 
 #include "explain/experiments.hpp"
-#include "explain/failure.hpp"
 #include "base/files.hpp"
-#include "agent/in_job_restart.hpp"
-#include "runs/progress_read.hpp"
 #include "explain/race.hpp"
 #include "explain/report.hpp"
-#include "explain/report_plot.hpp"
-#include "agent/straggler.hpp"
-#include "explain/report_grid.hpp"
+#include "workflows/report_grid_collect.hpp"
+#include "workflows/report_rows.hpp"
 #include "script/resolve.hpp"
 #include "spec/spec.hpp"
 #include "base/text.hpp"
-#include "runs/usage.hpp"
 #include "base/yaml_reader.hpp"
 
 namespace ddpctl {
@@ -30,7 +25,7 @@ std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, c
   for (const auto& t : targets)
     for (Run& r : find_runs(root, t)) all.push_back(std::move(r));
   // A grid of shapes (`include:` of shapes, the new spelling of `sweep:`):
-  // its cells' rows (report_grid.hpp), in its place among the runs'.
+  // its cells' rows (report_grid_collect.hpp), in its place among the runs'.
   std::vector<Run> runs;
   std::vector<std::vector<ReportRow>> grid_rows;  // by place in `all`; runs' places are empty
   std::vector<bool> is_grid;
@@ -86,116 +81,6 @@ std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, c
   }
   finish_report_rows(rows);
   return rows;
-}
-
-ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, const JobStates& states,
-                             SlurmClient& slurm, std::optional<std::vector<NodeInfo>>& nodes, Output& out,
-                             long long now) {
-  ReportRow probe = make_report_row(run, a, job, nullptr, now);
-  MetricsFile metrics;
-  if (!probe.metrics_path.empty()) metrics = read_metrics(probe.metrics_path);
-  for (const auto& w : metrics.warnings) out.warning(w);
-  // A program ddpctl did not write: the epochs its log shows through the spec's progress: pattern.
-  std::string pattern_log;
-  const RunShape* shape = a ? run.shape(a->shape) : nullptr;
-  if (metrics.epochs.empty() && shape) metrics = pattern_metrics(*shape, a->job_id, &pattern_log);
-  ReportRow row = make_report_row(run, a, job, &metrics, now);
-  if (!pattern_log.empty()) row.metrics_path = pattern_log;
-  if (job && shape)
-    if (auto f = explain_failure(*shape, *job, states, slurm, &nodes)) row.failure = describe_failure(*f);
-  if (shape) {
-    add_usage(row, log_base(*shape, a->job_id));
-    row.environment = read_latest_environment(log_base(*shape, a->job_id));
-    if (auto slow = read_slow_record(log_base(*shape, a->job_id))) row.slow = describe_slow_history(*slow);
-    InJobHistory h = read_in_job_history(log_base(*shape, a->job_id));
-    row.in_job = h.restarts;
-    row.in_job_lost_s = h.lost_s;
-    row.shrunk = h.shrunk_to;
-  }
-  return row;
-}
-
-void finish_report_rows(std::vector<ReportRow>& rows) {
-  // Without metrics, the usage columns alone still say something of any program.
-  bool any = std::any_of(rows.begin(), rows.end(),
-                         [](const ReportRow& r) { return r.has_metrics || r.rss_peak_bytes.has_value(); });
-  if (!any) {
-    std::vector<std::string> where;
-    for (const auto& r : rows) where.push_back(r.metrics_path.empty() ? r.run_id + ": no job" : r.metrics_path);
-    throw UserError(fmt::format("no metrics in any of the runs yet (the bundled trainer writes one line per epoch "
-                                "to $DDPCTL_METRICS_FILE; another program's log is read through the spec's progress: section): {}",
-                                join(where, ", ")));
-  }
-  compute_scaling(rows);
-}
-
-std::string usage_plot_path(const std::string& plot, const ReportRow& row) {
-  fs::path p(plot);
-  std::string stem = (p.parent_path() / p.stem()).string();
-  return fmt::format("{}.{}-{}.usage{}", stem, row.label, row.job_id, p.extension().string());
-}
-
-std::vector<std::string> plot_report(const std::vector<ReportRow>& rows, const std::string& path, CommandRunner& runner) {
-  std::string ext = fs::path(path).extension().string();
-  if (ext != ".svg" && ext != ".png")
-    throw UserError(Location{"--plot"}, "", fmt::format("{}: the plot is written as .svg or .png", path));
-  bool any = false, any_usage = false;
-  for (const auto& r : rows) any = any || r.speedup.has_value(), any_usage = any_usage || r.rss_peak_bytes.has_value();
-  if (!any && !any_usage)
-    throw UserError(Location{"--plot"}, "", "no run has a throughput or usage samples yet: nothing to plot");
-  std::string terminal = "svg dynamic enhanced font 'sans,11'";
-  if (ext == ".png") {
-    // gnuplot-nox has pngcairo; a build without cairo has only the gd png.
-    CommandResult t = runner.run({"gnuplot", "-e", "set terminal pngcairo"}, std::chrono::seconds(20));
-    terminal = t.ok() && t.err.empty() ? "pngcairo enhanced font 'sans,11'" : "png";
-  }
-  ScratchDir scratch("ddpctl-plot");
-  const std::string& dir = scratch.path();
-  auto draw = [&](const std::string& script, const std::string& out) {
-    CommandResult r = runner.run({"gnuplot", script}, std::chrono::seconds(60));
-    if (r.not_found)
-      throw UserError(Location{"--plot"}, "", "gnuplot is not installed (Debian: apt-get install gnuplot-nox)");
-    if (!r.ok() || !fs::exists(out)) throw UserError(Location{"--plot"}, "", "gnuplot failed: " + r.describe());
-  };
-  std::vector<std::string> said;
-  if (any) {
-    write_file_atomic(dir + "/data.txt", report_plot_data(rows));
-    write_file_atomic(dir + "/plot.gp", report_gnuplot(rows, dir + "/data.txt", fs::absolute(path).string(), terminal));
-    draw(dir + "/plot.gp", path);
-    said.push_back("plot written to " + path);
-  }
-  // One time series per job: utilisation and memory over time, a line per node.
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const ReportRow& row = rows[i];
-    if (!row.rss_peak_bytes || row.usage_base.empty()) continue;
-    auto samples = read_usage(row.usage_base);
-    // CPU use is measured between samples: a job sampled once per node has no line to draw.
-    bool drawable = false;
-    for (const auto& [node, v] : samples)
-      for (const auto& smp : v) drawable = drawable || smp.cpu_pct.has_value();
-    if (!drawable) {
-      said.push_back(fmt::format("no usage picture for {} (job {}): fewer than two samples on every node", row.label,
-                                 row.job_id));
-      continue;
-    }
-    std::vector<std::pair<std::string, std::string>> node_files;
-    for (const auto& [node, data] : usage_plot_data(samples)) {
-      const auto& v = samples.at(node);
-      if (std::none_of(v.begin(), v.end(), [](const UsageSample& x) { return x.cpu_pct.has_value(); }))
-        continue;  // sampled once: gnuplot would find no point to draw
-      std::string file = fmt::format("{}/usage.{}.{}.txt", dir, i, node_files.size());
-      write_file_atomic(file, data);
-      node_files.emplace_back(node, file);
-    }
-    std::string out = usage_plot_path(path, row);
-    std::string script = fmt::format("{}/usage.{}.gp", dir, i);
-    bool gpus = row.gpu_util_mean.has_value();
-    write_file_atomic(script, usage_gnuplot(fmt::format("{} (job {}, run {})", row.label, row.job_id, row.run_id),
-                                            node_files, gpus, fs::absolute(out).string(), terminal));
-    draw(script, out);
-    said.push_back("plot written to " + out);
-  }
-  return said;
 }
 
 int spec_epochs(const RunSpec& spec) {

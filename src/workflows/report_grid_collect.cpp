@@ -1,4 +1,4 @@
-// The grid report's workflow (report_grid.hpp): Slurm's records of the
+// The grid report's workflow (report_grid_collect.hpp): Slurm's records of the
 // sweep's arrays, each cell's metrics from its files, and the plot.
 #include <algorithm>
 #include <filesystem>
@@ -14,7 +14,9 @@
 #include "spec/metric_pattern.hpp"
 #include "explain/report.hpp"
 #include "explain/report_table.hpp"
-#include "explain/report_grid.hpp"
+#include "workflows/report_grid_collect.hpp"
+#include "workflows/report_plot_run.hpp"
+#include "workflows/report_rows.hpp"
 #include "explain/parameter_plot.hpp"
 #include "explain/parameter_table.hpp"
 #include "explain/status_grid.hpp"
@@ -254,7 +256,7 @@ std::string format_grid_reports(const GridReports& r, const std::string& format,
     const std::vector<ReportRow>& rows = r.scaling.front().rows;
     // The table and Markdown say it in their notes; CSV and JSON have no place for it.
     if (format == "csv" || format == "json")
-      for (const auto& note : {mixed_code_note(rows), mixed_environment_note(rows)})
+      for (const auto& note : {mixed_code_note(rows), mixed_provenance_note(rows)})
         if (!note.empty()) warnings.push_back(note);
     if (format == "markdown") return report_markdown(rows);
     if (format == "csv") return report_csv(rows);

@@ -24,8 +24,8 @@ TaskAttempts task_attempts(std::vector<Job> records) {
     std::vector<Job>& earlier = out.earlier[latest.id];
     for (Job& j : list)
       if (j.name == latest.name) earlier.push_back(std::move(j));
-    // sacct has no restart count; its records of the task do.
-    latest.restarts = std::max(latest.restarts, static_cast<int>(earlier.size()));
+    // sacct has no requeue count; its records of the task do.
+    latest.requeues = std::max(latest.requeues, static_cast<int>(earlier.size()));
     out.latest.push_back(std::move(latest));
   }
   return out;

@@ -18,7 +18,7 @@ namespace ddpctl {
 
 // sacct --duplicates' records of arrays (tasks and collapsed pending
 // records, every task in the order its attempts were submitted): each
-// task's latest record (its current attempt, its restart count that of its
+// task's latest record (its current attempt, its requeue count that of its
 // earlier ones) and its earlier attempts by its own job id. An earlier
 // record under another job name is another job's that once had the same
 // ids (a cluster whose ids started again): left out.

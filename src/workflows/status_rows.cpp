@@ -3,7 +3,7 @@
 #include <cctype>
 #include <fmt/format.h>
 
-#include "agent/job_environment.hpp"
+#include "agent/provenance.hpp"
 #include "base/text.hpp"
 #include "runs/job_files.hpp"
 #include "script/snapshot.hpp"
@@ -47,7 +47,7 @@ void add_times(const Job& job, long long now, const std::string& why, StatusRow&
             {"end_time", opt(job.end_time)}, {"elapsed_s", elapsed}, {"time_limit_s", opt(job.time_limit_s)},
             {"nodes", job.nodes}, {"node_count", job.node_count}, {"gpus", job.gpus},
             {"exit", {{"code", opt(job.exit.code)}, {"signal", opt(job.exit.signal)}}},
-            {"exit_text", describe_exit(job.exit)}, {"restarts", job.restarts}, {"source", job.source}});
+            {"exit_text", describe_exit(job.exit)}, {"restarts", job.requeues}, {"source", job.source}});
 }
 
 }  // namespace
@@ -66,9 +66,9 @@ StatusRow job_row(const JobFacts& facts) {
   row.tone = words.state.empty() ? tone_of(job.state) : words.tone;
   row.info = words.info;
   j.update(words.json);
-  // What the attempt runs with, from its first node (job_environment.hpp).
+  // What the attempt runs with, from its first node (provenance.hpp).
   if (facts.shape && job.state != JobState::Pending)
-    if (auto e = read_environment(log_base(*facts.shape, job.id), job.restarts)) j["environment"] = environment_json(*e);
+    if (auto e = read_provenance(log_base(*facts.shape, job.id), job.requeues)) j["environment"] = provenance_json(*e);
   add_times(job, facts.now, explain_reason(job.reason), row, j);
   row.json = j;
   return row;

@@ -5,7 +5,7 @@
 #include <map>
 #include <ostream>
 
-#include "agent/job_environment.hpp"
+#include "agent/provenance.hpp"
 #include "script/snapshot_record.hpp"
 
 namespace ddpctl {
@@ -30,7 +30,7 @@ void add_run_lines(const StatusReport& report, const std::string& runs_root, std
   }
   for (const auto& r : report.rows)
     if (auto it = r.json.find("environment"); it != r.json.end())
-      if (auto e = parse_environment(it->dump())) lines.push_back(fmt::format("job {} ran: {}", r.job, environment_line(*e)));
+      if (auto e = parse_provenance(it->dump())) lines.push_back(fmt::format("job {} ran: {}", r.job, provenance_line(*e)));
 }
 
 }  // namespace

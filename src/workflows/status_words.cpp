@@ -73,7 +73,7 @@ std::optional<Explanation> progress_words(const JobFacts& f) {
 std::optional<Explanation> usage_words(const JobFacts& f) {
   if (!watched(f)) return std::nullopt;
   // The last 256 KiB of each node's samples: the latest, and the minutes the hints look at.
-  auto samples = read_usage(base_of(f), f.job.restarts, 256 << 10);
+  auto samples = read_usage(base_of(f), f.job.requeues, 256 << 10);
   const double now = static_cast<double>(f.now);
   Explanation e;
   std::vector<std::string> parts;
@@ -98,7 +98,7 @@ std::optional<Explanation> usage_words(const JobFacts& f) {
 std::optional<Explanation> slow_words(const JobFacts& f) {
   if (!watched(f)) return std::nullopt;
   auto r = read_slow_record(base_of(f));
-  if (!r || r->attempt != f.job.restarts) return std::nullopt;
+  if (!r || r->attempt != f.job.requeues) return std::nullopt;
   Explanation e;
   e.json["slow"] = slow_record_json(*r);
   if (std::string slow = describe_slow(*r, static_cast<double>(f.now)); !slow.empty()) e.text = "slow: " + slow;
@@ -109,7 +109,7 @@ std::optional<Explanation> slow_words(const JobFacts& f) {
 std::optional<Explanation> monitor_off_words(const JobFacts& f) {
   if (!watched(f)) return std::nullopt;
   try {
-    std::string off = read_file(job_files::monitor_off(base_of(f), f.job.restarts), 4096);
+    std::string off = read_file(job_files::monitor_off(base_of(f), f.job.requeues), 4096);
     while (!off.empty() && off.back() == '\n') off.pop_back();
     Explanation e;
     e.text = "not monitored: " + plain_line(off, 160);
@@ -125,7 +125,7 @@ std::optional<Explanation> agent_error_words(const JobFacts& f) {
   if (!watched(f)) return std::nullopt;
   std::vector<std::string> errors;
   try {
-    errors = split(read_file(job_files::agent_error(base_of(f), f.job.restarts), 8192), '\n');
+    errors = split(read_file(job_files::agent_error(base_of(f), f.job.requeues), 8192), '\n');
   } catch (const std::exception&) {
     return std::nullopt;
   }
@@ -144,7 +144,7 @@ std::optional<Explanation> agent_error_words(const JobFacts& f) {
 std::optional<Explanation> stall_words(const JobFacts& f) {
   if (!watched(f)) return std::nullopt;
   auto r = read_stall_record(base_of(f));
-  if (!r || r->attempt != f.job.restarts) return std::nullopt;
+  if (!r || r->attempt != f.job.requeues) return std::nullopt;
   Explanation e;
   e.json["stall"] = stall_record_json(*r);
   if (r->stalled && r->taken != WatchdogOutcome::Restarted) {
@@ -161,7 +161,7 @@ std::optional<Explanation> stall_words(const JobFacts& f) {
 std::optional<Explanation> watchdog_cancelling_words(const JobFacts& f) {
   if (!f.shape || f.job.state != JobState::Completing) return std::nullopt;
   auto r = read_stall_record(base_of(f));
-  if (!r || r->attempt != f.job.restarts ||
+  if (!r || r->attempt != f.job.requeues ||
       (r->taken != WatchdogOutcome::Cancelled && r->taken != WatchdogOutcome::Cancelling))
     return std::nullopt;
   return words("was cancelled by the watchdog: " + describe_stall(*r));
@@ -198,7 +198,7 @@ std::optional<Explanation> requeue_words(const JobFacts& f) {
 // The attempt's in-job restarts (restart:): the latest, and the fallback when none was left.
 std::optional<Explanation> in_job_words(const JobFacts& f) {
   if (!f.shape || f.job.state == JobState::Pending) return std::nullopt;
-  auto r = read_in_job_record(base_of(f), f.job.restarts);
+  auto r = read_in_job_record(base_of(f), f.job.requeues);
   if (!r) return std::nullopt;
   Explanation e;
   e.text = describe_in_job(*r);

@@ -8,6 +8,7 @@
 #include "runs/jobs.hpp"
 #include "runs/progress_read.hpp"
 #include "script/preflight.hpp"
+#include "slurm/site_limits_read.hpp"
 #include "slurm/reasons.hpp"
 #include "base/values.hpp"
 #include "script/render.hpp"

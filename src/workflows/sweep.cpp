@@ -6,6 +6,7 @@
 
 #include "base/files.hpp"
 #include "script/preflight.hpp"
+#include "slurm/site_limits_read.hpp"
 #include "script/render.hpp"
 #include "script/snapshot_record.hpp"
 #include "spec/spec.hpp"

@@ -7,6 +7,7 @@
 #include "base/paths.hpp"
 #include "explain/race.hpp"
 #include "script/preflight.hpp"
+#include "slurm/site_limits_read.hpp"
 #include "script/snapshot.hpp"
 #include "slurm/job_array.hpp"
 #include "workflows/grid_array_submit.hpp"

@@ -12,7 +12,7 @@ configs=$DDPCTL_SOURCE/configs
 # For each part: a spec whose script has that part's text in it, and the text.
 # gen renders no race claim (only submit/race race a group) and no snapshot
 # (only submit takes one): for those the marker shows that the part in DIR is
-# the one used, and tests/unit/test_templates.cpp renders them.
+# the one used, and tests/unit/script/test_templates.cpp renders them.
 declare -A spec_of=(
   [race.sh]=local-cpu.yaml
   [environment.sh]=raven-per-gpu.yaml

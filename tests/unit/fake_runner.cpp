@@ -253,7 +253,7 @@ FakeSlurm::FakeSlurm(const std::string& version) {
   // cannot read would be a note).
   runner.on("sacctmgr", {"show", "qos"}, exits(0, ""));
   runner.on("sacctmgr", {"show", "assoc", "format=Account,User,Partition"}, exits(0, ""));
-  // The limits preflight reads (limits_read.hpp): the local cluster's
+  // The limits preflight reads (site_limits_read.hpp): the local cluster's
   // partitions, no reservations, no usage.
   runner.on("scontrol", {"-o", "show", "partition"}, exits(0, read_file(data + "scontrol-partition.txt")));
   runner.on("env", {"scontrol", "-o", "show", "reservation"}, exits(0, "No reservations in the system\n"));

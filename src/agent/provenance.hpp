@@ -1,11 +1,13 @@
 #pragma once
-// What a job attempt ran with (docs/runs.md "Provenance"), recorded by the
-// job agent on the job's first node as the attempt starts (`ddpctl job
-// environment`, in the background: it never delays training): the nodes, the
-// program's resolved path, the Python and torch (CUDA, NCCL) versions when
-// the program is Python, the GPU driver where nvidia-smi is, the loaded
-// modules, and the environment ddpctl set. Written to
-// <log base>.restart<A>.environment.json; read by status, report and diff.
+// An attempt's provenance: what a job attempt ran with (docs/runs.md),
+// recorded by the job agent on the job's first node as the attempt starts
+// (`ddpctl job environment`, in the background: it never delays training):
+// the nodes, the program's resolved path, the Python and torch (CUDA, NCCL)
+// versions when the program is Python, the GPU driver where nvidia-smi is,
+// the loaded modules, and the variables ddpctl set. Written to
+// <log base>.restart<A>.environment.json (the subcommand and the file keep
+// their first names: queued jobs call the one, earlier runs hold the other);
+// read by status, report and diff.
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -21,7 +23,7 @@
 
 namespace ddpctl {
 
-struct JobEnvironment {
+struct Provenance {
   std::string job_id;
   int attempt = 0;
   double t = 0;                      // when it was recorded (Unix seconds)
@@ -37,7 +39,7 @@ struct JobEnvironment {
   std::string container, image;                  // the runtime and image the program ran in ("": none)
 };
 
-struct EnvironmentOptions {
+struct ProvenanceOptions {
   std::vector<std::string> argv;       // the launch command
   std::vector<std::string> nodes;
   std::vector<std::string> env_names;  // the variables ddpctl set
@@ -54,34 +56,34 @@ struct EnvironmentOptions {
 // Collects the record. Commands (the program's Python, nvidia-smi) run
 // through `runner`, each bounded; what fails becomes a note, never an error.
 // The variables and PATH are `env`'s (the job's), the time `clock`'s.
-JobEnvironment collect_environment(const EnvironmentOptions& o, CommandRunner& runner, const Environment& env,
+Provenance collect_provenance(const ProvenanceOptions& o, CommandRunner& runner, const Environment& env,
                                    Clock& clock);
 // `job environment`: the attempt's record, collected through ctx, into its file.
-JobEnvironment record_environment(const std::string& log_base, const EnvironmentOptions& o, Context& ctx);
+Provenance record_provenance(const std::string& log_base, const ProvenanceOptions& o, Context& ctx);
 
-nlohmann::json environment_json(const JobEnvironment& e);
-std::optional<JobEnvironment> parse_environment(const std::string& text);
-std::string environment_path(const std::string& log_base, int attempt);
+nlohmann::json provenance_json(const Provenance& e);
+std::optional<Provenance> parse_provenance(const std::string& text);
+std::string provenance_path(const std::string& log_base, int attempt);
 // The record of `attempt` itself: none when that attempt has not written one
 // (it has not started yet, or could not run the agent), never an earlier
 // attempt's in its place.
-std::optional<JobEnvironment> read_environment(const std::string& log_base, int attempt);
+std::optional<Provenance> read_provenance(const std::string& log_base, int attempt);
 // The newest attempt's record there is; its `attempt` says which (from the
 // file's name), and whoever shows it says so.
-std::optional<JobEnvironment> read_latest_environment(const std::string& log_base);
+std::optional<Provenance> read_latest_provenance(const std::string& log_base);
 
-// What makes two runs' environments comparable, as (name, value): versions,
+// What makes two runs' provenance comparable, as (name, value): versions,
 // GPU, modules and the spec's variables; not the nodes, the time, or what
 // differs per job by design (rendezvous address and port, world size, the
 // snapshot's PYTHONPATH).
-std::vector<std::pair<std::string, std::string>> comparable_fields(const JobEnvironment& e);
+std::vector<std::pair<std::string, std::string>> comparable_fields(const Provenance& e);
 // "python 3.11.2, torch 2.14.1 (CUDA 13.0, NCCL 2.27.5), modules cuda/13.0"
 // for status; "" when nothing is known.
-std::string environment_summary(const JobEnvironment& e);
+std::string provenance_summary(const Provenance& e);
 // status RUN's line: "/srv/x/train.py on g1 g2 (attempt 1); python 3.11.2,
 // torch 2.14.1; set NCCL_DEBUG=WARN"; notes say what could not be read.
-std::string environment_line(const JobEnvironment& e);
+std::string provenance_line(const Provenance& e);
 // The fields in which `a` and `b` differ: "torch: 1.13.1 -> 2.14.1".
-std::vector<std::string> environment_differences(const JobEnvironment& a, const JobEnvironment& b);
+std::vector<std::string> provenance_differences(const Provenance& a, const Provenance& b);
 
 }  // namespace ddpctl

@@ -4,7 +4,6 @@
 #include "base/files.hpp"
 #include "helpers.hpp"
 #include "slurm/site_limits_read.hpp"
-#include "script/preflight.hpp"
 
 using namespace ddpctl;
 

@@ -26,7 +26,7 @@ TEST_CASE("job_files: every name under the log base, as the docs spell them") {
   CHECK(job_files::monitor_off(base, 1) == "/o/logs/train_42.restart1.monitor-off");
   CHECK(job_files::agent_error(base, 1) == "/o/logs/train_42.restart1.agent-error");
   CHECK(job_files::node_check(base, 0, "g2") == "/o/logs/train_42.restart0.check.g2.json");
-  CHECK(job_files::environment(base, 0) == "/o/logs/train_42.restart0.environment.json");
+  CHECK(job_files::provenance(base, 0) == "/o/logs/train_42.restart0.environment.json");
   CHECK(job_files::stacks(base, 0, "g2") == "/o/logs/train_42.restart0.stacks.g2.txt");
   CHECK(job_files::state_dump(base, "g2", 77) == "/o/logs/train_42.state.g2.77.txt");
 }

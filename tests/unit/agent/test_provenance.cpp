@@ -1,4 +1,4 @@
-// What a job attempt ran with (job_environment.cpp): the program resolved on
+// What a job attempt ran with (provenance.cpp): the program resolved on
 // PATH, a Python program's interpreter asked through a scripted runner, the
 // GPU driver through a scripted nvidia-smi, modules and variables from the
 // job's environment; and how two records are compared for report and diff.
@@ -9,7 +9,7 @@
 #include "fake_runner.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
-#include "agent/job_environment.hpp"
+#include "agent/provenance.hpp"
 #include "explain/report.hpp"
 
 using namespace ddpctl;
@@ -21,8 +21,8 @@ namespace {
 
 void executable(const std::string& path, const std::string& text = "#!/bin/sh\n") { write_file_atomic(path, text, 0755); }
 
-EnvironmentOptions options(const std::string& cwd, std::vector<std::string> argv) {
-  EnvironmentOptions o;
+ProvenanceOptions options(const std::string& cwd, std::vector<std::string> argv) {
+  ProvenanceOptions o;
   o.argv = std::move(argv);
   o.cwd = cwd;
   o.nodes = {"g1", "g2"};
@@ -33,7 +33,7 @@ EnvironmentOptions options(const std::string& cwd, std::vector<std::string> argv
 // The job's environment, PATH one folder (the process's own PATH is left alone).
 struct JobOn {
   explicit JobOn(const std::string& path) { env.vars["PATH"] = path; }
-  JobEnvironment collect(const EnvironmentOptions& o, FakeRunner& runner) { return collect_environment(o, runner, env, clock); }
+  Provenance collect(const ProvenanceOptions& o, FakeRunner& runner) { return collect_provenance(o, runner, env, clock); }
   test::FakeEnvironment env;
   test::FakeClock clock;
 };
@@ -52,7 +52,7 @@ TEST_CASE("a Python program: interpreter on PATH, script against the working dir
   auto o = options(work.path, {"python3", "-u", "train.py", "--lr", "0.1"});
   job.env.vars.insert({{"SLURM_JOB_ID", "41"}, {"SLURM_RESTART_COUNT", "1"}, {"MASTER_ADDR", "10.0.0.1"},
                        {"NCCL_DEBUG", "WARN"}, {"LOADEDMODULES", "gcc/12:cuda/13.0"}});
-  JobEnvironment e = job.collect(o, runner);
+  Provenance e = job.collect(o, runner);
   CHECK(e.t == job.clock.wall());
   CHECK(runner.count(bin.path + "/python3") == 1);
   CHECK(e.job_id == "41");
@@ -69,7 +69,7 @@ TEST_CASE("a Python program: interpreter on PATH, script against the working dir
   CHECK(e.env[1] == std::pair<std::string, std::string>{"NCCL_DEBUG", "WARN"});
   CHECK(e.gpu.empty());  // no nvidia-smi on PATH: nothing asked, nothing noted
   CHECK(e.notes.empty());
-  CHECK(environment_summary(e) == "python 3.11.2, torch 2.14.1 (CUDA 13.0, NCCL 2.27.5), modules gcc/12 cuda/13.0");
+  CHECK(provenance_summary(e) == "python 3.11.2, torch 2.14.1 (CUDA 13.0, NCCL 2.27.5), modules gcc/12 cuda/13.0");
 }
 
 TEST_CASE("a script whose #! names Python, and a launcher's .py argument") {
@@ -81,14 +81,14 @@ TEST_CASE("a script whose #! names Python, and a launcher's .py argument") {
   FakeRunner runner;
   runner.on(bin.path + "/python3", {"-c"}, exits(0, "python 3.13.1\n"));  // no torch in it
   SECTION("torchrun") {
-    JobEnvironment e = job.collect(options(work.path, {"torchrun", "--nproc-per-node=2", "train.py"}), runner);
+    Provenance e = job.collect(options(work.path, {"torchrun", "--nproc-per-node=2", "train.py"}), runner);
     CHECK(e.program_path == bin.path + "/torchrun");
     CHECK(e.script == work.path + "/train.py");
     CHECK(e.python == "3.13.1");
     CHECK(e.torch.empty());
   }
   SECTION("the script itself") {
-    JobEnvironment e = job.collect(options(work.path, {"./train.py"}), runner);
+    Provenance e = job.collect(options(work.path, {"./train.py"}), runner);
     CHECK(e.program_path == work.path + "/train.py");
     CHECK(e.script == work.path + "/train.py");
     CHECK(e.python == "3.13.1");
@@ -103,7 +103,7 @@ TEST_CASE("what cannot be read becomes a note, never an error") {
   FakeRunner runner;
   runner.on(bin.path + "/python3", {"-c"}, test::times_out());
   runner.on("nvidia-smi", {}, exits(9, "", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"));
-  JobEnvironment e = job.collect(options(work.path, {"python3", "-m", "trainer.main"}), runner);
+  Provenance e = job.collect(options(work.path, {"python3", "-m", "trainer.main"}), runner);
   CHECK(e.script == "-m trainer.main");
   CHECK(e.python.empty());
   REQUIRE(e.notes.size() == 2);
@@ -111,14 +111,14 @@ TEST_CASE("what cannot be read becomes a note, never an error") {
   CHECK(e.notes[1].find("couldn't communicate with the NVIDIA driver") != std::string::npos);
 
   SECTION("a program that is not there") {
-    JobEnvironment m = job.collect(options(work.path, {"./missing.sh"}), runner);
+    Provenance m = job.collect(options(work.path, {"./missing.sh"}), runner);
     CHECK(m.program_path.empty());
     CHECK(m.notes.front().find("'./missing.sh' is not found") != std::string::npos);
   }
   SECTION("a shell line is the program; nothing is resolved or run for it") {
     FakeRunner quiet;
     JobOn empty(work.path);
-    JobEnvironment s = empty.collect(options(work.path, {"bash", "-c", "python3 x.py"}), quiet);
+    Provenance s = empty.collect(options(work.path, {"bash", "-c", "python3 x.py"}), quiet);
     CHECK(s.program == "python3 x.py");
     CHECK(quiet.calls.empty());
   }
@@ -132,14 +132,14 @@ TEST_CASE("the GPU model, driver and the driver's CUDA from nvidia-smi") {
   runner.on("nvidia-smi", {}, exits(0, "| NVIDIA-SMI 580.95.05   Driver Version: 580.95.05   CUDA Version: 13.0     |\n"));
   runner.on("nvidia-smi", {"--query-gpu=name,driver_version"},
             exits(0, "NVIDIA H100 80GB HBM3, 580.95.05\nNVIDIA H100 80GB HBM3, 580.95.05\n"));
-  JobEnvironment e = job.collect(options(work.path, {"/bin/true"}), runner);
+  Provenance e = job.collect(options(work.path, {"/bin/true"}), runner);
   CHECK(e.gpu == "NVIDIA H100 80GB HBM3");
   CHECK(e.driver == "580.95.05");
   CHECK(e.cuda_driver == "13.0");
 }
 
 TEST_CASE("records round-trip, and compare on what should match") {
-  JobEnvironment a;
+  Provenance a;
   a.job_id = "7";
   a.nodes = {"g1"};
   a.program = "python3";
@@ -149,23 +149,23 @@ TEST_CASE("records round-trip, and compare on what should match") {
   a.modules = {"cuda/12.1"};
   a.env = {{"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "20001"}, {"NCCL_DEBUG", "WARN"}, {"DDPCTL_SNAPSHOT", "/r/.snapshots/aa"}};
   a.notes = {"x"};
-  auto back = parse_environment(environment_json(a).dump());
+  auto back = parse_provenance(provenance_json(a).dump());
   REQUIRE(back);
   CHECK(back->program_path == a.program_path);
   CHECK(back->modules == a.modules);
   CHECK(back->env.size() == a.env.size());
   CHECK(back->notes == a.notes);
-  CHECK_FALSE(parse_environment("{not json"));
+  CHECK_FALSE(parse_provenance("{not json"));
 
-  JobEnvironment b = a;
+  Provenance b = a;
   b.job_id = "8";
   b.nodes = {"g7", "g8"};
   b.env = {{"MASTER_ADDR", "10.0.0.9"}, {"MASTER_PORT", "20002"}, {"NCCL_DEBUG", "WARN"}, {"DDPCTL_SNAPSHOT", "/r/.snapshots/bb"}};
-  CHECK(environment_differences(a, b).empty());  // nodes, rendezvous and snapshot differ by design
+  CHECK(provenance_differences(a, b).empty());  // nodes, rendezvous and snapshot differ by design
   b.torch = "2.14.1";
   b.env[2].second = "INFO";
   b.modules.clear();
-  CHECK(environment_differences(a, b) ==
+  CHECK(provenance_differences(a, b) ==
         std::vector<std::string>{"torch: 1.13.1 -> 2.14.1", "modules: cuda/12.1 -> (none)", "NCCL_DEBUG: WARN -> INFO"});
 
   SECTION("the Flight Recorder's per-attempt paths differ by design") {
@@ -174,25 +174,25 @@ TEST_CASE("records round-trip, and compare on what should match") {
     b = a;
     b.env[4].second = "/r/logs/x_8.restart0.fr/rank_";
     b.env[5].second = "/r/logs/x_8.restart0.fr/pipe_";
-    CHECK(environment_differences(a, b).empty());
+    CHECK(provenance_differences(a, b).empty());
   }
   SECTION("a program inside each run's snapshot is the same program") {
     a.program_path = "/r/.snapshots/aa/train.sh";
     b = a;
     b.env[3].second = "/r/.snapshots/bb";
     b.program_path = "/r/.snapshots/bb/train.sh";
-    CHECK(environment_differences(a, b).empty());
+    CHECK(provenance_differences(a, b).empty());
   }
   SECTION("report warns about rows whose environments differ") {
     ReportRow r1, r2, r3;
     r1.label = "1x1";
-    r1.environment = a;
+    r1.provenance = a;
     r2.label = "2x1";
-    r2.environment = a;
+    r2.provenance = a;
     r3.label = "4x1";
-    CHECK(mixed_environment_note({r1, r2, r3}).empty());  // a row without a record is not a difference
-    r3.environment = b;
-    CHECK(mixed_environment_note({r1, r2, r3}) ==
+    CHECK(mixed_provenance_note({r1, r2, r3}).empty());  // a row without a record is not a difference
+    r3.provenance = b;
+    CHECK(mixed_provenance_note({r1, r2, r3}) ==
           "these rows ran in different environments: torch 1.13.1 (1x1, 2x1) vs 2.14.1 (4x1); "
           "modules cuda/12.1 (1x1, 2x1) vs none (4x1); NCCL_DEBUG WARN (1x1, 2x1) vs INFO (4x1)");
   }
@@ -201,26 +201,26 @@ TEST_CASE("records round-trip, and compare on what should match") {
 TEST_CASE("an attempt's record is its own, the newest is named by its attempt") {
   TempDir dir;
   std::string base = dir.path + "/job_5";
-  CHECK_FALSE(read_latest_environment(base));
-  JobEnvironment e;
+  CHECK_FALSE(read_latest_provenance(base));
+  Provenance e;
   e.attempt = 0;
   e.python = "3.11";
-  write_file_atomic(environment_path(base, 0), environment_json(e).dump());
+  write_file_atomic(provenance_path(base, 0), provenance_json(e).dump());
   // Attempt 1 started and has not written its record (yet, or it could not
   // run the agent): status asks for attempt 1's and gets none, not attempt 0's.
-  CHECK_FALSE(read_environment(base, 1));
-  CHECK(read_environment(base, 0)->python == "3.11");
+  CHECK_FALSE(read_provenance(base, 1));
+  CHECK(read_provenance(base, 0)->python == "3.11");
   e.attempt = 2;
   e.python = "3.12";
-  write_file_atomic(environment_path(base, 2), environment_json(e).dump());
-  CHECK(read_latest_environment(base)->python == "3.12");
-  CHECK(read_latest_environment(base)->attempt == 2);
-  CHECK(environment_line(*read_latest_environment(base)).find("(attempt 3)") != std::string::npos);
-  CHECK(environment_path(base, 2) == base + ".restart2.environment.json");
+  write_file_atomic(provenance_path(base, 2), provenance_json(e).dump());
+  CHECK(read_latest_provenance(base)->python == "3.12");
+  CHECK(read_latest_provenance(base)->attempt == 2);
+  CHECK(provenance_line(*read_latest_provenance(base)).find("(attempt 3)") != std::string::npos);
+  CHECK(provenance_path(base, 2) == base + ".restart2.environment.json");
 
   SECTION("the attempt is the file's, whatever the text says") {
     e.attempt = 0;  // a record copied from another attempt
-    write_file_atomic(environment_path(base, 3), environment_json(e).dump());
-    CHECK(read_environment(base, 3)->attempt == 3);
+    write_file_atomic(provenance_path(base, 3), provenance_json(e).dump());
+    CHECK(read_provenance(base, 3)->attempt == 3);
   }
 }

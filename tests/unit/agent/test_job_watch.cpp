@@ -329,14 +329,14 @@ TEST_CASE("the watcher names ddp-train's hung rank from the trainer's collective
                                  0) == 0);
 }
 
-TEST_CASE("the watcher with action requeue requeues while restarts are left, else cancels", "[job_agent]") {
+TEST_CASE("the watcher with action requeue requeues while requeues are left, else cancels", "[job_agent]") {
   WatchFixture f;
   f.o.action = StallAction::Requeue;
-  f.o.max_restarts = 2;
+  f.o.max_requeues = 2;
   f.runner.on("scontrol", {"requeue"}, exits(0));
   f.runner.on("scancel", {}, exits(0));
 
-  SECTION("restarts left") {
+  SECTION("requeues left") {
     f.o.attempt = 1;
     f.both_write(T0);
     Watcher w(f.o, f.runner, f.clock, T0);
@@ -348,7 +348,7 @@ TEST_CASE("the watcher with action requeue requeues while restarts are left, els
     CHECK(r->action == "requeue");
     CHECK(r->taken == WatchdogOutcome::Requeued);
   }
-  SECTION("the last restart used") {
+  SECTION("the last requeue used") {
     f.o.attempt = 2;
     f.both_write(T0);
     Watcher w(f.o, f.runner, f.clock, T0);
@@ -361,7 +361,7 @@ TEST_CASE("the watcher with action requeue requeues while restarts are left, els
 TEST_CASE("a raced winner's watchdog races the group again before it requeues, once, and requeues if that fails", "[job_agent]") {
   WatchFixture f;
   f.o.action = StallAction::Requeue;
-  f.o.max_restarts = 2;
+  f.o.max_requeues = 2;
   f.o.attempt = 0;
   f.o.race_run = "/home/u/runs/r1";
   f.o.race_program = "/opt/ddpctl/bin/ddpctl";

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-namespace ddptrain::limits {
+namespace ddptrain::bounds {
 
 struct IntRange {
   long long min, max;
@@ -47,4 +47,4 @@ constexpr long long accumulation_for(long long global_batch, long long world, lo
   return accum >= kGradAccum.min && accum <= kGradAccum.max ? accum : 0;
 }
 
-}  // namespace ddptrain::limits
+}  // namespace ddptrain::bounds

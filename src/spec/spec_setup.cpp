@@ -1,4 +1,4 @@
-#include "spec/spec_environment.hpp"
+#include "spec/spec_setup.hpp"
 
 #include <cctype>
 #include <cstring>
@@ -111,7 +111,7 @@ NcclSettings read_nccl_settings(MapReader& parent, const std::string& key) {
   return out;
 }
 
-void read_environment(MapReader& top, RunSpec& spec) {
+void read_job_setup(MapReader& top, RunSpec& spec) {
   if (auto v = top.string_list("modules", [](const std::string& s) -> std::optional<std::string> {
         for (char c : s)
           if (!std::isalnum(static_cast<unsigned char>(c)) && !std::strchr("_./+:@-", c))

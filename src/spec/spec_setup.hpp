@@ -1,6 +1,7 @@
 #pragma once
-// The run spec's environment: modules:, env:, nccl: (typed NCCL settings,
-// shared with cluster profiles) and setup:, and the names ddpctl sets
+// The job's setup as the run spec writes it: modules:, env:, nccl: (typed
+// NCCL settings, shared with cluster profiles) and setup:, what the script
+// does before its step (environment.sh); and the variables ddpctl sets
 // itself, which env: may not set.
 #include <optional>
 #include <string>
@@ -11,7 +12,7 @@
 
 namespace ddpctl {
 
-void read_environment(MapReader& top, RunSpec& spec);  // modules, env, nccl, setup
+void read_job_setup(MapReader& top, RunSpec& spec);  // modules, env, nccl, setup
 
 // Reads an `nccl:` section (shared with cluster profiles).
 NcclSettings read_nccl_settings(MapReader& parent, const std::string& key);

@@ -17,7 +17,7 @@
 #include "explain/parameter_report.hpp"
 #include "explain/parameter_plot.hpp"
 #include "explain/parameter_table.hpp"
-#include "explain/report_grid.hpp"
+#include "workflows/report_grid_collect.hpp"
 #include "script/runs.hpp"
 #include "spec/spec.hpp"
 

@@ -90,7 +90,7 @@ TEST_CASE("a sweep's requeued cells: their earlier attempts from sacct, kept wit
   for (int cell : {0, 1}) {
     const JobEnd* end = a.task_end(cell);
     REQUIRE(end);
-    CHECK(end->job.restarts == 1);
+    CHECK(end->job.requeues == 1);
     // Its own earlier attempt, not the other task's.
     REQUIRE(end->earlier.size() == 1);
     CHECK(end->earlier[0].state == JobState::Requeued);

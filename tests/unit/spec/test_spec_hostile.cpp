@@ -144,7 +144,7 @@ TEST_CASE("prepending to PATH and LD_LIBRARY_PATH is accepted") {
   RunSpec s = parse_run_spec("h.yaml", kBase + "env: {PATH: \"/opt/x/bin:$PATH\", LD_LIBRARY_PATH: \"${LD_LIBRARY_PATH}:/opt/lib\"}\n");
   REQUIRE(s.env.size() == 2);
   CHECK(s.env[0].second == "/opt/x/bin:$PATH");
-  // The limits at their edges are accepted: ddp-train takes them too.
+  // The bounds at their edges are accepted: ddp-train takes them too.
   parse_run_spec("h.yaml", "name: d\ncluster: local\ngpus_per_node: 1\ntrainer: {lr: 1e6, momentum: 1, weight_decay: 0}\n");
 }
 

@@ -88,7 +88,7 @@ TEST_CASE("a job's end is recorded once, read back whole, and never replaced") {
   end.job.end_time = 200;
   end.job.exit.signal = 9;
   end.job.cancelled_by = "1000";
-  end.job.restarts = 1;
+  end.job.requeues = 1;
   Job earlier;
   earlier.id = "77";
   earlier.state = JobState::Preempted;
@@ -110,7 +110,7 @@ TEST_CASE("a job's end is recorded once, read back whole, and never replaced") {
   CHECK_FALSE(e.job.exit.code.has_value());
   CHECK(e.job.exit.signal == 9);
   CHECK(e.job.cancelled_by == "1000");
-  CHECK(e.job.restarts == 1);
+  CHECK(e.job.requeues == 1);
   REQUIRE(e.earlier.size() == 1);
   CHECK(e.earlier[0].state == JobState::Preempted);
   REQUIRE(e.nodes.size() == 1);

@@ -19,7 +19,7 @@
 #include "fixtures.hpp"
 #include "helpers.hpp"
 #include "runs/job_files.hpp"
-#include "explain/report_grid.hpp"
+#include "workflows/report_grid_collect.hpp"
 #include "explain/parameter_table.hpp"
 #include "explain/report_table.hpp"
 #include "script/runs.hpp"

@@ -180,7 +180,7 @@ TEST_CASE("trainer.global_batch becomes --global-batch and must divide into ever
   CHECK(err.find("a.yaml:4:25: trainer.global_batch: 96 is not a multiple of shape 1x2's 2 ranks x batch_size 32 "
                  "(ddp-train's default) = 64") != std::string::npos);
 
-  // Every sweep entry is checked; the accumulation has ddp-train's limit.
+  // Every sweep entry is checked; the accumulation has ddp-train's bound.
   err = user_error_of([] {
     parse_run_spec("a.yaml", "name: d\ncluster: local\ngpus_per_node: 1\ntrainer: {batch_size: 1, global_batch: 2048}\n"
                              "sweep:\n  - {gpus_per_node: 1}\n  - {gpus_per_node: 2}\n  - {gpus_per_node: 3}\n");

@@ -314,7 +314,7 @@ TEST_CASE("a requeued job is not taken as ended while it passes through FAILED")
   CHECK_THAT(ended.rows.at(0).info, Catch::StartsWith("attempt 2 (requeued after NODE_FAIL on g1)"));
   Run recorded = load_run(run.dir);
   REQUIRE(recorded.attempts.at(0).end.has_value());
-  CHECK(recorded.attempts.at(0).end->job.restarts == 1);
+  CHECK(recorded.attempts.at(0).end->job.requeues == 1);
   REQUIRE(recorded.attempts.at(0).end->earlier.size() == 1);
   CHECK(recorded.attempts.at(0).end->earlier[0].state == JobState::NodeFail);
   // Its earlier attempt explains the requeue from the ledger.

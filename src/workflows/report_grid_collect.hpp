@@ -2,7 +2,7 @@
 // `ddpctl report SWEEP` of a grid, whatever its keys: Slurm's records of its
 // arrays, the report by parameter (parameter_report.hpp) from each cell's
 // files, and the scaling tables of the keys that set the shape (report.hpp).
-// Implemented by workflows/report_grid_collect.cpp (docs/report.md).
+// Implemented by report_grid_collect.cpp (docs/report.md).
 #include <optional>
 #include <set>
 #include <string>

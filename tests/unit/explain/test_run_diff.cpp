@@ -8,7 +8,7 @@
 #include "fake_runner.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
-#include "agent/job_environment.hpp"
+#include "agent/provenance.hpp"
 #include "runs/ledger.hpp"
 #include "script/resolve.hpp"
 #include "explain/run_diff.hpp"
@@ -64,13 +64,13 @@ struct TwoRuns {
       a.job_id = job_id;
       attempts.push_back(a);
     });
-    JobEnvironment e;
+    Provenance e;
     e.job_id = job_id;
     e.python = "3.11.2";
     e.torch = torch;
     e.program = "ddp-train";
     fs::create_directories(logs);
-    write_file_atomic(environment_path(log_base(run.shapes.front(), job_id), 0), environment_json(e).dump());
+    write_file_atomic(provenance_path(log_base(run.shapes.front(), job_id), 0), provenance_json(e).dump());
   }
 };
 

@@ -1,4 +1,4 @@
-#include "agent/job_environment.hpp"
+#include "agent/provenance.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -112,8 +112,8 @@ std::string script_of(const std::vector<std::string>& argv, bool interpreter, co
 
 std::string first_line(const std::string& s) { return trim(s.substr(0, s.find('\n'))); }
 
-void probe_python(const std::vector<std::string>& prefix, const std::string& python, JobEnvironment& e,
-                  const EnvironmentOptions& o, CommandRunner& runner) {
+void probe_python(const std::vector<std::string>& prefix, const std::string& python, Provenance& e,
+                  const ProvenanceOptions& o, CommandRunner& runner) {
   std::vector<std::string> argv = prefix;
   argv.insert(argv.end(), {python, "-c", kPythonProbe});
   // Through a container the image is started too (a SIF mounted, its Python
@@ -136,7 +136,7 @@ void probe_python(const std::vector<std::string>& prefix, const std::string& pyt
   }
 }
 
-void probe_gpus(JobEnvironment& e, CommandRunner& runner, const Environment& env) {
+void probe_gpus(Provenance& e, CommandRunner& runner, const Environment& env) {
   if (env.find_program("nvidia-smi").empty()) return;  // a CPU node: nothing to say
   CommandResult q = runner.run({"nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"},
                                std::chrono::seconds(15));
@@ -159,9 +159,9 @@ void probe_gpus(JobEnvironment& e, CommandRunner& runner, const Environment& env
 
 }  // namespace
 
-JobEnvironment collect_environment(const EnvironmentOptions& o, CommandRunner& runner, const Environment& env,
+Provenance collect_provenance(const ProvenanceOptions& o, CommandRunner& runner, const Environment& env,
                                    Clock& clock) {
-  JobEnvironment e;
+  Provenance e;
   auto get = [&](const std::string& name) { return env.get(name); };
   e.job_id = get("SLURM_JOB_ID").value_or("");
   e.attempt = std::max(0, std::atoi(get("SLURM_RESTART_COUNT").value_or("0").c_str()));
@@ -231,7 +231,7 @@ JobEnvironment collect_environment(const EnvironmentOptions& o, CommandRunner& r
   return e;
 }
 
-nlohmann::json environment_json(const JobEnvironment& e) {
+nlohmann::json provenance_json(const Provenance& e) {
   nlohmann::json env = nlohmann::json::object();
   for (const auto& [k, v] : e.env) env[k] = v;
   auto opt = [](const std::string& s) { return s.empty() ? nlohmann::json() : nlohmann::json(s); };
@@ -244,10 +244,10 @@ nlohmann::json environment_json(const JobEnvironment& e) {
           {"container", e.container.empty() ? nlohmann::json() : nlohmann::json{{"runtime", e.container}, {"image", e.image}}}};
 }
 
-std::optional<JobEnvironment> parse_environment(const std::string& text) {
+std::optional<Provenance> parse_provenance(const std::string& text) {
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
-  JobEnvironment e;
+  Provenance e;
   auto str = [&](const char* key) {
     auto it = j.find(key);
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -285,16 +285,16 @@ std::optional<JobEnvironment> parse_environment(const std::string& text) {
   return e;
 }
 
-std::string environment_path(const std::string& log_base, int attempt) {
-  return job_files::environment(log_base, attempt);
+std::string provenance_path(const std::string& log_base, int attempt) {
+  return job_files::provenance(log_base, attempt);
 }
 
-std::optional<JobEnvironment> read_environment(const std::string& log_base, int attempt) {
-  std::string path = environment_path(log_base, attempt);
+std::optional<Provenance> read_provenance(const std::string& log_base, int attempt) {
+  std::string path = provenance_path(log_base, attempt);
   std::error_code ec;
   if (attempt < 0 || !fs::exists(path, ec)) return std::nullopt;
   try {
-    auto e = parse_environment(read_file(path, 1 << 20));
+    auto e = parse_provenance(read_file(path, 1 << 20));
     if (e) e->attempt = attempt;  // the file's attempt, whatever its text says
     return e;
   } catch (const std::exception&) {
@@ -302,14 +302,14 @@ std::optional<JobEnvironment> read_environment(const std::string& log_base, int 
   }
 }
 
-std::optional<JobEnvironment> read_latest_environment(const std::string& log_base) {
+std::optional<Provenance> read_latest_provenance(const std::string& log_base) {
   // A requeued job's attempts are few (requeue.max_restarts); look down from the newest.
   for (int a = 64; a >= 0; a--)
-    if (auto e = read_environment(log_base, a)) return e;
+    if (auto e = read_provenance(log_base, a)) return e;
   return std::nullopt;
 }
 
-std::vector<std::pair<std::string, std::string>> comparable_fields(const JobEnvironment& e) {
+std::vector<std::pair<std::string, std::string>> comparable_fields(const Provenance& e) {
   std::vector<std::pair<std::string, std::string>> out;
   auto add = [&](const std::string& k, const std::string& v) {
     if (!v.empty()) out.emplace_back(k, v);
@@ -333,7 +333,7 @@ std::vector<std::pair<std::string, std::string>> comparable_fields(const JobEnvi
   return out;
 }
 
-std::string environment_summary(const JobEnvironment& e) {
+std::string provenance_summary(const Provenance& e) {
   std::vector<std::string> parts;
   if (!e.python.empty()) parts.push_back("python " + e.python);
   if (!e.torch.empty()) {
@@ -347,12 +347,12 @@ std::string environment_summary(const JobEnvironment& e) {
   return join(parts, ", ");
 }
 
-std::string environment_line(const JobEnvironment& e) {
+std::string provenance_line(const Provenance& e) {
   std::string program = e.program_path.empty() ? printable(e.program, 80) : e.program_path;
   if (!e.script.empty() && e.script != e.program_path) program += " " + e.script;
   std::string line = fmt::format("{} on {} (attempt {})", program, join(e.nodes, " "), e.attempt + 1);
   if (!e.container.empty()) line += fmt::format(" in {} {}", e.container, e.image);
-  if (std::string s = environment_summary(e); !s.empty()) line += "; " + s;
+  if (std::string s = provenance_summary(e); !s.empty()) line += "; " + s;
   std::vector<std::string> set;
   for (const auto& [k, v] : e.env)
     if (!differs_by_design(k)) set.push_back(k + "=" + plain_line(v, 40));
@@ -361,7 +361,7 @@ std::string environment_line(const JobEnvironment& e) {
   return line;
 }
 
-std::vector<std::string> environment_differences(const JobEnvironment& a, const JobEnvironment& b) {
+std::vector<std::string> provenance_differences(const Provenance& a, const Provenance& b) {
   auto fa = comparable_fields(a), fb = comparable_fields(b);
   auto find = [](const std::vector<std::pair<std::string, std::string>>& f, const std::string& k) -> std::string {
     for (const auto& [name, v] : f)
@@ -380,9 +380,9 @@ std::vector<std::string> environment_differences(const JobEnvironment& a, const 
   return out;
 }
 
-JobEnvironment record_environment(const std::string& log_base, const EnvironmentOptions& o, Context& ctx) {
-  JobEnvironment e = collect_environment(o, ctx.runner, ctx.env, ctx.clock);
-  write_file_atomic(environment_path(log_base, e.attempt), environment_json(e).dump(2) + "\n");
+Provenance record_provenance(const std::string& log_base, const ProvenanceOptions& o, Context& ctx) {
+  Provenance e = collect_provenance(o, ctx.runner, ctx.env, ctx.clock);
+  write_file_atomic(provenance_path(log_base, e.attempt), provenance_json(e).dump(2) + "\n");
   return e;
 }
 

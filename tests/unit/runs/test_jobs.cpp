@@ -213,7 +213,7 @@ TEST_CASE("a job that lost a node and went on (--no-kill) has a RESIZING record 
   resized.earlier = {"RESIZING"};  // 22.05's record of g[1-3] until g2 was removed
   JobStates st = lookup_jobs(s.slurm, {"5"});
   CHECK(st.jobs.at("5").state == JobState::Completed);
-  CHECK(st.jobs.at("5").restarts == 0);
+  CHECK(st.jobs.at("5").requeues == 0);
   CHECK(st.final == std::set<std::string>{"5"});
 }
 
@@ -227,7 +227,7 @@ TEST_CASE("an ended job is final only once squeue has forgotten it and sacct say
   requeued.earlier = {"NODE_FAIL", "PREEMPTED"};
   JobStates st = lookup_jobs(s.slurm, {"1", "2", "3", "4"});
   CHECK(st.final == std::set<std::string>{"2", "4"});
-  CHECK(st.jobs.at("4").restarts == 2);
+  CHECK(st.jobs.at("4").requeues == 2);
   REQUIRE(st.earlier.at("4").size() == 2);
   CHECK(st.earlier.at("4")[0].state == JobState::NodeFail);
   CHECK(s.runner.count("sacct") == 1);

@@ -356,7 +356,7 @@ TEST_CASE("the watcher names a slow rank from the trainer's progress file, and i
           "[job_agent][straggler]") {
   SlowFixture f;
   f.o.action = StallAction::Requeue;
-  f.o.max_restarts = 1;
+  f.o.max_requeues = 1;
   f.runner.on("scontrol", {}, [](const std::vector<std::string>& argv) {
     if (argv[1] == "show") return exits(0, "JobId=42 JobName=train ReqNodeList=(null) ExcNodeList=(null) NodeList=g[1-2]\n");
     return exits(0);

@@ -9,7 +9,7 @@
 #include "slurm/slurm_parse_jobs.hpp"
 #include "slurm/slurm_parse_nodes.hpp"
 #include "slurm/slurm_parse_replies.hpp"
-#include "spec/spec_site.hpp"
+#include "slurm/sbatch_options.hpp"
 #include <nlohmann/json.hpp>
 
 using namespace ddpctl;
@@ -213,7 +213,7 @@ void check_scenario(const std::vector<Job>& jobs) {
   const Job& requeued = named(jobs, "cap-requeue");
   CHECK(requeued.state == JobState::Pending);
   CHECK(requeued.reason == "BeginTime");
-  CHECK(requeued.restarts == 1);
+  CHECK(requeued.requeues == 1);
 }
 
 void check_nodes(const std::vector<NodeInfo>& nodes) {

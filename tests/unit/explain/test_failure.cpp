@@ -142,9 +142,9 @@ TEST_CASE("a program that cannot start: the shell's words, the exit code decoded
 TEST_CASE("requeues say which attempt and why") {
   test::TempDir dir;
   RunShape shape = shape_in(dir.path, 1, 1);
-  shape.max_restarts = 2;
+  shape.max_requeues = 2;
   Job job = ended("4", JobState::Pending);
-  job.restarts = 1;
+  job.requeues = 1;
   write(dir.path + "/job_4.err", "ddpctl: job 4 (x) attempt 1 on g1\nddpctl: requeueing job 4 (restart 1 of 2)\n");
   auto r = find_requeue(shape, job);
   REQUIRE(r);
@@ -153,7 +153,7 @@ TEST_CASE("requeues say which attempt and why") {
   // Not requeued by ddpctl's script: how sacct says the earlier attempt ended.
   write(dir.path + "/job_4.err",
         "ddpctl: job 4 (x) attempt 1 on g[1-2]\nsrun: error: Node failure on g2\nddpctl: job 4 (x) attempt 2 on g[1,3]\n");
-  shape.max_restarts = 0;
+  shape.max_requeues = 0;
   r = find_requeue(shape, job, [] { return std::vector<Job>{ended("4", JobState::NodeFail)}; });
   REQUIRE(r);
   CHECK(r->describe() == "attempt 2 (requeued after NODE_FAIL of g2)");
@@ -163,7 +163,7 @@ TEST_CASE("requeues say which attempt and why") {
   // slurmdbd has not written the earlier attempt yet: requeued, why unknown.
   r = find_requeue(shape, job, [] { return std::vector<Job>{}; });
   CHECK(r->describe() == "attempt 2 (requeued; sacct has no record of the earlier attempt yet)");
-  job.restarts = 0;
+  job.requeues = 0;
   CHECK_FALSE(find_requeue(shape, job));
 }
 

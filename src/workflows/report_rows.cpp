@@ -1,0 +1,59 @@
+#include "workflows/report_rows.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "agent/in_job_record.hpp"
+#include "agent/provenance.hpp"
+#include "agent/straggler.hpp"
+#include "base/diagnostics.hpp"
+#include "base/text.hpp"
+#include "explain/failure.hpp"
+#include "runs/progress_read.hpp"
+#include "runs/task_logs.hpp"
+#include "runs/usage.hpp"
+
+namespace ddpctl {
+
+ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, const JobStates& states,
+                             SlurmClient& slurm, std::optional<std::vector<NodeInfo>>& nodes, Output& out,
+                             long long now) {
+  ReportRow probe = make_report_row(run, a, job, nullptr, now);
+  MetricsFile metrics;
+  if (!probe.metrics_path.empty()) metrics = read_metrics(probe.metrics_path);
+  for (const auto& w : metrics.warnings) out.warning(w);
+  // A program ddpctl did not write: the epochs its log shows through the spec's progress: pattern.
+  std::string pattern_log;
+  const RunShape* shape = a ? run.shape(a->shape) : nullptr;
+  if (metrics.epochs.empty() && shape) metrics = pattern_metrics(*shape, a->job_id, &pattern_log);
+  ReportRow row = make_report_row(run, a, job, &metrics, now);
+  if (!pattern_log.empty()) row.metrics_path = pattern_log;
+  if (job && shape)
+    if (auto f = explain_failure(*shape, *job, states, slurm, &nodes)) row.failure = describe_failure(*f);
+  if (shape) {
+    add_usage(row, log_base(*shape, a->job_id));
+    row.provenance = read_latest_provenance(log_base(*shape, a->job_id));
+    if (auto slow = read_slow_record(log_base(*shape, a->job_id))) row.slow = describe_slow_history(*slow);
+    InJobHistory h = read_in_job_history(log_base(*shape, a->job_id));
+    row.in_job = h.restarts;
+    row.in_job_lost_s = h.lost_s;
+    row.shrunk = h.shrunk_to;
+  }
+  return row;
+}
+
+void finish_report_rows(std::vector<ReportRow>& rows) {
+  // Without metrics, the usage columns alone still say something of any program.
+  bool any = std::any_of(rows.begin(), rows.end(),
+                         [](const ReportRow& r) { return r.has_metrics || r.rss_peak_bytes.has_value(); });
+  if (!any) {
+    std::vector<std::string> where;
+    for (const auto& r : rows) where.push_back(r.metrics_path.empty() ? r.run_id + ": no job" : r.metrics_path);
+    throw UserError(fmt::format("no metrics in any of the runs yet (the bundled trainer writes one line per epoch "
+                                "to $DDPCTL_METRICS_FILE; another program's log is read through the spec's progress: section): {}",
+                                join(where, ", ")));
+  }
+  compute_scaling(rows);
+}
+
+}  // namespace ddpctl
