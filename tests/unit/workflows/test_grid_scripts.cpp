@@ -175,23 +175,6 @@ TEST_CASE("grid_cell: what cannot reach the program as it is, is refused at its 
                       Catch::Contains("write $DDPCTL_GRID_V there"));
 }
 
-TEST_CASE("grid_cell: placeholders of keys with - or an index are read and {cell} is always the cell's name") {
-  YamlDocument doc = parse_yaml_document(
-      "s.yaml", "grid:\n  env.batch-size: [8]\n  trainer.extra_args[1]: [x]\n  env.cell: [c]\n", "run spec");
-  Grid g = *read_grid(doc);
-  const GridCell& c = g.cells.at(0);
-  CHECK(c.name == "batch-size=8,trainer.extra_args[1]=x,env.cell=c");
-  std::string problem;
-  CHECK(replace_placeholders("{batch-size}/{trainer.extra_args[1]}/{env.cell}/{cell}", g, c, &problem) ==
-        "8/x/c/" + c.name);
-  CHECK(problem.empty());
-  CHECK_FALSE(replace_placeholders("--bs={batch-sise}", g, c, &problem));
-  CHECK_THAT(problem, Catch::Contains("{batch-sise} names no key of the grid (did you mean 'batch-size'?)"));
-  auto env = cell_environment(g, c);
-  REQUIRE(env.size() == 4);
-  CHECK(env[3] == std::pair<std::string, std::string>{"DDPCTL_GRID_ENV_CELL", "c"});
-}
-
 TEST_CASE("grid_cell: the cell's own variables keep a $ in its values as it is") {
   test::TempDir dir;
   std::string spec = write_spec(dir, "command: 'true'\ngrid:\n  env.V: ['$DDPCTL_CELL', '${DDPCTL_GRID_V}x']\n");
