@@ -1,5 +1,6 @@
-// The ledger: every attempt recorded before and after sbatch, read back
-// exactly, updated read-modify-write under its lock.
+// The ledger as the run store keeps it (runs.hpp's load_run): every attempt
+// recorded before and after sbatch, read back exactly, updated
+// read-modify-write under its lock.
 #include "catch.hpp"
 #include <filesystem>
 
@@ -36,19 +37,6 @@ TEST_CASE("ledger records survive a reload exactly") {
   CHECK(back.attempts[0].argv == a.argv);
   CHECK(back.attempts[0].job_id == "77");
   CHECK(back.latest_job()->job_id == "77");
-}
-
-TEST_CASE("tokens are unique and comments carry them") {
-  std::string a = new_token(), b = new_token();
-  CHECK(a.size() == 12);
-  CHECK(a != b);
-  CHECK(job_comment(a) == "ddpctl:" + a);
-}
-
-TEST_CASE("ledger outcomes read back, and an unknown word is kept unsettled") {
-  for (Outcome o : {Outcome::Intent, Outcome::Submitted, Outcome::Rejected, Outcome::Unconfirmed, Outcome::Absent})
-    CHECK(parse_outcome(outcome_name(o)) == o);
-  CHECK_FALSE(parse_outcome("maybe").has_value());
 }
 
 TEST_CASE("ledger updates are read-modify-write: writers holding stale copies lose nothing") {
