@@ -1,17 +1,10 @@
 // The site options of a run spec (spec_site.cpp): read with file:line
-// errors, rendered as #SBATCH lines, the `sbatch:` escape hatch checked
-// against ddpctl's own options and the cluster's sbatch, and the user's
-// comment kept behind ddpctl's token.
+// errors, the `sbatch:` escape hatch checked against ddpctl's own options
+// and each version's sbatch. Resolved into #SBATCH lines and checked against
+// the cluster before the queue: tests/unit/script/test_site_options.cpp.
 #include "catch.hpp"
-#include <filesystem>
 
-#include "spec/cluster.hpp"
-#include "fake_runner.hpp"
-#include "base/files.hpp"
 #include "helpers.hpp"
-#include "script/preflight.hpp"
-#include "script/resolve.hpp"
-#include "script/runs.hpp"
 #include "spec/spec.hpp"
 #include "slurm/sbatch_options.hpp"
 #include "spec/spec_site.hpp"
@@ -30,53 +23,7 @@ const char* kBase =
     "time: '00:10:00'\n"
     "command: 'true'\n";
 
-ResolvedRun resolve(const std::string& yaml) {
-  return resolve_run(parse_run_spec("a.yaml", kBase + yaml),
-                     load_cluster_profile(ddpctl::test::source_dir() + "/configs/clusters/local.yaml"));
-}
-
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
-
 }  // namespace
-
-TEST_CASE("site options become #SBATCH lines after ddpctl's own, per shape where they say where it runs") {
-  ResolvedRun run = resolve(
-      "reservation: maint-window\n"
-      "exclude: g1\n"
-      "nodelist: g[2-3]\n"
-      "dependency: afterok:12:13\n"
-      "begin: now+1hour\n"
-      "hold: true\n"
-      "mail_type: [END, FAIL]\n"
-      "mail_user: me@example.org\n"
-      "hint: nomultithread\n"
-      "comment: lr sweep\n"
-      "sbatch:\n"
-      "  gpu-bind: closest\n"
-      "  --requeue-exit: 3\n"
-      "  overcommit: true\n"
-      "  spread-job: false\n"
-      "  kill-on-invalid-dep: yes\n"
-      "alternatives:\n"
-      "  - {label: other, reservation: other-window, exclude: g4}\n");
-  REQUIRE(run.shapes.size() == 2);
-  const auto& d = run.shapes[0].directives;
-  for (const char* line : {"--reservation=maint-window", "--exclude=g1", "--nodelist=g[2-3]", "--dependency=afterok:12:13",
-                           "--begin=now+1hour", "--hold", "--mail-type=END,FAIL", "--mail-user=me@example.org",
-                           "--hint=nomultithread", "--gpu-bind=closest", "--requeue-exit=3", "--overcommit",
-                           "--kill-on-invalid-dep=yes"})
-    CHECK(has(d, line));
-  CHECK_FALSE(has(d, "--spread-job"));  // false: not given
-  // After everything ddpctl computes: the output lines come last as before.
-  CHECK(std::find(d.begin(), d.end(), "--hold") < std::find(d.begin(), d.end(), "--output=logs/%x_%j.out"));
-  const auto& other = run.shapes[1].directives;
-  CHECK(has(other, "--reservation=other-window"));
-  CHECK(has(other, "--exclude=g4"));
-  CHECK(has(other, "--nodelist=g[2-3]"));  // the base shape's, not overridden
-  CHECK(run.spec.site.comment == "lr sweep");
-  // The comment is not a directive: ddpctl's token goes first, on sbatch's command line.
-  for (const auto& line : d) CHECK(line.rfind("--comment", 0) != 0);
-}
 
 TEST_CASE("site options are checked where they are written, every problem at once") {
   std::string err = user_error_of([] {
@@ -136,64 +83,6 @@ TEST_CASE("the options an sbatch has are read off its --help") {
   CHECK(known.count("hold"));
   CHECK(known.count("x11"));
   CHECK_FALSE(known.count("A"));
-}
-
-TEST_CASE("preflight refuses an sbatch: option this cluster's sbatch lacks, naming the line") {
-  test::FakeSlurm s("24.11");
-  s.runner.on("sbatch", {"--help"},
-              test::exits(0, "      --gpu-bind=...   task to gpu binding\n      --overcommit     overcommit\n"));
-  // Options --help leaves out are put to sbatch's own parser.
-  s.runner.on("sbatch", {"--gpu-bnd=closest", "--help"},
-              test::exits(255, "", "sbatch: unrecognized option '--gpu-bnd=closest'\nTry \"sbatch --help\"\n"));
-  s.runner.on("sbatch", {"--spread-job", "--help"}, test::exits(0, "Usage: sbatch ...\n"));
-  ResolvedRun run = resolve("sbatch:\n  gpu-bnd: closest\n  overcommit: true\n  spread-job: true\n");
-  Diagnostics diags;
-  check_sbatch_options(run, s.slurm, diags);
-  REQUIRE(diags.items().size() == 1);
-  CHECK(diags.items()[0].where.line == 9);
-  CHECK_THAT(diags.items()[0].message, Catch::Contains("has no option --gpu-bnd (did you mean 'gpu-bind'?)"));
-  CHECK(s.runner.count("sbatch", {"--overcommit", "--help"}) == 0);  // listed: not tried
-  SECTION("and says so when it cannot ask") {
-    s.runner.on("sbatch", {"--help"}, [](const std::vector<std::string>&) { return test::not_found(); });
-    Diagnostics none;
-    check_sbatch_options(run, s.slurm, none);
-    REQUIRE(none.items().size() == 1);
-    CHECK_THAT(none.items()[0].message, Catch::Contains("cannot ask this cluster's sbatch"));
-  }
-}
-
-TEST_CASE("what ddp-train would refuse at start is refused before the queue") {
-  CHECK_THAT(user_error_of([] {
-               parse_run_spec("a.yaml", "name: r\ncluster: local\ngpus_per_node: 0\nprocs_per_node: 1\n"
-                                        "trainer:\n  data: synthetic\n  resume: true\n");
-             }),
-             Catch::Contains("a.yaml:7:11: trainer.resume: resume: true needs checkpoint_dir"));
-  test::TempDir dir;
-  std::string cwd = std::filesystem::current_path().string();
-  std::filesystem::current_path(dir.path);
-  auto run = resolve_run(parse_run_spec("a.yaml", "name: r\ncluster: local\ngpus_per_node: 0\nprocs_per_node: 1\n"
-                                                  "time: '00:10:00'\ntrainer:\n  data: tiny\n"),
-                         load_cluster_profile(ddpctl::test::source_dir() + "/configs/clusters/local.yaml"));
-  Diagnostics missing;
-  check_trainer_data(run, missing);
-  REQUIRE(missing.items().size() == 1);
-  CHECK(missing.items()[0].where.line == 7);
-  CHECK_THAT(missing.items()[0].message, Catch::Contains("tiny does not exist"));
-  std::filesystem::create_directory(dir.path + "/tiny");
-  Diagnostics found;
-  check_trainer_data(run, found);
-  CHECK(found.items().empty());
-  std::filesystem::current_path(cwd);
-}
-
-TEST_CASE("a job's comment carries ddpctl's token first, and the token is found with or without the user's words") {
-  CHECK(job_comment("abc123") == "ddpctl:abc123");
-  CHECK(job_comment("abc123", "lr sweep") == "ddpctl:abc123 lr sweep");
-  CHECK(comment_has_token("ddpctl:abc123", "abc123"));
-  CHECK(comment_has_token("ddpctl:abc123 lr sweep", "abc123"));
-  CHECK_FALSE(comment_has_token("ddpctl:abc1234", "abc123"));
-  CHECK_FALSE(comment_has_token("ddpctl:abc12", "abc123"));
-  CHECK_FALSE(comment_has_token("lr sweep ddpctl:abc123", "abc123"));
 }
 
 TEST_CASE("an sbatch: name is resolved as sbatch reads it: a prefix of a long option is that option") {
