@@ -10,7 +10,6 @@
 #include "base/files.hpp"
 #include "helpers.hpp"
 #include "agent/provenance.hpp"
-#include "explain/report.hpp"
 
 using namespace ddpctl;
 using test::exits;
@@ -182,19 +181,6 @@ TEST_CASE("records round-trip, and compare on what should match") {
     b.env[3].second = "/r/.snapshots/bb";
     b.program_path = "/r/.snapshots/bb/train.sh";
     CHECK(provenance_differences(a, b).empty());
-  }
-  SECTION("report warns about rows whose environments differ") {
-    ReportRow r1, r2, r3;
-    r1.label = "1x1";
-    r1.provenance = a;
-    r2.label = "2x1";
-    r2.provenance = a;
-    r3.label = "4x1";
-    CHECK(mixed_provenance_note({r1, r2, r3}).empty());  // a row without a record is not a difference
-    r3.provenance = b;
-    CHECK(mixed_provenance_note({r1, r2, r3}) ==
-          "these rows ran in different environments: torch 1.13.1 (1x1, 2x1) vs 2.14.1 (4x1); "
-          "modules cuda/12.1 (1x1, 2x1) vs none (4x1); NCCL_DEBUG WARN (1x1, 2x1) vs INFO (4x1)");
   }
 }
 

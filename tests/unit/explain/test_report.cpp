@@ -11,6 +11,7 @@
 #include "explain/report.hpp"
 #include "explain/report_table.hpp"
 #include "explain/report_plot.hpp"
+#include "agent/provenance.hpp"
 #include "helpers.hpp"
 #include "runs/usage.hpp"
 
@@ -230,4 +231,33 @@ TEST_CASE("plan: measured efficiency, else the nearest shape's on the same side 
   compute_scaling(only_base);
   CHECK(predict(only_base, {{"2x1", 2, 1, 1}}, 1)[0].efficiency_from == "assumed ideal");
   CHECK_THROWS_AS(predict({ReportRow{}}, shapes, 1), UserError);
+}
+
+// Once a SECTION of agent/test_provenance.cpp's round trip (agent/ cannot
+// include report.hpp), with its two records built again here.
+TEST_CASE("report warns about rows whose environments differ") {
+  Provenance a;
+  a.job_id = "7";
+  a.nodes = {"g1"};
+  a.python = "3.11.2";
+  a.torch = "1.13.1";
+  a.modules = {"cuda/12.1"};
+  a.env = {{"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "20001"}, {"NCCL_DEBUG", "WARN"}, {"DDPCTL_SNAPSHOT", "/r/.snapshots/aa"}};
+  Provenance b = a;
+  b.job_id = "8";
+  b.nodes = {"g7", "g8"};
+  b.env = {{"MASTER_ADDR", "10.0.0.9"}, {"MASTER_PORT", "20002"}, {"NCCL_DEBUG", "INFO"}, {"DDPCTL_SNAPSHOT", "/r/.snapshots/bb"}};
+  b.torch = "2.14.1";
+  b.modules.clear();
+  ReportRow r1, r2, r3;
+  r1.label = "1x1";
+  r1.provenance = a;
+  r2.label = "2x1";
+  r2.provenance = a;
+  r3.label = "4x1";
+  CHECK(mixed_provenance_note({r1, r2, r3}).empty());  // a row without a record is not a difference
+  r3.provenance = b;
+  CHECK(mixed_provenance_note({r1, r2, r3}) ==
+        "these rows ran in different environments: torch 1.13.1 (1x1, 2x1) vs 2.14.1 (4x1); "
+        "modules cuda/12.1 (1x1, 2x1) vs none (4x1); NCCL_DEBUG WARN (1x1, 2x1) vs INFO (4x1)");
 }
