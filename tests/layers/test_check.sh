@@ -2,7 +2,9 @@
 # tests/layers/check itself: it fails, naming the file, on an upward include,
 # on an include not by folder, on a folder src/LAYERS does not place and on a
 # placed folder that does not exist, on a cycle inside a folder and on a
-# written-down cycle that is gone, and passes a tree that keeps to its layers.
+# written-down cycle that is gone, on a unit test that includes a folder above
+# its own or stands outside the folders, and passes a tree that keeps to its
+# layers.
 set -euo pipefail
 check=$(cd "$(dirname "$0")" && pwd)/check
 work=$(mktemp -d)
@@ -78,4 +80,29 @@ out=$("$check" "$work/cycle" 2>&1) || fail "a written-down cycle failed: $out"
 printf '#include "high/d.hpp"\n' >"$work/cycle/src/high/d.cpp"
 if out=$("$check" "$work/cycle" 2>&1); then fail "a written-down cycle that is gone passed: $out"; fi
 grep -q 'src/LAYERS:5 names a cycle that is gone' <<<"$out" || fail "the gone cycle is not named: $out"
+# The unit tests mirror the folders: a test of high/ may use low/ and the
+# helpers beside the folders, a test of low/ may not use high/.
+tree tests
+mkdir -p "$work/tests/tests/unit/low" "$work/tests/tests/unit/high"
+printf '#include "low/a.hpp"\n#include "high/b.hpp"\n#include "helpers.hpp"\n' >"$work/tests/tests/unit/high/test_b.cpp"
+printf '#include "low/a.hpp"\n' >"$work/tests/tests/unit/low/test_a.cpp"
+printf '#pragma once\n#include "high/b.hpp"\n' >"$work/tests/tests/unit/helpers.hpp"
+out=$("$check" "$work/tests" 2>&1) || fail "unit tests that keep to their folders failed: $out"
+grep -q '2 unit test files' <<<"$out" || fail "the unit tests are not counted: $out"
+printf '#include "high/b.hpp"\n' >>"$work/tests/tests/unit/low/test_a.cpp"
+if out=$("$check" "$work/tests" 2>&1); then fail "a test of low/ including high/ passed: $out"; fi
+grep -q 'tests/unit/low/test_a.cpp (low) includes "high/b.hpp" (high, above low in src/LAYERS)' <<<"$out" ||
+  fail "the upward include of a test is not named: $out"
+
+tree loose_test
+mkdir -p "$work/loose_test/tests/unit"
+printf '#include "low/a.hpp"\n' >"$work/loose_test/tests/unit/test_a.cpp"
+if out=$("$check" "$work/loose_test" 2>&1); then fail "a test in no folder passed: $out"; fi
+grep -q 'tests/unit/test_a.cpp is in no folder' <<<"$out" || fail "the test in no folder is not named: $out"
+
+tree odd_test
+mkdir -p "$work/odd_test/tests/unit/extra"
+printf '#include "low/a.hpp"\n' >"$work/odd_test/tests/unit/extra/test_a.cpp"
+if out=$("$check" "$work/odd_test" 2>&1); then fail "a test in a folder src/ does not have passed: $out"; fi
+grep -q 'tests/unit/extra/ is no folder of src/LAYERS' <<<"$out" || fail "the test's unknown folder is not named: $out"
 echo ok
