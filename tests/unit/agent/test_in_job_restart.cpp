@@ -1,3 +1,8 @@
+// The in-job restart (in_job_restart.hpp): what srun and Slurm say ended a
+// step, and decide_restart's choice: nodes left out, spares taken, a step
+// shrunk, or the requeue or failure it falls back to. The spec's restart:
+// section: tests/unit/spec/test_spec_restart.cpp; the record of what it
+// decided: test_in_job_record.cpp.
 #include "catch.hpp"
 
 #include <fmt/format.h>
@@ -12,26 +17,11 @@
 #include "agent/job_step_ended.hpp"
 #include "runs/job_files.hpp"
 #include "agent/node_check.hpp"
-#include "spec/spec.hpp"
 #include "agent/watchdog.hpp"
 
 using namespace ddpctl;
-using ddpctl::test::user_error_of;
 
 namespace {
-
-const char* kSpec =
-    "name: demo\n"
-    "cluster: local\n"
-    "nodes: 2\n"
-    "gpus_per_node: 0\n"
-    "procs_per_node: 1\n"
-    "time: '01:00:00'\n"
-    "command: ./train.sh\n";
-
-std::string spec_error(const std::string& extra) {
-  return user_error_of([&] { parse_run_spec("runs/a.yaml", std::string(kSpec) + extra); });
-}
 
 RestartInput two_nodes_one_spare() {
   RestartInput in;
@@ -45,38 +35,6 @@ RestartInput two_nodes_one_spare() {
 }
 
 }  // namespace
-
-TEST_CASE("restart: is read with its defaults and checked field by field", "[in_job]") {
-  RunSpec s = parse_run_spec("a.yaml", std::string(kSpec) + "restart: {in_job: 3, spares: 1}\n");
-  REQUIRE(s.restart);
-  CHECK(s.restart->in_job == 3);
-  CHECK(s.restart->spares == 1);
-  CHECK(!s.requeue);  // restart: works without requeue: (the job then fails when restarts are used up)
-  RunSpec t = parse_run_spec("a.yaml", std::string(kSpec) + "restart: {in_job: 1}\n");
-  CHECK(t.restart->spares == 0);
-  CHECK_FALSE(parse_run_spec("a.yaml", kSpec).restart);
-
-  CHECK(spec_error("restart: {in_job: 2, spare: 1}\n").find("runs/a.yaml:8:22: restart: unknown field 'spare' (did you mean 'spares'?)") !=
-        std::string::npos);
-  CHECK(spec_error("restart: {in_job: -1}\n").find("runs/a.yaml:8:19: restart.in_job:") != std::string::npos);
-  CHECK(spec_error("restart: {in_job: 0}\n").find("restart.in_job: '0' must be an integer from 1 to 100") != std::string::npos);
-  CHECK(spec_error("restart: {in_job: 2, spares: -1}\n").find("restart.spares:") != std::string::npos);
-  CHECK(spec_error("restart: {spares: 1}\n").find("runs/a.yaml:8:10: restart.in_job: required") != std::string::npos);
-  CHECK(spec_error("restart: 3\n").find("restart") != std::string::npos);
-  CHECK(spec_error("restart: {in_job: 2}\nmonitor: false\n").find("restart: in-job restarts are decided by the job agent") !=
-        std::string::npos);
-  // A race's shapes and a grid's array tasks restart inside their jobs.
-  RunSpec race = parse_run_spec("a.yaml", std::string(kSpec) + "restart: {in_job: 2, min_nodes: 1}\nalternatives: [{nodes: 1}]\n");
-  CHECK(race.restart->in_job == 2);
-  CHECK(parse_run_spec("a.yaml", std::string(kSpec) + "restart: {in_job: 2}\ngrid: {env.LR: ['0.1', '0.2']}\n").restart);
-  // min_nodes is checked on every shape of the race.
-  CHECK(spec_error("restart: {in_job: 2, min_nodes: 2}\nalternatives: [{nodes: 1, label: one}]\n")
-            .find("restart.min_nodes: 2 is more than the 1 node(s) the step runs on") != std::string::npos);
-  // Every problem at once.
-  std::string both = spec_error("restart: {in_job: x, spares: y}\n");
-  CHECK(both.find("restart.in_job") != std::string::npos);
-  CHECK(both.find("restart.spares") != std::string::npos);
-}
 
 TEST_CASE("srun's lines after the step's marker say which task or node ended it", "[in_job]") {
   std::vector<std::string> lines = {
@@ -148,46 +106,6 @@ TEST_CASE("without a spare, a rank's healthy node is kept, a lost one is not", "
   CHECK(lost.kind == StepFailureKind::NodeLost);
   CHECK(lost.text == "node g2 (Slurm: DOWN*+NOT_RESPONDING) was lost; too few healthy nodes left for 2 (1 of 2, no spare "
                      "left); no requeue: section: the job fails");
-}
-
-TEST_CASE("restart.min_nodes: at most the shape's nodes, the bundled trainer resumes and keeps its global batch", "[in_job]") {
-  RunSpec s = parse_run_spec("a.yaml", std::string(kSpec) + "restart: {in_job: 2, min_nodes: 1}\n");
-  CHECK(s.restart->min_nodes == 1);
-  CHECK(parse_run_spec("a.yaml", kSpec).restart == std::nullopt);
-  CHECK(spec_error("restart: {in_job: 2, min_nodes: 3}\n")
-            .find("runs/a.yaml:8:33: restart.min_nodes: 3 is more than the 2 node(s) the step runs on") != std::string::npos);
-  CHECK(spec_error("restart: {in_job: 2, min_nodes: 0}\n").find("restart.min_nodes:") != std::string::npos);
-
-  const std::string trainer =
-      "name: demo\ncluster: local\nnodes: 4\ngpus_per_node: 0\nprocs_per_node: 2\ntime: '01:00:00'\n";
-  auto trainer_error = [&](const std::string& extra) {
-    return user_error_of([&] { parse_run_spec("runs/a.yaml", trainer + extra); });
-  };
-  // Without resume every restart would train from the first step again.
-  CHECK(trainer_error("restart: {in_job: 2}\ntrainer: {model: smallcnn, data: synthetic}\n")
-            .find("restart: a restarted step starts ddp-train again from its first step unless it resumes") !=
-        std::string::npos);
-  const std::string resumes = "trainer: {model: smallcnn, data: synthetic, resume: true, checkpoint_dir: ck, batch_size: 8";
-  CHECK(trainer_error("restart: {in_job: 2, min_nodes: 2}\n" + resumes + "}\n")
-            .find("restart.min_nodes: a step shrunk to 2 node(s) would train ddp-train with a smaller global batch") !=
-        std::string::npos);
-  // 64 = 4 nodes x 2 ranks x 8 x 1 micro-step; on 3 nodes, 48 does not divide 64.
-  CHECK(trainer_error("restart: {in_job: 2, min_nodes: 2}\n" + resumes + ", global_batch: 64}\n")
-            .find("restart.min_nodes: a step shrunk to 3 node(s) (6 ranks x batch_size 8 = 48) cannot keep "
-                  "trainer.global_batch 64: not a multiple") != std::string::npos);
-  // 192 = 8, 6 and 4 ranks x 8 x 3, 4 and 6 micro-steps.
-  RunSpec ok = parse_run_spec("a.yaml", trainer + "restart: {in_job: 2, min_nodes: 2}\n" + resumes + ", global_batch: 192}\n");
-  CHECK(ok.restart->min_nodes == 2);
-}
-
-TEST_CASE("watchdog.action restart needs restart:, and exclude_slow works with it", "[in_job]") {
-  CHECK(spec_error("watchdog: {stall_after: 60s, action: restart}\n")
-            .find("watchdog.action: restart starts the stalled step again inside the job, which needs a restart: section") !=
-        std::string::npos);
-  RunSpec s = parse_run_spec("a.yaml", std::string(kSpec) + "restart: {in_job: 2, spares: 1}\n"
-                                                            "watchdog: {stall_after: 60s, action: restart, exclude_slow: true}\n");
-  CHECK(s.watchdog.action == "restart");
-  CHECK(s.watchdog.exclude_slow);
 }
 
 TEST_CASE("restart.min_nodes: without a spare the step shrinks, down to min_nodes, and no further", "[in_job]") {
@@ -350,73 +268,6 @@ TEST_CASE("restarts used up: requeue without the failed nodes while requeues rem
   CHECK(same.nodes == u.nodes);
   CHECK(same.spares == u.spares);
   CHECK(same.text == "the training step exited with status 2; same nodes");
-}
-
-TEST_CASE("the record of in-job restarts round-trips and status's words come from it", "[in_job]") {
-  InJobRecord r;
-  r.attempt = 0;
-  r.of = 3;
-  InJobRestart x;
-  x.number = 1;
-  x.kind = StepFailureKind::TaskKilled;
-  x.text = "rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken";
-  x.nodes = {"g1", "g5"};
-  x.decided_at = 10;
-  r.restarts.push_back(x);
-  auto back = parse_in_job_record(in_job_record_json(r).dump());
-  REQUIRE(back);
-  CHECK(back->restarts.at(0).kind == StepFailureKind::TaskKilled);
-  CHECK(back->restarts.at(0).nodes == x.nodes);
-  CHECK(describe_in_job(*back) ==
-        "restart 1 of 3 in the job: rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken (starting)");
-  back->restarts[0].started_at = 12;
-  back->fallback = "requeue";
-  back->fallback_why = "rank 0 on g1 was killed (signal 9); in-job restarts used up (1 of 1); requeueing the job without g1";
-  CHECK(describe_in_job(*back) ==
-        "restart 1 of 3 in the job: rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken; rank 0 on g1 was "
-        "killed (signal 9); in-job restarts used up (1 of 1); requeueing the job without g1");
-  CHECK_FALSE(parse_in_job_record("not json"));
-
-  // Where restart 1 resumed, as its step's watchdog noted it beside the record.
-  test::TempDir dir;
-  std::string base = dir.path + "/demo_7";
-  InJobRecord started = r;
-  started.restarts[0].started_at = 12;
-  write_file_atomic(in_job_record_path(base, 0), in_job_record_json(started).dump());
-  write_file_atomic(in_job_resumed_path(base, 0, 1), R"({"epoch": 2, "step": 4200, "at": 13})");
-  CHECK(describe_in_job(*read_in_job_record(base, 0)) ==
-        "restart 1 of 3 in the job: rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken; training again at epoch 2 "
-        "step 4200");
-  // The bundled trainer says which checkpoint it resumed.
-  write_file_atomic(in_job_resumed_path(base, 0, 1),
-                    R"j({"epoch": 2, "step": 4200, "at": 13, "from": "/ck/last.pt at epoch 2, sample 0 of 1600 (written by 2 ranks, now 2)"})j");
-  CHECK(describe_in_job(*read_in_job_record(base, 0)) ==
-        "restart 1 of 3 in the job: rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken; training again at epoch 2 "
-        "step 4200, resumed from /ck/last.pt at epoch 2, sample 0 of 1600 (written by 2 ranks, now 2)");
-  // The report's time lost: from the failed step's end (decided_at 10) to training again (13).
-  InJobHistory h = read_in_job_history(base);
-  CHECK(h.count == 1);
-  CHECK(h.lost_s == 3);
-  REQUIRE(h.restarts.size() == 1);
-  CHECK(h.restarts[0] == "restart 1 of 3: rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken; training again "
-                        "after 3.0 s (epoch 2 step 4200)");
-  // Not seen training yet: to the new step's start (12).
-  std::filesystem::remove(in_job_resumed_path(base, 0, 1));
-  CHECK(read_in_job_history(base).restarts[0].find("new step after 2.0 s (not yet seen training)") != std::string::npos);
-
-  // The failed step's last progress (4 s before it ended: Slurm noticing a
-  // lost node) starts the time lost; one after the step's end is not its.
-  write_file_atomic(in_job_resumed_path(base, 0, 1), R"({"epoch": 2, "step": 4200, "at": 13})");
-  started.restarts[0].last_progress_at = 6;
-  write_file_atomic(in_job_record_path(base, 0), in_job_record_json(started).dump());
-  CHECK(read_in_job_record(base, 0)->restarts[0].last_progress_at == 6);
-  h = read_in_job_history(base);
-  CHECK(h.lost_s == 7);
-  CHECK(h.restarts[0] == "restart 1 of 3: rank 5 on g3 was killed (signal 9); g3 left out, spare g5 taken; training again "
-                        "after 7.0 s (epoch 2 step 4200; 4.0 s of it from the last progress to the step's end)");
-  started.restarts[0].last_progress_at = 11;
-  write_file_atomic(in_job_record_path(base, 0), in_job_record_json(started).dump());
-  CHECK(read_in_job_history(base).lost_s == 3);
 }
 
 TEST_CASE("watchdog.action restart: the stall's culprit node is left out like a failed task's, and slow nodes too", "[in_job]") {
