@@ -43,15 +43,6 @@ const std::set<std::string>& python_collectives() {
   return names;
 }
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-std::string base_name(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // Autograd's entry into the C++ engine as the innermost Python frame: the
 // thread is inside backward and no Python code of its own runs there (a
 // custom autograd Function's would be innermost). Under DDP a rank stays
@@ -101,7 +92,7 @@ bool library_frame(const StackFrame& f) {
 }
 
 std::string python_place(const StackFrame& f) {
-  std::string file = !f.file.empty() && f.file[0] == '/' ? base_name(f.file) : f.file;
+  std::string file = !f.file.empty() && f.file[0] == '/' ? file_name_of(f.file) : f.file;
   return f.line > 0 ? fmt::format("{}:{} in {}", file, f.line, f.function) : fmt::format("{} in {}", file, f.function);
 }
 
@@ -188,7 +179,7 @@ std::string where_of(const RankEvidence& r) {
       }
     const StackFrame& inner = py->frames.front();
     if (!user) return python_place(inner) + (native_inner.empty() ? "" : " (" + native_inner + ")");
-    std::string inside = user != &inner ? fmt::format("{} in {}", inner.function, base_name(inner.file)) : native_inner;
+    std::string inside = user != &inner ? fmt::format("{} in {}", inner.function, file_name_of(inner.file)) : native_inner;
     if (auto loader = loader_wait(r, py->frames, user)) inside = *loader;
     return python_place(*user) + (inside.empty() ? "" : " (" + inside + ")");
   }

@@ -31,11 +31,6 @@ bool bool_of(const Json& j, const char* key) {
   return it != j.end() && it->is_boolean() && it->get<bool>();
 }
 
-std::string base_name(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // torch's and Python's own files are not where the program is.
 bool library_file(const std::string& f) {
   for (const char* part : {"/torch/", "site-packages/", "dist-packages/", "/lib/python3", "<frozen"})
@@ -51,7 +46,7 @@ std::string where_of(const Json& entry) {
     if (!f.is_object()) continue;
     std::string file = string_of(f, "filename");
     if (library_file(file)) continue;
-    return fmt::format("{}:{} in {}", base_name(file), int_of(f, "line"), string_of(f, "name"));
+    return fmt::format("{}:{} in {}", file_name_of(file), int_of(f, "line"), string_of(f, "name"));
   }
   return "";
 }

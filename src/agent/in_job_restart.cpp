@@ -9,9 +9,6 @@ namespace ddpctl {
 
 namespace {
 
-bool contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
 void add(std::vector<std::string>& v, const std::string& s) {
   if (!s.empty() && !contains(v, s)) v.push_back(s);
 }

@@ -65,9 +65,9 @@ std::string opcode_name(unsigned char op) {
   return it != names.end() ? it->second : fmt::format("0x{:02x}", op);
 }
 
-class Reader {
+class PickleReader {
  public:
-  explicit Reader(std::string_view data) : data_(data) {}
+  explicit PickleReader(std::string_view data) : data_(data) {}
 
   Json run() {
     while (true) {
@@ -252,6 +252,6 @@ class Reader {
 
 }  // namespace
 
-nlohmann::json read_pickle(std::string_view data) { return Reader(data).run(); }
+nlohmann::json read_pickle(std::string_view data) { return PickleReader(data).run(); }
 
 }  // namespace ddpctl

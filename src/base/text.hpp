@@ -64,5 +64,14 @@ std::string format_duration(double seconds, DurationStyle style = DurationStyle:
 std::string format_bytes(long long bytes);
 // A "Key:   123 kB" line of /proc/meminfo, in KiB.
 std::optional<long long> meminfo_kib(std::string_view meminfo, std::string_view key);
+// Small tests and changes of a string (ASCII case), kept here so that no
+// file keeps a copy of its own.
+bool contains(std::string_view hay, std::string_view needle);
+bool contains(const std::vector<std::string>& items, std::string_view item);
+bool ends_with(std::string_view s, std::string_view tail);
+std::string lower(std::string_view s);
+std::string upper(std::string_view s);
+// A path's last part: "/usr/lib/python3/torch/nn.py" -> "nn.py".
+std::string file_name_of(std::string_view path);
 
 }  // namespace ddpctl

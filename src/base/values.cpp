@@ -1,5 +1,7 @@
 #include "base/values.hpp"
 
+#include "base/text.hpp"
+
 #include <charconv>
 #include <cctype>
 #include <cstdint>
@@ -23,11 +25,6 @@ std::optional<long long> to_ll(std::string_view s) {
   return v;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool name_chars(std::string_view s, std::string_view extra) {
   for (char c : s) {

@@ -20,10 +20,6 @@ const std::vector<std::string>& trainer_metrics() {
   return names;
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // 'a', 'b', 'c'
 std::string listed(const std::vector<std::string>& items) {

@@ -15,9 +15,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 // A file or folder rather than a registry reference: an absolute or ./
 // path, or a name with an image file's extension.

@@ -7,26 +7,25 @@ namespace ddpctl {
 
 namespace {
 
-bool has(const std::string& line, const char* word) { return line.find(word) != std::string::npos; }
 
 // What a runtime's error line means, from its words.
 std::string meaning(const std::string& l) {
-  if (has(l, "is not on the PATH of")) return "could not start its container: the runtime is not installed on the node";
-  if (has(l, "unrecognized option") && has(l, "--container-"))
+  if (contains(l, "is not on the PATH of")) return "could not start its container: the runtime is not installed on the node";
+  if (contains(l, "unrecognized option") && contains(l, "--container-"))
     return "could not start its container: this cluster's srun has no Pyxis (--container-image)";
-  if (has(l, "mount source") || has(l, "can't bind") || has(l, "enroot-mount") || has(l, "statfs") ||
-      (has(l, "bind") && (has(l, "no such file") || has(l, "No such file") || has(l, "doesn't exist"))))
+  if (contains(l, "mount source") || contains(l, "can't bind") || contains(l, "enroot-mount") || contains(l, "statfs") ||
+      (contains(l, "bind") && (contains(l, "no such file") || contains(l, "No such file") || contains(l, "doesn't exist"))))
     return "could not start its container: a path to bind into it does not exist on the node";
-  if (has(l, "executable file not found") || has(l, "can't execve") || has(l, "not found in $PATH"))
+  if (contains(l, "executable file not found") || contains(l, "can't execve") || contains(l, "not found in $PATH"))
     return "could not start its program in the container: the image has no such program";
-  if (has(l, "mount propagation") || has(l, "user namespace") || has(l, "setuid"))
+  if (contains(l, "mount propagation") || contains(l, "user namespace") || contains(l, "setuid"))
     return "could not start its container: the runtime cannot create it on this node (mounts, namespaces)";
-  if (has(l, "failed to create container filesystem") || has(l, "unsquashfs"))
+  if (contains(l, "failed to create container filesystem") || contains(l, "unsquashfs"))
     return "could not start its container: the image could not be unpacked on the node";
-  if (has(l, "could not open image") || has(l, "can't stat image") || has(l, "image not known") ||
-      has(l, "manifest unknown") || has(l, "failed to import") || has(l, "importing docker image") ||
-      has(l, "reading manifest") || (has(l, "image") && (has(l, "no such file") || has(l, "No such file") ||
-                                                          has(l, "not found") || has(l, "does not exist"))))
+  if (contains(l, "could not open image") || contains(l, "can't stat image") || contains(l, "image not known") ||
+      contains(l, "manifest unknown") || contains(l, "failed to import") || contains(l, "importing docker image") ||
+      contains(l, "reading manifest") || (contains(l, "image") && (contains(l, "no such file") || contains(l, "No such file") ||
+                                                          contains(l, "not found") || contains(l, "does not exist"))))
     return "could not start its container: the image could not be found or imported";
   return "could not start its container";
 }
@@ -45,8 +44,8 @@ std::optional<ContainerFailure> find_container_failure(const std::vector<std::st
     RegexMatch m;
     if (!runtime_error.full_match(l, &m)) continue;
     // Podman's "Error:" only where it is about containers, not a program's own.
-    if (l.rfind("Error: ", 0) == 0 && !has(l, "image") && !has(l, "container") && !has(l, "statfs") &&
-        !has(l, "crun") && !has(l, "runc") && !has(l, "OCI"))
+    if (l.rfind("Error: ", 0) == 0 && !contains(l, "image") && !contains(l, "container") && !contains(l, "statfs") &&
+        !contains(l, "crun") && !contains(l, "runc") && !contains(l, "OCI"))
       continue;
     ContainerFailure f{meaning(l), l};
     // The most specific line wins: a generic line ("pyxis: child 7 failed")
@@ -55,7 +54,7 @@ std::optional<ContainerFailure> find_container_failure(const std::vector<std::st
     bool generic = f.what == "could not start its container";
     bool found_generic = found && found->what == "could not start its container";
     if (!found || (found_generic && !generic) ||
-        (found_generic && generic && has(l, "ERROR") && !has(found->line, "ERROR")))
+        (found_generic && generic && contains(l, "ERROR") && !contains(found->line, "ERROR")))
       found = f;
   }
   return found;

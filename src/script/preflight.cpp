@@ -16,12 +16,11 @@ namespace ddpctl {
 
 namespace {
 
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
 // The GPUs of `node` the shape can use: of its GRES type, on a node with its
 // feature; and the CPUs it needs per node.
 int usable_gpus(const NodeInfo& node, const ResolvedShape& shape) {
-  if (!shape.gpu_feature.empty() && !has(node.features, shape.gpu_feature)) return 0;
+  if (!shape.gpu_feature.empty() && !contains(node.features, shape.gpu_feature)) return 0;
   if (shape.gpu_gres.empty()) return node.total_gpus();
   auto it = node.gpus_by_type.find(shape.gpu_gres);
   return it == node.gpus_by_type.end() ? 0 : it->second;
@@ -37,7 +36,7 @@ bool fits(const NodeInfo& node, const ResolvedShape& shape) {
 std::vector<std::string> fitting_nodes(const ResolvedShape& shape, const NodeQuery& q, const std::string& partition) {
   std::vector<std::string> out;
   for (const auto& node : q.nodes)
-    if ((partition.empty() || has(node.partitions, partition)) && fits(node, shape)) out.push_back(node.name);
+    if ((partition.empty() || contains(node.partitions, partition)) && fits(node, shape)) out.push_back(node.name);
   return out;
 }
 
@@ -79,8 +78,8 @@ Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmC
   std::vector<std::string> partitions;
   for (const auto& node : q.nodes) {
     for (const auto& p : node.partitions)
-      if (!has(partitions, p)) partitions.push_back(p);
-    if (!check_partition || has(node.partitions, shape.partition)) candidates.push_back(&node);
+      if (!contains(partitions, p)) partitions.push_back(p);
+    if (!check_partition || contains(node.partitions, shape.partition)) candidates.push_back(&node);
   }
   if (check_partition && candidates.empty()) {
     diags.error(where("partition"), asked.field("partition"),
@@ -115,7 +114,7 @@ Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmC
   }
 
   if (!asked.account.empty()) {
-    if (auto accounts = slurm.user_accounts(); accounts && !has(*accounts, asked.account)) {
+    if (auto accounts = slurm.user_accounts(); accounts && !contains(*accounts, asked.account)) {
       diags.error(where("account"), asked.field("account"),
                   fmt::format("account {} is not one you can charge on this cluster{}; yours: {}", asked.account,
                               did_you_mean(asked.account, *accounts), join(*accounts, ", ")));

@@ -43,10 +43,6 @@ std::string trim_space(const std::string& s) {
   return s.substr(b, e - b);
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // A misspelled override would otherwise be ignored without a word.
 void check_folder(const std::string& dir) {
   std::error_code ec;

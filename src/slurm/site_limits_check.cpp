@@ -1,5 +1,7 @@
 #include "slurm/site_limits_check.hpp"
 
+#include "base/text.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -7,7 +9,6 @@ namespace ddpctl {
 
 namespace {
 
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
 // The spec field a TRES is set by.
 std::string field_of(const std::string& tres) {
@@ -113,12 +114,12 @@ struct Checker {
     if (p.max_nodes && job.nodes > *p.max_nodes)
       never("nodes", fmt::format("{} asked; {} allows {} per job (MaxNodes)", tres_words("node", job.nodes), whose,
                                   tres_words("node", *p.max_nodes)));
-    if (!f.account.empty() && ((!p.allow_accounts.empty() && !has(p.allow_accounts, f.account)) ||
-                               has(p.deny_accounts, f.account)))
+    if (!f.account.empty() && ((!p.allow_accounts.empty() && !contains(p.allow_accounts, f.account)) ||
+                               contains(p.deny_accounts, f.account)))
       never("account", fmt::format("{} does not take jobs of account {} ({}{})", whose, f.account,
                                    p.allow_accounts.empty() ? "DenyAccounts" : "AllowAccounts=",
                                    join_words(p.allow_accounts)));
-    if (!f.qos.empty() && ((!p.allow_qos.empty() && !has(p.allow_qos, f.qos)) || has(p.deny_qos, f.qos)))
+    if (!f.qos.empty() && ((!p.allow_qos.empty() && !contains(p.allow_qos, f.qos)) || contains(p.deny_qos, f.qos)))
       never("qos", fmt::format("{} does not take jobs of QOS {} ({}{})", whose, f.qos,
                                p.allow_qos.empty() ? "DenyQos" : "AllowQos=", join_words(p.allow_qos)));
   }
@@ -198,7 +199,7 @@ struct Checker {
     for (const auto& r : site.reservations) {
       if (r.end <= now) continue;
       // Its users and accounts may run in it only by naming it; other jobs may not use its nodes.
-      bool touches = std::any_of(r.nodes.begin(), r.nodes.end(), [&](const std::string& n) { return has(job.fitting, n); });
+      bool touches = std::any_of(r.nodes.begin(), r.nodes.end(), [&](const std::string& n) { return contains(job.fitting, n); });
       if (touches) blocking.push_back(&r);
     }
     if (blocking.empty()) return;
@@ -206,7 +207,7 @@ struct Checker {
       int n = 0;
       for (const auto& node : job.fitting) {
         bool taken = std::any_of(blocking.begin(), blocking.end(), [&](const Reservation* r) {
-          return r->start < to && r->end > from && has(r->nodes, node);
+          return r->start < to && r->end > from && contains(r->nodes, node);
         });
         if (!taken) ++n;
       }
@@ -272,7 +273,7 @@ Feasibility check_limits(const JobAsk& job, const SiteLimits& site, long long no
     q = nullptr;
   }
   if (!levels.empty() && !levels.front()->user.empty() && !c.f.qos.empty() && !levels.front()->qos.empty() &&
-      !has(levels.front()->qos, c.f.qos))
+      !contains(levels.front()->qos, c.f.qos))
     c.never("qos", fmt::format("QOS {} is not one your association with account {} may use; yours: {}", c.f.qos,
                                c.f.account, join_words(levels.front()->qos)));
   if (q) c.qos_never(*q);

@@ -1,5 +1,7 @@
 #include "slurm/site_limits_submit.hpp"
 
+#include "base/text.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
@@ -8,7 +10,6 @@ namespace ddpctl {
 
 namespace {
 
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
 }  // namespace
 
@@ -21,7 +22,7 @@ std::vector<SubmitLimit> submit_limits(const std::vector<SubmitAsk>& arrays, con
     if (fresh) out.push_back(limit);
     SubmitLimit& l = out[it->second];
     l.asked += a.jobs;
-    if (!has(l.labels, a.label)) l.labels.push_back(a.label);
+    if (!contains(l.labels, a.label)) l.labels.push_back(a.label);
   };
   const Usage& u = site.usage;
   auto used = [&](const std::map<std::string, long long>& m, const std::string& k) -> std::optional<long long> {

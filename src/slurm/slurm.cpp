@@ -49,7 +49,6 @@ std::chrono::milliseconds timeout_from_env(const char* name, int default_s) {
   return std::chrono::seconds(default_s);
 }
 
-bool contains(const std::string& hay, const char* needle) { return hay.find(needle) != std::string::npos; }
 
 // squeue --jobs=ID lists every record of an array ID (its tasks have ids of
 // their own) and the one task whose own id is ID.

@@ -10,8 +10,6 @@ namespace ddpctl {
 
 namespace {
 
-bool contains(const std::string& hay, const char* needle) { return hay.find(needle) != std::string::npos; }
-
 // Transport failures after which a job may or may not exist.
 bool is_transport_error(const std::string& err) {
   return contains(err, "Socket timed out") || contains(err, "Zero Bytes were transmitted") ||

@@ -31,7 +31,7 @@ std::string described(const YAML::Node& node) {
   return describe_node(node);
 }
 
-struct Reader {
+struct GridReader {
   const YamlDocument& doc;
   Diagnostics diags;
 
@@ -73,7 +73,7 @@ struct Reader {
   }
 };
 
-std::vector<GridPartial> read_partials(Reader& r, const YAML::Node& list, const std::string& field) {
+std::vector<GridPartial> read_partials(GridReader& r, const YAML::Node& list, const std::string& field) {
   std::vector<GridPartial> out;
   if (!list.IsSequence() || list.size() == 0) {
     r.diags.error(r.at(field, list), field,
@@ -104,7 +104,7 @@ std::vector<GridPartial> read_partials(Reader& r, const YAML::Node& list, const 
   return out;
 }
 
-void read_axis(Reader& r, const YAML::Node& key, const YAML::Node& list, Grid& grid, GridSection& s) {
+void read_axis(GridReader& r, const YAML::Node& key, const YAML::Node& list, Grid& grid, GridSection& s) {
   auto path = r.key(key, "grid");
   if (!path) return;
   std::string f = "grid." + *path;
@@ -133,7 +133,7 @@ void read_axis(Reader& r, const YAML::Node& key, const YAML::Node& list, Grid& g
   s.axes.push_back(std::move(axis));
 }
 
-GridSection read_section(Reader& r, const YAML::Node& g, Grid& grid) {
+GridSection read_section(GridReader& r, const YAML::Node& g, Grid& grid) {
   GridSection s;
   if (!g.IsMap() || g.size() == 0) {
     r.diags.error(grid.where, "grid",
@@ -173,7 +173,7 @@ GridSection read_section(Reader& r, const YAML::Node& g, Grid& grid) {
 std::optional<Grid> read_grid(const YamlDocument& doc) {
   YAML::Node g = doc.root["grid"];
   if (!g.IsDefined() || g.IsNull()) return std::nullopt;
-  Reader r{doc, {}};
+  GridReader r{doc, {}};
   Grid grid;
   grid.where = doc.locate("grid", g);
   GridSection s = read_section(r, g, grid);

@@ -14,10 +14,6 @@ namespace ddpctl {
 
 namespace {
 
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // The code the job runs (snapshot.json), null for runs from before
 // snapshots, and the ddpctl that submitted it.
