@@ -1,6 +1,8 @@
 #include "helpers.hpp"
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,6 +41,16 @@ std::string run_bash(const std::string& script, const std::vector<std::string>& 
 }
 
 std::string source_dir() { return DDPCTL_TEST_SOURCE_DIR; }
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
 
 TempDir::TempDir() {
   std::string t = (std::filesystem::temp_directory_path() / "ddpctl-unit.XXXXXX").string();

@@ -23,6 +23,15 @@ std::string run_bash(const std::string& script, const std::vector<std::string>& 
 
 std::string source_dir();
 
+// A file's whole text, "" if it cannot be read.
+std::string slurp(const std::string& path);
+// Writes `text` to `path`, creating the folders above it.
+void write(const std::string& path, const std::string& text);
+
+inline constexpr long long kGiB = 1024LL * 1024 * 1024;
+// A fake clock's start (2026-11-21), where the watchers' tests begin.
+inline constexpr double T0 = 1795300000;
+
 // A fresh folder under the system's temporary directory, removed with
 // everything in it at the end of the scope.
 struct TempDir {

@@ -17,8 +17,6 @@
 
 namespace ddpctl::test {
 
-constexpr double T0 = 1795300000;
-
 // Sets a file's modification time, so that the observer sees the times a test chose.
 inline void set_mtime(const std::string& path, double t) {
   timespec ts[2];

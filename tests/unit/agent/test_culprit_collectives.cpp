@@ -51,7 +51,7 @@ std::string line(int rank, const std::string& phase, unsigned e, const std::stri
 const std::string kGrad = "backward with the Reducer's gradient all_reduce";
 const std::string kStart = "all_reduce (the step's start)";
 
-std::string stacks(const std::string& name) {
+std::string recorded_stacks(const std::string& name) {
   return read_file(test::source_dir() + "/tests/unit/data/stacks/" + name);
 }
 
@@ -212,7 +212,7 @@ TEST_CASE("when the counters tell no rank apart, they say why", "[culprit]") {
 
 TEST_CASE("the counters decide over the stacks when they name a rank", "[culprit]") {
   auto with_stacks = [](RankEvidence e, const std::string& file) {
-    for (auto& t : parse_stacks(stacks(file))) e.threads.push_back(t);
+    for (auto& t : parse_stacks(recorded_stacks(file))) e.threads.push_back(t);
     return e;
   };
   SECTION("both name someone, not the same: the counters win") {
@@ -258,8 +258,8 @@ TEST_CASE("the counters decide over the stacks when they name a rank", "[culprit
 TEST_CASE("ddp-train's stacks files, without gdb or py-spy: the trainer's answers name the hung rank", "[culprit]") {
   // Recorded by tests/trainer/slurm_watchdog_names_hung_rank.sh (Slurm 22.05,
   // 2 nodes x 2 ranks, a launcher per node).
-  std::vector<RankEvidence> ranks = read_stacks_file(stacks("ddp-train-hang-rank1-g1.txt"), "g1");
-  for (auto& r : read_stacks_file(stacks("ddp-train-hang-rank1-g2.txt"), "g2")) ranks.push_back(r);
+  std::vector<RankEvidence> ranks = read_stacks_file(recorded_stacks("ddp-train-hang-rank1-g1.txt"), "g1");
+  for (auto& r : read_stacks_file(recorded_stacks("ddp-train-hang-rank1-g2.txt"), "g2")) ranks.push_back(r);
   REQUIRE(ranks.size() == 6);
   // The launchers (tasks 0 and 1) say nothing; each worker's answer went to its pid.
   CHECK(ranks[0].pid == 4005);

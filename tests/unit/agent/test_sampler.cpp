@@ -17,7 +17,7 @@ using test::FakeRunner;
 
 namespace {
 
-constexpr long long kGiB = 1024LL * 1024 * 1024;
+using test::kGiB;
 
 // A /proc tree in a temporary folder: PID/stat and PID/environ, and meminfo.
 struct FakeProc {

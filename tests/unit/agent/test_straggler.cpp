@@ -26,7 +26,7 @@ using test::FakeRunner;
 
 namespace {
 
-constexpr double T0 = 1795300000;
+using test::T0;
 
 RankId rank_on(int r, const std::string& node) { return {r, r, node}; }
 

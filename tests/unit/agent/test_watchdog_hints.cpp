@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "helpers.hpp"
 #include "agent/watchdog.hpp"
 #include "runs/usage.hpp"
 
@@ -27,7 +28,7 @@ UsageSample usage(const std::string& node, double t, int cpus, std::optional<dou
   return s;
 }
 
-constexpr long long kGiB = 1024LL * 1024 * 1024;
+using test::kGiB;
 
 }  // namespace
 

@@ -92,3 +92,17 @@ TEST_CASE("meminfo_kib reads one key of /proc/meminfo, and only that key") {
   CHECK(meminfo_kib("MemAvailable: x kB\n", "MemAvailable") == std::nullopt);
   CHECK(meminfo_kib("MemAvailable: 99999999999999999999 kB", "MemAvailable") == std::nullopt);
 }
+
+TEST_CASE("the small string helpers every folder shares") {
+  CHECK(contains("Socket timed out on send/recv", "timed out"));
+  CHECK_FALSE(contains("", "x"));
+  CHECK(contains(std::vector<std::string>{"--exclusive", "--requeue"}, "--requeue"));
+  CHECK_FALSE(contains(std::vector<std::string>{"--requeue"}, "--requeu"));
+  CHECK(ends_with("torch/autograd/graph.py", "graph.py"));
+  CHECK_FALSE(ends_with("py", "graph.py"));
+  CHECK(lower("GPU A100-80GB") == "gpu a100-80gb");
+  CHECK(upper("lr=0.1") == "LR=0.1");
+  CHECK(file_name_of("/usr/lib/python3/dist-packages/torch/nn/modules/module.py") == "module.py");
+  CHECK(file_name_of("train.py") == "train.py");
+  CHECK(file_name_of("logs/") == "");
+}

@@ -35,7 +35,7 @@ Job ended(const std::string& id, JobState state, ExitStatus exit = {}) {
   return j;
 }
 
-void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+using test::write;
 
 }  // namespace
 

@@ -24,21 +24,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kVersion = "0.1.0 (git 1a2b3c4d5e6f)";
+const std::string kCallVersion = "0.1.0 (git 1a2b3c4d5e6f)";
 const std::string kProbe = "'sh' '-c' 'echo \"home=";             // the probe's remote line begins so
 const std::string kInDir = "'sh' '-c' 'cd -- \"$1\" 2>/dev/null"; // the command's (remote_ddpctl_argv)
 const std::string kCat = "'sh' '-c' 'cd -- \"$1\" && exec cat";    // bring_back_file's
 const std::string kToFile = "exec \"$@\" >\"$0\"";                 // an answer into a file (run_to_file)
 
-void write(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
+using test::write;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::slurp;
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -68,14 +62,14 @@ struct Login {
   std::string runs = home.path + "/proj/runs";
   // What the probe answers (a test may change it).
   std::string probe =
-      "home=/u/alice\nsystem=Linux x86_64\nddpctl=/usr/bin/ddpctl\nddpctl_version=ddpctl " + kVersion + "\n";
+      "home=/u/alice\nsystem=Linux x86_64\nddpctl=/usr/bin/ddpctl\nddpctl_version=ddpctl " + kCallVersion + "\n";
   Login() {
     fs::create_directories(home.path + "/proj");
     local.on("ssh", {"-O", "check"}, test::exits(0));
     local.on("ssh", {kProbe}, [this](const std::vector<std::string>&) { return test::exits(0, probe); });
     target.host = "login";
     target.home = home.path;
-    target.version = kVersion;
+    target.version = kCallVersion;
     target.cwd = home.path + "/proj";
   }
   // The generic path: `ddpctl WORDS` there, then `after`.

@@ -21,15 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void write(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
+using test::write;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::slurp;
 
 std::string member(const std::string& name, char type, const std::string& data = "", unsigned mode = 0644,
                    const std::string& link = "") {

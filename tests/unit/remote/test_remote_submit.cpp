@@ -30,10 +30,7 @@ std::string run_there(const std::string& home, const std::string& cwd, const std
   return test::run_bash("h=$1; c=$2; i=$3; shift 3; cd \"$c\"; set +e; HOME=$h \"$@\" <\"$i\" 2>&1; echo \"rc=$?\"", args);
 }
 
-void write(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path) << text;
-}
+using test::write;
 
 }  // namespace
 

@@ -21,7 +21,7 @@ PatternReading read(const std::string& preset, const std::vector<std::string>& l
   return read_with_pattern(*p, lines);
 }
 
-std::string error_for(const std::string& yaml) {
+std::string pattern_error_for(const std::string& yaml) {
   return test::user_error_of([&] {
     parse_run_spec("p.yaml", "name: d\ncluster: local\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: [prog]\n" + yaml);
   });
@@ -164,18 +164,18 @@ TEST_CASE("the spec's progress: section, by preset or pattern, with file:line er
   CHECK(s.progress->file == "batch");
   CHECK(s.progress->pattern == progress_preset("huggingface")->pattern);
 
-  CHECK(error_for("progress: lightnin\n") ==
+  CHECK(pattern_error_for("progress: lightnin\n") ==
         "p.yaml:6:11: progress: 'lightnin' is not a bundled pattern; the presets are 'seed', 'huggingface' or "
         "'lightning' (did you mean 'lightning'?) (or write pattern: with named groups)");
-  CHECK(error_for("progress: {pattern: 'loss (?<loss>[0-9.]+)'}\n")
+  CHECK(pattern_error_for("progress: {pattern: 'loss (?<loss>[0-9.]+)'}\n")
             .find("p.yaml:6:21: progress.pattern: 'loss (?<loss>[0-9.]+)' has neither an epoch nor a step group") != std::string::npos);
-  CHECK(error_for("progress: {pattern: '(?<epoch>\\d+)', file: rank1}\n").find("progress.file: 'rank1' must be 'rank0'") !=
+  CHECK(pattern_error_for("progress: {pattern: '(?<epoch>\\d+)', file: rank1}\n").find("progress.file: 'rank1' must be 'rank0'") !=
         std::string::npos);
-  CHECK(error_for("progress: {preset: seed, pattern: '(?<epoch>\\d+)'}\n")
+  CHECK(pattern_error_for("progress: {preset: seed, pattern: '(?<epoch>\\d+)'}\n")
             .find("progress.pattern: set either preset: (a bundled pattern) or pattern: (your own), not both") !=
         std::string::npos);
-  CHECK(error_for("progress: {epochs: 3}\n").find("progress.pattern: required: set pattern:") != std::string::npos);
-  CHECK(error_for("progress: {pattern: '(?<epoch>\\d+)', epochz: 3}\n").find("progress: unknown field 'epochz' (did you mean 'epochs'?)") !=
+  CHECK(pattern_error_for("progress: {epochs: 3}\n").find("progress.pattern: required: set pattern:") != std::string::npos);
+  CHECK(pattern_error_for("progress: {pattern: '(?<epoch>\\d+)', epochz: 3}\n").find("progress: unknown field 'epochz' (did you mean 'epochs'?)") !=
         std::string::npos);
 }
 
@@ -263,13 +263,13 @@ TEST_CASE("huge or deeply nested patterns are compiled or refused at the spec's 
   else CHECK_THAT(problem, Catch::Contains("is not a regular expression ddpctl can use"));
   // Through the spec, as gen reads it: accepted, or an error at its line.
   for (const auto& pattern : {huge, deep}) {
-    std::string err = error_for("progress: {pattern: '" + pattern + "'}\n");
+    std::string err = pattern_error_for("progress: {pattern: '" + pattern + "'}\n");
     CHECK((err.empty() || err.rfind("p.yaml:6:21: progress.pattern:", 0) == 0));
   }
   // What RE2 cannot do is refused with its own words and the field.
-  CHECK_THAT(error_for("progress: {pattern: '(?<epoch>\\d+)(?=x)'}\n"),
+  CHECK_THAT(pattern_error_for("progress: {pattern: '(?<epoch>\\d+)(?=x)'}\n"),
              Catch::Contains("p.yaml:6:21: progress.pattern: '(?<epoch>\\d+)(?=x)' is not a regular expression ddpctl "
                              "can use (RE2 syntax: no backreferences or lookaround): invalid perl operator: (?="));
-  CHECK_THAT(error_for("progress: {pattern: '(?<epoch>\\d+) (x)\\1'}\n"),
+  CHECK_THAT(pattern_error_for("progress: {pattern: '(?<epoch>\\d+) (x)\\1'}\n"),
              Catch::Contains("invalid escape sequence: \\1"));
 }

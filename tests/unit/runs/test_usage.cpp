@@ -14,7 +14,7 @@ using namespace ddpctl;
 
 namespace {
 
-constexpr long long kGiB = 1024LL * 1024 * 1024;
+using test::kGiB;
 constexpr long long kMiB = 1024LL * 1024;
 
 UsageSample sample(const std::string& node, double t, int attempt = 0) {

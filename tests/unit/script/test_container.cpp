@@ -24,7 +24,7 @@ ClusterProfile local_profile(const std::string& extra = "") {
   return parse_cluster_profile("site.yaml", text + extra);
 }
 
-ResolvedRun resolve(const std::string& yaml, const std::string& profile_extra = "", const std::vector<std::string>& sets = {}) {
+ResolvedRun resolve_container(const std::string& yaml, const std::string& profile_extra = "", const std::vector<std::string>& sets = {}) {
   std::string text = "name: r\ncluster: local\npartition: cpu\nnodes: 2\ngpus_per_node: 0\nprocs_per_node: 2\ncommand: [python3, t.py]\n" + yaml;
   return resolve_run(parse_run_spec("/specs/a.yaml", text, sets), local_profile(profile_extra));
 }
@@ -36,69 +36,69 @@ std::string words_of(const ResolvedRun& run, int gpus = 0) {
 }  // namespace
 
 TEST_CASE("container: the runtime from the spec or the profile, the image in its runtime's form") {
-  ResolvedRun run = resolve("container: {runtime: apptainer, image: /img/torch.sif}\n");
+  ResolvedRun run = resolve_container("container: {runtime: apptainer, image: /img/torch.sif}\n");
   REQUIRE(run.container);
   CHECK(run.container->runtime == ContainerRuntime::Apptainer);
   CHECK(run.container->image == "/img/torch.sif");
   CHECK(run.container->image_is_path);
 
   // The profile names the site's runtime; the spec only its image.
-  run = resolve("container: {image: 'docker://nvcr.io/nvidia/pytorch:25.01-py3'}\n", "container: {runtime: pyxis}\n");
+  run = resolve_container("container: {image: 'docker://nvcr.io/nvidia/pytorch:25.01-py3'}\n", "container: {runtime: pyxis}\n");
   CHECK(run.container->runtime == ContainerRuntime::Pyxis);
   CHECK(run.container->image == "nvcr.io#nvidia/pytorch:25.01-py3");
-  run = resolve("container: {image: 'nvcr.io#nvidia/pytorch:25.01-py3'}\n", "container: {runtime: apptainer}\n");
+  run = resolve_container("container: {image: 'nvcr.io#nvidia/pytorch:25.01-py3'}\n", "container: {runtime: apptainer}\n");
   CHECK(run.container->image == "docker://nvcr.io/nvidia/pytorch:25.01-py3");
-  run = resolve("container: {image: 'ubuntu:24.04', runtime: pyxis}\n");
+  run = resolve_container("container: {image: 'ubuntu:24.04', runtime: pyxis}\n");
   CHECK(run.container->image == "ubuntu:24.04");
 
   // A relative image path is the spec's folder's.
-  run = resolve("container: {runtime: charliecloud, image: images/torch}\n");
+  run = resolve_container("container: {runtime: charliecloud, image: images/torch}\n");
   CHECK(run.container->image == "/specs/images/torch");
 
   // No image anywhere: no container.
-  CHECK_FALSE(resolve("", "container: {runtime: apptainer, mounts: [/scratch]}\n").container);
+  CHECK_FALSE(resolve_container("", "container: {runtime: apptainer, mounts: [/scratch]}\n").container);
   // The profile's default image, which `container: false` turns off.
-  CHECK(resolve("", "container: {runtime: apptainer, image: /site/default.sif}\n").container);
-  CHECK_FALSE(resolve("container: false\n", "container: {runtime: apptainer, image: /site/default.sif}\n").container);
+  CHECK(resolve_container("", "container: {runtime: apptainer, image: /site/default.sif}\n").container);
+  CHECK_FALSE(resolve_container("container: false\n", "container: {runtime: apptainer, image: /site/default.sif}\n").container);
 }
 
 TEST_CASE("container: one image per runtime, the profile picks the runtime") {
   std::string spec = "container:\n  image: {apptainer: /i/x.sif, pyxis: /i/x.sqsh}\n";
-  CHECK(resolve(spec, "container: {runtime: apptainer}\n").container->image == "/i/x.sif");
-  CHECK(resolve(spec, "container: {runtime: pyxis}\n").container->image == "/i/x.sqsh");
-  CHECK(resolve(spec, "container: {runtime: apptainer}\n", {"container.runtime=pyxis"}).container->image == "/i/x.sqsh");
-  std::string err = user_error_of([&] { resolve(spec, "container: {runtime: podman}\n"); });
+  CHECK(resolve_container(spec, "container: {runtime: apptainer}\n").container->image == "/i/x.sif");
+  CHECK(resolve_container(spec, "container: {runtime: pyxis}\n").container->image == "/i/x.sqsh");
+  CHECK(resolve_container(spec, "container: {runtime: apptainer}\n", {"container.runtime=pyxis"}).container->image == "/i/x.sqsh");
+  std::string err = user_error_of([&] { resolve_container(spec, "container: {runtime: podman}\n"); });
   CHECK(err.find("container.image: names images for apptainer, pyxis but not for podman, the runtime of cluster local") !=
         std::string::npos);
 }
 
 TEST_CASE("container: bad sections are refused at their line") {
-  std::string err = user_error_of([] { resolve("container: {runtime: docker, image: /x.sif}\n"); });
+  std::string err = user_error_of([] { resolve_container("container: {runtime: docker, image: /x.sif}\n"); });
   INFO(err);
   CHECK(err.find("/specs/a.yaml:8:22: container.runtime: 'docker' is not a runtime ddpctl knows") != std::string::npos);
-  err = user_error_of([] { resolve("container: {image: /x.sif}\n"); });
+  err = user_error_of([] { resolve_container("container: {image: /x.sif}\n"); });
   CHECK(err.find("container.runtime: no runtime: set container.runtime here or in the cluster profile local") !=
         std::string::npos);
-  err = user_error_of([] { resolve("container: {runtime: apptainer}\n"); });
+  err = user_error_of([] { resolve_container("container: {runtime: apptainer}\n"); });
   CHECK(err.find("container.image: no image") != std::string::npos);
-  err = user_error_of([] { resolve("container: {runtime: charliecloud, image: 'docker://x/y:1'}\n"); });
+  err = user_error_of([] { resolve_container("container: {runtime: charliecloud, image: 'docker://x/y:1'}\n"); });
   CHECK(err.find("Charliecloud runs an image folder or SquashFS file") != std::string::npos);
-  err = user_error_of([] { resolve("container: {runtime: podman, image: /x.sif}\n"); });
+  err = user_error_of([] { resolve_container("container: {runtime: podman, image: /x.sif}\n"); });
   CHECK(err.find("podman load -i FILE") != std::string::npos);
-  err = user_error_of([] { resolve("container: {runtime: apptainer, image: /x.sif, mounts: ['/a:b']}\n"); });
+  err = user_error_of([] { resolve_container("container: {runtime: apptainer, image: /x.sif, mounts: ['/a:b']}\n"); });
   INFO(err);
   CHECK(err.find("container.mounts[0]: '/a:b' needs an absolute target path inside the container") != std::string::npos);
-  err = user_error_of([] { resolve("container: {runtime: apptainer, image: /x.sif, env: {RANK: '1'}}\n"); });
+  err = user_error_of([] { resolve_container("container: {runtime: apptainer, image: /x.sif, env: {RANK: '1'}}\n"); });
   CHECK(err.find("container.env: RANK") != std::string::npos);
-  err = user_error_of([] { resolve("container: {runtime: apptainer, image: /x.sif, wokrdir: /w}\n"); });
+  err = user_error_of([] { resolve_container("container: {runtime: apptainer, image: /x.sif, wokrdir: /w}\n"); });
   CHECK(err.find("wokrdir") != std::string::npos);
   CHECK(err.find("did you mean 'workdir'") != std::string::npos);
-  err = user_error_of([] { resolve("container: true\n"); });
+  err = user_error_of([] { resolve_container("container: true\n"); });
   CHECK(err.find("container: true says nothing") != std::string::npos);
 }
 
 TEST_CASE("container: the job script's words per runtime") {
-  ResolvedRun run = resolve(
+  ResolvedRun run = resolve_container(
       "output_dir: /out/logs\ncontainer: {runtime: apptainer, image: /i/x.sif, mounts: ['/data:/data:ro', cache], "
       "env: {OMP_NUM_THREADS: '4'}, options: [--cleanenv]}\n");
   ContainerScript s = container_script(*run.container, run.spec, 4, "/runs/.snapshots/abc", {"MASTER_ADDR"});
@@ -114,10 +114,10 @@ TEST_CASE("container: the job script's words per runtime") {
   CHECK(s.task_lines.find("is not on the PATH of") != std::string::npos);
   CHECK(s.task_lines.find('\'') == std::string::npos);  // it goes inside bash -c '...'
   // No GPUs: no --nv.
-  CHECK(words_of(resolve("container: {runtime: apptainer, image: /i/x.sif}\n")) ==
+  CHECK(words_of(resolve_container("container: {runtime: apptainer, image: /i/x.sif}\n")) ==
         "apptainer --nocolor exec --bind \"$PWD\" --pwd \"$PWD\" /i/x.sif");
 
-  s = container_script(*resolve("container: {runtime: pyxis, image: 'docker://nvcr.io/nvidia/pytorch:25.01-py3', "
+  s = container_script(*resolve_container("container: {runtime: pyxis, image: 'docker://nvcr.io/nvidia/pytorch:25.01-py3', "
                                 "mounts: ['/data:/data:ro'], workdir: /workspace, env: {A: 'b c'}}\n")
                             .container,
                        run.spec, 4, "", {"MASTER_ADDR", "PYTHONPATH"});
@@ -129,14 +129,14 @@ TEST_CASE("container: the job script's words per runtime") {
   CHECK(s.step_env == "A='b c'");
   CHECK(s.task_lines.empty());
 
-  CHECK(words_of(resolve("container: {runtime: podman, image: 'docker://docker.io/pytorch/pytorch:2.5'}\n"), 2) ==
+  CHECK(words_of(resolve_container("container: {runtime: podman, image: 'docker://docker.io/pytorch/pytorch:2.5'}\n"), 2) ==
         "podman run --rm --network=host --ipc=host --userns=keep-id --device=nvidia.com/gpu=all "
         "--volume=\"$PWD\":\"$PWD\" --env='SLURM_*' --env='DDPCTL_*' --env=RANK --env=LOCAL_RANK --env=NODE_RANK "
         "--env=CUDA_VISIBLE_DEVICES --env=MASTER_ADDR --env=NCCL_SOCKET_IFNAME --workdir=\"$PWD\" "
         "docker://docker.io/pytorch/pytorch:2.5");
-  CHECK(words_of(resolve("container: {runtime: charliecloud, image: /i/torch, mounts: [/scratch], env: {X: '1'}}\n")) ==
+  CHECK(words_of(resolve_container("container: {runtime: charliecloud, image: /i/torch, mounts: [/scratch], env: {X: '1'}}\n")) ==
         "ch-run --bind=\"$PWD\" --bind=/scratch --set-env=X=1 --cd=\"$PWD\" /i/torch --");
-  CHECK(words_of(resolve("container: {runtime: singularity, image: /i/x.sif}\n"), 1).rfind("singularity --nocolor exec --nv", 0) == 0);
+  CHECK(words_of(resolve_container("container: {runtime: singularity, image: /i/x.sif}\n"), 1).rfind("singularity --nocolor exec --nv", 0) == 0);
 }
 
 TEST_CASE("container: checks before the queue") {
@@ -147,7 +147,7 @@ TEST_CASE("container: checks before the queue") {
   std::ofstream(dir / "x.sif") << "sif";
   std::vector<std::string> warnings;
   Diagnostics d;
-  ResolvedRun run = resolve("container: {runtime: apptainer, image: " + (dir / "missing.sif").string() + "}\n", "",
+  ResolvedRun run = resolve_container("container: {runtime: apptainer, image: " + (dir / "missing.sif").string() + "}\n", "",
                             {});
   check_container(*run.container, 2, false, d, warnings);
   REQUIRE(d.size() >= 1);
@@ -158,7 +158,7 @@ TEST_CASE("container: checks before the queue") {
 
   // The runtime named by the profile by its path; an image that is there.
   Diagnostics d2;
-  run = resolve("container: {runtime: apptainer, image: " + (dir / "x.sif").string() + ", mounts: [/no/such/dir]}\n",
+  run = resolve_container("container: {runtime: apptainer, image: " + (dir / "x.sif").string() + ", mounts: [/no/such/dir]}\n",
                 "container: {program: /bin/true}\n");
   check_container(*run.container, 1, false, d2, warnings);
   REQUIRE(d2.size() == 1);
@@ -167,14 +167,14 @@ TEST_CASE("container: checks before the queue") {
 
   // A runtime that is not here; the profile's path is the nodes' (not checked), and modules may bring it.
   Diagnostics d3;
-  run = resolve("container: {runtime: apptainer, image: " + (dir / "x.sif").string() + ", program: /no/such/apptainer}\n");
+  run = resolve_container("container: {runtime: apptainer, image: " + (dir / "x.sif").string() + ", program: /no/such/apptainer}\n");
   check_container(*run.container, 1, false, d3, warnings);
   REQUIRE(d3.size() == 1);
   CHECK(d3.items()[0].str().find("/no/such/apptainer (the apptainer runtime) is not here") != std::string::npos);
   Diagnostics d5;
   check_container(*run.container, 1, true, d5, warnings);
   CHECK(d5.empty());
-  run = resolve("container: {runtime: apptainer, image: " + (dir / "x.sif").string() + "}\n",
+  run = resolve_container("container: {runtime: apptainer, image: " + (dir / "x.sif").string() + "}\n",
                 "container: {program: /no/such/apptainer}\n");
   check_container(*run.container, 1, false, d5, warnings);
   CHECK(d5.empty());
@@ -182,7 +182,7 @@ TEST_CASE("container: checks before the queue") {
   // A registry image on several nodes: allowed, with the cost said.
   Diagnostics d4;
   warnings.clear();
-  run = resolve("container: {runtime: pyxis, image: 'docker://nvcr.io/nvidia/pytorch:25.01-py3'}\n");
+  run = resolve_container("container: {runtime: pyxis, image: 'docker://nvcr.io/nvidia/pytorch:25.01-py3'}\n");
   check_container(*run.container, 2, false, d4, warnings);
   CHECK(d4.empty());
   REQUIRE(warnings.size() == 1);
@@ -259,18 +259,18 @@ TEST_CASE("container: folders ddpctl binds itself may not hold the runtime's lis
   CHECK_THAT(err, Catch::Contains("/specs/a.yaml:6:52: trainer.checkpoint_dir: '/ck:pt' is bound"));
   CHECK_THAT(err, Catch::Contains("/specs/a.yaml:7:13: output_dir: '/o,ut' is bound"));
   // Podman and Charliecloud split at ':' only.
-  err = user_error_of([] { resolve("output_dir: '/o,ut'\ncontainer: {runtime: podman, image: 'docker://x/y:1'}\n"); });
+  err = user_error_of([] { resolve_container("output_dir: '/o,ut'\ncontainer: {runtime: podman, image: 'docker://x/y:1'}\n"); });
   CHECK(err.empty());
-  err = user_error_of([] { resolve("output_dir: '/o:ut'\ncontainer: {runtime: pyxis, image: 'docker://x/y:1'}\n"); });
+  err = user_error_of([] { resolve_container("output_dir: '/o:ut'\ncontainer: {runtime: pyxis, image: 'docker://x/y:1'}\n"); });
   CHECK_THAT(err, Catch::Contains("output_dir: '/o:ut' is bound into the container, and pyxis splits"));
   // Inside the submit folder nothing is bound on its own: no list to split.
-  CHECK(user_error_of([] { resolve("output_dir: 'logs,x'\ncontainer: {runtime: apptainer, image: /i/x.sif}\n"); }).empty());
+  CHECK(user_error_of([] { resolve_container("output_dir: 'logs,x'\ncontainer: {runtime: apptainer, image: /i/x.sif}\n"); }).empty());
 }
 
 TEST_CASE("container: container.env reaches Apptainer whole, commas and '=' included") {
   // --env=NAME=VALUE is a comma-separated list to Apptainer: CX set
   // DDPCTL_PROGRAM, a name container.env refuses, and XLA_FLAGS was cut.
-  ResolvedRun run = resolve(
+  ResolvedRun run = resolve_container(
       "container: {runtime: apptainer, image: /i/x.sif, env: {CX: 'a,DDPCTL_PROGRAM=/x/evil', XLA_FLAGS: '--a=1,--b=2', "
       "Q: \"it's\"}}\n");
   ContainerScript s = container_script(*run.container, run.spec, 0, "", {});
@@ -283,23 +283,23 @@ TEST_CASE("container: container.env reaches Apptainer whole, commas and '=' incl
   // What bash makes of those lines is what the container gets.
   std::string out = test::run_bash(s.batch_lines + "printf '%s|' \"$APPTAINERENV_CX\" \"$APPTAINERENV_XLA_FLAGS\" \"$APPTAINERENV_Q\"");
   CHECK(out == "a,DDPCTL_PROGRAM=/x/evil|--a=1,--b=2|it's|");
-  s = container_script(*resolve("container: {runtime: singularity, image: /i/x.sif, env: {A: '1'}}\n").container,
+  s = container_script(*resolve_container("container: {runtime: singularity, image: /i/x.sif, env: {A: '1'}}\n").container,
                        run.spec, 0, "", {});
   CHECK_THAT(s.batch_lines, Catch::Contains("export SINGULARITYENV_A=1\n"));
 }
 
 TEST_CASE("container: restart: in-job restarts run each step in the image, Pyxis's samplers follow the step's nodes") {
   // Apptainer: the restart loop's srun wraps the program as always.
-  ResolvedRun run = resolve("restart: {in_job: 1, spares: 1}\ncontainer: {runtime: apptainer, image: /i/x.sif}\n");
+  ResolvedRun run = resolve_container("restart: {in_job: 1, spares: 1}\ncontainer: {runtime: apptainer, image: /i/x.sif}\n");
   std::string text = render_scripts(run, ddpctl::test::source_dir() + "/templates").at(0).text;
   CHECK(text.find("--nodes=\"${#ddpctl_nodes[@]}\" --ntasks=\"$ddpctl_ntasks\"") != std::string::npos);
   CHECK(text.find("\"${ddpctl_container[@]}\" python3 t.py") != std::string::npos);
   // Pyxis: the samplers' own step runs on the training step's nodes, not any of the allocation's (a lost one, a spare).
-  run = resolve("restart: {in_job: 1, spares: 1}\ncontainer: {runtime: pyxis, image: 'ubuntu:24.04'}\n");
+  run = resolve_container("restart: {in_job: 1, spares: 1}\ncontainer: {runtime: pyxis, image: 'ubuntu:24.04'}\n");
   text = render_scripts(run, ddpctl::test::source_dir() + "/templates").at(0).text;
   CHECK(text.find("srun --overlap --mem=0 --nodes=\"${#ddpctl_nodes[@]}\" --ntasks=\"${#ddpctl_nodes[@]}\" --nodelist=\"$ddpctl_nodelist\" "
                   "--ntasks-per-node=1 --quiet") != std::string::npos);
-  run = resolve("container: {runtime: pyxis, image: 'ubuntu:24.04'}\n");
+  run = resolve_container("container: {runtime: pyxis, image: 'ubuntu:24.04'}\n");
   text = render_scripts(run, ddpctl::test::source_dir() + "/templates").at(0).text;
   CHECK(text.find("srun --overlap --mem=0 --nodes=2 --ntasks=2 --ntasks-per-node=1 --quiet") != std::string::npos);
 }

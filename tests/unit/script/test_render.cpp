@@ -14,7 +14,7 @@ using ddpctl::test::run_bash;
 
 namespace {
 
-ResolvedRun resolve(const std::string& yaml) {
+ResolvedRun resolve_yaml(const std::string& yaml) {
   std::string text = "name: r\ncluster: local\n" + yaml;
   return resolve_run(parse_run_spec("a.yaml", text),
                      load_cluster_profile(ddpctl::test::source_dir() + "/configs/clusters/local.yaml"));
@@ -50,7 +50,7 @@ const char* kHostileYaml = "a''b \"c\" $(id) `id` ; & | > < # ! * ? ~ \\ $HOME Ã
 }  // namespace
 
 TEST_CASE("exported values read back exactly, however hostile") {
-  ResolvedRun run = resolve(std::string("partition: gpu\ngpus_per_node: 1\ntrainer: {}\nenv:\n  ODD: '") + kHostileYaml +
+  ResolvedRun run = resolve_yaml(std::string("partition: gpu\ngpus_per_node: 1\ntrainer: {}\nenv:\n  ODD: '") + kHostileYaml +
                             "'\n  EMPTY: ''\n");
   std::string script = render_one(run);
   std::string exports;
@@ -64,7 +64,7 @@ TEST_CASE("exported values read back exactly, however hostile") {
 }
 
 TEST_CASE("the launch command reaches the task as exactly the argv the spec says") {
-  ResolvedRun run = resolve(std::string("partition: gpu\ngpus_per_node: 1\ncommand: [python, '") + kHostileYaml +
+  ResolvedRun run = resolve_yaml(std::string("partition: gpu\ngpus_per_node: 1\ncommand: [python, '") + kHostileYaml +
                             "', --flag=$(id), '']\n");
   std::string script = render_one(run);
   auto lines = lines_of(script);
@@ -79,14 +79,14 @@ TEST_CASE("the launch command reaches the task as exactly the argv the spec says
 }
 
 TEST_CASE("trainer arguments are quoted whole") {
-  ResolvedRun run = resolve("partition: cpu\ngpus_per_node: 0\nprocs_per_node: 2\ntrainer: {program: ddp-train, data: '/data/my set', lr: 0.1}\n");
+  ResolvedRun run = resolve_yaml("partition: cpu\ngpus_per_node: 0\nprocs_per_node: 2\ntrainer: {program: ddp-train, data: '/data/my set', lr: 0.1}\n");
   CHECK(launch_argv(run, run.shapes[0]) ==
         std::vector<std::string>{"ddp-train", "--nproc-per-node=2", "--data=/data/my set", "--lr=0.1"});
   CHECK(render_one(run).find("ddp-train --nproc-per-node=2 '--data=/data/my set' --lr=0.1 &") != std::string::npos);
 }
 
 TEST_CASE("no #SBATCH line after the first command, and setup is fenced verbatim") {
-  ResolvedRun run = resolve("partition: gpu\ngpus_per_node: 1\ntrainer: {}\nsetup: ['source activate x', 'echo \"$PATH\"']\n");
+  ResolvedRun run = resolve_yaml("partition: gpu\ngpus_per_node: 1\ntrainer: {}\nsetup: ['source activate x', 'echo \"$PATH\"']\n");
   std::string script = render_one(run);
   auto lines = lines_of(script);
   CHECK(lines[0] == "#!/bin/bash");
@@ -104,24 +104,24 @@ TEST_CASE("no #SBATCH line after the first command, and setup is fenced verbatim
 }
 
 TEST_CASE("master discovery: interface, hostname, and loopback refused for multi-node") {
-  std::string with_iface = render_one(resolve("partition: gpu\ngpus_per_node: 1\ntrainer: {}\n"));
+  std::string with_iface = render_one(resolve_yaml("partition: gpu\ngpus_per_node: 1\ntrainer: {}\n"));
   CHECK(with_iface.find("ip -4 -o addr show dev ib0") != std::string::npos);
   std::string by_name =
-      render_one(resolve("partition: gpu\nnodes: 2\ngpus_per_node: 1\ntrainer: {}\nmaster: {interface: none}\n"));
+      render_one(resolve_yaml("partition: gpu\nnodes: 2\ngpus_per_node: 1\ntrainer: {}\nmaster: {interface: none}\n"));
   CHECK(by_name.find("getent ahostsv4") != std::string::npos);
   CHECK(by_name.find("a loopback address the other nodes cannot reach") != std::string::npos);
-  std::string single = render_one(resolve("partition: gpu\ngpus_per_node: 1\ntrainer: {}\nmaster: {interface: none}\n"));
+  std::string single = render_one(resolve_yaml("partition: gpu\ngpus_per_node: 1\ntrainer: {}\nmaster: {interface: none}\n"));
   CHECK(single.find("loopback") == std::string::npos);
 }
 
 TEST_CASE("the port comes from the job id inside port_range") {
   std::string script =
-      render_one(resolve("partition: gpu\ngpus_per_node: 1\ntrainer: {}\nmaster: {port_range: 21000-21099}\n"));
+      render_one(resolve_yaml("partition: gpu\ngpus_per_node: 1\ntrainer: {}\nmaster: {port_range: 21000-21099}\n"));
   CHECK(script.find("MASTER_PORT=$((21000 + SLURM_JOB_ID % 100))") != std::string::npos);
 }
 
 TEST_CASE("a missing or broken template is a clear error") {
-  ResolvedRun run = resolve("partition: gpu\ngpus_per_node: 1\ntrainer: {}\n");
+  ResolvedRun run = resolve_yaml("partition: gpu\ngpus_per_node: 1\ntrainer: {}\n");
   std::string err = ddpctl::test::user_error_of([&] { render_scripts(run, "/nonexistent"); });
   CHECK(err.find("/nonexistent: templates folder not found") != std::string::npos);
   ddpctl::test::TempDir dir;
@@ -131,7 +131,7 @@ TEST_CASE("a missing or broken template is a clear error") {
 }
 
 TEST_CASE("a race group's scripts claim the group first, plain scripts have no claim") {
-  auto run = resolve(
+  auto run = resolve_yaml(
       "partition: cpu\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: [hostname]\nalternatives:\n  - {nodes: 2}\n");
   auto plain = render_scripts(run, ddpctl::test::source_dir() + "/templates");
   for (const auto& s : plain) CHECK(s.text.find("ddpctl_race") == std::string::npos);
@@ -151,7 +151,7 @@ TEST_CASE("a race group's scripts claim the group first, plain scripts have no c
 }
 
 TEST_CASE("a race group with requeue re-races from inside the requeuing job, bounded by max_restarts") {
-  auto run = resolve(
+  auto run = resolve_yaml(
       "partition: cpu\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: [hostname]\n"
       "requeue: {signal: USR1, grace: 60, max_restarts: 2}\nalternatives:\n  - {nodes: 2}\n");
   auto raced = render_scripts(run, ddpctl::test::source_dir() + "/templates", "/runs/r1/race");
@@ -169,7 +169,7 @@ TEST_CASE("a race group with requeue re-races from inside the requeuing job, bou
 }
 
 TEST_CASE("the requeue trap requeues a plain job by its id, an array task as <array>_<task>") {
-  std::string script = render_one(resolve("partition: cpu\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: [hostname]\n"
+  std::string script = render_one(resolve_yaml("partition: cpu\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: [hostname]\n"
                                           "requeue: {signal: USR1, grace: 60, max_restarts: 2}\n"));
   size_t begin = script.find("ddpctl_requeue() {");
   REQUIRE(begin != std::string::npos);

@@ -18,12 +18,12 @@ ClusterProfile profile(const std::string& name) {
   return load_cluster_profile(ddpctl::test::source_dir() + "/configs/clusters/" + name + ".yaml");
 }
 
-ResolvedRun resolve(const std::string& cluster, const std::string& yaml, const std::vector<std::string>& sets = {}) {
+ResolvedRun resolve_on(const std::string& cluster, const std::string& yaml, const std::vector<std::string>& sets = {}) {
   std::string text = "name: r\ncluster: " + cluster + "\ntrainer: {model: resnet50}\n" + yaml;
   return resolve_run(parse_run_spec("runs/a.yaml", text, sets), profile(cluster));
 }
 
-bool has(const std::vector<std::string>& v, const std::string& s) {
+bool has_word(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
@@ -38,25 +38,25 @@ TEST_CASE("every bundled profile loads") {
 
 TEST_CASE("too many GPUs for the partition: the documented message") {
   std::string err = user_error_of([] {
-    resolve("gilbreth", "gpu_type: a100-80gb\nnodes: 1\ngpus_per_node: 8\ntime: 1:00:00\n");
+    resolve_on("gilbreth", "gpu_type: a100-80gb\nnodes: 1\ngpus_per_node: 8\ntime: 1:00:00\n");
   });
   CHECK(err.find("runs/a.yaml:6:16: gpus_per_node: 8 exceeds the 4 GPUs per node of partition a100-80gb (cluster "
                  "gilbreth)") != std::string::npos);
 }
 
 TEST_CASE("unknown GPU type and partition get suggestions") {
-  std::string err = user_error_of([] { resolve("gilbreth", "gpu_type: a100-80g\ngpus_per_node: 1\ntime: 60\n"); });
+  std::string err = user_error_of([] { resolve_on("gilbreth", "gpu_type: a100-80g\ngpus_per_node: 1\ntime: 60\n"); });
   CHECK(err.find("gpu_type: 'a100-80g' is not a GPU type of cluster gilbreth (did you mean 'a100-80gb'?)") !=
         std::string::npos);
-  err = user_error_of([] { resolve("local", "partition: gpus\ngpus_per_node: 1\n"); });
+  err = user_error_of([] { resolve_on("local", "partition: gpus\ngpus_per_node: 1\n"); });
   CHECK(err.find("partition: 'gpus' is not a partition of cluster local (did you mean 'gpu'?)") != std::string::npos);
-  err = user_error_of([] { resolve("local", "partition: cpu\ngpus_per_node: 1\n"); });
+  err = user_error_of([] { resolve_on("local", "partition: cpu\ngpus_per_node: 1\n"); });
   CHECK(err.find("partition cpu has no GPUs") != std::string::npos);
 }
 
 TEST_CASE("node, memory, time and CPU limits") {
   std::string err = user_error_of([] {
-    resolve("local", "partition: gpu\nnodes: 5\ngpus_per_node: 1\nmem: 4G\ntime: '03:00:00'\ncpus_per_gpu: 4\n");
+    resolve_on("local", "partition: gpu\nnodes: 5\ngpus_per_node: 1\nmem: 4G\ntime: '03:00:00'\ncpus_per_gpu: 4\n");
   });
   CHECK(err.find("nodes: 5 exceeds the 4 nodes of partition gpu") != std::string::npos);
   CHECK(err.find("mem: 4G exceeds the 2G per node of partition gpu") != std::string::npos);
@@ -68,14 +68,14 @@ TEST_CASE("node, memory, time and CPU limits") {
 TEST_CASE("restart.spares: the job asks for its nodes and spares, with --no-kill, within the partition") {
   // ddp-train resumes on a restart (check_restart).
   const std::vector<std::string> resumes = {"trainer.resume=true", "trainer.checkpoint_dir=ck"};
-  ResolvedRun run = resolve("local", "partition: gpu\nnodes: 2\ngpus_per_node: 1\ntime: '01:00:00'\n"
+  ResolvedRun run = resolve_on("local", "partition: gpu\nnodes: 2\ngpus_per_node: 1\ntime: '01:00:00'\n"
                                      "restart: {in_job: 2, spares: 1}\n", resumes);
   CHECK(run.shapes[0].nodes == 2);
   CHECK(run.shapes[0].spares == 1);
-  CHECK(has(run.shapes[0].directives, "--nodes=3"));
-  CHECK(has(run.shapes[0].directives, "--no-kill"));
+  CHECK(has_word(run.shapes[0].directives, "--nodes=3"));
+  CHECK(has_word(run.shapes[0].directives, "--no-kill"));
   std::string err = user_error_of([&] {
-    resolve("local", "partition: gpu\nnodes: 4\ngpus_per_node: 1\ntime: '01:00:00'\nrestart: {in_job: 2, spares: 1}\n", resumes);
+    resolve_on("local", "partition: gpu\nnodes: 4\ngpus_per_node: 1\ntime: '01:00:00'\nrestart: {in_job: 2, spares: 1}\n", resumes);
   });
   CHECK(err.find("runs/a.yaml:8:10: restart.spares: 4 node(s) and 1 spare(s) exceed the 4 nodes of partition gpu") !=
         std::string::npos);
@@ -83,13 +83,13 @@ TEST_CASE("restart.spares: the job asks for its nodes and spares, with --no-kill
 
 TEST_CASE("a partition-dialect type in another partition is a conflict") {
   std::string err = user_error_of([] {
-    resolve("gilbreth", "gpu_type: a100-80gb\npartition: v100\ngpus_per_node: 1\ntime: 60\n");
+    resolve_on("gilbreth", "gpu_type: a100-80gb\npartition: v100\ngpus_per_node: 1\ntime: 60\n");
   });
   CHECK(err.find("partition: is v100, but GPU type a100-80gb lives in partition a100-80gb") != std::string::npos);
 }
 
 TEST_CASE("time falls back to the profile's default, a missing one is an error") {
-  ResolvedRun r = resolve("local", "partition: gpu\ngpus_per_node: 1\n");
+  ResolvedRun r = resolve_on("local", "partition: gpu\ngpus_per_node: 1\n");
   CHECK(r.shapes[0].time_s == 30 * 60);
   ClusterProfile p = profile("local");
   p.default_time_s.reset();
@@ -101,45 +101,45 @@ TEST_CASE("time falls back to the profile's default, a missing one is an error")
 
 TEST_CASE("GPU request dialects") {
   SECTION("gres") {
-    auto r = resolve("raven", "gpu_type: a100\nnodes: 2\ngpus_per_node: 4\ntime: 60\n");
-    CHECK(has(r.shapes[0].directives, "--gres=gpu:a100:4"));
-    CHECK(has(r.shapes[0].directives, "--cpus-per-task=72"));  // 18 per GPU, one launcher task per node
-    CHECK_FALSE(has(r.shapes[0].directives, "--partition=gpu"));  // implicit partition
+    auto r = resolve_on("raven", "gpu_type: a100\nnodes: 2\ngpus_per_node: 4\ntime: 60\n");
+    CHECK(has_word(r.shapes[0].directives, "--gres=gpu:a100:4"));
+    CHECK(has_word(r.shapes[0].directives, "--cpus-per-task=72"));  // 18 per GPU, one launcher task per node
+    CHECK_FALSE(has_word(r.shapes[0].directives, "--partition=gpu"));  // implicit partition
   }
   SECTION("gpus-per-node") {
-    auto r = resolve("usc", "gpu_type: a40\ngpus_per_node: 2\n");
-    CHECK(has(r.shapes[0].directives, "--gpus-per-node=a40:2"));
-    CHECK(has(r.shapes[0].directives, "--partition=gpu"));
+    auto r = resolve_on("usc", "gpu_type: a40\ngpus_per_node: 2\n");
+    CHECK(has_word(r.shapes[0].directives, "--gpus-per-node=a40:2"));
+    CHECK(has_word(r.shapes[0].directives, "--partition=gpu"));
   }
   SECTION("constraint") {
-    auto r = resolve("ibex", "gpu_type: v100\ngpus_per_node: 8\nconstraint: 'ib|roce'\n");
-    CHECK(has(r.shapes[0].directives, "--gres=gpu:8"));
-    CHECK(has(r.shapes[0].directives, "--constraint=v100&(ib|roce)"));
+    auto r = resolve_on("ibex", "gpu_type: v100\ngpus_per_node: 8\nconstraint: 'ib|roce'\n");
+    CHECK(has_word(r.shapes[0].directives, "--gres=gpu:8"));
+    CHECK(has_word(r.shapes[0].directives, "--constraint=v100&(ib|roce)"));
   }
   SECTION("partition") {
-    auto r = resolve("gilbreth", "gpu_type: a100-80gb\ngpus_per_node: 4\n");
-    CHECK(has(r.shapes[0].directives, "--partition=a100-80gb"));
-    CHECK(has(r.shapes[0].directives, "--gres=gpu:4"));
+    auto r = resolve_on("gilbreth", "gpu_type: a100-80gb\ngpus_per_node: 4\n");
+    CHECK(has_word(r.shapes[0].directives, "--partition=a100-80gb"));
+    CHECK(has_word(r.shapes[0].directives, "--gres=gpu:4"));
   }
   SECTION("per-gpu launch asks for one task per GPU") {
-    auto r = resolve("raven", "gpu_type: a100\ngpus_per_node: 4\nlaunch: per-gpu\n");
-    CHECK(has(r.shapes[0].directives, "--ntasks-per-node=4"));
-    CHECK(has(r.shapes[0].directives, "--cpus-per-task=18"));
+    auto r = resolve_on("raven", "gpu_type: a100\ngpus_per_node: 4\nlaunch: per-gpu\n");
+    CHECK(has_word(r.shapes[0].directives, "--ntasks-per-node=4"));
+    CHECK(has_word(r.shapes[0].directives, "--cpus-per-task=18"));
   }
 }
 
 TEST_CASE("requeue adds --requeue and a batch-shell signal") {
-  auto r = resolve("local", "partition: gpu\ngpus_per_node: 1\ntime: 60\nrequeue: {signal: SIGUSR2, grace: 120}\n");
-  CHECK(has(r.shapes[0].directives, "--requeue"));
-  CHECK(has(r.shapes[0].directives, "--signal=B:USR2@120"));
+  auto r = resolve_on("local", "partition: gpu\ngpus_per_node: 1\ntime: 60\nrequeue: {signal: SIGUSR2, grace: 120}\n");
+  CHECK(has_word(r.shapes[0].directives, "--requeue"));
+  CHECK(has_word(r.shapes[0].directives, "--signal=B:USR2@120"));
   std::string err = user_error_of([] {
-    resolve("local", "partition: gpu\ngpus_per_node: 1\ntime: 2\nrequeue: {grace: 120}\n");
+    resolve_on("local", "partition: gpu\ngpus_per_node: 1\ntime: 2\nrequeue: {grace: 120}\n");
   });
   CHECK(err.find("requeue.grace: 120 s is not shorter than the time limit 00:02:00") != std::string::npos);
 }
 
 TEST_CASE("NCCL settings: the spec overrides the profile, both torch names exported") {
-  auto r = resolve("gilbreth", "gpu_type: a100-80gb\ngpus_per_node: 4\nnccl: {ib_hca: mlx5_1, debug: INFO}\n");
+  auto r = resolve_on("gilbreth", "gpu_type: a100-80gb\ngpus_per_node: 4\nnccl: {ib_hca: mlx5_1, debug: INFO}\n");
   EnvList want = {{"NCCL_SOCKET_IFNAME", "ib0"},
                   {"NCCL_IB_HCA", "mlx5_1"},
                   {"NCCL_DEBUG", "INFO"},
@@ -147,21 +147,21 @@ TEST_CASE("NCCL settings: the spec overrides the profile, both torch names expor
                   {"NCCL_ASYNC_ERROR_HANDLING", "1"}};
   CHECK(r.nccl_env == want);
   CHECK(r.master_interface == "ib0");
-  auto none = resolve("gilbreth", "gpu_type: a100-80gb\ngpus_per_node: 4\nmaster: {interface: none}\n");
+  auto none = resolve_on("gilbreth", "gpu_type: a100-80gb\ngpus_per_node: 4\nmaster: {interface: none}\n");
   CHECK(none.master_interface.empty());
 }
 
 TEST_CASE("alternatives are checked as full shapes and named in errors") {
   std::string err = user_error_of([] {
-    resolve("gilbreth", "gpu_type: a100-80gb\ngpus_per_node: 4\nalternatives:\n  - {nodes: 2, gpus_per_node: 6}\n");
+    resolve_on("gilbreth", "gpu_type: a100-80gb\ngpus_per_node: 4\nalternatives:\n  - {nodes: 2, gpus_per_node: 6}\n");
   });
   CHECK(err.find("alternatives[0].gpus_per_node: 6 exceeds the 4 a100-80gb GPUs per node of cluster gilbreth [shape 2x6]") !=
         std::string::npos);
-  auto r = resolve("gilbreth", "gpu_type: a100-80gb\ngpus_per_node: 4\nalternatives:\n  - {nodes: 4, gpus_per_node: 1}\n");
+  auto r = resolve_on("gilbreth", "gpu_type: a100-80gb\ngpus_per_node: 4\nalternatives:\n  - {nodes: 4, gpus_per_node: 1}\n");
   REQUIRE(r.shapes.size() == 2);
   CHECK(r.shapes[0].script_name == "r-1x4.sbatch");
   CHECK(r.shapes[1].script_name == "r-4x1.sbatch");
-  CHECK(has(r.shapes[1].directives, "--nodes=4"));
+  CHECK(has_word(r.shapes[1].directives, "--nodes=4"));
 }
 
 TEST_CASE("profile errors name the profile file") {
@@ -183,21 +183,21 @@ TEST_CASE("DDPCTL_CHECKPOINT_DIR: the trainer's checkpoint_dir, else the run's o
     CHECK(n <= 1);
     return v;
   };
-  ResolvedRun own = resolve("local", "partition: cpu\nnodes: 1\ngpus_per_node: 0\nprocs_per_node: 1\n");
+  ResolvedRun own = resolve_on("local", "partition: cpu\nnodes: 1\ngpus_per_node: 0\nprocs_per_node: 1\n");
   CHECK(set_checkpoint_folder(own, "/scratch/logs/r-1") == "/scratch/logs/r-1/checkpoint");
   CHECK(value(own) == "/scratch/logs/r-1/checkpoint");
   // Set once: a second call (a retried run) changes nothing.
   CHECK(set_checkpoint_folder(own, "/elsewhere").empty());
   CHECK(value(own) == "/scratch/logs/r-1/checkpoint");
 
-  ResolvedRun trainer = resolve("local", "partition: cpu\nnodes: 1\ngpus_per_node: 0\nprocs_per_node: 1\n");
+  ResolvedRun trainer = resolve_on("local", "partition: cpu\nnodes: 1\ngpus_per_node: 0\nprocs_per_node: 1\n");
   trainer.spec.trainer_args.push_back("--checkpoint-dir=/scratch/ckpt/r");
   CHECK(set_checkpoint_folder(trainer, "/scratch/logs/r-1").empty());  // ddp-train makes its own
   CHECK(value(trainer) == "/scratch/ckpt/r");
 
   // A spec's env: cannot set it (DDPCTL_ names are ddpctl's).
   CHECK(user_error_of([] {
-          resolve("local", "partition: cpu\nnodes: 1\ngpus_per_node: 0\nprocs_per_node: 1\nenv: {DDPCTL_CHECKPOINT_DIR: /x}\n");
+          resolve_on("local", "partition: cpu\nnodes: 1\ngpus_per_node: 0\nprocs_per_node: 1\nenv: {DDPCTL_CHECKPOINT_DIR: /x}\n");
         }).find("env: DDPCTL_CHECKPOINT_DIR is reserved for ddpctl") != std::string::npos);
 
   test::TempDir dir;

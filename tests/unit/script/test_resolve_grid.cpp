@@ -18,7 +18,7 @@ using ddpctl::test::user_error_of;
 
 namespace {
 
-const char* kBase =
+const char* kGridSpecBase =
     "name: g\n"
     "cluster: local\n"
     "partition: cpu\n"
@@ -45,7 +45,7 @@ std::string write_spec(const ddpctl::test::TempDir& dir, const std::string& text
 
 TEST_CASE("grid: every cell is resolved as its own run, a bad value is refused naming the cell and the grid's line") {
   ddpctl::test::TempDir dir;
-  std::string body = std::string(kBase).substr(std::string(kBase).find("partition"));
+  std::string body = std::string(kGridSpecBase).substr(std::string(kGridSpecBase).find("partition"));
   std::string path = write_spec(dir, "name: g\n" + body + "grid:\n  nodes: [1, 2]\n  trainer.lr: [0.1, 0.2]\n");
   ResolvedGrid r = load_and_resolve_grid(path, {});
   REQUIRE(r.cells.size() == 4);
@@ -66,7 +66,7 @@ TEST_CASE("grid: every cell is resolved as its own run, a bad value is refused n
 
 TEST_CASE("grid: exclude: include: and max_parallel: are the grid's under grid: and exclude: at the top is the nodes'") {
   ddpctl::test::TempDir dir;
-  std::string body = std::string(kBase).substr(std::string(kBase).find("partition"));
+  std::string body = std::string(kGridSpecBase).substr(std::string(kGridSpecBase).find("partition"));
   // Read as gen and sweep read it: the whole spec, then every cell.
   std::string path = write_spec(dir, "name: g\n" + body +
                                          "exclude: g1\n"
@@ -87,7 +87,7 @@ TEST_CASE("grid: exclude: include: and max_parallel: are the grid's under grid: 
 
 TEST_CASE("grid: errors in a cell's document name the line, and an empty mapping says so") {
   ddpctl::test::TempDir dir;
-  std::string body = std::string(kBase).substr(std::string(kBase).find("partition"));
+  std::string body = std::string(kGridSpecBase).substr(std::string(kGridSpecBase).find("partition"));
   // A key that is no field, set by the grid: at the grid's line.
   std::string err = user_error_of(
       [&] { load_and_resolve_grid(write_spec(dir, "name: g\n" + body + "grid:\n  trainer_lr: [0.1, 0.2]\n"), {}); });
@@ -100,7 +100,7 @@ TEST_CASE("grid: errors in a cell's document name the line, and an empty mapping
       [&] { load_and_resolve_grid(write_spec(dir, "name: g\n" + body + "grid:\n  env.DDPCTL_CELL: [a]\n"), {}); });
   CHECK_THAT(err, Catch::Contains("s.yaml:9:21: env: DDPCTL_CELL is reserved for ddpctl (cell DDPCTL_CELL=a)"));
   auto read = [&](const std::string& tail) {
-    return user_error_of([&] { read_grid(parse_yaml_document("s.yaml", std::string(kBase) + tail, "run spec")); });
+    return user_error_of([&] { read_grid(parse_yaml_document("s.yaml", std::string(kGridSpecBase) + tail, "run spec")); });
   };
   CHECK_THAT(read("grid: {}\n"), Catch::Contains("s.yaml:8:7: grid: expected a mapping of field paths to lists of "
                                                   "values (e.g. `trainer.lr: [0.1, 0.01]`), got an empty mapping ({})"));

@@ -19,7 +19,7 @@ using ddpctl::test::user_error_of;
 
 namespace {
 
-const char* kBase =
+const char* kSiteBase =
     "name: r\n"
     "cluster: local\n"
     "partition: cpu\n"
@@ -28,17 +28,17 @@ const char* kBase =
     "time: '00:10:00'\n"
     "command: 'true'\n";
 
-ResolvedRun resolve(const std::string& yaml) {
-  return resolve_run(parse_run_spec("a.yaml", kBase + yaml),
+ResolvedRun resolve_site(const std::string& yaml) {
+  return resolve_run(parse_run_spec("a.yaml", kSiteBase + yaml),
                      load_cluster_profile(ddpctl::test::source_dir() + "/configs/clusters/local.yaml"));
 }
 
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool has_option(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
 }  // namespace
 
 TEST_CASE("site options become #SBATCH lines after ddpctl's own, per shape where they say where it runs") {
-  ResolvedRun run = resolve(
+  ResolvedRun run = resolve_site(
       "reservation: maint-window\n"
       "exclude: g1\n"
       "nodelist: g[2-3]\n"
@@ -63,14 +63,14 @@ TEST_CASE("site options become #SBATCH lines after ddpctl's own, per shape where
                            "--begin=now+1hour", "--hold", "--mail-type=END,FAIL", "--mail-user=me@example.org",
                            "--hint=nomultithread", "--gpu-bind=closest", "--requeue-exit=3", "--overcommit",
                            "--kill-on-invalid-dep=yes"})
-    CHECK(has(d, line));
-  CHECK_FALSE(has(d, "--spread-job"));  // false: not given
+    CHECK(has_option(d, line));
+  CHECK_FALSE(has_option(d, "--spread-job"));  // false: not given
   // After everything ddpctl computes: the output lines come last as before.
   CHECK(std::find(d.begin(), d.end(), "--hold") < std::find(d.begin(), d.end(), "--output=logs/%x_%j.out"));
   const auto& other = run.shapes[1].directives;
-  CHECK(has(other, "--reservation=other-window"));
-  CHECK(has(other, "--exclude=g4"));
-  CHECK(has(other, "--nodelist=g[2-3]"));  // the base shape's, not overridden
+  CHECK(has_option(other, "--reservation=other-window"));
+  CHECK(has_option(other, "--exclude=g4"));
+  CHECK(has_option(other, "--nodelist=g[2-3]"));  // the base shape's, not overridden
   CHECK(run.spec.site.comment == "lr sweep");
   // The comment is not a directive: ddpctl's token goes first, on sbatch's command line.
   for (const auto& line : d) CHECK(line.rfind("--comment", 0) != 0);
@@ -84,7 +84,7 @@ TEST_CASE("preflight refuses an sbatch: option this cluster's sbatch lacks, nami
   s.runner.on("sbatch", {"--gpu-bnd=closest", "--help"},
               test::exits(255, "", "sbatch: unrecognized option '--gpu-bnd=closest'\nTry \"sbatch --help\"\n"));
   s.runner.on("sbatch", {"--spread-job", "--help"}, test::exits(0, "Usage: sbatch ...\n"));
-  ResolvedRun run = resolve("sbatch:\n  gpu-bnd: closest\n  overcommit: true\n  spread-job: true\n");
+  ResolvedRun run = resolve_site("sbatch:\n  gpu-bnd: closest\n  overcommit: true\n  spread-job: true\n");
   Diagnostics diags;
   check_sbatch_options(run, s.slurm, diags);
   REQUIRE(diags.items().size() == 1);

@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kBase =
+const char* kSnapshotBase =
     "name: r\n"
     "cluster: local\n"
     "partition: cpu\n"
@@ -64,7 +64,7 @@ struct Repo {
   }
   // A spec whose logs are the tree's logs/, with `extra` YAML.
   RunSpec spec(const std::string& extra = "") const {
-    return parse_run_spec("a.yaml", std::string(kBase) + "output_dir: " + logs + "\n" + extra);
+    return parse_run_spec("a.yaml", std::string(kSnapshotBase) + "output_dir: " + logs + "\n" + extra);
   }
   SnapshotDecision take(const std::string& extra = "", const std::string& cwd = "", bool no_snapshot = false) {
     return take_snapshot(spec(extra), cwd.empty() ? top : cwd, runs, no_snapshot, runner);
@@ -83,23 +83,23 @@ std::vector<std::string> files_under(const std::string& dir) {
 
 TEST_CASE("snapshot: is off, git, or a mapping of paths, excludes and a size limit") {
   using Mode = SnapshotSettings::Mode;
-  CHECK(parse_run_spec("a.yaml", kBase).snapshot.mode == Mode::Auto);
-  CHECK(parse_run_spec("a.yaml", std::string(kBase) + "snapshot: false\n").snapshot.mode == Mode::Off);
-  CHECK(parse_run_spec("a.yaml", std::string(kBase) + "snapshot: git\n").snapshot.mode == Mode::Git);
-  auto s = parse_run_spec("a.yaml", std::string(kBase) + "snapshot: {paths: [src, train.py], exclude: ['*.ckpt'], max_mb: 50}\n")
+  CHECK(parse_run_spec("a.yaml", kSnapshotBase).snapshot.mode == Mode::Auto);
+  CHECK(parse_run_spec("a.yaml", std::string(kSnapshotBase) + "snapshot: false\n").snapshot.mode == Mode::Off);
+  CHECK(parse_run_spec("a.yaml", std::string(kSnapshotBase) + "snapshot: git\n").snapshot.mode == Mode::Git);
+  auto s = parse_run_spec("a.yaml", std::string(kSnapshotBase) + "snapshot: {paths: [src, train.py], exclude: ['*.ckpt'], max_mb: 50}\n")
                .snapshot;
   CHECK(s.mode == Mode::Paths);
   CHECK(s.paths == std::vector<std::string>{"src", "train.py"});
   CHECK(s.exclude == std::vector<std::string>{"*.ckpt"});
   CHECK(s.max_bytes == 50LL << 20);
-  auto g = parse_run_spec("a.yaml", std::string(kBase) + "snapshot: {exclude: [data], max_mb: 500}\n").snapshot;
+  auto g = parse_run_spec("a.yaml", std::string(kSnapshotBase) + "snapshot: {exclude: [data], max_mb: 500}\n").snapshot;
   CHECK(g.mode == Mode::Git);
   CHECK(g.max_bytes == 500LL << 20);
 }
 
 TEST_CASE("a bad snapshot: section names the file, line and field") {
   std::string err = user_error_of(
-      [] { parse_run_spec("a.yaml", std::string(kBase) + "snapshot: {paths: [/abs/src], max_mb: 0, exlude: [x]}\n"); });
+      [] { parse_run_spec("a.yaml", std::string(kSnapshotBase) + "snapshot: {paths: [/abs/src], max_mb: 0, exlude: [x]}\n"); });
   CHECK_THAT(err, Catch::Contains("a.yaml:8"));
   CHECK_THAT(err, Catch::Contains("/abs/src: must be relative to the submit folder"));
   CHECK_THAT(err, Catch::Contains("max_mb"));
@@ -266,7 +266,7 @@ TEST_CASE("take_snapshot: none outside git, for a shell line, or when turned off
 
   r.sh("git init -q . && git add -A && git commit -qm one");
   auto shell = [&](const std::string& extra) {
-    std::string text = std::string(kBase);
+    std::string text = std::string(kSnapshotBase);
     text.replace(text.find("command: [python, train.py]"), std::string("command: [python, train.py]").size(),
                  "command: python train.py");
     return take_snapshot(parse_run_spec("a.yaml", text + extra), r.top, r.runs, false, r.runner);

@@ -15,7 +15,7 @@
 using namespace ddpctl;
 
 namespace {
-std::string fixture(const std::string& name) { return read_file(test::source_dir() + "/tests/unit/data/" + name); }
+std::string data_fixture(const std::string& name) { return read_file(test::source_dir() + "/tests/unit/data/" + name); }
 
 CommandResult sbatch(int code, std::string out, std::string err = "") {
   CommandResult r;
@@ -93,8 +93,8 @@ TEST_CASE("a missing sbatch is a rejection that says so") {
 }
 
 TEST_CASE("squeue --json with the controller down is an error, not an empty queue") {
-  CHECK_THROWS_AS(parse_squeue_json(fixture("22.05/squeue-controller-down.json")), SlurmAnswerError);
-  CHECK_THROWS_WITH(parse_squeue_json(fixture("22.05/squeue-controller-down.json")),
+  CHECK_THROWS_AS(parse_squeue_json(data_fixture("22.05/squeue-controller-down.json")), SlurmAnswerError);
+  CHECK_THROWS_WITH(parse_squeue_json(data_fixture("22.05/squeue-controller-down.json")),
                     Catch::Contains("Failed while looking for jobs"));
 }
 
@@ -237,13 +237,13 @@ TEST_CASE("golden parse: squeue --json of 22.05, 24.11 and 26.05, every data par
                            "26.05/squeue-v0.0.42.json", "26.05/squeue-v0.0.43.json", "26.05/squeue-v0.0.44.json",
                            "26.05/squeue-v0.0.45.json"}) {
     INFO(file);
-    check_scenario(parse_squeue_json(fixture(file)));
+    check_scenario(parse_squeue_json(data_fixture(file)));
   }
 }
 
 TEST_CASE("golden parse: the data parser is read from the document's meta") {
   auto source = [](const char* file) {
-    return json_source(nlohmann::json::parse(fixture(file)), "squeue --json");
+    return json_source(nlohmann::json::parse(data_fixture(file)), "squeue --json");
   };
   CHECK(source("22.05/squeue.json").describe() == "Slurm 22.05.8 (data_parser v0.0.38)");
   CHECK(source("24.11/squeue-v0.0.40.json").describe() == "Slurm 24.11.5 (data_parser v0.0.40)");
@@ -255,10 +255,10 @@ TEST_CASE("golden parse: the data parser is read from the document's meta") {
 }
 
 TEST_CASE("golden parse: the nodes of 22.05's sinfo --json and 24.11's scontrol show nodes --json agree") {
-  check_nodes(parse_sinfo_json(fixture("22.05/sinfo.json")));
-  check_nodes(parse_scontrol_nodes_json(fixture("24.11/scontrol-nodes.json")));
-  check_nodes(parse_scontrol_nodes_json(fixture("26.05/scontrol-nodes.json")));
-  CHECK_THROWS_WITH(parse_sinfo_json(fixture("24.11/sinfo.json")), Catch::Contains("ask `scontrol show nodes --json`"));
+  check_nodes(parse_sinfo_json(data_fixture("22.05/sinfo.json")));
+  check_nodes(parse_scontrol_nodes_json(data_fixture("24.11/scontrol-nodes.json")));
+  check_nodes(parse_scontrol_nodes_json(data_fixture("26.05/scontrol-nodes.json")));
+  CHECK_THROWS_WITH(parse_sinfo_json(data_fixture("24.11/sinfo.json")), Catch::Contains("ask `scontrol show nodes --json`"));
 }
 
 TEST_CASE("golden parse: squeue's format string and sacct -P read the same on both versions") {
@@ -266,7 +266,7 @@ TEST_CASE("golden parse: squeue's format string and sacct -P read the same on bo
   for (const char* version : {"22.05", "24.11", "26.05"}) {
     INFO(version);
     // capture.sh writes the format with '|'; ddpctl asks for the unit separator.
-    std::string text = fixture(std::string(version) + "/squeue-format.txt");
+    std::string text = data_fixture(std::string(version) + "/squeue-format.txt");
     for (auto& c : text)
       if (c == '|') c = '\x1f';
     auto jobs = parse_squeue_format(text);
@@ -274,7 +274,7 @@ TEST_CASE("golden parse: squeue's format string and sacct -P read the same on bo
     CHECK(named(jobs, "cap-held").gpus == 8);  // "gres:gpu:a100:4" (22.05), "gres/gpu:a100:4" (24.11), 2 nodes
     CHECK(named(jobs, "cap-run").comment == "ddpctl:tokrun");
     CHECK(named(jobs, "cap-run").time_limit_s == 300);
-    auto acct = parse_sacct(fixture(std::string(version) + "/sacct.txt"));
+    auto acct = parse_sacct(data_fixture(std::string(version) + "/sacct.txt"));
     CHECK(named(acct, "cap-fail").exit == ExitStatus{3, std::nullopt});
     CHECK(named(acct, "cap-signal").exit == ExitStatus{std::nullopt, 9});
     CHECK(named(acct, "cap-requeue").state == JobState::Requeued);
@@ -285,7 +285,7 @@ TEST_CASE("golden parse: squeue's format string and sacct -P read the same on bo
 TEST_CASE("23.02's data parser v0.0.39: state a string, times plain, limits wrapped") {
   // No 23.02 is at hand; this document is 22.05's with the shapes Slurm
   // 23.02's src/plugins/data_parser/v0.0.39/parsers.c writes.
-  nlohmann::json doc = nlohmann::json::parse(fixture("22.05/squeue.json"));
+  nlohmann::json doc = nlohmann::json::parse(data_fixture("22.05/squeue.json"));
   doc["meta"] = {{"plugins", {{"data_parser", "data_parser/v0.0.39"}}},
                  {"Slurm", {{"version", {{"major", 23}, {"minor", 2}, {"micro", 7}}}, {"release", "23.02.7"}}}};
   for (auto& j : doc["jobs"]) {
@@ -299,7 +299,7 @@ TEST_CASE("23.02's data parser v0.0.39: state a string, times plain, limits wrap
 }
 
 TEST_CASE("a flag names the state as Slurm's own string does: RUNNING + COMPLETING is COMPLETING") {
-  nlohmann::json doc = nlohmann::json::parse(fixture("24.11/squeue.json"));
+  nlohmann::json doc = nlohmann::json::parse(data_fixture("24.11/squeue.json"));
   doc["jobs"][0]["job_state"] = {"RUNNING", "COMPLETING"};
   doc["jobs"][1]["job_state"] = {"PENDING", "REQUEUED"};
   auto jobs = parse_squeue_json(doc.dump());
@@ -310,7 +310,7 @@ TEST_CASE("a flag names the state as Slurm's own string does: RUNNING + COMPLETI
 }
 
 TEST_CASE("a shape the data parser never writes is an error naming the Slurm version and the field") {
-  nlohmann::json doc = nlohmann::json::parse(fixture("24.11/squeue.json"));
+  nlohmann::json doc = nlohmann::json::parse(data_fixture("24.11/squeue.json"));
   doc["jobs"][3]["job_state"] = {{"current", "FAILED"}};
   std::string what;
   try {
@@ -321,7 +321,7 @@ TEST_CASE("a shape the data parser never writes is an error naming the Slurm ver
   CHECK(what == "cannot read squeue --json of Slurm 24.11.5 (data_parser v0.0.42): jobs[3].job_state should be an "
                 "array of strings but is a object; ddpctl reads Slurm 22.05 to 26.05 (data parsers v0.0.38 to "
                 "v0.0.45)");
-  doc = nlohmann::json::parse(fixture("22.05/squeue.json"));
+  doc = nlohmann::json::parse(data_fixture("22.05/squeue.json"));
   doc["jobs"][0]["start_time"] = {{"set", true}, {"infinite", false}, {"number", 5}};
   CHECK_THROWS_WITH(parse_squeue_json(doc.dump()),
                     Catch::Contains("of Slurm 22.05.8 (data_parser v0.0.38): jobs[0].start_time should be an integer"));
@@ -345,18 +345,18 @@ TEST_CASE("exit statuses decoded: wait statuses, sacct's code:signal, one wordin
 }
 
 TEST_CASE("golden parse: 26.05's squeue --json honours --jobs, its --test-only line and --help are read") {
-  auto jobs = parse_squeue_json(fixture("26.05/squeue-jobs.json"));
+  auto jobs = parse_squeue_json(data_fixture("26.05/squeue-jobs.json"));
   REQUIRE(jobs.size() == 2);
   CHECK(named(jobs, "cap-fail").exit == ExitStatus{3, std::nullopt});
   CHECK(named(jobs, "cap-ok").state == JobState::Completed);
   CommandResult r;
   r.exit_code = 0;
-  r.err = fixture("26.05/sbatch-test-only.txt");
+  r.err = data_fixture("26.05/sbatch-test-only.txt");
   StartEstimate e = parse_test_only(r);
   CHECK(e.kind == StartEstimate::Kind::Starts);
   CHECK(e.partition == "cpu");
   CHECK(e.start > 1700000000);
-  auto options = sbatch_long_options(fixture("26.05/sbatch-help.txt"));
+  auto options = sbatch_long_options(data_fixture("26.05/sbatch-help.txt"));
   for (const char* o : {"hold", "reservation", "exclude", "nodelist", "dependency", "begin", "mail-type", "mail-user",
                         "comment", "gpu-bind", "gpus-per-node", "nice"})
     CHECK(options.count(o));

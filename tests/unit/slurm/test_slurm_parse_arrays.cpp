@@ -26,7 +26,7 @@ const char* const kVersions[] = {"22.05", "24.11", "26.05"};
 enum class Via { Json, Format, Sacct };
 const char* via_name(Via v) { return v == Via::Json ? "squeue --json" : v == Via::Format ? "squeue -o" : "sacct"; }
 
-std::string fixture(const std::string& version, const std::string& name) {
+std::string array_fixture(const std::string& version, const std::string& name) {
   return read_file(test::source_dir() + "/tests/unit/data/" + version + "/" + name);
 }
 
@@ -40,14 +40,14 @@ std::vector<Job> read_format(std::string text) {
 
 std::vector<Job> read(const std::string& version, const std::string& state, Via via) {
   switch (via) {
-    case Via::Json: return parse_squeue_json(fixture(version, "array-" + state + "-squeue.json"));
-    case Via::Format: return read_format(fixture(version, "array-" + state + "-format.txt"));
-    case Via::Sacct: return parse_sacct(fixture(version, "array-" + state + "-sacct.txt"));
+    case Via::Json: return parse_squeue_json(array_fixture(version, "array-" + state + "-squeue.json"));
+    case Via::Format: return read_format(array_fixture(version, "array-" + state + "-format.txt"));
+    case Via::Sacct: return parse_sacct(array_fixture(version, "array-" + state + "-sacct.txt"));
   }
   return {};
 }
 
-std::vector<int> range(int first, int last) {
+std::vector<int> task_ids(int first, int last) {
   std::vector<int> out;
   for (int i = first; i <= last; ++i) out.push_back(i);
   return out;
@@ -79,7 +79,7 @@ void check_pending(const std::vector<Job>& jobs, Via via) {
   CHECK(j.state == JobState::Pending);
   auto tasks = parse_array_tasks(j.array_tasks);
   REQUIRE(tasks);
-  CHECK(tasks->indices == range(0, 5));
+  CHECK(tasks->indices == task_ids(0, 5));
   CHECK(tasks->max_parallel == 2);
   if (via != Via::Sacct) {  // sacct says neither the hold nor, while it waits, the comment
     CHECK(j.reason == "JobHeldUser");
@@ -202,8 +202,8 @@ TEST_CASE("golden parse: a long list of pending tasks, whole with SLURM_BITSTR_L
     }
   for (const char* version : kVersions) {
     INFO(version);
-    for (const auto& jobs : {read_format(fixture(version, "array-scattered-format-cut.txt")),
-                             parse_sacct(fixture(version, "array-scattered-sacct-cut.txt"))}) {
+    for (const auto& jobs : {read_format(array_fixture(version, "array-scattered-format-cut.txt")),
+                             parse_sacct(array_fixture(version, "array-scattered-sacct-cut.txt"))}) {
       REQUIRE(jobs.size() == 1);
       CHECK_THAT(jobs[0].array_tasks, Catch::EndsWith("...%3"));
       CHECK_FALSE(parse_array_tasks(jobs[0].array_tasks));  // a cut list is no list
@@ -218,7 +218,7 @@ namespace {
 // 24.11's running array (tasks 0 and 1, the rest collapsed) grown to
 // `tasks` running tasks, in --json as that version prints it.
 std::string running_array_json(int tasks, const std::string& array = "12") {
-  nlohmann::json doc = nlohmann::json::parse(fixture("24.11", "array-running-squeue.json"));
+  nlohmann::json doc = nlohmann::json::parse(array_fixture("24.11", "array-running-squeue.json"));
   nlohmann::json task_record = doc["jobs"][1], collapsed = doc["jobs"][0];
   REQUIRE(std::to_string(collapsed["array_job_id"]["number"].get<long long>()) == array);
   doc["jobs"] = nlohmann::json::array({collapsed});
@@ -263,7 +263,7 @@ TEST_CASE("jobs() of an array's id on 22.05, whose --json ignores --jobs: the fo
           "[job_array]") {
   test::FakeRunner runner;
   // 22.05 lists every job in --json: the array's records and another job.
-  nlohmann::json doc = nlohmann::json::parse(fixture("22.05", "array-running-squeue.json"));
+  nlohmann::json doc = nlohmann::json::parse(array_fixture("22.05", "array-running-squeue.json"));
   nlohmann::json other = doc["jobs"][0];
   other["job_id"] = 999;
   other["array_job_id"] = 0;
@@ -271,7 +271,7 @@ TEST_CASE("jobs() of an array's id on 22.05, whose --json ignores --jobs: the fo
   other["array_task_string"] = "";
   doc["jobs"].push_back(other);
   runner.on("squeue", {"--json"}, test::exits(0, doc.dump()));
-  std::string format = fixture("22.05", "array-running-format.txt");
+  std::string format = array_fixture("22.05", "array-running-format.txt");
   for (auto& c : format)
     if (c == '|') c = '\x1f';
   runner.on("squeue", {"-o"}, test::exits(0, format));

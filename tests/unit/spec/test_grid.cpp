@@ -13,7 +13,7 @@ using ddpctl::test::user_error_of;
 
 namespace {
 
-const char* kBase =
+const char* kGridBase =
     "name: g\n"
     "cluster: local\n"
     "partition: cpu\n"
@@ -38,7 +38,7 @@ std::vector<std::string> names(const Grid& g) {
 }  // namespace
 
 TEST_CASE("grid: every combination is a cell, the first key varying slowest, named by the keys' last parts") {
-  Grid g = grid_of(std::string(kBase) + "grid:\n  trainer.lr: [0.1, 0.01]\n  trainer.seed: [1, 2, 3]\n  max_parallel: 2\n");
+  Grid g = grid_of(std::string(kGridBase) + "grid:\n  trainer.lr: [0.1, 0.01]\n  trainer.seed: [1, 2, 3]\n  max_parallel: 2\n");
   CHECK(names(g) == std::vector<std::string>{"lr=0.1,seed=1", "lr=0.1,seed=2", "lr=0.1,seed=3", "lr=0.01,seed=1",
                                             "lr=0.01,seed=2", "lr=0.01,seed=3"});
   REQUIRE(g.keys.size() == 2);
@@ -50,12 +50,12 @@ TEST_CASE("grid: every combination is a cell, the first key varying slowest, nam
 }
 
 TEST_CASE("grid: keys that end alike are named by their whole path") {
-  Grid g = grid_of(std::string(kBase) + "grid:\n  trainer.lr: [0.1]\n  env.lr: [a, b]\n");
+  Grid g = grid_of(std::string(kGridBase) + "grid:\n  trainer.lr: [0.1]\n  env.lr: [a, b]\n");
   CHECK(names(g) == std::vector<std::string>{"trainer.lr=0.1,env.lr=a", "trainer.lr=0.1,env.lr=b"});
 }
 
 TEST_CASE("grid: exclude drops matching cells, include extends matching cells or adds its own (GitHub's rules)") {
-  Grid g = grid_of(std::string(kBase) +
+  Grid g = grid_of(std::string(kGridBase) +
                    "grid:\n  trainer.lr: [0.1, 0.01]\n  trainer.seed: [1, 2]\n"
                    "  exclude:\n    - {trainer.lr: 0.01, trainer.seed: 2}\n"
                    "  include:\n"
@@ -66,7 +66,7 @@ TEST_CASE("grid: exclude drops matching cells, include extends matching cells or
 }
 
 TEST_CASE("grid: an include list alone is a list of cells (what `sweep:` of shapes was)") {
-  Grid g = grid_of(std::string(kBase) +
+  Grid g = grid_of(std::string(kGridBase) +
                    "grid:\n  include:\n    - {nodes: 1, procs_per_node: 1}\n    - {nodes: 1, procs_per_node: 2}\n"
                    "    - {nodes: 2}\n");
   CHECK(names(g) == std::vector<std::string>{"nodes=1,procs_per_node=1", "nodes=1,procs_per_node=2", "nodes=2"});
@@ -74,7 +74,7 @@ TEST_CASE("grid: an include list alone is a list of cells (what `sweep:` of shap
 
 TEST_CASE("grid: mistakes are refused at their line") {
   auto err = [&](const std::string& tail) {
-    return user_error_of([&] { read_grid(parse_yaml_document("s.yaml", std::string(kBase) + tail, "run spec")); });
+    return user_error_of([&] { read_grid(parse_yaml_document("s.yaml", std::string(kGridBase) + tail, "run spec")); });
   };
   CHECK(err("grid:\n  trainer.lr: []\n").find("s.yaml:9:15: grid.trainer.lr: expected a non-empty list") !=
         std::string::npos);
@@ -99,7 +99,7 @@ TEST_CASE("grid: mistakes are refused at their line") {
 }
 
 TEST_CASE("grid: placeholders take the cell's values, braces that are not ours are left alone") {
-  Grid g = grid_of(std::string(kBase) + "grid:\n  trainer.lr: [0.1]\n  env.SEED: [7]\n");
+  Grid g = grid_of(std::string(kGridBase) + "grid:\n  trainer.lr: [0.1]\n  env.SEED: [7]\n");
   const GridCell& c = g.cells[0];
   std::string problem;
   CHECK(replace_placeholders("--lr={lr}", g, c, &problem) == "--lr=0.1");
@@ -112,7 +112,7 @@ TEST_CASE("grid: placeholders take the cell's values, braces that are not ours a
 }
 
 TEST_CASE("grid: a cell's document has its values at their paths, placeholders replaced, a checkpoint folder of its own") {
-  std::string text = std::string(kBase) +
+  std::string text = std::string(kGridBase) +
                      "env: {OUT: 'run-{cell}'}\n"
                      "grid:\n  trainer.lr: [0.1, 0.02]\n  trainer.checkpoint_dir: [/ck]\n";
   YamlDocument doc = parse_yaml_document("s.yaml", text, "run spec");
@@ -153,7 +153,7 @@ TEST_CASE("grid: an unknown placeholder in a list command is an error at its lin
 }
 
 TEST_CASE("grid: the cell's variables name it and its values") {
-  Grid g = grid_of(std::string(kBase) + "grid:\n  trainer.lr: [0.1]\n  env.batch-size: [8]\n");
+  Grid g = grid_of(std::string(kGridBase) + "grid:\n  trainer.lr: [0.1]\n  env.batch-size: [8]\n");
   auto env = cell_environment(g, g.cells[0]);
   REQUIRE(env.size() == 3);
   CHECK(env[0] == std::pair<std::string, std::string>{"DDPCTL_CELL", "lr=0.1,batch-size=8"});
@@ -163,7 +163,7 @@ TEST_CASE("grid: the cell's variables name it and its values") {
 
 TEST_CASE("grid: the grid's fields at the top (the old spelling) are refused, saying where they go") {
   auto err = [&](const std::string& tail) {
-    return user_error_of([&] { parse_run_spec("s.yaml", std::string(kBase) + tail); });
+    return user_error_of([&] { parse_run_spec("s.yaml", std::string(kGridBase) + tail); });
   };
   std::string e = err("grid: {env.A: ['1', '2']}\ninclude:\n  - {env.A: '3'}\nmax_parallel: 2\n"
                       "exclude:\n  - {env.A: '1'}\n");
@@ -176,14 +176,14 @@ TEST_CASE("grid: the grid's fields at the top (the old spelling) are refused, sa
   // Without a grid, max_parallel: throttles nothing: refused, not ignored.
   CHECK_THAT(err("max_parallel: 2\n"), Catch::Contains("s.yaml:8:15: max_parallel: goes under `grid:` now"));
   // And under grid: without anything to vary.
-  CHECK_THAT(user_error_of([&] { read_grid(parse_yaml_document("s.yaml", std::string(kBase) + "grid: {max_parallel: 2}\n",
+  CHECK_THAT(user_error_of([&] { read_grid(parse_yaml_document("s.yaml", std::string(kGridBase) + "grid: {max_parallel: 2}\n",
                                                                "run spec")); }),
              Catch::Contains("s.yaml:8:7: grid: varies nothing"));
 }
 
 TEST_CASE("grid: a cell's variables are the grid's own and fit in what Linux passes") {
   auto err = [&](const std::string& tail) {
-    return user_error_of([&] { read_grid(parse_yaml_document("s.yaml", std::string(kBase) + tail, "run spec")); });
+    return user_error_of([&] { read_grid(parse_yaml_document("s.yaml", std::string(kGridBase) + tail, "run spec")); });
   };
   // env.LR and env.lr would both be DDPCTL_GRID_LR.
   CHECK_THAT(err("grid:\n  env.LR: ['1']\n  env.lr: ['2']\n"),
@@ -203,7 +203,7 @@ TEST_CASE("grid: reading the grid leaves the spec's document as it was (every ce
   // replacing an earlier one's: neither writes into the document.
   YamlDocument doc = parse_yaml_document(
       "s.yaml",
-      std::string(kBase) + "cpus_per_task: 1\ngrid:\n  trainer.lr: [0.1, 0.2]\n  include:\n    - {trainer.seed: 3}\n"
+      std::string(kGridBase) + "cpus_per_task: 1\ngrid:\n  trainer.lr: [0.1, 0.2]\n  include:\n    - {trainer.seed: 3}\n"
                            "    - {trainer.lr: 0.1, trainer.seed: 4}\n",
       "run spec");
   Grid g = *read_grid(doc);
@@ -214,7 +214,7 @@ TEST_CASE("grid: reading the grid leaves the spec's document as it was (every ce
   CHECK(documents.of(g, g.cells[1]).root["trainer"]["seed"].Scalar() == "3");
 
   doc = parse_yaml_document("s.yaml",
-                            std::string(kBase) + "cpus_per_task: 1\ngrid:\n  include:\n"
+                            std::string(kGridBase) + "cpus_per_task: 1\ngrid:\n  include:\n"
                                                  "    - {nodes: 1, procs_per_node: 1}\n"
                                                  "    - {nodes: 1, procs_per_node: 2, cpus_per_task: 2}\n"
                                                  "    - {nodes: 2, procs_per_node: 1}\n",

@@ -9,17 +9,17 @@ using namespace ddpctl;
 using ddpctl::test::user_error_of;
 
 namespace {
-const std::string kBase = "name: demo\ncluster: local\ngpus_per_node: 1\ntime: 10\ntrainer: {model: smallcnn}\n";
+const std::string kHostileBase = "name: demo\ncluster: local\ngpus_per_node: 1\ntime: 10\ntrainer: {model: smallcnn}\n";
 
 std::string error_for(const std::string& text) {
   return user_error_of([&] { parse_run_spec("h.yaml", text); });
 }
 
-// kBase with its name replaced when the case sets one (a second `name:` would
+// kHostileBase with its name replaced when the case sets one (a second `name:` would
 // only be a duplicate key).
 std::string with_case(const std::string& yaml) {
-  if (yaml.rfind("name:", 0) == 0) return kBase.substr(kBase.find('\n') + 1) + yaml;
-  return kBase + yaml;
+  if (yaml.rfind("name:", 0) == 0) return kHostileBase.substr(kHostileBase.find('\n') + 1) + yaml;
+  return kHostileBase + yaml;
 }
 }  // namespace
 
@@ -53,12 +53,12 @@ TEST_CASE("shell metacharacters in Slurm fields are refused") {
 }
 
 TEST_CASE("control characters never reach a script") {
-  CHECK(error_for(kBase + "env: {A: \"x\\ny\"}\n").find("env.A: contains a newline") != std::string::npos);
-  CHECK(error_for(kBase + "env: {A: \"x\\ry\"}\n").find("carriage return") != std::string::npos);
-  CHECK(error_for(kBase + "env: {A: \"x\\0y\"}\n").find("control character") != std::string::npos);
-  CHECK(error_for(kBase + "env: {A: \"x\\u0085y\"}\n").find("control character") != std::string::npos);
-  CHECK(error_for(kBase + "setup: [\"ok\\nid\"]\n").find("setup[0]: contains a newline") != std::string::npos);
-  CHECK(error_for(kBase + "setup:\n  - |\n    line one\n    line two\n").find("setup[0]: contains a newline") !=
+  CHECK(error_for(kHostileBase + "env: {A: \"x\\ny\"}\n").find("env.A: contains a newline") != std::string::npos);
+  CHECK(error_for(kHostileBase + "env: {A: \"x\\ry\"}\n").find("carriage return") != std::string::npos);
+  CHECK(error_for(kHostileBase + "env: {A: \"x\\0y\"}\n").find("control character") != std::string::npos);
+  CHECK(error_for(kHostileBase + "env: {A: \"x\\u0085y\"}\n").find("control character") != std::string::npos);
+  CHECK(error_for(kHostileBase + "setup: [\"ok\\nid\"]\n").find("setup[0]: contains a newline") != std::string::npos);
+  CHECK(error_for(kHostileBase + "setup:\n  - |\n    line one\n    line two\n").find("setup[0]: contains a newline") !=
         std::string::npos);
   CHECK(error_for("name: demo\ncluster: local\ngpus_per_node: 1\ntime: 10\ntrainer: {data: \"a\\tb\"}\n")
             .find("trainer.data: contains a tab") != std::string::npos);
@@ -67,7 +67,7 @@ TEST_CASE("control characters never reach a script") {
 TEST_CASE("files that are not one UTF-8 YAML mapping") {
   CHECK(error_for("") == "h.yaml: run spec is empty: expected a mapping of fields");
   CHECK(error_for("# only a comment\n") == "h.yaml: run spec is empty: expected a mapping of fields");
-  CHECK(error_for(kBase + "---\nname: other\n").find("h.yaml:7:1: run spec holds 2 YAML documents") != std::string::npos);
+  CHECK(error_for(kHostileBase + "---\nname: other\n").find("h.yaml:7:1: run spec holds 2 YAML documents") != std::string::npos);
   CHECK(error_for("- a\n- b\n").find("run spec must be a mapping of fields, not a list") != std::string::npos);
   CHECK(error_for("just text\n").find("not the value 'just text'") != std::string::npos);
   CHECK(error_for("name: demo\nenv:\n\tA: 1\n").find("this line contains a tab") != std::string::npos);
@@ -77,17 +77,17 @@ TEST_CASE("files that are not one UTF-8 YAML mapping") {
 }
 
 TEST_CASE("a UTF-8 byte-order mark is accepted") {
-  RunSpec s = parse_run_spec("h.yaml", "\xef\xbb\xbf" + kBase);
+  RunSpec s = parse_run_spec("h.yaml", "\xef\xbb\xbf" + kHostileBase);
   CHECK(s.name == "demo");
 }
 
 TEST_CASE("huge numbers and deep nesting get errors, not crashes") {
-  CHECK(error_for(kBase + "nodes: 99999999999999999999999999\n").find("must be") != std::string::npos);
-  CHECK(error_for(kBase + "nodes: -1\n").find("must be an integer from 1") != std::string::npos);
-  CHECK(error_for(kBase + "nodes: 1e9\n").find("must be a whole number") != std::string::npos);
-  std::string deep = kBase + "env: " + std::string(5000, '[') + std::string(5000, ']') + "\n";
+  CHECK(error_for(kHostileBase + "nodes: 99999999999999999999999999\n").find("must be") != std::string::npos);
+  CHECK(error_for(kHostileBase + "nodes: -1\n").find("must be an integer from 1") != std::string::npos);
+  CHECK(error_for(kHostileBase + "nodes: 1e9\n").find("must be a whole number") != std::string::npos);
+  std::string deep = kHostileBase + "env: " + std::string(5000, '[') + std::string(5000, ']') + "\n";
   CHECK(error_for(deep).find("nesting is too deep") != std::string::npos);
-  std::string deep_ok_yaml = kBase + "env: " + std::string(50, '[') + std::string(50, ']') + "\n";
+  std::string deep_ok_yaml = kHostileBase + "env: " + std::string(50, '[') + std::string(50, ']') + "\n";
   CHECK(error_for(deep_ok_yaml).find("env: expected a mapping of fields, got a list") != std::string::npos);
 }
 
@@ -100,15 +100,15 @@ TEST_CASE("an alias bomb is read in bounded time") {
     for (int k = 0; k < 9; ++k) bomb += std::string(k ? ",*" : "*") + static_cast<char>(c - 1);
     bomb += "]\n";
   }
-  std::string err = error_for(kBase + bomb + "setup: *i\nenv: *i\n");
+  std::string err = error_for(kHostileBase + bomb + "setup: *i\nenv: *i\n");
   CHECK(err.find("unknown field 'a'") != std::string::npos);
   CHECK(err.find("setup[0]: expected a single value, got a list") != std::string::npos);
   CHECK(err.find("env: expected a mapping of fields, got a list") != std::string::npos);
 }
 
 TEST_CASE("non-scalar keys and mapping values where a value belongs") {
-  CHECK(error_for(kBase + "? [a, b]\n: 1\n").find("keys must be plain names") != std::string::npos);
-  CHECK(error_for(kBase + "setup:\n  - echo a: b\n").find("an unquoted ': ' starts a mapping") != std::string::npos);
+  CHECK(error_for(kHostileBase + "? [a, b]\n: 1\n").find("keys must be plain names") != std::string::npos);
+  CHECK(error_for(kHostileBase + "setup:\n  - echo a: b\n").find("an unquoted ': ' starts a mapping") != std::string::npos);
 }
 
 TEST_CASE("values ddp-train or the job would refuse only after the queue wait are refused at load") {
@@ -134,14 +134,14 @@ TEST_CASE("values ddp-train or the job would refuse only after the queue wait ar
   };
   for (const auto& c : cases) {
     INFO(c.yaml);
-    std::string err = error_for(kBase.substr(0, kBase.find("trainer:")) + c.yaml +
+    std::string err = error_for(kHostileBase.substr(0, kHostileBase.find("trainer:")) + c.yaml +
                                 (std::string(c.yaml).rfind("trainer:", 0) == 0 ? "" : "trainer: {model: smallcnn}\n"));
     CHECK(err.find(c.expect) != std::string::npos);
   }
 }
 
 TEST_CASE("prepending to PATH and LD_LIBRARY_PATH is accepted") {
-  RunSpec s = parse_run_spec("h.yaml", kBase + "env: {PATH: \"/opt/x/bin:$PATH\", LD_LIBRARY_PATH: \"${LD_LIBRARY_PATH}:/opt/lib\"}\n");
+  RunSpec s = parse_run_spec("h.yaml", kHostileBase + "env: {PATH: \"/opt/x/bin:$PATH\", LD_LIBRARY_PATH: \"${LD_LIBRARY_PATH}:/opt/lib\"}\n");
   REQUIRE(s.env.size() == 2);
   CHECK(s.env[0].second == "/opt/x/bin:$PATH");
   // The bounds at their edges are accepted: ddp-train takes them too.
@@ -150,38 +150,38 @@ TEST_CASE("prepending to PATH and LD_LIBRARY_PATH is accepted") {
 
 TEST_CASE("a value over Linux's 128 KiB limit for one argument is refused with the limit named") {
   std::string big(1 << 20, 'x');
-  std::string err = error_for(kBase + "env: {BIG: " + big + "}\n");
+  std::string err = error_for(kHostileBase + "env: {BIG: " + big + "}\n");
   CHECK(err.find("env.BIG: is 1048576 bytes; Linux passes at most 128 KiB (131071 bytes) in one argument or environment variable, and every command of the job would fail with \"Argument list too long\"") !=
         std::string::npos);
   err = error_for("name: demo\ncluster: local\ngpus_per_node: 1\ncommand: [prog, " + big + "]\n");
   CHECK(err.find("command[1]: is 1048576 bytes") != std::string::npos);
   // Just under the limit is fine; NAME=value counts whole.
-  parse_run_spec("h.yaml", kBase + "env: {BIG: " + std::string(100000, 'x') + "}\n");
-  err = error_for(kBase + "env: {BIG: " + std::string(131068, 'x') + "}\n");
+  parse_run_spec("h.yaml", kHostileBase + "env: {BIG: " + std::string(100000, 'x') + "}\n");
+  err = error_for(kHostileBase + "env: {BIG: " + std::string(131068, 'x') + "}\n");
   CHECK(err.find("env.BIG: BIG=... is 131072 bytes with its name") != std::string::npos);
 }
 
 TEST_CASE("a key over YAML's 1,024-character limit is named, with its field and the limit") {
   // yaml-cpp said only "end of map flow not found" (flow) or "illegal map value" (block).
   std::string key(10000, 'k');
-  std::string err = error_for(kBase + "sbatch: {" + key + ": 1}\n");
+  std::string err = error_for(kHostileBase + "sbatch: {" + key + ": 1}\n");
   CHECK_THAT(err, Catch::StartsWith("h.yaml:6:10: sbatch: a key of 10000 characters ('kkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...'): "
                                     "YAML reads keys of at most 1024 characters"));
-  err = error_for(kBase + "sbatch:\n  gpu-bind: closest\n  " + key + ": 1\n");
+  err = error_for(kHostileBase + "sbatch:\n  gpu-bind: closest\n  " + key + ": 1\n");
   CHECK_THAT(err, Catch::StartsWith("h.yaml:8:3: sbatch: a key of 10000 characters"));
-  err = error_for(kBase + key + ": 1\n");
+  err = error_for(kHostileBase + key + ": 1\n");
   CHECK_THAT(err, Catch::StartsWith("h.yaml:6:1: a key of 10000 characters"));
   // 1,024 is still a key (an unknown one here).
-  CHECK_THAT(error_for(kBase + "sbatch: {" + std::string(1024, 'k') + ": 1}\n"), !Catch::Contains("a key of"));
+  CHECK_THAT(error_for(kHostileBase + "sbatch: {" + std::string(1024, 'k') + ": 1}\n"), !Catch::Contains("a key of"));
   // Other syntax errors are yaml-cpp's, as before.
-  CHECK_THAT(error_for(kBase + "env: {A: [1}\n"), Catch::Contains("YAML syntax error"));
+  CHECK_THAT(error_for(kHostileBase + "env: {A: [1}\n"), Catch::Contains("YAML syntax error"));
 }
 
 TEST_CASE("a watchdog span gen accepts is one the job's agent accepts") {
   // 2778h was accepted here and rendered as --stall-after 10000800s, which
   // the agent refused in the job ('10000800s' is not a duration): no watchdog.
-  std::string err = error_for(kBase + "watchdog: {stall_after: 2778h}\n");
+  std::string err = error_for(kHostileBase + "watchdog: {stall_after: 2778h}\n");
   CHECK_THAT(err, Catch::Contains("h.yaml:6:25: watchdog.stall_after: '2778h' is longer than 10000000s (115 days)"));
-  RunSpec s = parse_run_spec("h.yaml", kBase + "watchdog: {stall_after: 2777h}\n");
+  RunSpec s = parse_run_spec("h.yaml", kHostileBase + "watchdog: {stall_after: 2777h}\n");
   CHECK(s.watchdog.stall_after_s == 2777 * 3600);
 }

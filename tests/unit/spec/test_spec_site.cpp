@@ -14,7 +14,7 @@ using ddpctl::test::user_error_of;
 
 namespace {
 
-const char* kBase =
+const char* kSpecSiteBase =
     "name: r\n"
     "cluster: local\n"
     "partition: cpu\n"
@@ -27,7 +27,7 @@ const char* kBase =
 
 TEST_CASE("site options are checked where they are written, every problem at once") {
   std::string err = user_error_of([] {
-    parse_run_spec("a.yaml", std::string(kBase) +
+    parse_run_spec("a.yaml", std::string(kSpecSiteBase) +
                                  "dependency: afterok:12,afterany\n"  // 8
                                  "mail_type: [END, FIAL]\n"           // 9
                                  "hint: fast\n"                       // 10
@@ -49,22 +49,22 @@ TEST_CASE("site options are checked where they are written, every problem at onc
                                   "the spec has a field for it: partition:"));
   CHECK_THAT(err, Catch::Contains("sbatch.x: must be sbatch's long option name"));
   CHECK_THAT(err, Catch::Contains("sbatch.gpu-bind: 'map_gpu:0 1' must not contain spaces or quotes"));
-  CHECK_THAT(user_error_of([] { parse_run_spec("a.yaml", std::string(kBase) + "mail_type: END\n"); }),
+  CHECK_THAT(user_error_of([] { parse_run_spec("a.yaml", std::string(kSpecSiteBase) + "mail_type: END\n"); }),
              Catch::Contains("a.yaml:8:12: mail_type: mail_type is set but mail_user is not"));
 }
 
 TEST_CASE("a dependency is one kind of join, of known types with job ids") {
-  CHECK(parse_run_spec("a.yaml", std::string(kBase) + "dependency: singleton\n").site.dependency == "singleton");
-  CHECK(parse_run_spec("a.yaml", std::string(kBase) + "dependency: afterok:1?afternotok:2_3\n").site.dependency ==
+  CHECK(parse_run_spec("a.yaml", std::string(kSpecSiteBase) + "dependency: singleton\n").site.dependency == "singleton");
+  CHECK(parse_run_spec("a.yaml", std::string(kSpecSiteBase) + "dependency: afterok:1?afternotok:2_3\n").site.dependency ==
         "afterok:1?afternotok:2_3");
-  CHECK_THAT(user_error_of([] { parse_run_spec("a.yaml", std::string(kBase) + "dependency: afterok:1,after:2?after:3\n"); }),
+  CHECK_THAT(user_error_of([] { parse_run_spec("a.yaml", std::string(kSpecSiteBase) + "dependency: afterok:1,after:2?after:3\n"); }),
              Catch::Contains("both ','"));
-  CHECK_THAT(user_error_of([] { parse_run_spec("a.yaml", std::string(kBase) + "dependency: aftrok:1\n"); }),
+  CHECK_THAT(user_error_of([] { parse_run_spec("a.yaml", std::string(kSpecSiteBase) + "dependency: aftrok:1\n"); }),
              Catch::Contains("(did you mean 'afterok'?)"));
 }
 
 TEST_CASE("site options are set with --set as any other field") {
-  RunSpec s = parse_run_spec("a.yaml", kBase, {"reservation=maint", "sbatch.gpu-bind=closest", "hold=true"});
+  RunSpec s = parse_run_spec("a.yaml", kSpecSiteBase, {"reservation=maint", "sbatch.gpu-bind=closest", "hold=true"});
   CHECK(s.shapes[0].reservation == "maint");
   CHECK(s.site.hold);
   REQUIRE(s.site.sbatch.size() == 1);
@@ -87,7 +87,7 @@ TEST_CASE("the options an sbatch has are read off its --help") {
 
 TEST_CASE("an sbatch: name is resolved as sbatch reads it: a prefix of a long option is that option") {
   auto err_for = [](const std::string& entries) {
-    return user_error_of([&] { parse_run_spec("a.yaml", std::string(kBase) + "sbatch: {" + entries + "}\n"); });
+    return user_error_of([&] { parse_run_spec("a.yaml", std::string(kSpecSiteBase) + "sbatch: {" + entries + "}\n"); });
   };
   // Each of these passed before, and sbatch 22.05 read it as the option in the message.
   struct Case {
@@ -125,13 +125,13 @@ TEST_CASE("an sbatch: name is resolved as sbatch reads it: a prefix of a long op
     CHECK_THAT(err_for(c.entry), Catch::Contains(c.expect));
   }
   // A prefix of an option sbatch: may set goes into the script by its full name.
-  RunSpec s = parse_run_spec("a.yaml", std::string(kBase) + "sbatch: {gpu-b: closest, overc: true}\n");
+  RunSpec s = parse_run_spec("a.yaml", std::string(kSpecSiteBase) + "sbatch: {gpu-b: closest, overc: true}\n");
   REQUIRE(s.site.sbatch.size() == 2);
   CHECK(s.site.sbatch[0] == std::make_pair(std::string("gpu-bind"), std::string("closest")));
   CHECK(s.site.sbatch[1] == std::make_pair(std::string("overcommit"), std::string("")));
   CHECK(s.site.where.at("sbatch.gpu-bind").line == 8);
   // A name no version knows is left to preflight, which asks the cluster's sbatch.
-  s = parse_run_spec("a.yaml", std::string(kBase) + "sbatch: {site-plugin-option: x}\n");
+  s = parse_run_spec("a.yaml", std::string(kSpecSiteBase) + "sbatch: {site-plugin-option: x}\n");
   CHECK(s.site.sbatch[0].first == "site-plugin-option");
 }
 
@@ -156,7 +156,7 @@ TEST_CASE("sbatch's names resolve as getopt_long resolves them, in each version"
 
 TEST_CASE("an invalid mail_user gets its own error, not 'mail_user is not set'") {
   std::string err = user_error_of([] {
-    parse_run_spec("a.yaml", std::string(kBase) + "mail_type: END\nmail_user: 'a b@x'\n");
+    parse_run_spec("a.yaml", std::string(kSpecSiteBase) + "mail_type: END\nmail_user: 'a b@x'\n");
   });
   CHECK_THAT(err, Catch::Contains("a.yaml:9:12: mail_user: 'a b@x' must be a mail address"));
   CHECK_THAT(err, !Catch::Contains("mail_user is not"));

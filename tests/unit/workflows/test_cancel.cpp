@@ -13,10 +13,10 @@ using test::FakeSlurm;
 
 namespace {
 
-struct Fixture : test::SubmitFixture {
+struct CancelFixture : test::SubmitFixture {
   CancelRequest cancel;
   Run run;
-  Fixture() {
+  CancelFixture() {
     run = submit().run;
     cancel.runs_root = req.runs_root;
     cancel.targets = {run.id};
@@ -26,7 +26,7 @@ struct Fixture : test::SubmitFixture {
 }  // namespace
 
 TEST_CASE("cancel records the request, then confirms the job ended") {
-  Fixture f;
+  CancelFixture f;
   f.slurm.jobs[0].state = "RUNNING";
   cancel_jobs(f.cancel, f.slurm.ctx, f.out);
   CHECK(f.out.lines == std::vector<std::string>{"job 100: CANCELLED"});
@@ -35,7 +35,7 @@ TEST_CASE("cancel records the request, then confirms the job ended") {
 }
 
 TEST_CASE("cancel of a job that already ended runs no scancel") {
-  Fixture f;
+  CancelFixture f;
   f.slurm.jobs[0].state = "COMPLETED";
   cancel_jobs(f.cancel, f.slurm.ctx, f.out);
   CHECK(f.out.lines == std::vector<std::string>{"job 100: already ended (COMPLETED)"});
@@ -43,7 +43,7 @@ TEST_CASE("cancel of a job that already ended runs no scancel") {
 }
 
 TEST_CASE("a job that does not end after scancel is an error once the time is up") {
-  Fixture f;
+  CancelFixture f;
   f.slurm.runner.on("scancel", {}, test::exits(0));  // Slurm takes the request and does nothing
   std::string error = test::user_error_of([&] { cancel_jobs(f.cancel, f.slurm.ctx, f.out); });
   CHECK_THAT(error, Catch::Contains("job 100 is still PENDING 30 s after scancel"));
@@ -51,7 +51,7 @@ TEST_CASE("a job that does not end after scancel is an error once the time is up
 }
 
 TEST_CASE("cancel refuses to act when Slurm cannot be asked, and on ids Slurm does not know") {
-  Fixture f;
+  CancelFixture f;
   SECTION("controller down") {
     f.slurm.controller_down = true;
     CHECK_THAT(test::user_error_of([&] { cancel_jobs(f.cancel, f.slurm.ctx, f.out); }),
@@ -66,7 +66,7 @@ TEST_CASE("cancel refuses to act when Slurm cannot be asked, and on ids Slurm do
 }
 
 TEST_CASE("cancel also cancels a job the ledger never recorded, found by the run's token") {
-  Fixture f;
+  CancelFixture f;
   // A second attempt whose sbatch timed out: the ledger knows no job for it,
   // but the controller made one.
   f.slurm.sbatch = FakeSlurm::Sbatch::TimesOutBeforeJob;
@@ -84,7 +84,7 @@ TEST_CASE("cancel also cancels a job the ledger never recorded, found by the run
 }
 
 TEST_CASE("cancel of runs whose jobs' ends are recorded asks Slurm nothing") {
-  Fixture f;
+  CancelFixture f;
   f.slurm.jobs[0].state = "COMPLETED";
   f.slurm.jobs[0].in_squeue = false;
   cancel_jobs(f.cancel, f.slurm.ctx, f.out);  // reads the end, and records it

@@ -23,7 +23,7 @@ using test::exits;
 
 namespace {
 
-std::string fixture(const std::string& name) {
+std::string log_fixture(const std::string& name) {
   return read_file(test::source_dir() + "/tests/unit/data/24.11/" + name);
 }
 
@@ -68,8 +68,8 @@ struct SweepLogs {
     req.runs_root = tmp.path + "/runs";
   }
   void answer(const std::string& squeue, const std::string& sacct) {
-    runner.on("squeue", {"--json"}, [doc = fixture(squeue)](const std::vector<std::string>&) { return exits(0, doc); });
-    runner.on("sacct", {}, [rows = fixture(sacct)](const std::vector<std::string>&) { return exits(0, rows); });
+    runner.on("squeue", {"--json"}, [doc = log_fixture(squeue)](const std::vector<std::string>&) { return exits(0, doc); });
+    runner.on("sacct", {}, [rows = log_fixture(sacct)](const std::vector<std::string>&) { return exits(0, rows); });
   }
   // What a task's job wrote: its batch log and rank 0's step log.
   void write_logs(const std::string& job_id, const std::string& text) {
@@ -145,7 +145,7 @@ TEST_CASE("logs --cell -f: a pending cell is waited for, then followed to its en
   // Array 16 of 4 cells: first cell 3 pending (squeue no longer lists the
   // array; sacct's pending record of task 3), then the array as it ended.
   SweepLogs f(4, "16");
-  std::string pending = fixture("array-running-sacct.txt");
+  std::string pending = log_fixture("array-running-sacct.txt");
   pending = pending.substr(pending.find("12_[2-5%2]"));
   pending.replace(0, std::string("12_[2-5%2]").size(), "16_[3]");
   pending = pending.substr(0, pending.rfind('|') + 1) + "16\n";

@@ -22,12 +22,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Fixture {
+struct RaceFixture {
   test::TempDir tmp;
   FakeSlurm slurm;
   RaceRequest req;
   test::RecordingOutput out;
-  Fixture() {
+  RaceFixture() {
     req.specs = {test::write_race_spec(tmp.path)};
     req.runs_root = tmp.path + "/runs";
     req.templates_dir = test::source_dir() + "/templates";
@@ -44,7 +44,7 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("a race submits every shape and records each job id for the winner to cancel") {
-  Fixture f;
+  RaceFixture f;
   RaceSubmission r = f.submit();
   REQUIRE(r.kind == RaceSubmission::Kind::Submitted);
   CHECK(r.submitted == std::vector<std::string>{"job 100 (shape 1x1)", "job 101 (shape 2x1)"});
@@ -59,7 +59,7 @@ TEST_CASE("a race submits every shape and records each job id for the winner to 
 }
 
 TEST_CASE("a shape not yet submitted when the group is won is not submitted") {
-  Fixture f;
+  RaceFixture f;
   f.slurm.on_submit = [&](FakeSlurm::FakeJob& job) {
     if (job.id == "100") test::claim_race(f.only_run(), "100", "1x1");  // the first job starts and wins at once
   };
@@ -70,7 +70,7 @@ TEST_CASE("a shape not yet submitted when the group is won is not submitted") {
 }
 
 TEST_CASE("a job submitted as the group is claimed, before its id was recorded, is cancelled at once") {
-  Fixture f;
+  RaceFixture f;
   // Job 100 wins while sbatch of the second shape is still running: its
   // script cannot cancel job 101, whose id is not recorded yet.
   f.slurm.on_submit = [&](FakeSlurm::FakeJob& job) {
@@ -84,7 +84,7 @@ TEST_CASE("a job submitted as the group is claimed, before its id was recorded, 
 }
 
 TEST_CASE("a shape sbatch rejects is reported and the race goes on, none submitted is an error") {
-  Fixture f;
+  RaceFixture f;
   f.slurm.sbatch = FakeSlurm::Sbatch::Rejects;
   std::string error = test::user_error_of([&] { f.submit(); });
   CHECK_THAT(error, Catch::Contains("no shape of the race could be submitted"));
@@ -115,7 +115,7 @@ TEST_CASE("the race outcome: won, racing while a claim is being written, failed 
 }
 
 TEST_CASE("wait_for_race says who won and who stands down") {
-  Fixture f;
+  RaceFixture f;
   RaceSubmission r = f.submit();
   f.slurm.clock.on_sleep = [&] {
     f.slurm.job("101")->state = "RUNNING";
@@ -128,7 +128,7 @@ TEST_CASE("wait_for_race says who won and who stands down") {
 }
 
 TEST_CASE("wait_for_race fails when every job ended without claiming the group") {
-  Fixture f;
+  RaceFixture f;
   RaceSubmission r = f.submit();
   for (auto& j : f.slurm.jobs) j.state = "FAILED";
   CHECK_THAT(test::user_error_of([&] { wait_for_race(f.slurm.ctx, r.run, false, f.out); }),
@@ -150,7 +150,7 @@ TEST_CASE("specs racing together get unique labels and one identity") {
 namespace {
 
 // A race whose winner may be re-raced once (requeue.max_restarts 1).
-struct RequeueFixture : Fixture {
+struct RequeueFixture : RaceFixture {
   RequeueFixture() {
     req.specs = {test::write_one_shape_spec(
         tmp.path, "race",
@@ -308,7 +308,7 @@ TEST_CASE("race_again: the winner requeueing itself opens the next generation wi
 }
 
 TEST_CASE("race_again: a group without requeue: is never re-raced") {
-  Fixture f;
+  RaceFixture f;
   RaceSubmission r = f.submit();
   Run run = r.run;
   f.slurm.job("100")->state = "PENDING";
@@ -321,7 +321,7 @@ TEST_CASE("race_again: a group without requeue: is never re-raced") {
 }
 
 TEST_CASE("a shape the site's limits never let start is dropped from the race with the limit named") {
-  Fixture f;
+  RaceFixture f;
   // The a100-80gb partition takes one node per job: the 2x1 shape would pend for ever.
   auto partitions = [&](const std::string& a100_max_nodes) {
     f.slurm.runner.on("scontrol", {"show", "partition"},
@@ -391,7 +391,7 @@ TEST_CASE("logs -f only reads: a requeued winner nobody re-raced is noted once, 
 }
 
 TEST_CASE("the race's preflight drops the shapes the site's limits never let start, and submits nothing") {
-  Fixture f;
+  RaceFixture f;
   f.slurm.runner.on("scontrol", {"show", "partition"},
                     test::exits(0, "PartitionName=a100-80gb AllowAccounts=ALL AllowQos=ALL Default=NO QoS=N/A "
                                    "MaxNodes=1 MaxTime=02:00:00 Nodes=a[1-2]\n"

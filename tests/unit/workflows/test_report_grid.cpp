@@ -36,7 +36,7 @@ RunSpec spec_with(const std::string& yaml) {
   return parse_run_spec("p.yaml", "name: d\ncluster: local\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: [prog]\n" + yaml);
 }
 
-std::string fixture(const std::string& name) {
+std::string grid_fixture(const std::string& name) {
   return read_file(test::source_dir() + "/tests/unit/data/24.11/" + name);
 }
 
@@ -86,7 +86,7 @@ Run grid_run(const std::string& out_dir, const std::string& array_id, const std:
 // sacct does.
 void finished_array(test::FakeRunner& runner) {
   runner.on("squeue", {"--json"}, test::exits(1, "", "slurm_load_jobs error: Invalid job id specified\n"));
-  runner.on("sacct", {}, test::exits(0, fixture("array-finished-sacct.txt")));
+  runner.on("sacct", {}, test::exits(0, grid_fixture("array-finished-sacct.txt")));
 }
 
 void write_metrics(const std::string& dir, const std::string& task_job_id, double val_loss, double val_acc) {
@@ -265,7 +265,7 @@ TEST_CASE("a running sweep: squeue says it all (no sacct), cells not ended show 
   test::TempDir dir;
   test::FakeRunner runner;
   // Array 12: tasks 0 and 1 running (jobs 13, 14), 2-5 pending under %2.
-  runner.on("squeue", {"--json"}, test::exits(0, fixture("array-running-squeue.json")));
+  runner.on("squeue", {"--json"}, test::exits(0, grid_fixture("array-running-squeue.json")));
   Run run = grid_run(dir.path, "12", "0-5%2");
   run.shapes[0].job_name = "cap-array";
   // A running cell's metrics file is not final: not read.

@@ -23,7 +23,7 @@ using test::FakeSlurm;
 
 namespace {
 
-struct Fixture : test::SubmitFixture {
+struct StatusFixture : test::SubmitFixture {
   using SubmitFixture::SubmitFixture;
   StatusReport status(std::vector<std::string> targets = {}) {
     StatusRequest r;
@@ -37,7 +37,7 @@ struct Fixture : test::SubmitFixture {
 }  // namespace
 
 TEST_CASE("a running job's row carries the trainer's progress") {
-  Fixture f;
+  StatusFixture f;
   SubmitResult r = f.submit();
   f.slurm.jobs[0].state = "RUNNING";
   f.slurm.jobs[0].nodes = "g1";
@@ -56,7 +56,7 @@ TEST_CASE("a running job's row carries the trainer's progress") {
 }
 
 TEST_CASE("an ended job's row: squeue forgot it, sacct says how it ended") {
-  Fixture f;
+  StatusFixture f;
   f.submit();
   f.slurm.jobs[0].state = "FAILED";
   f.slurm.jobs[0].reason = "NonZeroExitCode";
@@ -71,7 +71,7 @@ TEST_CASE("an ended job's row: squeue forgot it, sacct says how it ended") {
 }
 
 TEST_CASE("a job ending after its watchdog cancelled it says so while squeue shows it COMPLETING") {
-  Fixture f;
+  StatusFixture f;
   f.submit();
   f.slurm.jobs[0].state = "COMPLETING";
   f.slurm.jobs[0].nodes = "g[1-2]";
@@ -98,7 +98,7 @@ TEST_CASE("a job ending after its watchdog cancelled it says so while squeue sho
 }
 
 TEST_CASE("with the controller down, rows say UNKNOWN and the report says why") {
-  Fixture f;
+  StatusFixture f;
   f.submit();
   f.slurm.controller_down = true;
   f.slurm.accounting = false;
@@ -110,7 +110,7 @@ TEST_CASE("with the controller down, rows say UNKNOWN and the report says why") 
 }
 
 TEST_CASE("an attempt that made no job has a row of its own") {
-  Fixture f;
+  StatusFixture f;
   f.slurm.sbatch = FakeSlurm::Sbatch::TimesOutBeforeJob;
   CHECK_FALSE(test::user_error_of([&] { f.submit(); }).empty());
   StatusReport s = f.status();
@@ -120,7 +120,7 @@ TEST_CASE("an attempt that made no job has a row of its own") {
 }
 
 TEST_CASE("a race shows its group row, then each job marked won or lost") {
-  Fixture f;
+  StatusFixture f;
   RaceRequest race;
   race.specs = {test::write_race_spec(f.tmp.path)};
   race.runs_root = f.req.runs_root;
@@ -146,7 +146,7 @@ TEST_CASE("a race shows its group row, then each job marked won or lost") {
 }
 
 TEST_CASE("the same rows from Slurm 24.11's JSON: states as arrays, exits as objects") {
-  Fixture f("24.11");
+  StatusFixture f("24.11");
   f.submit();
   f.slurm.jobs[0].state = "FAILED";
   f.slurm.jobs[0].reason = "NonZeroExitCode";
@@ -167,7 +167,7 @@ TEST_CASE("the same rows from Slurm 24.11's JSON: states as arrays, exits as obj
 }
 
 TEST_CASE("status adopts a job found by the token of an attempt recorded without one") {
-  Fixture f;
+  StatusFixture f;
   f.slurm.sbatch = FakeSlurm::Sbatch::TimesOutBeforeJob;
   CHECK_FALSE(test::user_error_of([&] { f.submit(); }).empty());
   Run run = f.runs().at(0);
@@ -183,8 +183,8 @@ TEST_CASE("status adopts a job found by the token of an attempt recorded without
 // change it, is kept in its run's ledger and never asked about again.
 namespace {
 
-struct Many : Fixture {
-  using Fixture::Fixture;
+struct Many : StatusFixture {
+  using StatusFixture::StatusFixture;
   // `n` runs of one job each, each its own spec.
   std::vector<Run> submit_runs(int n) {
     std::vector<Run> runs;

@@ -26,11 +26,11 @@ using namespace ddpctl;
 
 namespace {
 
-struct Fixture : test::SubmitFixture {
+struct WordsFixture : test::SubmitFixture {
   using SubmitFixture::SubmitFixture;
   std::string base;  // the job's log base
   long long now = 0;
-  Fixture() {
+  WordsFixture() {
     Run run = submit().run;
     base = log_base(run.shapes.at(0), "100");
     std::filesystem::create_directories(std::filesystem::path(base).parent_path());
@@ -95,28 +95,28 @@ TEST_CASE("status's words: the table of explanations, highest first, as docs/run
 }
 
 TEST_CASE("status's words, Slurm's reason and exit: a job neither pending nor running says how it ended") {
-  Fixture f;
+  WordsFixture f;
   f.job().state = "COMPLETING";
   f.job().exit = 3;
   CHECK(f.row().info == "exit code 3");
 }
 
 TEST_CASE("status's words, pending: Slurm's reason in words, not an earlier attempt's exit") {
-  Fixture f;
+  WordsFixture f;
   f.job().reason = "Resources";
   f.job().exit = 3;
   CHECK(f.row().info == "waiting for free nodes");
 }
 
 TEST_CASE("status's words, progress: a running job's progress, not an earlier attempt's exit") {
-  Fixture f;
+  WordsFixture f;
   f.job().exit = 3;
   std::string progress = f.running_with_progress();
   CHECK(f.row().info == progress);
 }
 
 TEST_CASE("status's words, usage: the nodes' latest samples after the progress") {
-  Fixture f;
+  WordsFixture f;
   std::string progress = f.running_with_progress();
   UsageSample s;
   s.node = "g1", s.job_id = "100", s.t = static_cast<double>(f.now) - 5, s.cpus = 4, s.cpu_pct = 390;
@@ -129,7 +129,7 @@ TEST_CASE("status's words, usage: the nodes' latest samples after the progress")
 }
 
 TEST_CASE("status's words, slow rank: after the usage, the rank the watchdog named slow") {
-  Fixture f;
+  WordsFixture f;
   std::string progress = f.running_with_progress();
   SlowRecord r;
   r.basis = "trainer";
@@ -146,14 +146,14 @@ TEST_CASE("status's words, slow rank: after the usage, the rank the watchdog nam
 }
 
 TEST_CASE("status's words, not monitored: why the agent watches nothing, after the slow rank") {
-  Fixture f;
+  WordsFixture f;
   std::string progress = f.running_with_progress();
   write_file_atomic(job_files::monitor_off(f.base, 0), "no progress source: the spec has no progress: pattern\n");
   CHECK(f.row().info == progress + "; not monitored: no progress source: the spec has no progress: pattern");
 }
 
 TEST_CASE("status's words, agent errors: each of the agent's own errors, last") {
-  Fixture f;
+  WordsFixture f;
   std::string progress = f.running_with_progress();
   write_file_atomic(job_files::monitor_off(f.base, 0), "no GPUs\n");
   write_file_atomic(job_files::agent_error(f.base, 0), "sample: /proc unreadable\n\nwatch: disk full\n");
@@ -163,7 +163,7 @@ TEST_CASE("status's words, agent errors: each of the agent's own errors, last") 
 }
 
 TEST_CASE("status's words, stall: STALLED, and the stall before the progress and the agent's notes") {
-  Fixture f;
+  WordsFixture f;
   std::string progress = f.running_with_progress();
   write_file_atomic(job_files::agent_error(f.base, 0), "watch: disk full\n");
   StallRecord r = f.stall(WatchdogOutcome::None);
@@ -180,7 +180,7 @@ TEST_CASE("status's words, stall: STALLED, and the stall before the progress and
 }
 
 TEST_CASE("status's words, watchdog cancelling: a COMPLETING job's stall instead of its exit") {
-  Fixture f;
+  WordsFixture f;
   f.job().state = "COMPLETING";
   f.job().exit = 3;
   StallRecord r = f.stall(WatchdogOutcome::Cancelled);
@@ -189,7 +189,7 @@ TEST_CASE("status's words, watchdog cancelling: a COMPLETING job's stall instead
 }
 
 TEST_CASE("status's words, failure: which rank failed and its last words, instead of Slurm's reason and exit") {
-  Fixture f;
+  WordsFixture f;
   std::string failure = f.failed_with_logs();
   StatusRow row = f.row();
   CHECK(row.info == failure);
@@ -198,7 +198,7 @@ TEST_CASE("status's words, failure: which rank failed and its last words, instea
 }
 
 TEST_CASE("status's words, requeue: the attempt and why before the failure") {
-  Fixture f;
+  WordsFixture f;
   std::string failure = f.failed_with_logs();
   write_file_atomic(job_files::batch_err(f.base), "ddpctl: job 100 (unit) attempt 1 on g1\n"
                                                   "ddpctl: requeueing job 100 (restart 1 of 3)\n"
@@ -211,7 +211,7 @@ TEST_CASE("status's words, requeue: the attempt and why before the failure") {
 }
 
 TEST_CASE("status's words, in-job restart: the latest restart in the job before the requeue and the failure") {
-  Fixture f;
+  WordsFixture f;
   std::string failure = f.failed_with_logs();
   InJobRecord r;
   r.of = 3;

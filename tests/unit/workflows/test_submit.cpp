@@ -20,7 +20,7 @@ using test::FakeSlurm;
 
 namespace {
 
-using Fixture = test::SubmitFixture;
+using SubmitTest = test::SubmitFixture;
 
 std::vector<Outcome> outcomes(const Run& run) {
   std::vector<Outcome> out;
@@ -31,7 +31,7 @@ std::vector<Outcome> outcomes(const Run& run) {
 }  // namespace
 
 TEST_CASE("submit records the intent before sbatch runs and the job after") {
-  Fixture f;
+  SubmitTest f;
   std::vector<Outcome> seen_during_sbatch;
   f.slurm.on_submit = [&](FakeSlurm::FakeJob&) { seen_during_sbatch = outcomes(f.runs().at(0)); };
   SubmitResult r = f.submit();
@@ -44,7 +44,7 @@ TEST_CASE("submit records the intent before sbatch runs and the job after") {
 }
 
 TEST_CASE("a second submit of the same spec while its job is queued makes no job") {
-  Fixture f;
+  SubmitTest f;
   SubmitResult first = f.submit();
   SubmitResult again = f.submit();
   CHECK(again.kind == SubmitResult::Kind::AlreadySubmitted);
@@ -70,7 +70,7 @@ TEST_CASE("a second submit of the same spec while its job is queued makes no job
 }
 
 TEST_CASE("sbatch that lost its answer after making the job: found by its token at once") {
-  Fixture f;
+  SubmitTest f;
   f.slurm.sbatch = FakeSlurm::Sbatch::LosesAnswer;
   SubmitResult r = f.submit();
   REQUIRE(r.kind == SubmitResult::Kind::Submitted);
@@ -80,7 +80,7 @@ TEST_CASE("sbatch that lost its answer after making the job: found by its token 
 }
 
 TEST_CASE("sbatch that timed out before making a job: unconfirmed, then settled absent and retried in the same run") {
-  Fixture f;
+  SubmitTest f;
   f.slurm.sbatch = FakeSlurm::Sbatch::TimesOutBeforeJob;
   CHECK_THAT(test::user_error_of([&] { f.submit(); }), Catch::Contains("recorded as unconfirmed"));
   REQUIRE(f.runs().size() == 1);
@@ -96,7 +96,7 @@ TEST_CASE("sbatch that timed out before making a job: unconfirmed, then settled 
 
 TEST_CASE("an attempt whose intent is all the ledger has: its job is found by its token, not submitted twice") {
   // ddpctl killed after sbatch made the job, before it wrote the outcome.
-  Fixture f;
+  SubmitTest f;
   f.slurm.on_submit = [](FakeSlurm::FakeJob&) { throw std::runtime_error("killed"); };
   CHECK_THROWS_WITH(f.submit(), "killed");
   REQUIRE(f.runs().size() == 1);
@@ -111,7 +111,7 @@ TEST_CASE("an attempt whose intent is all the ledger has: its job is found by it
 }
 
 TEST_CASE("sbatch --parsable's jobid with its cluster: the job and its cluster are recorded") {
-  Fixture f;
+  SubmitTest f;
   f.slurm.runner.on("sbatch", {"--parsable"}, [&](const std::vector<std::string>& argv) {
     FakeSlurm::FakeJob& j = f.slurm.add("100");
     for (const auto& a : argv)
@@ -130,7 +130,7 @@ TEST_CASE("sbatch --parsable's jobid with its cluster: the job and its cluster a
 }
 
 TEST_CASE("an unclear attempt whose job appeared later is adopted, not submitted twice") {
-  Fixture f;
+  SubmitTest f;
   f.slurm.sbatch = FakeSlurm::Sbatch::TimesOutBeforeJob;
   CHECK_FALSE(test::user_error_of([&] { f.submit(); }).empty());
   // The controller made the job after all (sbatch was only slow to hear it).
@@ -145,7 +145,7 @@ TEST_CASE("an unclear attempt whose job appeared later is adopted, not submitted
 }
 
 TEST_CASE("an unclear attempt blocks a new submission while Slurm cannot be asked") {
-  Fixture f;
+  SubmitTest f;
   f.slurm.sbatch = FakeSlurm::Sbatch::TimesOutBeforeJob;
   CHECK_FALSE(test::user_error_of([&] { f.submit(); }).empty());
   f.slurm.controller_down = true;
@@ -158,7 +158,7 @@ TEST_CASE("an unclear attempt blocks a new submission while Slurm cannot be aske
 }
 
 TEST_CASE("a job whose state cannot be read blocks a new submission") {
-  Fixture f;
+  SubmitTest f;
   f.submit();
   f.slurm.controller_down = true;
   f.slurm.accounting = false;
@@ -167,7 +167,7 @@ TEST_CASE("a job whose state cannot be read blocks a new submission") {
 }
 
 TEST_CASE("a rejected sbatch is recorded and reported with Slurm's reason") {
-  Fixture f;
+  SubmitTest f;
   f.slurm.sbatch = FakeSlurm::Sbatch::Rejects;
   CHECK_THAT(test::user_error_of([&] { f.submit(); }),
              Catch::Contains("sbatch rejected the job: Invalid account or account/partition combination specified"));
@@ -179,7 +179,7 @@ TEST_CASE("a rejected sbatch is recorded and reported with Slurm's reason") {
 }
 
 TEST_CASE("a dry run asks nothing of the queue and submits nothing") {
-  Fixture f;
+  SubmitTest f;
   f.req.dry_run = true;
   SubmitResult r = f.submit();
   CHECK(r.kind == SubmitResult::Kind::DryRun);
@@ -190,7 +190,7 @@ TEST_CASE("a dry run asks nothing of the queue and submits nothing") {
 }
 
 TEST_CASE("the preflight stops a shape the cluster cannot hold, before anything is recorded") {
-  Fixture f;
+  SubmitTest f;
   // A profile that claims more than the cluster has: only sinfo can tell.
   write_file_atomic(f.tmp.path + "/drift.yaml",
                     "name: drift\ngpu_request: gres\ndefault_partition: cpu\ngpu_types:\n  a100: {gres: a100}\n"
@@ -235,7 +235,7 @@ TEST_CASE("find_job_by_token: squeue, then sacct, then MinJobAge decide") {
 }
 
 TEST_CASE("wait_for_job says each new state until the job starts, and with follow until it ends") {
-  Fixture f;
+  SubmitTest f;
   SubmitResult r = f.submit();
   test::RecordingOutput out;
   int polls = 0;
@@ -274,7 +274,7 @@ TEST_CASE("on Slurm 24.11 too: the preflight reads nodes from scontrol, and a qu
 }
 
 TEST_CASE("a job that appears after its attempt was judged absent is adopted, never doubled") {
-  Fixture f;
+  SubmitTest f;
   f.slurm.sbatch = FakeSlurm::Sbatch::TimesOutBeforeJob;
   CHECK_FALSE(test::user_error_of([&] { f.submit(); }).empty());
   std::string late_token = load_run(f.runs().at(0).dir).attempts.at(0).token;
@@ -297,7 +297,7 @@ TEST_CASE("a job that appears after its attempt was judged absent is adopted, ne
 }
 
 TEST_CASE("the intent records which ddpctl submits it") {
-  Fixture f;
+  SubmitTest f;
   Attempt a = f.submit().attempt;
   CHECK(a.pid == getpid());
   CHECK(a.host == host_name());
@@ -305,7 +305,7 @@ TEST_CASE("the intent records which ddpctl submits it") {
 }
 
 TEST_CASE("a maintenance reservation on every fitting node: a warning with the time that starts now, --fit-time takes it") {
-  Fixture f;
+  SubmitTest f;
   long long now = static_cast<long long>(std::time(nullptr));
   // The cpu partition's nodes (g1-g4) are reserved from 165 s ahead; the
   // spec asks for 5 minutes: 2 minutes end before it with time to spare.
@@ -343,7 +343,7 @@ TEST_CASE("a maintenance reservation on every fitting node: a warning with the t
 }
 
 TEST_CASE("submit --fit-time with nothing in the way keeps the time limit and says so") {
-  Fixture f;
+  SubmitTest f;
   f.req.fit_time = true;
   SubmitResult r = f.submit();
   CHECK_FALSE(r.fitted_time_s);

@@ -20,7 +20,7 @@ using namespace ddpctl;
 
 namespace {
 
-std::string fixture(const std::string& version, const std::string& name) {
+std::string submit_fixture(const std::string& version, const std::string& name) {
   return read_file(test::source_dir() + "/tests/unit/data/" + version + "/" + name);
 }
 
@@ -34,7 +34,7 @@ TEST_CASE("an array's records found by their token are its submission: adopted o
   Run run = f.runs().at(0);
   const std::string token = run.attempts.at(0).token;
   // Tasks first, as squeue may list them, then the collapsed rest.
-  std::vector<Job> queue = parse_squeue_json(fixture("24.11", "array-running-squeue.json"));
+  std::vector<Job> queue = parse_squeue_json(submit_fixture("24.11", "array-running-squeue.json"));
   std::reverse(queue.begin(), queue.end());
   for (auto& j : queue) j.comment = job_comment(token);
   REQUIRE(queue.front().id != queue.front().array_job_id);
@@ -51,7 +51,7 @@ TEST_CASE("an unclear submission whose array appeared later is settled by the ar
   CHECK_FALSE(test::user_error_of([&] { f.submit(); }).empty());
   const std::string token = f.runs().at(0).attempts.at(0).token;
   // The controller made the array after all: squeue lists its tasks first.
-  nlohmann::json doc = nlohmann::json::parse(fixture("24.11", "array-running-squeue.json"));
+  nlohmann::json doc = nlohmann::json::parse(submit_fixture("24.11", "array-running-squeue.json"));
   std::reverse(doc["jobs"].begin(), doc["jobs"].end());
   for (auto& j : doc["jobs"]) j["comment"] = job_comment(token);
   const std::string array = std::to_string(doc["jobs"][0]["array_job_id"]["number"].get<long long>());

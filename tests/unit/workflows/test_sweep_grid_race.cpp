@@ -31,12 +31,12 @@ const char* kRacedGrid =
     "alternatives:\n  - {partition: a100-80gb, label: a100}\n"
     "grid:\n  env.LR: ['0.1', '0.2']\n  env.SEED: [1, 2]\n  max_parallel: 2\n";
 
-struct Fixture {
+struct RaceGridFixture {
   test::TempDir tmp;
   test::FakeSlurm slurm;
   test::RecordingOutput out;
   SweepRequest req;
-  explicit Fixture(const std::string& extra = kRacedGrid) {
+  explicit RaceGridFixture(const std::string& extra = kRacedGrid) {
     req.spec = test::write_one_shape_spec(tmp.path, "rs", extra);
     req.runs_root = tmp.path + "/runs";
     req.templates_dir = test::source_dir() + "/templates";
@@ -70,7 +70,7 @@ bool ends_with(const std::vector<std::string>& argv, const std::string& tail) {
 }  // namespace
 
 TEST_CASE("race then sweep: the first cell races every shape as a one-task array, the other cells wait") {
-  Fixture f;
+  RaceGridFixture f;
   Run run = f.sweep();
   REQUIRE(f.slurm.runner.count("sbatch") == 2);
   // Task 0 of each shape's array script, told to run the race's script ($1 $2 = 0 race).
@@ -113,7 +113,7 @@ TEST_CASE("race then sweep: the first cell races every shape as a one-task array
 }
 
 TEST_CASE("race then sweep: the winner's shape takes the other cells as one array, once, whoever asks") {
-  Fixture f;
+  RaceGridFixture f;
   Run run = f.sweep();
   GridContinuation c = continue_raced_grid(run, f.slurm.ctx, f.out);
   CHECK_FALSE(c.submitted);
@@ -160,7 +160,7 @@ TEST_CASE("race then sweep: the winner's shape takes the other cells as one arra
 }
 
 TEST_CASE("race then sweep: a sweep cancelled while it raced submits nothing more") {
-  Fixture f;
+  RaceGridFixture f;
   Run run = f.sweep();
   update_ledger(run, [](std::vector<Attempt>& all) {
     for (auto& a : all) a.cancel_requested_at = "2026-11-26T10:00:00Z";
@@ -177,7 +177,7 @@ TEST_CASE("race then sweep: a sweep cancelled while it raced submits nothing mor
 }
 
 TEST_CASE("race then sweep: the losers' ends come from the race's files once squeue has let them go") {
-  Fixture f;
+  RaceGridFixture f;
   Run run = f.sweep();
   test::claim_race(run, "100", "1x1");
   write_file_atomic(race_dir(run) + "/cancelled.101", "101 1795300011\n");
