@@ -1,4 +1,5 @@
 // ddp-train: the per-node launcher (--nproc-per-node G) or one worker.
+#include <csignal>
 #include <cstdio>
 #include <exception>
 
@@ -16,6 +17,10 @@ int main(int argc, char** argv) {
     ddptrain::Options o = ddptrain::parse_options(argc, argv);
     if (o.loader_only) return ddptrain::run_loader_only(o);
     if (o.nproc_per_node > 0 && !o.worker) return ddptrain::run_launcher(o.nproc_per_node, ddptrain::worker_argv(argc, argv));
+    // A peer's closed socket is an error for Gloo to report (EPIPE, then
+    // "a peer failed"), not a death by SIGPIPE that hides the peer: Python,
+    // and so torch.distributed, ignores SIGPIPE from its start too.
+    std::signal(SIGPIPE, SIG_IGN);
     return ddptrain::run_worker(o);
   } catch (const c10::Error& e) {
     // Torch's own errors: the message, not the C++ backtrace.
