@@ -12,6 +12,7 @@
 
 #include "fake_runner.hpp"
 #include "helpers.hpp"
+#include "base/text.hpp"
 #include "remote/remote_call.hpp"
 #include "remote/remote_fetch.hpp"
 #include "remote/remote_submit.hpp"
@@ -31,12 +32,7 @@ const std::string kCat = "'sh' '-c' 'cd -- \"$1\" && exec cat";    // bring_back
 const std::string kToFile = "exec \"$@\" >\"$0\"";                 // an answer into a file (run_to_file)
 
 using test::write;
-
 using test::slurp;
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 // This terminal, scripted: a command run attached to it (--on's ssh call
 // to the command there) is recorded and answered by `rules` (its exit

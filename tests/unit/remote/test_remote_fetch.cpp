@@ -22,7 +22,6 @@ namespace fs = std::filesystem;
 namespace {
 
 using test::write;
-
 using test::slurp;
 
 std::string member(const std::string& name, char type, const std::string& data = "", unsigned mode = 0644,
