@@ -122,12 +122,13 @@ std::vector<Dumped> label_processes(const std::vector<ProcessUsage>& procs) {
 // Python processes answer themselves (stacks_hook.hpp): nothing installed,
 // no ptrace. Only a registered process gets the signal; only on the real
 // /proc. What each answer leaves to the tools.
-void ask_python_hooks(std::vector<Dumped>& procs, const std::string& proc_root, Clock& clock, double budget_s) {
+void ask_python_hooks(std::vector<Dumped>& procs, const std::string& proc_root, Clock& clock, double budget_s,
+                      const SignalSender& send) {
   std::vector<int> pids;
   for (const auto& d : procs) pids.push_back(d.proc.pid);
   bool real = proc_root == "/proc";
-  std::vector<HookDump> asked = ask_python_stacks(proc_root, pids, clock, std::min(budget_s, 5.0),
-                                                  [real](int pid, int sig) { return real && ::kill(pid, sig) == 0; });
+  SignalSender kill_real = [real](int pid, int sig) { return real && ::kill(pid, sig) == 0; };
+  std::vector<HookDump> asked = ask_python_stacks(proc_root, pids, clock, std::min(budget_s, 5.0), send ? send : kill_real);
   for (size_t i = 0; i < procs.size(); i++) {
     Dumped& d = procs[i];
     d.asked = asked[i];
@@ -200,7 +201,8 @@ void run_tools(CommandRunner& runner, std::vector<Dumped>& procs, const ToolsThe
 }  // namespace
 
 std::string dump_stacks(CommandRunner& runner, Clock& clock, const std::string& proc_root, const JobMatch& job,
-                        double budget_s, const std::string& log_base, const std::string& fr_pipe_stem) {
+                        double budget_s, const std::string& log_base, const std::string& fr_pipe_stem,
+                        const SignalSender& send) {
   const std::string &job_id = job.job_id, &node = job.node;
   JobProcessReader reader(proc_root, job, 100, 4096);
   std::vector<ProcessUsage> training;
@@ -208,12 +210,19 @@ std::string dump_stacks(CommandRunner& runner, Clock& clock, const std::string& 
     if (p.training) training.push_back(p);
   std::string out = fmt::format("# stacks of job {}'s training processes on {}\n", job_id, node);
   if (training.empty()) return out + "(no training process found)\n";
-  // First, so that torch dumps while the stacks are taken.
-  if (!fr_pipe_stem.empty()) out += ask_flight_recorders(training, fr_pipe_stem, node);
   double started = clock.monotonic();
-  out += trainer_states(clock, proc_root, training, log_base, node);
+  std::string states = trainer_states(clock, proc_root, training, log_base, node);
   std::vector<Dumped> procs = label_processes(training);
-  ask_python_hooks(procs, proc_root, clock, budget_s);
+  ask_python_hooks(procs, proc_root, clock, budget_s, send);
+  // Once the faulthandler dumps are in: a Gloo rank's dump is made by the
+  // hook's Python thread, and faulthandler, walking every thread's frames
+  // from its signal handler, can crash on a thread that runs Python meanwhile
+  // (CPython #116008). The one rank seen to die of SIGSEGV while its stacks
+  // were taken (Python 3.14, torch 2.14, under CI's load) had been asked
+  // both at once, and an earlier dump showed that thread allocating.
+  // Before py-spy and gdb, so that torch dumps while they take their time.
+  if (!fr_pipe_stem.empty()) out += ask_flight_recorders(training, fr_pipe_stem, node);
+  out += states;
   ToolsThere there = probe_tools(runner, procs, budget_s, node);
   out += there.unusable;
   for (auto& d : procs)

@@ -4,6 +4,7 @@
 // processes' stacks, taken the way each process allows (its own Python
 // hook, py-spy, gdb), within a budget, into the node's stacks file, which
 // the watchdog's culprit decision reads (culprit.hpp).
+#include <functional>
 #include <string>
 
 #include "base/clock.hpp"
@@ -33,12 +34,15 @@ std::string record_stacks(const std::string& log_base, const std::string& proc_r
 // trainer's workers (comm ddp-train, with a RANK) are asked first where they
 // are: SIGQUIT, answered in <log_base>.state.<pid>.txt
 // (trainer/state_dump.hpp); only on the real /proc. With `fr_pipe_stem`
-// (TORCH_NCCL_DEBUG_INFO_PIPE_FILE), before anything else, every rank's
-// Flight Recorder is asked for a dump through its pipe, and the text says
-// which were (flight_recorder_pipe.hpp).
+// (TORCH_NCCL_DEBUG_INFO_PIPE_FILE), every rank's Flight Recorder is asked
+// for a dump through its pipe once the Python ranks' own faulthandler dumps
+// are in, before py-spy or gdb, and the text says which were
+// (flight_recorder_pipe.hpp). `send` signals a process for its faulthandler
+// dump (tests); by default kill(2), on the real /proc only.
+using SignalSender = std::function<bool(int pid, int sig)>;
 std::string dump_stacks(CommandRunner& runner, Clock& clock, const std::string& proc_root, const JobMatch& job,
                         double budget_s, const std::string& log_base = "",
-                        const std::string& fr_pipe_stem = "");
+                        const std::string& fr_pipe_stem = "", const SignalSender& send = {});
 std::string stacks_path(const std::string& log_base, int attempt, const std::string& node);
 // Written by the watchdog; each node's sampler answers with its stacks file.
 std::string stacks_request_path(const std::string& log_base, int attempt);

@@ -139,3 +139,49 @@ TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else 
                         "(gdb exited with status 1: ptrace: Operation not permitted.)\n");
   }
 }
+
+// A Gloo rank's Flight Recorder dump is made by the hook's Python thread;
+// faulthandler's dump, walking every thread from a signal handler, can crash
+// on a thread running Python meanwhile (job_stacks.cpp). So the pipe is
+// written only once the faulthandler dumps are in.
+TEST_CASE("dump_stacks asks the Flight Recorders once the faulthandler dumps are in", "[job_agent]") {
+  test::TempDir proc, files;
+  std::string dir = proc.path + "/200";
+  std::filesystem::create_directories(dir + "/fd");
+  std::ofstream(dir + "/stat") << "200 (python3) S 1 1 1 0 -1 0 0 0 0 0 100 20 0 0 20 0 1 0 5000 1000000 2000 0 0 0\n";
+  using namespace std::string_literals;
+  std::string env = "SLURM_JOB_ID=42\0SLURMD_NODENAME=g1\0SLURM_PROCID=0\0RANK=0\0DDPCTL_TRAINING=1\0"s;
+  std::ofstream(dir + "/environ", std::ios::binary) << env;
+  std::ofstream(dir + "/status") << "Name:\tpython3\nSigBlk:\t0000000000000000\nSigIgn:\t0000000001001006\n"
+                                    "SigCgt:\t0000020000000000\n";  // signal 42 caught
+  // The hook's memfd, as /proc shows it (a file here, whose name is the memfd's).
+  std::string memfd = files.path + "/memfd:ddpctl-stacks-sig42";
+  std::ofstream(memfd) << "";
+  std::filesystem::create_symlink(memfd, dir + "/fd/6");
+  // Rank 0's dump pipe, read (as the hook's thread holds it open).
+  std::string stem = files.path + "/pipe_";
+  REQUIRE(::mkfifo((stem + "0.pipe").c_str(), 0600) == 0);
+  int reader = ::open((stem + "0.pipe").c_str(), O_RDWR | O_NONBLOCK);
+  REQUIRE(reader >= 0);
+  auto pipe_asked = [reader] {
+    char c;
+    return ::read(reader, &c, 1) == 1;
+  };
+  std::vector<std::string> signalled;
+  SignalSender send = [&](int pid, int sig) {
+    signalled.push_back(fmt::format("{} {} pipe {}", pid, sig, pipe_asked() ? "asked" : "not asked"));
+    std::ofstream(memfd, std::ios::app) << "Current thread 0x00007f (most recent call first):\n"
+                                           "  File \"train.py\", line 9 in main\n";
+    return true;
+  };
+  FakeRunner runner;
+  runner.on("py-spy", {}, test::not_found()).on("gdb", {}, test::not_found());
+  FakeClock clock;
+  std::string out = dump_stacks(runner, clock, proc.path, {"42", "g1", "", ""}, 5, "", stem, send);
+  CHECK(signalled == std::vector<std::string>{"200 42 pipe not asked"});
+  CHECK(pipe_asked());  // asked after the dump
+  CHECK_THAT(out, Catch::Contains("rank 0: asked\n"));
+  CHECK_THAT(out, Catch::Contains("## pid 200 (rank 0), state S: faulthandler (signal 42)\n"
+                                  "Current thread 0x00007f (most recent call first):\n"));
+  ::close(reader);
+}
