@@ -5,8 +5,10 @@
 # a read from a dead file server blocks. The watchdog cancels it naming rank
 # 1 at the __getitem__ line, the others waiting in all_reduce. The nodes as
 # they are (gdb where installed). Skips where the nodes' Python has no torch.
-# On two versions (the nodes' Python and torch, not Slurm; 26.05 runs the worker twin):
-# slurm versions: 22.05 24.11
+# On one version: what differs is the nodes' Python and torch, not Slurm, and
+# each is run by one of the culprit scenarios (their stacks recorded in
+# tests/unit/data/stacks): torch 1.13 here, 26.05 runs the worker twin.
+# slurm versions: 22.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/culprit_lib.sh

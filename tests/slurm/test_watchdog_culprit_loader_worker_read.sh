@@ -9,8 +9,10 @@
 # DataLoader and the worker blocked in __getitem__, the others waiting in
 # all_reduce, and no rank's idle workers. The nodes as they are (gdb where
 # installed). Skips where the nodes' Python has no torch.
-# On two versions (the nodes' Python and torch, not Slurm; 22.05 runs the in-process twin):
-# slurm versions: 24.11 26.05
+# On one version: what differs is the nodes' Python and torch, not Slurm;
+# Python 3.14's forkserver is what this one is about (torch 2.14); 22.05
+# runs the in-process twin.
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/culprit_lib.sh

@@ -8,9 +8,10 @@
 # it naming rank 1 at the sleep's line and the others waiting in backward;
 # torchrun's agents (a launcher, no rank) are left out of the decision.
 # Skips where the nodes' Python has no torch.
-# On two versions (what is tested is the nodes' Python and torch 2 under torchrun, not
-# Slurm; 22.05 (torch 1.13) runs the gdb twin, which asks faulthandler too):
-# slurm versions: 24.11 26.05
+# On one version: what is tested is the nodes' Python and torch 2 under
+# torchrun, not Slurm: torch 2.6 here; 26.05 (torch 2.14) runs the gdb twin,
+# which asks faulthandler too.
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/culprit_lib.sh

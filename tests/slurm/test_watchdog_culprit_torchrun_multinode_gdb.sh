@@ -9,9 +9,11 @@
 # 1 at the sleep's line and the others waiting in backward; torchrun's
 # agents are no rank, and gdb is not run on them. Skips where the nodes'
 # Python has no torch.
-# On two versions (the stacks come from the nodes' gdb and torch, not from Slurm: gdb 13 with torch 1.13
-# (22.05) and gdb 16 with torch 2.14 (26.05); 24.11 runs the faulthandler twin):
-# slurm versions: 22.05 26.05
+# On one version: the stacks come from the nodes' gdb and torch, not from
+# Slurm: gdb 16 with torch 2.14, the newest (Debian testing's, the likeliest to
+# change); gdb 13 with torch 1.13 is recorded in tests/unit/data/stacks and
+# run by 22.05's ddp-train tests; 24.11 runs the faulthandler twin.
+# slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/culprit_lib.sh

@@ -7,9 +7,10 @@
 # rank's stacks are taken by its own faulthandler and by gdb, and the
 # watchdog names rank 1 in on_step_end, the others in backward. Skips where
 # the nodes' Python has no torch.
-# On two versions (the nodes' gdb and torch, not Slurm; 22.05 runs the faulthandler twin
-# (test_watchdog_names_culprit_by_faulthandler) and gdb in the torchrun test):
-# slurm versions: 24.11 26.05
+# On one version: what differs is the nodes' gdb and torch, not Slurm: torch
+# 2.6 here; 22.05 runs the faulthandler twin
+# (test_watchdog_names_culprit_by_faulthandler), 26.05 gdb in the torchrun test.
+# slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/culprit_lib.sh

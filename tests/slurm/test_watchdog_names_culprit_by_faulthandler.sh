@@ -10,9 +10,9 @@
 # (ddpctl's sitecustomize) gives the stacks, and the watchdog's cancel and
 # status name rank 1 in on_step_end, not the rank that printed last, and say
 # how the stacks were taken. Skips where the nodes' Python has no torch.
-# On two versions (the nodes' Python and torch, not Slurm; 26.05 runs the gdb twin, which
-# asks faulthandler too):
-# slurm versions: 22.05 24.11
+# On one version: what differs is the nodes' Python and torch, not Slurm:
+# torch 1.13 here; 24.11 runs the gdb twin (test_watchdog_culprit_trainer_callback_gdb).
+# slurm versions: 22.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 # shellcheck source=tests/slurm/culprit_lib.sh
