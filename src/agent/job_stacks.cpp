@@ -28,6 +28,24 @@ std::string stacks_request_path(const std::string& log_base, int attempt) {
   return job_files::stacks_request(log_base, attempt);
 }
 
+std::vector<std::string> await_trainer_answers(Clock& clock, const std::vector<std::string>& files, double wait_s) {
+  auto read = [](const std::string& file) {
+    try {
+      return read_file(file, 4096);
+    } catch (const std::exception&) {
+      return std::string();
+    }
+  };
+  std::vector<std::string> out(files.size());
+  double until = clock.monotonic() + wait_s;
+  while (true) {
+    for (size_t i = 0; i < files.size(); i++) out[i] = read(files[i]);
+    bool all = std::all_of(out.begin(), out.end(), [](const std::string& t) { return !t.empty() && t.back() == '\n'; });
+    if (all || clock.monotonic() >= until) return out;
+    clock.sleep(0.1);
+  }
+}
+
 namespace {
 
 // The bundled trainer's own words on where each worker is (SIGQUIT).
@@ -48,21 +66,17 @@ std::string trainer_states(Clock& clock, const std::string& proc_root, const std
     if (::kill(p.pid, SIGQUIT) == 0) asked.emplace_back(p.pid, file);
   }
   if (asked.empty()) return "";
-  // A worker answers at once, even one stuck in a collective (the handler runs on any thread).
-  for (int waited = 0; waited < 20; waited++) {
-    bool all = std::all_of(asked.begin(), asked.end(), [](const auto& a) { return file_stat(a.second).size > 0; });
-    if (all) break;
-    clock.sleep(0.1);
-  }
+  std::vector<std::string> files;
+  for (const auto& a : asked) files.push_back(a.second);
+  std::vector<std::string> said = await_trainer_answers(clock, files, 2);
   std::string out = "\n## where the bundled trainer's workers say they are (SIGQUIT)\n";
-  for (const auto& [pid, file] : asked) {
-    std::string said;
-    try {
-      said = read_file(file, 4096);
-    } catch (const std::exception&) {
-    }
-    out += said.empty() ? fmt::format("pid {}: no answer within 2 s\n", pid) : fmt::format("pid {}: {}", pid, said);
-    std::remove(file.c_str());
+  for (size_t i = 0; i < asked.size(); i++) {
+    const std::string& text = said[i];
+    int pid = asked[i].first;
+    if (text.empty()) out += fmt::format("pid {}: no answer within 2 s\n", pid);
+    else if (text.back() != '\n') out += fmt::format("pid {}: {} (cut: its end not written within 2 s)\n", pid, text);
+    else out += fmt::format("pid {}: {}", pid, text);
+    std::remove(asked[i].second.c_str());
   }
   return out;
 }

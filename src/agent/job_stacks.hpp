@@ -6,6 +6,7 @@
 // the watchdog's culprit decision reads (culprit.hpp).
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "base/clock.hpp"
 #include "base/environment.hpp"
@@ -40,6 +41,10 @@ std::string record_stacks(const std::string& log_base, const std::string& proc_r
 // (flight_recorder_pipe.hpp). `send` signals a process for its faulthandler
 // dump (tests); by default kill(2), on the real /proc only.
 using SignalSender = std::function<bool(int pid, int sig)>;
+// The bundled trainer's SIGQUIT answers in `files`, each as far as it is
+// written: once every one is whole (its handler writes the line in pieces,
+// the newline last), or what there is after `wait_s`.
+std::vector<std::string> await_trainer_answers(Clock& clock, const std::vector<std::string>& files, double wait_s);
 std::string dump_stacks(CommandRunner& runner, Clock& clock, const std::string& proc_root, const JobMatch& job,
                         double budget_s, const std::string& log_base = "",
                         const std::string& fr_pipe_stem = "", const SignalSender& send = {});

@@ -185,3 +185,34 @@ TEST_CASE("dump_stacks asks the Flight Recorders once the faulthandler dumps are
                                   "Current thread 0x00007f (most recent call first):\n"));
   ::close(reader);
 }
+
+// Recorded under CI's load (trainer_slurm_watchdog_names_hung_rank): rank 3's
+// answer was read when its handler had written part of the line, and the
+// culprit said "rank 3 gave no counters". A whole answer ends in a newline.
+TEST_CASE("the trainer's SIGQUIT answers are read once each is whole", "[job_agent]") {
+  test::TempDir dir;
+  std::string a = dir.path + "/a.txt", b = dir.path + "/b.txt";
+  const std::string whole_a = "ddp-train: rank 0: epoch 1, step 3 of 1562: backward for 22 s; collectives: entered #11\n";
+  const std::string part_b = "ddp-train: rank 3: epoch 1, step 3 of 1562: backward and the gradient allreduce for 22";
+  test::write(a, whole_a);
+  test::write(b, part_b);
+  FakeClock clock;
+  SECTION("the rest written while it waits") {
+    clock.on_sleep = [&] {
+      if (clock.sleeps == 3) test::write(b, part_b + " s; collectives: entered #11\n");
+    };
+    auto said = await_trainer_answers(clock, {a, b}, 2);
+    CHECK(said == std::vector<std::string>{whole_a, part_b + " s; collectives: entered #11\n"});
+    CHECK(clock.sleeps == 3);
+  }
+  SECTION("never finished: what there is, after the wait") {
+    auto said = await_trainer_answers(clock, {a, b}, 2);
+    CHECK(said == std::vector<std::string>{whole_a, part_b});
+    CHECK(clock.mono >= 1002);
+    CHECK(clock.mono < 1002.2);
+  }
+  SECTION("no answer at all") {
+    auto said = await_trainer_answers(clock, {a, dir.path + "/none.txt"}, 2);
+    CHECK(said[1].empty());
+  }
+}
