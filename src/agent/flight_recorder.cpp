@@ -368,7 +368,11 @@ FrCollected collect_fr_dumps(const std::string& prefix, const std::vector<int>& 
         last_problem[r] = e.what();  // half written: again at the next poll
       }
     }
-    if (got.size() == ranks.size() || clock.monotonic() >= until) break;
+    // A rank whose hook could not dump says why (ddpctl's Gloo pipe): not waited for.
+    size_t answered = got.size();
+    for (int r : ranks)
+      if (!got.count(r) && file_id(fr_dump_path(prefix, r) + ".error").size > 0) answered++;
+    if (answered == ranks.size() || clock.monotonic() >= until) break;
     clock.sleep(0.25);
   }
   FrCollected c;
@@ -378,8 +382,12 @@ FrCollected collect_fr_dumps(const std::string& prefix, const std::vector<int>& 
       c.paths.push_back(fr_dump_path(prefix, r));
     } else {
       c.missing.push_back(r);
+      std::string error_path = fr_dump_path(prefix, r) + ".error";
       if (auto p = last_problem.find(r); p != last_problem.end())
         c.problems.push_back(fmt::format("rank {}'s dump {} does not read: {}", r, fr_dump_path(prefix, r), p->second));
+      else if (file_id(error_path).size > 0)
+        c.problems.push_back(fmt::format("rank {} could not dump: {} (from {})", r,
+                                         printable(trim(read_file(error_path, 4096)), 300), error_path));
     }
   }
   return c;

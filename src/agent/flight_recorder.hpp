@@ -79,10 +79,16 @@ std::string describe_rank_numbers(const std::vector<int>& ranks, const std::map<
 std::optional<CulpritVerdict> flight_recorder_culprit(const CulpritVerdict& stacks, const FrVerdict& fr,
                                                       const std::map<int, std::string>& nodes);
 
-// How long the watchdog waits for the dumps once the stacks are in: NCCL
-// looks at its pipe every second (TORCH_NCCL_DUMP_ON_TIMEOUT=1), then writes
-// the dump; ddpctl's Gloo pipe answers at once.
-constexpr double kFlightRecorderWait = 10;
+// How long the watchdog waits for the dumps, counted from its ask for the
+// stacks (when the nodes' agents write the pipes), and at least
+// kFlightRecorderGrace once the stacks are in. NCCL looks at its pipe every
+// second (TORCH_NCCL_DUMP_ON_TIMEOUT=1); ddpctl's Gloo pipe at once. Then
+// torch's first dump symbolizes the recorded stacks: 1.4 s of CPU per rank
+// (torch 2.14, Python 3.14, an idle core), and every rank of a node dumps at
+// once, beside its data loaders: under CI's load, two ranks' dumps did not
+// come within 10 s.
+constexpr double kFlightRecorderWait = 30;
+constexpr double kFlightRecorderGrace = 2;
 
 struct FrCollected {
   std::vector<FrDump> dumps;
@@ -92,7 +98,9 @@ struct FrCollected {
 };
 // Waits up to `wait_s` (polling) until every rank of `ranks` has a dump that
 // differs from `before` and reads as a whole dump (NCCL writes its file in
-// place: a half-written one is waited for); reads them.
+// place: a half-written one is waited for); reads them. A rank whose Gloo
+// pipe hook failed to dump writes why into <dump>.error: it is not waited
+// for, and the reason is among the problems.
 FrCollected collect_fr_dumps(const std::string& prefix, const std::vector<int>& ranks,
                              const std::map<int, FileId>& before, Clock& clock, double wait_s);
 

@@ -151,16 +151,25 @@ def _ddpctl_flight_recorder():
         # A forked child (a data loader worker) is not the rank.
         os.register_at_fork(after_in_child=lambda: os.close(fd))
         target = "%s%d" % (prefix, rank)
+        failed = target + ".error"  # why this ask got no dump, for the watchdog
         while True:
             try:
                 if not os.read(fd, 128):
                     return
+                if os.path.lexists(failed):
+                    os.unlink(failed)  # an earlier ask's
+                # The first dump imports torch._inductor for the stacks (2 s of CPU).
                 data = dump()
                 part = "%s.part%d" % (target, os.getpid())
                 with open(part, "wb") as f:
                     f.write(data)
                 os.replace(part, target)  # whole, or not there
-            except Exception:
+            except Exception as e:
+                try:
+                    with open(failed, "w") as f:
+                        f.write("%s: %s\n" % (type(e).__name__, e))
+                except Exception:
+                    pass
                 time.sleep(1)
 
     threading.Thread(target=serve, name="ddpctl-flight-recorder", daemon=True).start()

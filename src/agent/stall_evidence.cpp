@@ -26,8 +26,8 @@ bool recorded(const StallRecord& record, const std::string& path) {
 // The Flight Recorder's dumps of the ranks the samplers asked (their
 // stacks files say which), into the record; its verdict when the stacks
 // name no culprit.
-void gather_flight_recorder(const StallEvidenceAsk& o, Clock& clock, const std::map<int, FileId>& before,
-                            const CulpritVerdict* stacks, StallRecord& record) {
+void gather_flight_recorder(const StallEvidenceAsk& o, Clock& clock, double asked_at,
+                            const std::map<int, FileId>& before, const CulpritVerdict* stacks, StallRecord& record) {
   if (o.fr_dump_prefix.empty()) return;
   std::vector<FrAsk> asks;
   for (const auto& node : o.nodes) {
@@ -56,14 +56,15 @@ void gather_flight_recorder(const StallEvidenceAsk& o, Clock& clock, const std::
             ? "no dumps: no rank has a dump pipe (its torch has no Flight Recorder, as 1.13, or no process group yet)"
             : "no dumps: " + join(why, "; ");
   } else {
-    FrCollected got = collect_fr_dumps(o.fr_dump_prefix, asked, before, clock, kFlightRecorderWait);
+    double wait_s = std::max(kFlightRecorderGrace, asked_at + kFlightRecorderWait - clock.monotonic());
+    FrCollected got = collect_fr_dumps(o.fr_dump_prefix, asked, before, clock, wait_s);
     record.flight_recorder_count = fmt::format("{} of {} ranks dumped", got.dumps.size(), asks.size());
     record.flight_recorder_dumps = got.paths;
     std::vector<int> missing = got.missing;
     missing.insert(missing.end(), not_asked.begin(), not_asked.end());
     for (const auto& p : got.problems) std::cerr << "ddpctl: watchdog: flight recorder: " << p << "\n";
     if (got.dumps.empty()) {
-      record.flight_recorder = fmt::format("no dump within {:.0f}s of the ask", kFlightRecorderWait);
+      record.flight_recorder = fmt::format("no dump within {:.0f}s of the ask", clock.monotonic() - asked_at);
     } else {
       FrVerdict v = analyze_flight_recorder(got.dumps, missing, nodes);
       record.flight_recorder = v.text;
@@ -119,6 +120,7 @@ bool gather_stall_evidence(const StallEvidenceAsk& o, const Observation& last, C
   // The dumps already there: only one written after the ask counts.
   std::map<int, FileId> fr_before;
   if (!o.fr_dump_prefix.empty()) fr_before = existing_dumps(o.fr_dump_prefix);
+  double asked_at = clock.monotonic();
   try {
     write_file_atomic(stacks_request_path(o.log_base, o.attempt), fmt::format("{}\n", now));
   } catch (const std::exception& e) {
@@ -141,7 +143,7 @@ bool gather_stall_evidence(const StallEvidenceAsk& o, const Observation& last, C
     std::cerr << fmt::format("ddpctl: watchdog: stacks recorded on {} of {} node(s) within {:.0f}s\n",
                              record.stacks.size(), o.nodes.size(), o.stacks_wait_s);
   std::optional<CulpritVerdict> c = decide_from_stacks(o, last, record);
-  gather_flight_recorder(o, clock, fr_before, c ? &*c : nullptr, record);
+  gather_flight_recorder(o, clock, asked_at, fr_before, c ? &*c : nullptr, record);
   return true;
 }
 

@@ -7,7 +7,8 @@
 # through it gets <prefix><rank> written whole; the program's output is
 # unchanged. No pipe for an NCCL group (torch makes its own), for a torch
 # without _dump_fr_trace (1.13), nor in a process without RANK; a forked child
-# does not keep the pipe open.
+# does not keep the pipe open. A dump that fails leaves <prefix><rank>.error
+# saying why (the watchdog's collector reads it); the next ask clears it.
 # shellcheck source=tests/cli/lib.sh
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
@@ -23,8 +24,10 @@ cat >fake/torch/_C/__init__.py <<'EOF'
 from . import _distributed_c10d
 EOF
 cat >fake/torch/_C/_distributed_c10d.py <<'EOF'
-import pickle
+import os, pickle
 def _dump_fr_trace(includeCollectives=None, includeStackTraces=None, onlyActive=None):
+    if os.path.exists(os.environ.get("FAKE_DUMP_FAILS", "/nonexistent")):
+        raise RuntimeError("the stand-in cannot dump now")
     return pickle.dumps({"version": "2.10", "entries": [], "pg_config": {}, "pg_status": {}}, protocol=2)
 EOF
 cat >fake/torch/distributed/__init__.py <<'EOF'
@@ -87,7 +90,7 @@ out=$(RANK=2 PYTHONPATH="$hook:$T/fake13" "$PY" prog.py gloo wait-thread 2>&1)
 [ -z "$(ls -A fr)" ] || fail "files were made: $(ls -A fr)"
 
 # 4. Gloo: the pipe, a dump when asked, nothing else changed.
-env SLURM_JOB_ID=fake77 SLURMD_NODENAME=n1 SLURM_PROCID=3 RANK=3 DDPCTL_TRAINING=1 PYTHONPATH="$hook:$T/fake" \
+env SLURM_JOB_ID=fake77 SLURMD_NODENAME=n1 SLURM_PROCID=3 RANK=3 DDPCTL_TRAINING=1 PYTHONPATH="$hook:$T/fake" FAKE_DUMP_FAILS="$T/dump-fails" \
   "$PY" prog.py gloo serve "$T/ready" >rank.out 2>rank.err &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; keep_on_failure' EXIT
@@ -115,4 +118,29 @@ files=$(cd fr && printf '%s ' *)
 kill -0 "$pid" || fail "the rank did not survive its dump: $(cat rank.out rank.err)"
 [ "$(cat rank.out)" = $'thread at start: True\nhello from rank 3\nchild let go' ] || fail "the rank's output: $(cat rank.out)"
 [ ! -s rank.err ] || fail "the rank printed to stderr: $(cat rank.err)"
+
+# 5. A dump that fails says why in rank_3.error, and the dump stays as it was;
+# the next ask that dumps removes it.
+# ask CHECK: writes to the pipe, then waits until the function CHECK holds.
+ask() {
+  printf x >fr/pipe_3.pipe
+  deadline=$((SECONDS + 60))
+  until "$1"; do
+    [ "$SECONDS" -lt "$deadline" ] || fail "not within 60 s of the ask: $1: $(ls -l fr) $(cat rank.err)"
+    kill -0 "$pid" || fail "the rank ended: $(cat rank.out rank.err)"
+    sleep 0.1
+  done
+}
+touch dump-fails
+before=$(stat -c %i:%Y.%y fr/rank_3)
+failed_said() { [ -s fr/rank_3.error ]; }
+ask failed_said
+[ "$(cat fr/rank_3.error)" = "RuntimeError: the stand-in cannot dump now" ] || fail "the error file: $(cat fr/rank_3.error)"
+[ "$(stat -c %i:%Y.%y fr/rank_3)" = "$before" ] || fail "the dump changed though the dump failed"
+rm dump-fails
+dumped_again() { [ ! -e fr/rank_3.error ] && [ "$(stat -c %i:%Y.%y fr/rank_3)" != "$before" ]; }
+ask dumped_again
+files=$(cd fr && printf '%s ' *)
+[ "$files" = "pipe_3.pipe rank_3 " ] || fail "after the second dump, other files in the folder: $files"
+kill -0 "$pid" || fail "the rank did not survive: $(cat rank.out rank.err)"
 echo ok

@@ -51,6 +51,14 @@ base="logs/${JOB_NAME}_$id"
 record="$base.stall.json"
 [ -s "$record" ] || fail "the watchdog left no record ($record): $(ls logs)"$'\n'"$(cat "$base.err")"
 field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$record" "$1"; }
+# What a failure prints: the pipes and dumps with their times (a pipe's is
+# when it was asked), the nodes' stacks files, the batch log's watchdog lines.
+evidence() {
+  echo
+  ls -l --time-style=full-iso "$base.restart0.fr" 2>&1
+  cat "$base".restart0.stacks.*.txt 2>&1
+  grep -F 'watchdog' "$base.err" 2>&1
+}
 echo "flight recorder: $(field flight_recorder_count): $(field flight_recorder)"
 echo "culprit by the stacks: $(field culprit)"
 [ "$(field culprit_named)" = False ] || fail "the stacks named a culprit; they were meant not to: $(field culprit)"
@@ -70,8 +78,8 @@ if [ "$has_fr" = 0 ]; then
 fi
 
 line=$(grep -n 'dist.all_reduce(x)' "$prog" | cut -d: -f1)
-[ "$(field flight_recorder_count)" = "2 of 2 ranks dumped" ] || fail "dumps: $(field flight_recorder_count)"
-[ "$(field flight_recorder_named)" = True ] || fail "the Flight Recorder named nobody: $(field flight_recorder)"
+[ "$(field flight_recorder_count)" = "2 of 2 ranks dumped" ] || fail "dumps: $(field flight_recorder_count)$(evidence)"
+[ "$(field flight_recorder_named)" = True ] || fail "the Flight Recorder named nobody: $(field flight_recorder)$(evidence)"
 grep -qE "^rank 1 \([^)]+\) never entered all_reduce #[0-9]+ \(process group 0\); rank 0 \([^)]+\) is in it \(at gloo_hang.py:$line in main\)$" \
   <<<"$(field flight_recorder)" || fail "not rank 1 named by the Flight Recorder: $(field flight_recorder)"
 for r in 0 1; do

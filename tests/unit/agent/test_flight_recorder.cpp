@@ -236,6 +236,18 @@ TEST_CASE("the watchdog waits for new, whole dumps, a bounded time", "[flight_re
     CHECK(c2.monotonic() - start >= kFlightRecorderWait);
     CHECK(c2.monotonic() - start < kFlightRecorderWait + 1);
   }
+  SECTION("a rank whose hook could not dump says why, and is not waited for") {
+    FakeClock c4;
+    double start = c4.monotonic();
+    c4.on_sleep = [&] {
+      if (c4.monotonic() - start >= 3) write_file_atomic(fr_dump_path(prefix, 7) + ".error", "RuntimeError: no memory\n");
+    };
+    FrCollected g = collect_fr_dumps(prefix, {7}, {}, c4, kFlightRecorderWait);
+    CHECK(g.missing == std::vector<int>{7});
+    CHECK(c4.monotonic() - start < 4);
+    REQUIRE(g.problems.size() == 1);
+    CHECK(g.problems[0] == "rank 7 could not dump: 'RuntimeError: no memory' (from " + prefix + "7.error)");
+  }
   SECTION("a dump that never reads whole is a problem said") {
     FakeClock c3;
     write_file_atomic(fr_dump_path(prefix, 5), "\x80\x02}");
@@ -288,9 +300,12 @@ struct FrWatch {
                                       "faulthandler\n",
                                       100 + rank, rank, node));
   }
-  // The ranks' dumps arrive while the watchdog waits (torch writes them after the ask).
-  void dumps_arrive(const std::string& run, std::vector<int> ranks) {
-    clock.on_sleep = [this, run, ranks] {
+  // The ranks' dumps arrive while the watchdog waits (torch writes them
+  // after the ask), `after_s` seconds into the wait.
+  void dumps_arrive(const std::string& run, std::vector<int> ranks, double after_s = 0) {
+    double from = clock.monotonic();
+    clock.on_sleep = [this, run, ranks, from, after_s] {
+      if (clock.monotonic() - from < after_s) return;
       for (int r : ranks)
         if (!std::filesystem::exists(fr_dump_path(prefix, r)))
           write_file_atomic(fr_dump_path(prefix, r), read_file(data_dir() + run + "/rank_" + std::to_string(r), 1 << 24));
@@ -324,6 +339,59 @@ TEST_CASE("the watchdog names the culprit from the Flight Recorder when the stac
                    "fr_hang.py:40 in main) (flight recorder, 2 of 2 ranks dumped); stacks in ",
                    0) == 0);
   CHECK(said.find(": no stacks to tell the ranks apart") != std::string::npos);
+}
+
+TEST_CASE("the watchdog waits for the dumps 30 s from its ask for the stacks", "[flight_recorder]") {
+  FrWatch f;
+  SECTION("dumps 20 s late still count: torch's first dump symbolizes its stacks, slow on a busy node") {
+    f.node_answers("g1", 0, PipeAsk::Asked);
+    f.node_answers("g2", 1, PipeAsk::Asked);
+    f.dumps_arrive("gloo-2ranks-rank1-sleeps", {0, 1}, 20);
+    double start = f.clock.monotonic();
+    Watcher w(f.o, f.runner, f.clock, 1795300000);
+    CHECK_FALSE(w.tick(1795300060));
+    auto r = read_stall_record(f.o.log_base);
+    REQUIRE(r);
+    CHECK(r->flight_recorder_count == "2 of 2 ranks dumped");
+    CHECK(r->flight_recorder_named);
+    // Collected as soon as both came, not at the end of the wait.
+    CHECK(f.clock.monotonic() - start < 21);
+  }
+  SECTION("none came: the wait ends 30 s after the ask, the stacks' time counted in") {
+    f.o.stacks_wait_s = 60;
+    double start = f.clock.monotonic();
+    // The nodes' stacks (and so their asks) come in 28 s after the ask.
+    f.clock.on_sleep = [&f, start] {
+      if (f.clock.monotonic() - start >= 28 && !std::filesystem::exists(stacks_path(f.o.log_base, 0, "g1"))) {
+        f.node_answers("g1", 0, PipeAsk::Asked);
+        f.node_answers("g2", 1, PipeAsk::Asked);
+      }
+    };
+    Watcher w(f.o, f.runner, f.clock, 1795300000);
+    CHECK_FALSE(w.tick(1795300060));
+    auto r = read_stall_record(f.o.log_base);
+    REQUIRE(r);
+    CHECK(r->flight_recorder == "no dump within 30s of the ask");
+    CHECK(r->flight_recorder_count == "0 of 2 ranks dumped");
+    CHECK(f.clock.monotonic() - start >= kFlightRecorderWait);
+    CHECK(f.clock.monotonic() - start < kFlightRecorderWait + 1);
+  }
+  SECTION("stacks that took the whole wait still leave the dumps a grace of 2 s") {
+    f.o.stacks_wait_s = 60;
+    double start = f.clock.monotonic();
+    f.clock.on_sleep = [&f, start] {
+      if (f.clock.monotonic() - start >= 40 && !std::filesystem::exists(stacks_path(f.o.log_base, 0, "g1"))) {
+        f.node_answers("g1", 0, PipeAsk::Asked);
+        f.node_answers("g2", 1, PipeAsk::Asked);
+      }
+    };
+    Watcher w(f.o, f.runner, f.clock, 1795300000);
+    CHECK_FALSE(w.tick(1795300060));
+    REQUIRE(read_stall_record(f.o.log_base));
+    double waited = f.clock.monotonic() - start;
+    CHECK(waited >= 40 + kFlightRecorderGrace);
+    CHECK(waited < 40 + kFlightRecorderGrace + 1);
+  }
 }
 
 TEST_CASE("the watchdog counts the dumps that came, and says why none", "[flight_recorder]") {
