@@ -38,3 +38,15 @@ expect_err() { grep -qF -- "$1" "$T/err" || fail "stderr lacks: $1"$'\n'"stderr 
 expect_out() { grep -qF -- "$1" "$T/out" || fail "stdout lacks: $1"$'\n'"stdout was:"$'\n'"$(cat "$T/out")"; }
 # expect_out_re ERE: a line of stdout matches the extended regular expression.
 expect_out_re() { grep -qE -- "$1" "$T/out" || fail "stdout has no line matching: $1"$'\n'"stdout was:"$'\n'"$(cat "$T/out")"; }
+
+# fake_slurm_on_path: Slurm's commands first on PATH are the fake queue
+# (tests/cli/fake_slurm), its folder $FAKE_SLURM.
+fake_slurm_on_path() {
+  export FAKE_SLURM=$T/fake-slurm
+  mkdir -p "$FAKE_SLURM/bin"
+  local c
+  for c in sbatch squeue sacct scontrol sinfo sacctmgr scancel srun; do
+    ln -sf "$DDPCTL_SOURCE/tests/cli/fake_slurm" "$FAKE_SLURM/bin/$c"
+  done
+  export PATH=$FAKE_SLURM/bin:$PATH
+}

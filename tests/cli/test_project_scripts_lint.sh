@@ -4,5 +4,5 @@
 . "$(dirname "$0")/lib.sh"
 command -v shellcheck >/dev/null || fail "shellcheck is not installed (scripts/setup installs it)"
 cd "$DDPCTL_SOURCE"
-shellcheck -x --severity=style scripts/* .ci/run tests/golden/check tests/layers/check tests/layers/*.sh tests/cli/*.sh tests/script/*.sh tests/script/stub tests/slurm/*.sh tests/trainer/*.sh tests/install/*.sh bench/*.sh || fail "shellcheck found problems"
+shellcheck -x --severity=style scripts/* .ci/run tests/golden/check tests/layers/check tests/layers/*.sh tests/cli/*.sh tests/script/*.sh tests/script/stub tests/cli/fake_slurm tests/slurm/*.sh tests/trainer/*.sh tests/install/*.sh bench/*.sh || fail "shellcheck found problems"
 echo ok
