@@ -4,8 +4,10 @@
 # already submitted ("look for earlier runs -> intent -> sbatch -> outcome"
 # is serialised); and a run whose sbatch answer was lost (unconfirmed),
 # re-submitted by 8 at once, is settled (absent) and submitted by one, the
-# ledger keeping every attempt. The job is held (hold: true) and stays
-# PENDING in the fake queue, so an earlier job is always live.
+# ledger keeping every attempt; 8 different specs at once make 8 jobs and
+# 8 whole records; 4 submitting one race make one group. The jobs are held
+# (hold: true) and stay PENDING in the fake queue, so an earlier job is
+# always live.
 # shellcheck source=tests/cli/lib.sh
 . "$(dirname "$0")/lib.sh"
 fake_slurm_on_path
@@ -69,4 +71,43 @@ submitted=$(cat out.* | grep -c "^submitted job" || true)
 [ "$submitted" -eq 1 ] || fail "$submitted submits made a job, expected 1: $(cat out.* err.*)"
 [ "$(jobs_of lost)" -eq 1 ] || fail "the queue has $(jobs_of lost) jobs named lost, expected 1: $(cat "$FAKE_SLURM/jobs")"
 [ "$(ledger_outcomes lost)" = "absent submitted " ] || fail "ledger: $(ledger_outcomes lost) (expected every attempt: absent submitted)"
+
+# 3. Eight different specs at once: none waits on another's lock or loses
+# another's records: eight jobs, eight runs, every record whole JSON.
+rm -rf "$DDPCTL_RUNS"
+pids=()
+for i in 1 2 3 4 5 6 7 8; do
+  write_job "job$i.yaml" "job$i"
+  "$DDPCTL" submit "job$i.yaml" --no-preflight >"out.$i" 2>"err.$i" &
+  pids+=($!)
+done
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || fail "submit $((i + 1)) failed: $(cat "out.$((i + 1))" "err.$((i + 1))")"
+done
+[ "$(cat out.* | grep -c "^submitted job" || true)" -eq 8 ] || fail "not 8 jobs submitted: $(cat out.* err.*)"
+for i in 1 2 3 4 5 6 7 8; do
+  [ "$(jobs_of "job$i")" -eq 1 ] || fail "the queue has $(jobs_of "job$i") jobs named job$i: $(cat "$FAKE_SLURM/jobs")"
+done
+dirs=("$DDPCTL_RUNS"/*/)
+[ "${#dirs[@]}" -eq 8 ] || fail "${#dirs[@]} run folders, expected 8: $(ls "$DDPCTL_RUNS")"
+for d in "${dirs[@]}"; do
+  for f in run.json ledger.json; do
+    python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$d$f" || fail "$d$f is not whole JSON: $(cat "$d$f")"
+  done
+done
+
+# 4. Four ddpctls submitting one race at once make one group: the group's
+# lock is held until every shape is submitted.
+rm -rf "$DDPCTL_RUNS"
+write_job race.yaml race
+printf 'alternatives:\n  - {partition: gpu, label: gpu}\n' >>race.yaml
+submit_at_once 4 race.yaml
+races=$(cat out.* | grep -c "^submitted race of" || true)
+already=$(cat out.* | grep -c "^already submitted: job" || true)
+[ "$races" -eq 1 ] || fail "$races submits made a race group, expected 1: $(cat out.* err.*)"
+[ "$already" -eq 3 ] || fail "$already submits said 'already submitted', expected 3: $(cat out.* err.*)"
+shapes=$(grep -c "$(printf '\x1f')race-" "$FAKE_SLURM/jobs" || true)
+[ "$shapes" -eq 2 ] || fail "the queue has $shapes jobs of the race, expected its 2 shapes: $(cat "$FAKE_SLURM/jobs")"
+dirs=("$DDPCTL_RUNS"/*/)
+[ "${#dirs[@]}" -eq 1 ] || fail "${#dirs[@]} run folders, expected 1: $(ls "$DDPCTL_RUNS")"
 echo ok
