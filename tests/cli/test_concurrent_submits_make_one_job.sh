@@ -23,17 +23,25 @@ command: "sleep 300"
 hold: true
 YAML
 }
-# submit_at_once N SPEC: N ddpctls submit SPEC at once; each must succeed.
-submit_at_once() {
-  local n=$1 spec=$2 i pids=()
+# submit_together SPEC...: one ddpctl per SPEC submits it, all at once; each
+# must succeed (submit I's output in out.I and err.I).
+submit_together() {
+  local i=0 spec pids=()
   rm -f out.* err.*
-  for i in $(seq "$n"); do
+  for spec in "$@"; do
+    i=$((i + 1))
     "$DDPCTL" submit "$spec" --no-preflight >"out.$i" 2>"err.$i" &
     pids+=($!)
   done
   for i in "${!pids[@]}"; do
     wait "${pids[$i]}" || fail "submit $((i + 1)) failed: $(cat "out.$((i + 1))" "err.$((i + 1))")"
   done
+}
+# submit_at_once N SPEC: N ddpctls submit SPEC at once.
+submit_at_once() {
+  local specs=()
+  for _ in $(seq "$1"); do specs+=("$2"); done
+  submit_together "${specs[@]}"
 }
 # ledger_outcomes NAME: the outcome of every attempt of the one run of NAME.
 ledger_outcomes() {
@@ -75,15 +83,8 @@ submitted=$(cat out.* | grep -c "^submitted job" || true)
 # 3. Eight different specs at once: none waits on another's lock or loses
 # another's records: eight jobs, eight runs, every record whole JSON.
 rm -rf "$DDPCTL_RUNS"
-pids=()
-for i in 1 2 3 4 5 6 7 8; do
-  write_job "job$i.yaml" "job$i"
-  "$DDPCTL" submit "job$i.yaml" --no-preflight >"out.$i" 2>"err.$i" &
-  pids+=($!)
-done
-for i in "${!pids[@]}"; do
-  wait "${pids[$i]}" || fail "submit $((i + 1)) failed: $(cat "out.$((i + 1))" "err.$((i + 1))")"
-done
+for i in 1 2 3 4 5 6 7 8; do write_job "job$i.yaml" "job$i"; done
+submit_together job1.yaml job2.yaml job3.yaml job4.yaml job5.yaml job6.yaml job7.yaml job8.yaml
 [ "$(cat out.* | grep -c "^submitted job" || true)" -eq 8 ] || fail "not 8 jobs submitted: $(cat out.* err.*)"
 for i in 1 2 3 4 5 6 7 8; do
   [ "$(jobs_of "job$i")" -eq 1 ] || fail "the queue has $(jobs_of "job$i") jobs named job$i: $(cat "$FAKE_SLURM/jobs")"

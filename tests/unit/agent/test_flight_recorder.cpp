@@ -300,6 +300,18 @@ struct FrWatch {
                                       "faulthandler\n",
                                       100 + rank, rank, node));
   }
+  // Both nodes' stacks (and so their asks) come in `after_s` seconds after
+  // the watchdog asked for them (it waits up to 60 s); no dump comes.
+  void nodes_answer_after(double after_s) {
+    o.stacks_wait_s = 60;
+    double from = clock.monotonic();
+    clock.on_sleep = [this, from, after_s] {
+      if (clock.monotonic() - from >= after_s && !std::filesystem::exists(stacks_path(o.log_base, 0, "g1"))) {
+        node_answers("g1", 0, PipeAsk::Asked);
+        node_answers("g2", 1, PipeAsk::Asked);
+      }
+    };
+  }
   // The ranks' dumps arrive while the watchdog waits (torch writes them
   // after the ask), `after_s` seconds into the wait.
   void dumps_arrive(const std::string& run, std::vector<int> ranks, double after_s = 0) {
@@ -358,15 +370,8 @@ TEST_CASE("the watchdog waits for the dumps 30 s from its ask for the stacks", "
     CHECK(f.clock.monotonic() - start < 21);
   }
   SECTION("none came: the wait ends 30 s after the ask, the stacks' time counted in") {
-    f.o.stacks_wait_s = 60;
     double start = f.clock.monotonic();
-    // The nodes' stacks (and so their asks) come in 28 s after the ask.
-    f.clock.on_sleep = [&f, start] {
-      if (f.clock.monotonic() - start >= 28 && !std::filesystem::exists(stacks_path(f.o.log_base, 0, "g1"))) {
-        f.node_answers("g1", 0, PipeAsk::Asked);
-        f.node_answers("g2", 1, PipeAsk::Asked);
-      }
-    };
+    f.nodes_answer_after(28);
     Watcher w(f.o, f.runner, f.clock, 1795300000);
     CHECK_FALSE(w.tick(1795300060));
     auto r = read_stall_record(f.o.log_base);
@@ -377,14 +382,8 @@ TEST_CASE("the watchdog waits for the dumps 30 s from its ask for the stacks", "
     CHECK(f.clock.monotonic() - start < kFlightRecorderWait + 1);
   }
   SECTION("stacks that took the whole wait still leave the dumps a grace of 2 s") {
-    f.o.stacks_wait_s = 60;
     double start = f.clock.monotonic();
-    f.clock.on_sleep = [&f, start] {
-      if (f.clock.monotonic() - start >= 40 && !std::filesystem::exists(stacks_path(f.o.log_base, 0, "g1"))) {
-        f.node_answers("g1", 0, PipeAsk::Asked);
-        f.node_answers("g2", 1, PipeAsk::Asked);
-      }
-    };
+    f.nodes_answer_after(40);
     Watcher w(f.o, f.runner, f.clock, 1795300000);
     CHECK_FALSE(w.tick(1795300060));
     REQUIRE(read_stall_record(f.o.log_base));
