@@ -83,10 +83,10 @@ std::optional<CulpritVerdict> flight_recorder_culprit(const CulpritVerdict& stac
 // stacks (when the nodes' agents write the pipes), and at least
 // kFlightRecorderGrace once the stacks are in. NCCL looks at its pipe every
 // second (TORCH_NCCL_DUMP_ON_TIMEOUT=1); ddpctl's Gloo pipe at once. Then
-// torch's first dump symbolizes the recorded stacks: 1.4 s of CPU per rank
-// (torch 2.14, Python 3.14, an idle core), and every rank of a node dumps at
-// once, beside its data loaders: under CI's load, two ranks' dumps did not
-// come within 10 s.
+// torch's first dump with stacks imports torch._inductor (sympy and ~900
+// modules): 1.4-2.9 s of CPU per rank (torch 2.14, Python 3.14, an idle
+// core), and every rank of a node dumps at once, beside its data loaders:
+// under CI's load, two ranks' dumps did not come within 10 s.
 constexpr double kFlightRecorderWait = 30;
 constexpr double kFlightRecorderGrace = 2;
 
