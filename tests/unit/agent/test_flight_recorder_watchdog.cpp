@@ -3,10 +3,8 @@
 // some or none came, and the culprit it names from them (the dumps are
 // tests/unit/data/flight_recorder's, read and judged in
 // test_flight_recorder.cpp).
-#include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include "catch.hpp"
 #include "fake_runner.hpp"
@@ -14,6 +12,7 @@
 #include "agent/flight_recorder.hpp"
 #include "agent/flight_recorder_pipe.hpp"
 #include "helpers.hpp"
+#include "watch_fixture.hpp"
 #include "agent/job_stacks.hpp"
 #include "agent/job_watch.hpp"
 
@@ -24,33 +23,18 @@ namespace {
 
 std::string fr_runs_dir() { return test::source_dir() + "/tests/unit/data/flight_recorder/"; }
 
-struct FrWatch {
-  test::TempDir tmp;
-  FakeRunner runner;
-  FakeClock clock;
-  WatchOptions o;
+// The watchdog's fixture (watch_fixture.hpp), cancelling on a stall, with
+// the Flight Recorder's dumps asked for into <log base>.restart0.fr/.
+struct FrWatch : WatchFixture {
   std::string prefix;
   FrWatch() {
-    o.log_base = tmp.path + "/job_42";
-    o.job_id = "42";
-    o.tasks = 2;
-    o.tasks_per_node = 1;
-    o.per_gpu = true;
-    o.nodes = {"g1", "g2"};
-    o.stall_after_s = 60;
-    o.stacks_wait_s = 0;
     o.action = StallAction::Cancel;
     prefix = o.log_base + ".restart0.fr/rank_";
     o.fr_dump_prefix = prefix;
     std::filesystem::create_directories(o.log_base + ".restart0.fr");
     runner.on("scancel", {}, exits(0));
     // Both ranks printed at the same time: the stall names nobody by timing.
-    for (int t = 0; t < 2; t++) {
-      std::string log = fmt::format("{}.restart0.{}.out", o.log_base, t);
-      write_file_atomic(log, "step\n");
-      timespec ts[2] = {{1795300000, 0}, {1795300000, 0}};
-      REQUIRE(::utimensat(AT_FDCWD, log.c_str(), ts, 0) == 0);
-    }
+    both_write(1795300000);
   }
   // Node `node`'s sampler answered: no stacks it could read, its rank asked.
   void node_answers(const std::string& node, int rank, PipeAsk outcome) {
