@@ -109,10 +109,17 @@ YamlDocument CellDocuments::of(const Grid& grid, const GridCell& cell) const {
     if (auto problem = set_field_path(out.root, v.key, copy_with_marks(v.node)))
       throw UserError(grid.where, v.key, fmt::format("cell {}: {}", cell.name, *problem));
 
+  // A value the cell set is the grid's, put in as it is: a `{B}` in it is
+  // its own text, not a placeholder.
+  auto set_by_cell = [&](const std::string& field) {
+    for (const auto& v : cell.values)
+      if (v.key == field) return true;
+    return false;
+  };
   Diagnostics diags;
   auto replace = [&](YAML::Node node, const std::string& field, PlaceholderUse use,
                      std::vector<std::string>* inserted = nullptr) {
-    if (!node.IsScalar()) return;
+    if (!node.IsScalar() || set_by_cell(field) || set_by_cell(field.substr(0, field.find('[')))) return;
     std::string problem;
     auto replaced = replace_placeholders(node.Scalar(), grid, cell, &problem, use, inserted);
     if (!problem.empty())

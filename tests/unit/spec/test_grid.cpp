@@ -140,6 +140,18 @@ TEST_CASE("grid: a cell's document has its values at their paths, placeholders r
   CHECK_FALSE(spec.has_grid);
 }
 
+TEST_CASE("grid: a value the grid puts in is its own text, a placeholder in it is not replaced") {
+  std::string text = std::string(kGridBase) +
+                     "env: {OUT: 'out-{A}'}\n"
+                     "grid:\n  env.A: ['{lr}', '{cell}']\n  trainer.lr: [0.1]\n";
+  YamlDocument doc = parse_yaml_document("s.yaml", text, "run spec");
+  Grid g = *read_grid(doc);
+  YamlDocument cell = cell_document("s.yaml", text, {}, g, g.cells[1]);
+  CHECK(cell.root["env"]["A"].Scalar() == "{cell}");
+  // The spec's own text still takes the value, as it is.
+  CHECK(cell.root["env"]["OUT"].Scalar() == "out-{cell}");
+}
+
 TEST_CASE("grid: an unknown placeholder in a list command is an error at its line") {
   std::string text =
       "name: g\ncluster: local\ngpus_per_node: 0\nprocs_per_node: 1\n"
