@@ -15,6 +15,7 @@
 #include "base/paths.hpp"
 #include "base/shell.hpp"
 #include "script/container_script.hpp"
+#include "script/script_env.hpp"
 #include "script/templates.hpp"
 #include "base/text.hpp"
 
@@ -36,11 +37,7 @@ mstch::data env_list(const EnvList& env) {
     mstch::data item;
     item.set("name", name);  // validated: [A-Za-z_][A-Za-z0-9_]*
     item.set("value", value);
-    // Quoted, and a user's $NAME expanding; ddpctl's own (DDPCTL_CELL, a
-    // grid's values: never a user's env:, which cannot set DDPCTL_ names)
-    // are the bytes ddpctl put there, whatever they hold.
-    bool own = name.rfind("DDPCTL_", 0) == 0;
-    item.set("assigned", own ? shell_quote(value) : shell_assignment_value(name, value));
+    item.set("assigned", env_assigned(name, value));
     list.push_back(item);
   }
   return list;
@@ -71,23 +68,6 @@ void set_job_files(mstch::data& d) {
   for (StepEndedKey k : step_ended_keys()) d.set("step_ended_" + step_ended_key_name(k), step_ended_key_text(k));
   d.set("step_marker", kStepMarker);
   d.set("trainer_requeue_exit", std::to_string(kRequeueExit));
-}
-
-// Every variable this script sets for the program.
-std::vector<std::string> script_env_names(const ResolvedRun& run) {
-  const RunSpec& spec = run.spec;
-  std::vector<std::string> names;
-  for (const auto* list : {&run.env, &run.nccl_env})
-    for (const auto& [name, value] : *list) names.push_back(name);
-  for (const char* n : {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "NNODES", "NPROC_PER_NODE", "LOCAL_WORLD_SIZE"})
-    names.push_back(n);
-  if (run.snapshot) names.insert(names.end(), {"DDPCTL_SNAPSHOT", "PYTHONPATH"});
-  // The Flight Recorder's (launch.sh), where the watchdog may ask for dumps.
-  if (spec.monitor.enabled && spec.watchdog.enabled)
-    for (const char* n : {"TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE", "TORCH_NCCL_DUMP_ON_TIMEOUT",
-                          "TORCH_FR_DUMP_TEMP_FILE", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "TORCH_NCCL_DEBUG_INFO_PIPE_FILE"})
-      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-  return names;
 }
 
 mstch::data container_data(const ResolvedRun& run, const ResolvedShape& shape, const std::vector<std::string>& names) {
@@ -214,7 +194,8 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
   d.set("modules", string_list(run.modules));
   d.set("has_modules", flag(!run.modules.empty()));
   d.set("env", env_list(run.env));
-  d.set("has_env", flag(!run.env.empty()));
+  d.set("has_env", flag(!run.env.empty() && run.env_table.empty()));
+  d.set("env_table", optional_string(run.env_table));
   d.set("nccl_env", env_list(run.nccl_env));
   d.set("has_nccl_env", flag(!run.nccl_env.empty()));
   d.set("setup", string_list(spec.setup));

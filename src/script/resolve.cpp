@@ -7,9 +7,6 @@
 
 #include "runs/job_files.hpp"
 #include "base/files.hpp"
-#include "spec/grid_read.hpp"
-#include "spec/grid_cell.hpp"
-#include "base/overrides.hpp"
 #include "spec/cluster.hpp"
 #include "base/paths.hpp"
 #include "spec/spec_setup.hpp"
@@ -269,53 +266,6 @@ ResolvedRun load_and_resolve(const std::string& spec_path, const std::vector<std
   return resolve_run(std::move(spec), load_cluster_profile(profile_path));
 }
 
-ResolvedGrid load_and_resolve_grid(const std::string& spec_path, const std::vector<std::string>& overrides) {
-  if (auto problem = script_value_problem(spec_path))
-    throw UserError(Location{printable(spec_path)}, "", "the spec's path " + *problem);
-  ResolvedGrid out;
-  out.text = read_file(spec_path);
-  YamlDocument doc = parse_yaml_document(spec_path, out.text, "run spec");
-  apply_overrides(doc, overrides);
-  std::optional<Grid> grid = read_grid(doc);
-  if (!grid)
-    throw UserError(Location{spec_path}, "grid",
-                    "this spec has no `grid:` (e.g. `grid: {trainer.lr: [0.1, 0.01], trainer.seed: [1, 2]}`); "
-                    "`ddpctl submit` runs it");
-  out.grid = std::move(*grid);
-  // Every cell is read and checked as a spec of its own. A problem every
-  // cell has is the spec's, said once; one that only some cells have names them.
-  std::optional<ClusterProfile> profile;
-  std::vector<std::pair<std::string, Diagnostic>> problems;  // cell name, problem
-  const CellDocuments documents(doc);
-  out.cells.reserve(out.grid.cells.size());
-  for (const GridCell& cell : out.grid.cells) {
-    try {
-      RunSpec spec = parse_run_spec_document(documents.of(out.grid, cell));
-      if (!profile)
-        profile = load_cluster_profile(find_cluster_profile(spec.cluster, spec.file, spec.where_of("cluster")));
-      out.cells.push_back(resolve_run(std::move(spec), *profile));
-    } catch (const UserError& e) {
-      for (const Diagnostic& d : e.diagnostics()) problems.emplace_back(cell.name, d);
-    }
-  }
-  if (problems.empty()) return out;
-  std::vector<Diagnostic> said;
-  std::map<std::string, std::vector<std::string>> cells_of;  // problem text -> the cells that have it
-  for (const auto& [cell, d] : problems) {
-    auto& cells = cells_of[d.str()];
-    if (cells.empty()) said.push_back(d);
-    cells.push_back(cell);
-  }
-  for (Diagnostic& d : said) {
-    const auto& cells = cells_of[d.str()];
-    if (cells.size() == out.grid.cells.size() && out.grid.cells.size() > 1) continue;
-    d.message += cells.size() == 1 ? fmt::format(" (cell {})", cells[0])
-                                   : fmt::format(" (cells {}{})", join({cells.begin(), cells.begin() + std::min<size_t>(cells.size(), 3)}, "; "),
-                                                 cells.size() > 3 ? fmt::format(" and {} more", cells.size() - 3) : "");
-  }
-  throw UserError(said);
-}
-
 std::vector<std::string> launch_argv(const ResolvedRun& run, const ResolvedShape& shape) {
   const RunSpec& spec = run.spec;
   std::vector<std::string> argv;
@@ -372,20 +322,25 @@ void apply_snapshot(ResolvedRun& run, const SnapshotDecision& decision, const st
         a = option + in_submit_folder(a.substr(std::string(option).size()));
 }
 
-std::string set_checkpoint_folder(ResolvedRun& run, const std::string& run_folder) {
-  constexpr std::string_view kName = "DDPCTL_CHECKPOINT_DIR";
-  for (const auto& [name, value] : run.env)
-    if (name == kName) return "";
-  std::string folder, chosen;
+std::string checkpoint_folder(const ResolvedRun& run, const std::string& run_folder, bool* chosen) {
+  std::string folder;
   for (const auto& a : run.spec.trainer_args)
     if (a.rfind("--checkpoint-dir=", 0) == 0) folder = a.substr(17);
   // The job's working folder is the submit folder: a relative trainer folder
   // is that folder's, named absolute where the run's folder is.
   if (!folder.empty() && folder[0] != '/' && !run_folder.empty() && run_folder[0] == '/')
     folder = (std::filesystem::current_path() / folder).lexically_normal().string();
-  if (folder.empty()) folder = chosen = (std::filesystem::path(run_folder) / "checkpoint").lexically_normal().string();
-  run.env.emplace_back(kName, folder);
-  return chosen;
+  *chosen = folder.empty();
+  if (folder.empty()) folder = (std::filesystem::path(run_folder) / "checkpoint").lexically_normal().string();
+  return folder;
+}
+
+std::string set_checkpoint_folder(ResolvedRun& run, const std::string& run_folder) {
+  constexpr std::string_view kName = "DDPCTL_CHECKPOINT_DIR";
+  if (std::any_of(run.env.begin(), run.env.end(), [&](const auto& e) { return e.first == kName; })) return "";
+  bool chosen = false;
+  run.env.emplace_back(kName, checkpoint_folder(run, run_folder, &chosen));
+  return chosen ? run.env.back().second : "";
 }
 
 void create_checkpoint_folder(const ResolvedRun& run, const std::string& folder) {

@@ -48,6 +48,10 @@ struct ResolvedRun {
   std::optional<Snapshot> snapshot;
   std::string snapshot_off;          // why there is none, when submit took none
   std::optional<ResolvedContainer> container;  // what the program runs in (container.hpp); none: the node itself
+  // A big grid's shared script (resolve_grid.hpp): the shell word of the
+  // cells' table its env: is read from, by the cell's index ($1); empty:
+  // env: is in the script.
+  std::string env_table;
 };
 
 // Throws UserError listing every problem.
@@ -56,16 +60,6 @@ ResolvedRun resolve_run(RunSpec spec, ClusterProfile profile);
 // Loads the spec, finds and loads its profile, and resolves them. A path
 // that could not be written into a script safely is refused first.
 ResolvedRun load_and_resolve(const std::string& spec_path, const std::vector<std::string>& overrides);
-
-// A grid spec (grid.hpp): the grid, and each cell resolved as a run of its
-// own (cells[i] is grid.cells[i]). Throws UserError with every problem of
-// every cell, each naming the cells it is in (or none when all have it).
-struct ResolvedGrid {
-  Grid grid;
-  std::vector<ResolvedRun> cells;
-  std::string text;  // the spec as read
-};
-ResolvedGrid load_and_resolve_grid(const std::string& spec_path, const std::vector<std::string>& overrides);
 
 // Makes `run` run `decision`'s snapshot: kept in run.snapshot (the script
 // exports it), the command's words as snapshot_argv makes them, and
@@ -81,6 +75,8 @@ void apply_snapshot(ResolvedRun& run, const SnapshotDecision& decision, const st
 // nothing. Returns the folder when ddpctl chose it (the caller creates it
 // at submit), else "".
 std::string set_checkpoint_folder(ResolvedRun& run, const std::string& run_folder);
+// The folder set_checkpoint_folder sets, without setting it; `chosen`: ddpctl chose it.
+std::string checkpoint_folder(const ResolvedRun& run, const std::string& run_folder, bool* chosen);
 // Creates the folder set_checkpoint_folder chose ("" : nothing to do).
 void create_checkpoint_folder(const ResolvedRun& run, const std::string& folder);
 

@@ -111,6 +111,23 @@ NcclSettings read_nccl_settings(MapReader& parent, const std::string& key) {
   return out;
 }
 
+std::optional<std::string> env_value_problem(const std::string& name, const std::string& value) {
+  if (name.size() + 1 + value.size() >= 131072)
+    // The environment string is NAME=value: Linux's 128 KiB cap counts it whole.
+    return fmt::format("{}=... is {} bytes with its name; Linux passes at most 128 KiB (131071 bytes) in one "
+                       "environment variable, and every command of the job would fail with \"Argument list too "
+                       "long\"",
+                       name, name.size() + 1 + value.size());
+  if ((name == "PATH" || name == "LD_LIBRARY_PATH") && !refers_to_itself(name, value))
+    // Replaced wholesale, the job's own commands (srun, scontrol) or the
+    // site's libraries would not be found, and the job fails after its wait.
+    return fmt::format("{1} would replace {0} wholesale, and the job's own commands (srun, scontrol) or the site's "
+                       "libraries would not be found; write {2} to put it first (or {3} last)",
+                       name, printable(value, 60), printable(value + ":$" + name, 80),
+                       printable("$" + name + ":" + value, 80));
+  return std::nullopt;
+}
+
 void read_job_setup(MapReader& top, RunSpec& spec) {
   if (auto v = top.string_list("modules", [](const std::string& s) -> std::optional<std::string> {
         for (char c : s)
@@ -133,19 +150,8 @@ void read_job_setup(MapReader& top, RunSpec& spec) {
                                 fmt::format("{} is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)", printable(name)));
       } else if (auto reason = reserved_env_reason(name)) {
         top.diagnostics().error(entries.where(name), "env", fmt::format("{} {}", name, *reason));
-      } else if (name.size() + 1 + value.size() >= 131072) {
-        // The environment string is NAME=value: Linux's 128 KiB cap counts it whole.
-        error(name, fmt::format("{}=... is {} bytes with its name; Linux passes at most 128 KiB (131071 bytes) in "
-                                "one environment variable, and every command of the job would fail with \"Argument "
-                                "list too long\"",
-                                name, name.size() + 1 + value.size()));
-      } else if ((name == "PATH" || name == "LD_LIBRARY_PATH") && !refers_to_itself(name, value)) {
-        // Replaced wholesale, the job's own commands (srun, scontrol) or the
-        // site's libraries would not be found, and the job fails after its wait.
-        error(name, fmt::format("{1} would replace {0} wholesale, and the job's own commands (srun, scontrol) or the "
-                                "site's libraries would not be found; write {2} to put it first (or {3} last)",
-                                name, printable(value, 60), printable(value + ":$" + name, 80),
-                                printable("$" + name + ":" + value, 80)));
+      } else if (auto problem = env_value_problem(name, value)) {
+        error(name, *problem);
       } else {
         spec.env.emplace_back(name, value);
       }

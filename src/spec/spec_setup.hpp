@@ -20,6 +20,10 @@ NcclSettings read_nccl_settings(MapReader& parent, const std::string& key);
 // Environment names ddpctl sets itself and refuses in `env:`, with the reason.
 std::optional<std::string> reserved_env_reason(const std::string& name);
 
+// What is wrong with `value` for the env: entry `name` (over Linux's
+// 128 KiB for one variable; a PATH that replaces the job's own), if anything.
+std::optional<std::string> env_value_problem(const std::string& name, const std::string& value);
+
 // The environment variables a typed NCCL setting is exported as.
 struct NcclOption {
   const char* key;

@@ -7,16 +7,58 @@
 
 #include "base/files.hpp"
 #include "base/paths.hpp"
+#include "base/shell.hpp"
 #include "explain/race.hpp"
+#include "script/resolve_grid.hpp"
 #include "script/render.hpp"
+#include "script/script_env.hpp"
 #include "spec/grid_cell.hpp"
 
 namespace ddpctl {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+std::string cell_folder(const ResolvedRun& r, const std::string& run_id, const GridCell& cell, bool absolute_paths) {
+  std::string dir = (fs::path(r.spec.output_dir) / run_id / cell.dir_name).lexically_normal().string();
+  return absolute_paths ? absolute_path(dir) : dir;
+}
+
+// A table grid (resolve_grid.hpp): one script of every cell, and the table of
+// their variables, a line each (cells/cell.env).
+GridPlan plan_table_grid(ResolvedGrid& g, const std::string& run_dir, const std::string& run_id,
+                         const std::string& templates_dir, const ScriptSink& sink, bool absolute_paths) {
+  GridPlan plan;
+  plan.arrays = group_cells(g);
+  const GridArray& array = plan.arrays.at(0);
+  for (const auto& k : g.grid.keys) plan.grid.keys.emplace_back(k.path, k.name);
+  plan.grid.max_parallel = g.grid.max_parallel;
+  ResolvedRun& shared = g.cells.at(0);
+  std::string table;
+  int i = 0;
+  for (const GridCell& cell : g.grid.cells) {
+    std::string dir = cell_folder(shared, run_id, cell, absolute_paths), chosen;
+    table += env_exports(g.table->env_of(shared, g.grid, cell, dir, &chosen));
+    table += '\n';
+    if (!chosen.empty()) plan.checkpoint_folders.push_back(chosen);
+    RunCell rc{i++, cell.name, array.label, dir, {}};
+    for (const auto& v : cell.values) rc.values.emplace_back(v.key, v.text);
+    plan.grid.cells.push_back(std::move(rc));
+  }
+  shared.env_table = shell_quote((fs::path(run_dir) / kCellTableFile).string());
+  ScriptRenderer renderer(load_templates(templates_dir, data_dir() + "/templates"));
+  sink(array.shared_script, renderer.render(shared).at(0).text);
+  sink(kCellTableFile, table);
+  sink(array.script, array_script(array, run_dir, shared.spec.file));
+  return plan;
+}
+
+}  // namespace
+
 GridPlan plan_grid(ResolvedGrid& g, const std::string& run_dir, const std::string& run_id,
                    const std::string& templates_dir, const ScriptSink& sink, bool absolute_paths) {
+  if (g.table) return plan_table_grid(g, run_dir, run_id, templates_dir, sink, absolute_paths);
   GridPlan plan;
   plan.arrays = group_cells(g);
   const bool raced = is_raced(g);
@@ -32,8 +74,7 @@ GridPlan plan_grid(ResolvedGrid& g, const std::string& run_dir, const std::strin
     int i = static_cast<int>(n);
     const GridCell& cell = g.grid.cells[n];
     ResolvedRun& r = g.cells[n];
-    std::string dir = (fs::path(r.spec.output_dir) / run_id / cell.dir_name).lexically_normal().string();
-    if (absolute_paths) dir = absolute_path(dir);
+    std::string dir = cell_folder(r, run_id, cell, absolute_paths);
     for (auto& [name, value] : cell_environment(g.grid, cell)) r.env.emplace_back(name, value);
     r.env.emplace_back("DDPCTL_CELL_DIR", dir);
     if (std::string c = set_checkpoint_folder(r, dir); !c.empty()) plan.checkpoint_folders.push_back(c);
@@ -67,7 +108,7 @@ std::vector<std::pair<std::string, std::string>> render_grid_scripts(const std::
                                                                      const std::vector<std::string>& sets,
                                                                      const std::string& out_dir,
                                                                      const std::string& templates_dir) {
-  ResolvedGrid g = load_and_resolve_grid(spec, sets);
+  ResolvedGrid g = load_grid(spec, sets, templates_dir);
   std::vector<std::pair<std::string, std::string>> scripts;
   plan_grid(g, out_dir, g.cells.at(0).spec.name + "-gen", templates_dir,
             [&](const std::string& file, const std::string& text) { scripts.emplace_back(file, text); }, false);
@@ -78,7 +119,7 @@ std::vector<std::pair<std::string, std::string>> render_grid_scripts(const std::
 
 std::vector<std::string> write_grid_scripts(const std::string& spec, const std::vector<std::string>& sets,
                                             const std::string& out_dir, const std::string& templates_dir) {
-  ResolvedGrid g = load_and_resolve_grid(spec, sets);
+  ResolvedGrid g = load_grid(spec, sets, templates_dir);
   std::string dir = absolute_path(out_dir);
   FileBatch batch(dir, 0755);
   std::vector<std::string> paths;

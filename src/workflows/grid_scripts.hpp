@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "script/resolve.hpp"
+#include "script/resolve_grid.hpp"
 #include "script/runs.hpp"
 #include "workflows/grid_arrays.hpp"
 

@@ -10,6 +10,7 @@
 #include "explain/report.hpp"
 #include "workflows/report_grid_collect.hpp"
 #include "workflows/report_rows.hpp"
+#include "script/resolve_grid.hpp"
 #include "script/resolve.hpp"
 #include "spec/spec.hpp"
 #include "base/text.hpp"
@@ -100,7 +101,7 @@ Plan make_plan(const PlanRequest& req, SlurmClient& slurm, Output& out, long lon
     shapes.push_back({s.label, s.nodes, s.ranks_per_node, s.gpus_per_node});
   };
   if (load_run_spec(req.spec, req.sets).has_grid) {
-    ResolvedGrid grid = load_and_resolve_grid(req.spec, req.sets);
+    ResolvedGrid grid = load_grid(req.spec, req.sets, "");
     name = grid.cells.at(0).spec.name;
     epochs_of_spec = spec_epochs(grid.cells.at(0).spec);
     for (const auto& cell : grid.cells)

@@ -6,6 +6,7 @@
 #include "base/files.hpp"
 #include "base/paths.hpp"
 #include "explain/race.hpp"
+#include "script/resolve_grid.hpp"
 #include "script/preflight.hpp"
 #include "slurm/site_limits_read.hpp"
 #include "script/snapshot.hpp"
@@ -163,7 +164,7 @@ void submit_arrays(Run& run, const ResolvedGrid& g, const std::vector<GridArray>
 
 void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   SlurmClient& slurm = ctx.slurm;
-  ResolvedGrid g = load_and_resolve_grid(o.spec, o.sets);
+  ResolvedGrid g = load_grid(o.spec, o.sets, o.templates_dir);
   refuse_list_options(o);
   std::vector<GridArray> arrays = group_cells(g);
   std::string identity = run_identity({{o.spec, g.text}}, o.sets, "grid");

@@ -9,6 +9,7 @@
 
 #include "helpers.hpp"
 #include "script/resolve.hpp"
+#include "script/resolve_grid.hpp"
 #include "spec/grid.hpp"
 #include "spec/grid_read.hpp"
 #include "spec/spec.hpp"

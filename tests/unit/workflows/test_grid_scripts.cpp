@@ -13,6 +13,7 @@
 #include "spec/grid_cell.hpp"
 #include "helpers.hpp"
 #include "script/resolve.hpp"
+#include "script/resolve_grid.hpp"
 #include "base/shell.hpp"
 #include "workflows/grid_scripts.hpp"
 #include "base/text.hpp"

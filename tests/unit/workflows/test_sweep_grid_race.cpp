@@ -15,6 +15,7 @@
 #include "helpers.hpp"
 #include "runs/ledger.hpp"
 #include "explain/race.hpp"
+#include "script/resolve_grid.hpp"
 #include "script/runs.hpp"
 #include "explain/status_grid.hpp"
 #include "workflows/grid_arrays.hpp"
