@@ -5,12 +5,16 @@
 # cell read the whole spec again, include list and all).
 #
 # Specs: one CPU node per cell, a shell command using the cell's values
-# (`echo {A} {B}`), the grid `env.A` (N/100 values) x `env.B` (100 values);
-# and `grid: {include: [...]}` of INCLUDE cells, one `{env.A: "i"}` each.
+# (`echo {A} {B}`), the grid `env.A` (N/100 values) x `env.B` (100 values):
+# over 1,000 cells one script and a table (docs/sweeps.md "Big grids");
+# the same cells with the values in a list command's words (`[echo, '{A}',
+# '{B}']`), which must stay a script per cell; and `grid: {include: [...]}`
+# of INCLUDE cells, one `{env.A: "i"}` each.
 # Measured, each once, in this run (wall time of the whole command, and its
 # peak memory from /usr/bin/time):
 #   gen      `ddpctl gen SPEC -o DIR`: every cell read, checked, rendered and
-#            written (cells/<index>.sh, about 11 KiB each)
+#            written (cells/<index>.sh, about 11 KiB each; over 1,000 cells
+#            of env: values, cells/cell.sh and a line each in cells/cell.env)
 #   dry-run  `ddpctl sweep SPEC --dry-run --no-preflight`: every cell read
 #            and checked, nothing written
 #   sweep    `ddpctl sweep SPEC --no-preflight --no-snapshot` against stub
@@ -56,6 +60,8 @@ for n in $sizes; do
 print('grid:\n  env.A: [' + ', '.join('\"%d\"' % i for i in range(a)) + ']')
 print('  env.B: [' + ', '.join('\"%d\"' % i for i in range(b)) + ']')" "$n"
   } >"g$n.yaml"
+  # The same cells with the values in a list command's words: a script per cell.
+  sed -e "s/^name: g$n/name: p$n/" -e "s/^command: .*/command: [echo, '{A}', '{B}']/" "g$n.yaml" >"p$n.yaml"
 done
 { spec_head "inc$include"
   echo "command: 'echo {A}'"
@@ -82,8 +88,8 @@ ratio() { python3 -c "import sys; print('%.2fx' % (float(sys.argv[1]) / float(sy
 
 echo "machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p;T;q' /proc/cpuinfo), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -r), load $(cut -d' ' -f1 /proc/loadavg), $(date -u +%F)"
 echo
-echo "| cells | gen: s | ms/cell | vs smallest | peak MiB | dry-run: s | sweep: s | ms/cell | vs smallest |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| cells | gen: s | ms/cell | vs smallest | peak MiB | dry-run: s | sweep: s | ms/cell | vs smallest | gen, a script per cell: s | ms/cell |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 first_gen='' first_sweep=''
 for n in $sizes; do
   read -r gen_s gen_kb < <(time_of "gen$n" "$ddpctl" gen "g$n.yaml" -o out)
@@ -92,7 +98,8 @@ for n in $sizes; do
     --no-snapshot --runs runs)
   g=$(per_cell "$gen_s" "$n") s=$(per_cell "$sweep_s" "$n")
   first_gen=${first_gen:-$g} first_sweep=${first_sweep:-$s}
-  echo "| $n | $gen_s | $g | $(ratio "$g" "$first_gen") | $((gen_kb / 1024)) | $dry_s | $sweep_s | $s | $(ratio "$s" "$first_sweep") |"
+  read -r own_s _ < <(time_of "own$n" "$ddpctl" gen "p$n.yaml" -o out)
+  echo "| $n | $gen_s | $g | $(ratio "$g" "$first_gen") | $((gen_kb / 1024)) | $dry_s | $sweep_s | $s | $(ratio "$s" "$first_sweep") | $own_s | $(per_cell "$own_s" "$n") |"
 done
 read -r inc_s _ < <(time_of inc "$ddpctl" gen "inc$include.yaml" -o out)
 read -r grid_s _ < <(time_of grid "$ddpctl" gen "grid$include.yaml" -o out)
@@ -112,6 +119,9 @@ if [ -n "$baseline" ]; then
     echo "| $n cells | $this_s | $base_s | $(ratio "$this_s" "$base_s") |"
   done
   read -r this_s _ < <(time_of tinc "$ddpctl" gen "inc$include.yaml" -o out)
-  read -r base_s _ < <(time_of binc "$baseline" gen "inc$include.old.yaml" -o out)
+  # A baseline from before the include list moved under grid: takes the old spelling.
+  base_inc=inc$include.yaml
+  "$baseline" gen "$base_inc" -o out >/dev/null 2>&1 || base_inc=inc$include.old.yaml
+  read -r base_s _ < <(time_of binc "$baseline" gen "$base_inc" -o out)
   echo "| include: of $include | $this_s | $base_s | $(ratio "$this_s" "$base_s") |"
 fi
