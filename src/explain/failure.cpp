@@ -161,7 +161,9 @@ std::vector<Failure> srun_task_failures(const std::vector<std::string>& batch, c
 
 // A failed task's step log: the line that says why, and the rank where it
 // is known. Returns whether the task failed only as a consequence of
-// another (a closed connection, srun's SIGTERM).
+// another (a closed connection, srun's SIGTERM) or of Slurm ending the step
+// (a cancel, the time limit: its slurmstepd says so in the log, and a task
+// slow to end on SIGTERM is then killed).
 bool read_task_log(const RunShape& shape, const std::string& base, int attempt, Failure& t) {
   std::string path = job_files::step_log(base, attempt, *t.task);
   std::vector<std::string> lines = tail_lines(path);
@@ -185,7 +187,9 @@ bool read_task_log(const RunShape& shape, const std::string& base, int attempt, 
   t.line = meaningful_line(lines, local_rank ? fmt::format("[default{}]:", *local_rank) : "");
   // The container runtime could not start the program (docs/containers.md).
   if (auto c = find_container_failure(lines)) t.what = c->what, t.line = c->line;
-  return failed_as_consequence(lines, t.line) || (t.exit.signal == SIGTERM && !t.exit.code);
+  static const Regex step_ended(R"(^slurmstepd(-\S+)?: error: \*\*\* STEP \S+ ON \S+ CANCELLED AT )");
+  bool ended_by_slurm = std::any_of(lines.begin(), lines.end(), [](const std::string& l) { return step_ended.search(l); });
+  return ended_by_slurm || failed_as_consequence(lines, t.line) || (t.exit.signal == SIGTERM && !t.exit.code);
 }
 
 // The task named: the first that failed on its own, else the first srun

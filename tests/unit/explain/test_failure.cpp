@@ -122,6 +122,34 @@ TEST_CASE("Slurm's end states in words, with Slurm's own line") {
   cancelled.cancelled_by = "";
   CHECK(describe_failure(*find_failure(shape, cancelled, -1)) == "was cancelled");
 
+  // Under load a task outlives Slurm's SIGTERM and is killed: srun says
+  // "Killed", and the task's log holds its slurmstepd's line that it ended
+  // the step (the logs of a CI run, 2026-11-29). Still the cancel, no rank.
+  write(dir.path + "/job_13.err",
+        "ddpctl: job 13 (x) attempt 1 on g[1-2]\n"
+        "srun: Job step aborted: Waiting up to 7 seconds for job step to finish.\n"
+        "slurmstepd-g1: error: *** JOB 13 ON g1 CANCELLED AT 2026-11-29T04:15:36 ***\n"
+        "srun: forcing job termination\n"
+        "srun: got SIGCONT\n"
+        "srun: error: g2: task 1: Terminated\n"
+        "srun: Terminating StepId=13.1\n"
+        "srun: error: g1: task 0: Killed\n");
+  write(dir.path + "/job_13.restart0.0.out", "slurmstepd-g1: error: *** STEP 13.1 ON g1 CANCELLED AT 2026-11-29T04:15:36 ***\ntraining\n");
+  write(dir.path + "/job_13.restart0.1.out", "training\n");
+  Job killed = ended("13", JobState::Cancelled, {0, 9});
+  killed.cancelled_by = "0";
+  f = find_failure(shape_in(dir.path, 2, 1), killed, -1);
+  REQUIRE(f);
+  CHECK_FALSE(f->task);
+  CHECK_FALSE(f->rank);
+  CHECK(describe_failure(*f) == "was cancelled by root");
+  // A task that failed on its own before the cancel is still named.
+  write(dir.path + "/job_13.restart0.0.out", "training\nRuntimeError: CUDA error: an illegal memory access\n");
+  write(dir.path + "/job_13.err", "ddpctl: job 13 (x) attempt 1 on g[1-2]\nsrun: error: g1: task 0: Exited with exit code 1\n");
+  f = find_failure(shape_in(dir.path, 2, 1), killed, -1);
+  REQUIRE(f);
+  CHECK(f->rank == 0);
+
   CHECK(describe_failure(*find_failure(shape, ended("10", JobState::OutOfMemory), -1)) == "ran out of memory");
   CHECK(describe_failure(*find_failure(shape, ended("11", JobState::Preempted), -1)) == "was preempted");
   CHECK_FALSE(find_failure(shape, ended("12", JobState::Completed), -1));
