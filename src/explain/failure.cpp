@@ -134,12 +134,18 @@ bool lost_a_node(std::string lost_node, const Job& job, const std::vector<NodeIn
 }
 
 // The tasks srun saw fail, in order: "srun: error: g2: task 1: Exited with
-// exit code 2", each a copy of `f` with its node, task and exit.
-std::vector<Failure> srun_task_failures(const std::vector<std::string>& batch, const Failure& f) {
+// exit code 2", each a copy of `f` with its node, task and exit. `killed`
+// gets, for each, whether a signal ended it after Slurm said it was ending
+// the job (its "*** JOB 5 ON g1 CANCELLED AT ..." line): the end's, not its own.
+std::vector<Failure> srun_task_failures(const std::vector<std::string>& batch, const Failure& f,
+                                        std::vector<bool>* killed) {
   static const Regex srun_error(R"(^srun: error: (\S+): tasks? (\d{1,9})(?:-\d+)?: (.+)$)");
+  static const Regex job_ended(R"(^slurmstepd(-\S+)?: error: \*\*\* JOB \S+ ON \S+ CANCELLED AT )");
   std::vector<Failure> tasks;
+  bool ending = false;
   for (const auto& l : batch) {
     RegexMatch m;
+    if (job_ended.search(l)) ending = true;
     if (!srun_error.full_match(l, &m)) continue;
     std::string how = m.str(3);
     if (how.find("Unable to") != std::string::npos || how.find("not responding") != std::string::npos) continue;
@@ -154,6 +160,7 @@ std::vector<Failure> srun_task_failures(const std::vector<std::string>& batch, c
       t.exit = ExitStatus{std::stoi(e.str(1)), std::nullopt};
     else if (auto sig = signal_named(trim(how)))
       t.exit = ExitStatus{std::nullopt, *sig};
+    killed->push_back(ending && t.exit.signal && !t.exit.code);
     tasks.push_back(t);
   }
   return tasks;
@@ -199,8 +206,11 @@ bool read_task_log(const RunShape& shape, const std::string& base, int attempt, 
 void name_the_task(const RunShape& shape, const Job& job, int attempt, const std::vector<std::string>& batch,
                    const std::string& base, Failure& f) {
   std::optional<Failure> first, genuine;
-  for (Failure& t : srun_task_failures(batch, f)) {
-    bool consequence = read_task_log(shape, base, attempt, t);
+  std::vector<bool> killed;
+  std::vector<Failure> tasks = srun_task_failures(batch, f, &killed);
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    Failure& t = tasks[i];
+    bool consequence = read_task_log(shape, base, attempt, t) || killed[i];
     if (!first) first = t;
     if (!consequence) {
       genuine = t;

@@ -143,9 +143,25 @@ TEST_CASE("Slurm's end states in words, with Slurm's own line") {
   CHECK_FALSE(f->task);
   CHECK_FALSE(f->rank);
   CHECK(describe_failure(*f) == "was cancelled by root");
+  // ... and a task killed after Slurm's line that it cancelled the job,
+  // whose own log has no slurmstepd line (only the batch host's says so).
+  write(dir.path + "/job_13.err",
+        "ddpctl: job 13 (x) attempt 1 on g[1-2]\n"
+        "slurmstepd-g1: error: *** JOB 13 ON g1 CANCELLED AT 2026-11-29T04:15:36 ***\n"
+        "srun: forcing job termination\n"
+        "srun: error: g2: task 1: Killed\n"
+        "srun: error: g1: task 0: Killed\n");
+  f = find_failure(shape_in(dir.path, 2, 1), killed, -1);
+  REQUIRE(f);
+  CHECK_FALSE(f->task);
+  CHECK(describe_failure(*f) == "was cancelled by root");
   // A task that failed on its own before the cancel is still named.
   write(dir.path + "/job_13.restart0.0.out", "training\nRuntimeError: CUDA error: an illegal memory access\n");
-  write(dir.path + "/job_13.err", "ddpctl: job 13 (x) attempt 1 on g[1-2]\nsrun: error: g1: task 0: Exited with exit code 1\n");
+  write(dir.path + "/job_13.err",
+        "ddpctl: job 13 (x) attempt 1 on g[1-2]\n"
+        "srun: error: g1: task 0: Exited with exit code 1\n"
+        "slurmstepd-g1: error: *** JOB 13 ON g1 CANCELLED AT 2026-11-29T04:15:36 ***\n"
+        "srun: error: g2: task 1: Killed\n");
   f = find_failure(shape_in(dir.path, 2, 1), killed, -1);
   REQUIRE(f);
   CHECK(f->rank == 0);
