@@ -4,7 +4,9 @@
 // of two buffers); on SIGQUIT the handler writes that line, with how long it
 // has been there, into $DDPCTL_LOG_BASE.state.<node>.<pid>.txt, which the job
 // agent's stack dump of this node reads. Only async-signal-safe calls in the
-// handler: open, write, close, clock_gettime, and lock-free atomic loads.
+// handler: open, write, close, rename, clock_gettime, and lock-free atomic
+// loads. The line is written into <file>.tmp and renamed onto the file, so a
+// reader sees the whole line or none (one read half a line under load).
 //
 // The line ends with the collectives this rank has entered and left, counted
 // (CollectiveScope): every rank runs the same collectives in the same order,
@@ -38,6 +40,7 @@ struct Slot {
 inline Slot g_slots[2];
 inline std::atomic<int> g_current{-1};
 inline char g_path[4096];
+inline char g_tmp_path[4096 + 8];  // written first, then renamed onto g_path: a reader never sees half a line
 
 // "rank 3: epoch 2, step 17 of 120: waiting in the gradient allreduce"
 inline void set_phase(const char* fmt, ...) {
@@ -148,7 +151,7 @@ inline void write_collectives(int fd) {
 inline void on_quit(int) {
   int saved = errno;
   int cur = g_current.load(std::memory_order_acquire);
-  int fd = g_path[0] ? ::open(g_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : 2;
+  int fd = g_path[0] ? ::open(g_tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : 2;
   if (fd >= 0) {
     const char* head = "ddp-train: ";
     write_all(fd, head, std::strlen(head));
@@ -167,7 +170,10 @@ inline void on_quit(int) {
     }
     write_collectives(fd);
     write_all(fd, "\n", 1);
-    if (fd != 2) ::close(fd);
+    if (fd != 2) {
+      ::close(fd);
+      ::rename(g_tmp_path, g_path);  // async-signal-safe, as open, write and close are
+    }
   }
   errno = saved;
 }
@@ -177,9 +183,11 @@ inline void on_quit(int) {
 inline void install() {
   const char* base = std::getenv("DDPCTL_LOG_BASE");
   const char* node = std::getenv("SLURMD_NODENAME");
-  if (base && *base)
+  if (base && *base) {
     std::snprintf(g_path, sizeof g_path, "%s.state.%s.%ld.txt", base, node && *node ? node : "local",
                   static_cast<long>(::getpid()));
+    std::snprintf(g_tmp_path, sizeof g_tmp_path, "%s.tmp", g_path);
+  }
   struct sigaction sa {};
   sa.sa_handler = on_quit;
   sigemptyset(&sa.sa_mask);
