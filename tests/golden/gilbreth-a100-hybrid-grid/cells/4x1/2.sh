@@ -86,8 +86,9 @@ ddpctl_stop_asked=0
 ddpctl_on_signal() {
   ddpctl_stop_asked=1
   echo "ddpctl: SIGUSR1: the time limit is near; asking the training step to checkpoint and stop" >&2
-  # Before the step started (during the node check) there is nothing to pass it to.
-  [ -z "${ddpctl_step:-}" ] || kill -USR1 "$ddpctl_step" 2>/dev/null || true
+  # Before the step's pid is known (the node check; between its start and
+  # `ddpctl_step=$!`), the launch passes it on once it is (launch.sh).
+  [ -z "${ddpctl_step:-}" ] || { ddpctl_stop_sent=$ddpctl_step; kill -USR1 "$ddpctl_step" 2>/dev/null || true; }
 }
 trap ddpctl_on_signal USR1
 # Requeues this job (restarts remain; the caller checked): $1 says why (status
@@ -213,6 +214,11 @@ fi
 exec "$@"' ddpctl-task \
   ddp-train --nproc-per-node=1 --model=resnet50 --data=/scratch/gilbreth/lusu/tiny-imagenet-200 --epochs=3 --batch-size=128 --lr=0.05 --amp=fp16 --workers=8 --global-batch=512 --checkpoint-dir=checkpoints/lr=0.05,seed=1 --seed=1 &
 ddpctl_step=$!
+# A stop Slurm asked before this step's pid was known reaches the step now.
+if [ "$ddpctl_stop_asked" = 1 ] && [ "${ddpctl_stop_sent:-}" != "$ddpctl_step" ]; then
+  ddpctl_stop_sent=$ddpctl_step
+  kill -USR1 "$ddpctl_step" 2>/dev/null || true
+fi
 ddpctl_watch=
 if [ -n "$ddpctl_agent" ]; then
   DDPCTL_AGENT_PROCESS=1 "$ddpctl_agent" job watch --log-base "$ddpctl_log_base" --nodes "${ddpctl_nodes[*]}" \
