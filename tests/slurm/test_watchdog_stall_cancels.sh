@@ -32,12 +32,16 @@ record="logs/${JOB_NAME}_$id.stall.json"
 [ -s "$record" ] || fail "the watchdog left no record ($record): $(ls logs)"$'\n'"$(cat "logs/${JOB_NAME}_$id.err")"
 grep -qF '"taken":"cancelled"' "$record" || fail "the record does not say cancelled: $(cat "$record")"
 since=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["since"]))' "$record")
+# sacct says CANCELLED as soon as the controller ends the job; squeue lists
+# it COMPLETING until the nodes report its processes gone (seconds under
+# load), and status shows Slurm's state: wait for the end.
 deadline=$((SECONDS + 60))
 while :; do
   run status "$JOB_NAME" --json
   end=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j[0]["end_time"] or "")' "$T/out" 2>/dev/null || true)
-  [ -z "$end" ] || [ "$end" -lt "$since" ] || break
-  [ "$SECONDS" -lt "$deadline" ] || fail "status shows no end time after the stall: $(cat "$T/out")"
+  state=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["state"])' "$T/out" 2>/dev/null || true)
+  if [ -n "$end" ] && [ "$end" -ge "$since" ] && [ "$state" != COMPLETING ]; then break; fi
+  [ "$SECONDS" -lt "$deadline" ] || fail "status shows no end after the stall within 60 s: $(cat "$T/out")"
   sleep 0.5
 done
 # stall_after (20 s) + one interval (2 s) + the stacks and the cancel: well
