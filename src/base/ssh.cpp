@@ -101,15 +101,19 @@ std::string ssh_open_command(const std::vector<std::string>& program, const std:
   return through_shell(program) ? program[3] + " " + shell_join(words) : shell_join(words);
 }
 
-void check_ssh_host(const std::string& host) {
+std::optional<std::string> ssh_host_problem(const std::string& host, const std::string& what) {
   bool blank = host.find_first_not_of(" \t") == std::string::npos;
   bool odd = std::any_of(host.begin(), host.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f || c == ' '; });
-  if (blank || host[0] == '-' || odd)
-    throw UserError(Location{"--on"}, "",
-                    fmt::format("{} is not a host to ssh to{}", printable(host),
-                                blank ? " (an empty --on is no host: name the login host, user@host or a Host of "
-                                        "your ~/.ssh/config)"
-                                      : ""));
+  if (!blank && host[0] != '-' && !odd) return std::nullopt;
+  return fmt::format("{} is not a host to ssh to{}", printable(host),
+                     blank ? fmt::format(" (an empty {} is no host: name the login host, user@host or a Host of "
+                                         "your ~/.ssh/config)",
+                                         what)
+                           : "");
+}
+
+void check_ssh_host(const std::string& host) {
+  if (auto problem = ssh_host_problem(host)) throw UserError(Location{"--on"}, "", *problem);
 }
 
 SshConnection ssh_connect(CommandRunner& local, const std::string& host, const std::string& home,

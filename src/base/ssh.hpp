@@ -18,6 +18,7 @@
 // login host through that connection, so every decision above it (SlurmClient,
 // the workflows) is the same as on the login node and testable as it is.
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,8 @@ std::vector<std::string> ssh_program(const std::string& ddpctl_ssh_command);
 // blank (an unset $HOST in a script), no option (-oProxyCommand=...), no
 // blank or control character.
 void check_ssh_host(const std::string& host);
+// The same check's problem ("'-x' is not a host to ssh to"), or nullopt.
+std::optional<std::string> ssh_host_problem(const std::string& host, const std::string& what = "--on");
 
 // The command that opens ddpctl's master for `host`, answering prompts once.
 std::string ssh_open_command(const std::vector<std::string>& program, const std::string& host,

@@ -253,11 +253,12 @@ ResolvedRun resolve_run(RunSpec spec, ClusterProfile profile) {
   return run;
 }
 
-ResolvedRun load_and_resolve(const std::string& spec_path, const std::vector<std::string>& overrides) {
+ResolvedRun load_and_resolve(const std::string& spec_path, const std::vector<std::string>& overrides,
+                             const std::string& site) {
   // The path reaches the scripts (ddpctl's own comments, the run record).
   if (auto problem = script_value_problem(spec_path))
     throw UserError(Location{printable(spec_path)}, "", "the spec's path " + *problem);
-  RunSpec spec = load_run_spec(spec_path, overrides);
+  RunSpec spec = load_run_spec(spec_path, overrides, site);
   if (spec.has_grid)
     throw UserError(spec.where_of("grid"), "grid",
                     "this spec is a grid of runs: `ddpctl sweep SPEC` submits its cells (`ddpctl sweep SPEC "

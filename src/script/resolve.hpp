@@ -59,7 +59,9 @@ ResolvedRun resolve_run(RunSpec spec, ClusterProfile profile);
 
 // Loads the spec, finds and loads its profile, and resolves them. A path
 // that could not be written into a script safely is refused first.
-ResolvedRun load_and_resolve(const std::string& spec_path, const std::vector<std::string>& overrides);
+// `site`: read at that site (spec.hpp's load_run_spec).
+ResolvedRun load_and_resolve(const std::string& spec_path, const std::vector<std::string>& overrides,
+                             const std::string& site = "");
 
 // Makes `run` run `decision`'s snapshot: kept in run.snapshot (the script
 // exports it), the command's words as snapshot_argv makes them, and

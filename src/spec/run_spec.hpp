@@ -32,6 +32,9 @@ struct Shape {
   bool exclusive = false;
   // Where it may run (spec_site.hpp): --reservation, --exclude, --nodelist.
   std::string reservation, exclude, nodelist;
+  // The site it is submitted at (spec_sites.hpp): `on:` (the login host, as
+  // --on takes it; "" for here) and `remote_dir:`, its own or the spec's.
+  std::string host, remote_dir;
   std::map<std::string, Location> where;  // field -> where its value was set
 
   int ranks_per_node() const { return procs_per_node.value_or(gpus_per_node); }
@@ -141,6 +144,10 @@ struct RunSpec {
   bool has_sweep = false;  // `sweep:`: shapes are the sweep's entries, one run each
   bool has_grid = false;   // `grid:`: a grid of cells (grid.hpp), one array per shape
   bool several_shapes() const { return has_alternatives || has_sweep; }
+  // Sites (spec_sites.hpp): some shape names a login host with `on:`; and,
+  // for a spec read at one site (--site), that site: only its shapes are here.
+  bool names_sites = false;
+  std::string at_site;
 
   LaunchMode launch = LaunchMode::PerNode;
   // Exactly one of these: the bundled trainer, or the user's command.

@@ -1,5 +1,6 @@
 #include "spec/spec.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "spec/spec_monitoring.hpp"
 #include "spec/spec_restart.hpp"
 #include "spec/spec_site.hpp"
+#include "spec/spec_sites.hpp"
 #include "spec/spec_snapshot.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
@@ -94,6 +96,7 @@ void read_shapes(MapReader& top, RunSpec& spec) {
   if (!top.has("gpus_per_node"))
     diags.error(top.self(), "gpus_per_node", "required field is missing (GPUs per node; 0 for a CPU-only run)");
   read_shape_fields(top, base);
+  read_shape_host(top, base, false);
   base.label = default_label(base);
   spec.shapes.push_back(base);
 
@@ -121,6 +124,7 @@ void read_shapes(MapReader& top, RunSpec& spec) {
     MapReader r(top.document(), alts[i], fmt::format("{}[{}]", key, i), diags);
     if (!r.valid()) continue;
     read_shape_fields(r, alt);
+    read_shape_host(r, alt, true);
     alt.label = default_label(alt);
     if (auto v = r.string("label", [](const std::string& s) -> std::optional<std::string> {
           if (is_run_name(s)) return std::nullopt;
@@ -134,13 +138,9 @@ void read_shapes(MapReader& top, RunSpec& spec) {
 
 }  // namespace
 
-RunSpec parse_run_spec(const std::string& file, const std::string& text, const std::vector<std::string>& overrides) {
-  YamlDocument doc = parse_yaml_document(file, text, "run spec");
-  apply_overrides(doc, overrides);
-  return parse_run_spec_document(doc);
-}
+namespace {
 
-RunSpec parse_run_spec_document(const YamlDocument& doc) {
+RunSpec parse_one_view(const YamlDocument& doc) {
   const std::string& file = doc.file;
   RunSpec spec;
   spec.file = file;
@@ -168,7 +168,8 @@ RunSpec parse_run_spec_document(const YamlDocument& doc) {
   read_site_options(top, spec);
 
   for (const char* key : {"name", "cluster", "output_dir", "launch", "trainer", "command", "modules", "env", "nccl",
-                          "setup", "master", "requeue", "restart", "progress", "metric", "monitor", "watchdog", "alternatives", "sweep", "container"})
+                          "setup", "master", "requeue", "restart", "progress", "metric", "monitor", "watchdog", "alternatives", "sweep", "container",
+                          "on", "remote_dir"})
     if (top.has(key)) spec.where[key] = top.where(key);
   for (const char* key : site_option_keys())
     if (top.has(key)) spec.where[key] = top.where(key);
@@ -199,8 +200,56 @@ RunSpec parse_run_spec_document(const YamlDocument& doc) {
   return spec;
 }
 
-RunSpec load_run_spec(const std::string& path, const std::vector<std::string>& overrides) {
-  return parse_run_spec(path, read_file(path), overrides);
+}  // namespace
+
+RunSpec parse_run_spec(const std::string& file, const std::string& text, const std::vector<std::string>& overrides,
+                       const std::string& site) {
+  YamlDocument doc = parse_yaml_document(file, text, "run spec");
+  apply_overrides(doc, overrides);
+  return parse_run_spec_document(doc, site);
+}
+
+namespace {
+
+// Every site's view is read too: a mistake in a site's keys is named here.
+void check_site_views(const YamlDocument& doc, const RunSpec& spec) {
+  for (const auto& host : spec_hosts(spec)) parse_run_spec_document(doc, host.empty() ? kHereSite : host);
+}
+
+// Keeps the shapes at `site` (kHereSite: those without `on:`).
+void keep_site(RunSpec& spec, const std::string& site, const Location& where) {
+  const std::string host = site == kHereSite ? "" : site;
+  std::vector<std::string> hosts = spec_hosts(spec);
+  spec.shapes.erase(std::remove_if(spec.shapes.begin(), spec.shapes.end(),
+                                   [&](const Shape& s) { return s.host != host; }),
+                    spec.shapes.end());
+  if (spec.shapes.empty())
+    throw UserError(where, "on",
+                    fmt::format("no shape of this spec is at site {} (--site); its sites: {}", printable(site),
+                                join(hosts, ", ")));
+  spec.at_site = site;
+}
+
+}  // namespace
+
+RunSpec parse_run_spec_document(const YamlDocument& doc, const std::string& site) {
+  if (!site.empty()) {
+    Diagnostics diags;
+    YamlDocument view = site_view(doc, site == kHereSite ? "" : site, diags);
+    diags.throw_if_any();
+    RunSpec spec = parse_one_view(view);
+    spec.names_sites = true;
+    keep_site(spec, site, Location{doc.file});
+    return spec;
+  }
+  RunSpec spec = parse_one_view(doc);
+  spec.names_sites = std::any_of(spec.shapes.begin(), spec.shapes.end(), [](const Shape& s) { return !s.host.empty(); });
+  if (spec.names_sites) check_site_views(doc, spec);
+  return spec;
+}
+
+RunSpec load_run_spec(const std::string& path, const std::vector<std::string>& overrides, const std::string& site) {
+  return parse_run_spec(path, read_file(path), overrides, site);
 }
 
 }  // namespace ddpctl

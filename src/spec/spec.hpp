@@ -12,10 +12,18 @@ namespace ddpctl {
 
 // Loads a run spec file, applying `--set key=value` overrides first. Throws
 // UserError with every problem found.
-RunSpec load_run_spec(const std::string& path, const std::vector<std::string>& overrides = {});
+// `site`: read at that site (spec_sites.hpp: its view, only its shapes;
+// kHereSite for the shapes without `on:`); "": every shape, each site's view
+// checked.
+RunSpec load_run_spec(const std::string& path, const std::vector<std::string>& overrides = {},
+                      const std::string& site = "");
 // The same from text already in memory (tests, stdin).
-RunSpec parse_run_spec(const std::string& file, const std::string& text, const std::vector<std::string>& overrides = {});
+RunSpec parse_run_spec(const std::string& file, const std::string& text, const std::vector<std::string>& overrides = {},
+                       const std::string& site = "");
 // The same from a parsed document (a grid's cell, grid.hpp).
-RunSpec parse_run_spec_document(const YamlDocument& doc);
+RunSpec parse_run_spec_document(const YamlDocument& doc, const std::string& site = "");
+
+// --site's word for the shapes a spec submits where ddpctl runs (no `on:`).
+inline constexpr const char* kHereSite = "-";
 
 }  // namespace ddpctl

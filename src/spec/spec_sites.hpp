@@ -1,0 +1,47 @@
+#pragma once
+// Sites in a run spec (docs/race.md "Across sites"): `on: HOST` names the
+// login host a shape is submitted through (as --on takes it), at the top
+// level (every shape's, by default) and in each alternative, with
+// `remote_dir:` for the folder there. An alternative that names its site may
+// also set that site's own cluster profile, account, data paths and
+// environment (site_keys()): they hold for every shape of that site, as if
+// the spec's top level said them, and a key not set is inherited.
+//
+// Read at one site (`--site HOST`, what `submit` asks each site's ddpctl),
+// the spec is that site's view: its site keys merged into the top level and
+// only its shapes; read without, every site's view is checked too, so a
+// mistake is named here, with its line, before anything is sent.
+#include <string>
+#include <vector>
+
+#include "base/diagnostics.hpp"
+#include "base/yaml_document.hpp"
+#include "base/yaml_reader.hpp"
+#include "spec/run_spec.hpp"
+
+namespace ddpctl {
+
+// The keys an alternative with `on:` may set for its whole site.
+const std::vector<std::string>& site_keys();
+
+// Reads `on:` and `remote_dir:` of a shape (the top level's or an
+// alternative's), and in an alternative marks its site keys as read
+// (site_view reads them); a site key without `on:` is an error there.
+void read_shape_host(MapReader& r, Shape& s, bool alternative);
+
+// The document as the site `host` reads it: a copy in which the site keys of
+// the alternatives at `host` are merged into the top level (maps key by key),
+// keeping their lines. Two alternatives of one site that set one key to
+// different values are an error in `diags`.
+YamlDocument site_view(const YamlDocument& doc, const std::string& host, Diagnostics& diags);
+
+// The hosts the shapes name, in the spec's order, each once ("" : a shape
+// submitted here, without `on:`).
+std::vector<std::string> spec_hosts(const RunSpec& spec);
+
+// A site's short name for rows and files: the host's name before its first
+// '.', without the user ("alice@ibex.kaust.edu.sa" -> "ibex"), or the whole
+// host (made of letters, digits, '.', '_' and '-') where two would share it.
+std::string site_name(const std::string& host, const std::vector<std::string>& hosts);
+
+}  // namespace ddpctl
