@@ -18,10 +18,8 @@ namespace ddpctl {
 
 namespace fs = std::filesystem;
 
-namespace {
-
 // "<job id> <label> <unix time> [<attempt>]" as the scripts write it.
-std::optional<RaceEvent> read_event(const fs::path& path) {
+std::optional<RaceEvent> read_race_event(const std::string& path) {
   std::ifstream in(path);
   RaceEvent e;
   if (!(in >> e.job_id)) return std::nullopt;
@@ -41,6 +39,10 @@ std::optional<RaceEvent> read_event(const fs::path& path) {
   }
   return e;
 }
+
+namespace {
+
+std::optional<RaceEvent> read_event(const fs::path& path) { return read_race_event(path.string()); }
 
 std::map<std::string, std::string> read_jobs(const fs::path& dir) {
   std::map<std::string, std::string> out;

@@ -90,6 +90,9 @@ enum class RaceOutcome { Racing, Won, Failed };
 RaceOutcome race_outcome(const RaceState& race, const JobStates& states);
 
 std::string race_dir(const Run& run);
+// One of the race's event files ("<job id> <label> <unix time> [<attempt>]",
+// "<job id> <unix time>" for cancelled.<id>); nullopt when unreadable.
+std::optional<RaceEvent> read_race_event(const std::string& path);
 // Creates race/ and race/jobs/ in the run directory.
 void init_race(const Run& run);
 RaceState read_race(const Run& run);

@@ -169,6 +169,14 @@ void set_race(mstch::data& d, const RunSpec& spec, const RaceRole& race) {
     d.set("race_generations",
           std::to_string(race.reraces ? 1 + (spec.requeue ? spec.requeue->max_requeues : 0) : 1));
   }
+  if (!race.dir.empty() && race.across.on()) {
+    mstch::data g;
+    g.set("gate_s", std::to_string(race.across.gate_s));
+    g.set("coordinator", race.across.coordinator);
+    d.set("gate", g);
+  } else {
+    d.set("gate", mstch::data::type::bool_false);
+  }
 }
 
 mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const RaceRole& race) {

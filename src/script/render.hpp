@@ -18,6 +18,16 @@ struct RenderedScript {
   std::string text;
 };
 
+// A race across sites as one site's ddpctl is asked it (docs/race.md
+// "Across sites"): only the shapes at `site`, and a gate after the site's
+// claim where the job waits for the coordinator's grant.
+struct AcrossSites {
+  std::string site;         // --site: the login host the shapes name (`on:`)
+  std::string coordinator;  // --coordinator: its run on the machine that submitted
+  long long gate_s = 300;   // --gate-timeout: the longest wait at the gate
+  bool on() const { return !site.empty(); }
+};
+
 // How a script joins a race group (race.hpp, docs/race.md).
 struct RaceRole {
   std::string dir;  // the run's race/ folder; empty: not a race
@@ -27,6 +37,8 @@ struct RaceRole {
   // Race, then sweep: the winner submits the grid's other cells on its
   // shape (`ddpctl sweep continue`) right after it claims the group.
   bool continues_grid = false;
+  // Across sites: after this site's claim the job waits at the gate.
+  AcrossSites across;
   RaceRole() = default;
   RaceRole(std::string race_dir) : dir(std::move(race_dir)) {}  // NOLINT: a folder is a plain race
   RaceRole(const char* race_dir) : dir(race_dir) {}             // NOLINT

@@ -81,7 +81,7 @@ void print_plan(const std::vector<RankedShape>& ranking, bool by_finish, const s
 }  // namespace
 
 double race_command(const RaceRequest& req, bool plan, bool wait, bool follow, Context& ctx, Output& out, Output& side) {
-  RaceGroup group = load_race_group(req.specs, req.sets);
+  RaceGroup group = load_race_group(req.specs, req.sets, req.across);
   if (plan) {
     std::string note;
     std::vector<RankedShape> ranking = plan_race(group, req, ctx.slurm, note);

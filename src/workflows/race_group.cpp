@@ -18,8 +18,10 @@ std::vector<std::string> RaceGroup::labels() const {
   return out;
 }
 
-RaceGroup load_race_group(const std::vector<std::string>& specs, const std::vector<std::string>& sets) {
+RaceGroup load_race_group(const std::vector<std::string>& specs, const std::vector<std::string>& sets,
+                          const AcrossSites& across) {
   RaceGroup g;
+  g.across = across;
   std::set<std::string> seen;
   for (const auto& spec : specs) {
     if (auto problem = script_value_problem(spec))
@@ -27,7 +29,11 @@ RaceGroup load_race_group(const std::vector<std::string>& specs, const std::vect
     std::string abs = fs::absolute(spec).lexically_normal().string();
     if (!seen.insert(abs).second)
       throw UserError(Location{spec}, "", "this spec is given twice; a race needs different shapes");
-    g.parts.push_back(load_and_resolve(spec, sets));
+    g.parts.push_back(load_and_resolve(spec, sets, across.site));
+    if (g.parts.back().spec.names_sites && !across.on())
+      throw UserError(g.parts.back().spec.where_of("on"), "on",
+                      "this spec names its sites (`on:`): `ddpctl submit SPEC` races it across them (docs/race.md "
+                      "\"Across sites\"); `ddpctl race` races specs at one site");
     if (g.parts.back().spec.has_sweep)
       throw UserError(g.parts.back().spec.where_of("sweep"), "sweep",
                       "a sweep runs every shape (`ddpctl sweep`); a race keeps one: use `alternatives:`");
@@ -64,18 +70,23 @@ RaceGroup load_race_group(const std::vector<std::string>& specs, const std::vect
       g.entries.push_back({k, i});
     }
   }
-  if (g.entries.size() < 2)
+  if (g.entries.size() < 2 && !across.on())
     throw UserError(Location{specs.front()}, "alternatives",
                     "a race needs at least two shapes: give a spec with `alternatives:` or several specs");
-  g.identity = run_identity(g.specs, sets, "");
+  // A site's run of a race across sites is that site's: its own identity.
+  std::vector<std::string> identity_sets = sets;
+  if (across.on()) identity_sets.push_back("--site=" + across.site);
+  g.identity = run_identity(g.specs, identity_sets, "");
   return g;
 }
 
 std::vector<RenderedScript> render_group(const RaceGroup& g, const std::string& templates,
                                          const std::string& race_folder) {
   std::vector<RenderedScript> out;
+  RaceRole role(race_folder);
+  if (!race_folder.empty()) role.across = g.across;
   for (const auto& p : g.parts)
-    for (auto& s : render_scripts(p, templates, race_folder)) out.push_back(std::move(s));
+    for (auto& s : render_scripts(p, templates, role)) out.push_back(std::move(s));
   return out;
 }
 
@@ -93,6 +104,7 @@ RaceRequest race_of_submit(const SubmitRequest& req) {
   race.snapshot = req.snapshot;
   race.snapshot_from = req.snapshot_from;
   race.rank_by = req.rank_by;
+  race.across = req.across;
   return race;
 }
 

@@ -23,7 +23,8 @@ struct RaceGroup {
     size_t part, shape;
   };
   std::vector<Entry> entries;
-  std::string identity;  // run_identity of every spec, racing
+  std::string identity;  // run_identity of every spec, racing (and the site, across sites)
+  AcrossSites across;
 
   const ResolvedShape& shape(const Entry& e) const { return parts[e.part].shapes[e.shape]; }
   std::vector<std::string> labels() const;
@@ -31,8 +32,10 @@ struct RaceGroup {
 
 // Loads and resolves each spec and checks they can race together: one
 // cluster, no sweep, no spec twice, labels unique (a label used by two specs
-// is prefixed with the spec's name), at least two shapes.
-RaceGroup load_race_group(const std::vector<std::string>& specs, const std::vector<std::string>& sets);
+// is prefixed with the spec's name), at least two shapes (one, at a site of
+// a race across sites: its shapes at that site).
+RaceGroup load_race_group(const std::vector<std::string>& specs, const std::vector<std::string>& sets,
+                          const AcrossSites& across = {});
 
 // Every shape's script of the group, rendered to claim the race in
 // `race_folder` ("" for scripts that are only looked at: race --plan).
@@ -49,6 +52,7 @@ struct RaceRequest {
   // rest earliest start first) or "finish" (also drop shapes that cannot
   // finish first; earliest predicted finish first).
   std::string rank_by;
+  AcrossSites across;  // one site of a race across sites (submit.hpp)
 };
 
 // `ddpctl submit` of a spec with alternatives (submits_as_race) races them:

@@ -9,6 +9,7 @@
 
 #include "base/files.hpp"
 #include "base/text.hpp"
+#include "explain/race_gate.hpp"
 #include "script/preflight.hpp"
 #include "script/snapshot_record.hpp"
 #include "slurm/site_limits_read.hpp"
@@ -51,6 +52,7 @@ Run record_race_run(const RaceGroup& g, const RaceRequest& req, Context& ctx) {
   Run run = create_run(req.runs_root, parts, req.sets, g.identity, {});
   record_snapshot(run.dir, snaps.front());
   init_race(run);
+  if (g.across.on()) init_gate(run, g.across.coordinator, g.across.site, g.across.gate_s);
   // One checkpoint folder for every shape: after a requeue, whichever shape
   // wins the race again resumes what the last one saved.
   std::string run_folder = absolute_path(frozen.parts.front().spec.output_dir + "/" + run.id);

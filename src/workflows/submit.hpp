@@ -9,6 +9,7 @@
 
 #include "slurm/context.hpp"
 #include "runs/output.hpp"
+#include "script/render.hpp"
 #include "script/resolve.hpp"
 #include "script/runs.hpp"
 #include "slurm/slurm.hpp"
@@ -40,6 +41,11 @@ struct SubmitRequest {
   // --fit-time: when a reservation holds every node that fits before the time
   // limit would end, the longest time limit that starts the job now.
   bool fit_time = false;
+  // Across sites (docs/race.md "Across sites"): what the coordinator asks
+  // each site's ddpctl: --site (only that site's shapes of a spec naming
+  // sites), --coordinator (its run on the submitting machine) and
+  // --gate-timeout. Such a submission is always a race (of one shape or more).
+  AcrossSites across;
 };
 struct SubmitResult {
   enum class Kind { Submitted, AlreadySubmitted, DryRun };

@@ -1,0 +1,29 @@
+// ddpctl race-gate COORDINATOR [--grant JOB] [--stand-down WHO]: one site's
+// side of a race across sites, asked by the coordinator in one ssh call per
+// poll (docs/race.md "Across sites"); prints JSON.
+#include <iostream>
+#include <memory>
+
+#include "cli/app.hpp"
+#include "cli/common.hpp"
+#include "workflows/race_gate.hpp"
+
+namespace ddpctl::cli {
+
+void setup_race_gate(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<RaceGateRequest>();
+  auto runs = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand(
+      "race-gate", "One site's side of a race across sites: grant, stand down, and say the gate's state (JSON)");
+  cmd->group("");  // the coordinator's own use
+  cmd->add_option("coordinator", o->coordinator, "The race's run on the machine that submitted")->required();
+  cmd->add_option("--runs", *runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
+  cmd->add_option("--grant", o->grant, "This job trains: the gate's one grant names it");
+  cmd->add_option("--stand-down", o->stand_down, "Another site won (\"SITE JOB TIME\"): every job here stands down");
+  cmd->callback([o, runs, &ctx] {
+    o->runs_root = runs_root(*runs);
+    std::cout << race_gate(*o, ctx).dump() << '\n';
+  });
+}
+
+}  // namespace ddpctl::cli

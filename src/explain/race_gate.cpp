@@ -1,0 +1,91 @@
+#include "explain/race_gate.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "base/files.hpp"
+#include "base/text.hpp"
+
+namespace ddpctl {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<GateGrant> read_grant(const std::string& path) {
+  std::ifstream in(path);
+  GateGrant g;
+  if (!(in >> g.job_id >> g.site >> g.at)) return std::nullopt;
+  return g;
+}
+
+}  // namespace
+
+std::string gate_dir(const Run& run) { return race_dir(run) + "/gate"; }
+
+void init_gate(const Run& run, const std::string& coordinator, const std::string& site, long long gate_s) {
+  fs::create_directories(gate_dir(run));
+  nlohmann::json j = {{"coordinator", coordinator}, {"site", site}, {"gate_s", gate_s}};
+  write_file_atomic(gate_dir(run) + "/site.json", j.dump(2) + "\n");
+}
+
+GateState read_gate(const Run& run) {
+  GateState g;
+  const std::string dir = gate_dir(run);
+  std::error_code ec;
+  if (!fs::exists(dir + "/site.json", ec)) return g;
+  try {
+    auto j = nlohmann::json::parse(read_file(dir + "/site.json"));
+    g.coordinator = j.value("coordinator", "");
+    g.site = j.value("site", "");
+    g.gate_s = j.value("gate_s", 0LL);
+    g.is_gate = true;
+  } catch (const std::exception&) {
+    return g;  // being written, or not ddpctl's: not a gate
+  }
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    auto event = [&](const char* prefix, std::vector<RaceEvent>& into) {
+      if (name.rfind(prefix, 0) != 0 || name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0) return;
+      if (auto e = read_race_event(entry.path().string())) into.push_back(*e);
+    };
+    event("at.", g.at);
+    event("passed.", g.passed);
+    event("timeout.", g.timeouts);
+  }
+  auto by_time = [](const RaceEvent& a, const RaceEvent& b) { return a.at < b.at; };
+  for (auto* v : {&g.at, &g.passed, &g.timeouts}) std::sort(v->begin(), v->end(), by_time);
+  g.grant = read_grant(dir + "/grant");
+  if (fs::exists(dir + "/stand-down", ec)) g.stand_down = trim(read_file(dir + "/stand-down"));
+  return g;
+}
+
+GateGrant write_grant(const Run& run, const std::string& job_id, const std::string& site, double now) {
+  const std::string dir = gate_dir(run);
+  const std::string tmp = fmt::format("{}/grant.{}.tmp", dir, ::getpid());
+  write_file_atomic(tmp, fmt::format("{} {} {:.3f}\n", job_id, site, now));
+  int rc = ::link(tmp.c_str(), (dir + "/grant").c_str());
+  int err = errno;
+  std::error_code ec;
+  fs::remove(tmp, ec);
+  if (rc != 0 && err != EEXIST)
+    throw UserError(Location{dir + "/grant"}, "", fmt::format("cannot write the grant: {}", std::strerror(err)));
+  auto g = read_grant(dir + "/grant");
+  if (!g) throw UserError(Location{dir + "/grant"}, "", "the gate's grant cannot be read");
+  return *g;
+}
+
+void write_stand_down(const Run& run, const std::string& line) {
+  const std::string path = gate_dir(run) + "/stand-down";
+  std::error_code ec;
+  if (fs::exists(path, ec)) return;
+  write_file_atomic(path, line + "\n");
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,45 @@
+#pragma once
+// The gate of a race across sites (docs/race.md "Across sites"), one site's
+// side: race/gate/ in that site's run. A job that wins its site's claim
+// waits at the gate until the coordinator (on the machine that submitted)
+// grants it or stands the site down; the files say who did what:
+//   site.json      {coordinator, site, gate_s}, written at submission
+//   at.<job>       the job waits at the gate: "<job> <label> <time> <attempt>"
+//   grant          the coordinator's grant: "<job> <site> <time>" (that job trains)
+//   stand-down     another site won: "<site> <job> <time>" (every job here stands down)
+//   passed.<job>   the job went through, granted: "... <seconds it waited>"
+//   timeout.<job>  no word in time: the job requeued itself, held (no GPU time)
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "explain/race.hpp"
+#include "script/runs.hpp"
+
+namespace ddpctl {
+
+struct GateGrant {
+  std::string job_id, site;
+  double at = 0;
+};
+
+struct GateState {
+  bool is_gate = false;  // site.json is there: the run is one site of a race across sites
+  std::string coordinator, site;
+  long long gate_s = 0;
+  std::vector<RaceEvent> at, passed, timeouts;
+  std::optional<GateGrant> grant;
+  std::optional<std::string> stand_down;  // its line: who won instead
+};
+
+std::string gate_dir(const Run& run);
+// race/gate/ and its site.json.
+void init_gate(const Run& run, const std::string& coordinator, const std::string& site, long long gate_s);
+GateState read_gate(const Run& run);
+// Writes the grant for `job_id` unless the gate has one (a link, so two
+// writers cannot both win); returns the grant the gate holds now.
+GateGrant write_grant(const Run& run, const std::string& job_id, const std::string& site, double now);
+// Writes stand-down (`line`: "<site> <job> <time>" of the winner) unless there is one.
+void write_stand_down(const Run& run, const std::string& line);
+
+}  // namespace ddpctl

@@ -1,0 +1,115 @@
+#include "workflows/race_gate.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "base/files.hpp"
+#include "explain/race.hpp"
+#include "explain/race_gate.hpp"
+#include "runs/jobs.hpp"
+#include "script/runs.hpp"
+
+namespace ddpctl {
+
+namespace {
+
+nlohmann::json event_json(const RaceEvent& e) {
+  return {{"job", e.job_id}, {"label", e.label}, {"at", e.at}, {"attempt", e.attempt}};
+}
+
+// The newest run here that is this race's site.
+std::optional<Run> site_run(const std::string& root, const std::string& coordinator) {
+  std::vector<Run> runs = list_runs(root);
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+    GateState g = read_gate(*it);
+    if (g.is_gate && g.coordinator == coordinator) return *it;
+  }
+  return std::nullopt;
+}
+
+// Every job of the race here, by generation: id -> label.
+std::map<std::string, std::string> race_jobs(const RaceState& race) {
+  std::map<std::string, std::string> jobs;
+  for (const auto& gen : race.generations)
+    for (const auto& [label, id] : gen.job_of_label) jobs[id] = label;
+  return jobs;
+}
+
+void stand_down_here(const Run& run, const RaceGateRequest& req, const std::map<std::string, std::string>& jobs,
+                     JobStates& states, Context& ctx) {
+  write_stand_down(run, req.stand_down);
+  std::vector<std::string> active;
+  for (const auto& [id, label] : jobs) {
+    auto it = states.jobs.find(id);
+    if (it == states.jobs.end() || !is_terminal(it->second.state)) active.push_back(id);
+  }
+  if (active.empty()) return;
+  CommandResult r = ctx.slurm.cancel(active);
+  if (!r.ok()) return;  // said by the states the next poll reads
+  for (const auto& id : active)
+    write_file_atomic(fmt::format("{}/cancelled.{}", race_dir(run), id),
+                      fmt::format("{} {:.3f}\n", id, ctx.clock.wall()));
+}
+
+void grant_here(const Run& run, const GateState& gate, const RaceGateRequest& req, JobStates& states,
+                nlohmann::json& out, Context& ctx) {
+  GateGrant g = write_grant(run, req.grant, gate.site, ctx.clock.wall());
+  if (g.job_id != req.grant) {
+    out["error"] = fmt::format("the gate here already granted job {}", g.job_id);
+    return;
+  }
+  // A job that stood down held for want of a grant in time goes on now.
+  auto it = states.jobs.find(req.grant);
+  bool timed_out = std::any_of(gate.timeouts.begin(), gate.timeouts.end(),
+                               [&](const RaceEvent& e) { return e.job_id == req.grant; });
+  if (timed_out && it != states.jobs.end() && it->second.state == JobState::Pending) {
+    CommandResult r = ctx.slurm.raw({"scontrol", "release", req.grant});
+    out["released"] = r.ok();
+    if (!r.ok()) out["error"] = "scontrol release " + req.grant + ": " + r.err;
+  }
+}
+
+}  // namespace
+
+nlohmann::json race_gate(const RaceGateRequest& req, Context& ctx) {
+  nlohmann::json out = {{"coordinator", req.coordinator}, {"run", nullptr}};
+  std::optional<Run> run = site_run(req.runs_root, req.coordinator);
+  if (!run) return out;
+  out["run"] = run->id;
+  GateState gate = read_gate(*run);
+  out["site"] = gate.site;
+  RaceState race = read_race(*run);
+  std::map<std::string, std::string> jobs = race_jobs(race);
+  std::vector<std::string> ids;
+  for (const auto& [id, label] : jobs) ids.push_back(id);
+  JobStates states = lookup_jobs(ctx.slurm, ids);
+  if (!req.grant.empty()) grant_here(*run, gate, req, states, out, ctx);
+  if (!req.stand_down.empty()) stand_down_here(*run, req, jobs, states, ctx);
+  gate = read_gate(*run);
+  out["queue_answered"] = states.queue_answered;
+  if (!states.error.empty()) out["queue_error"] = states.error;
+  nlohmann::json js = nlohmann::json::array();
+  for (const auto& [id, label] : jobs) {
+    const Job& j = states.jobs.at(id);
+    js.push_back({{"job", id},
+                  {"label", label},
+                  {"state", state_name(j.state)},
+                  {"reason", j.reason},
+                  {"ended", states.final.count(id) > 0}});
+  }
+  out["jobs"] = js;
+  auto events = [](const std::vector<RaceEvent>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& e : v) a.push_back(event_json(e));
+    return a;
+  };
+  out["at_gate"] = events(gate.at);
+  out["passed"] = events(gate.passed);
+  out["timeouts"] = events(gate.timeouts);
+  out["stood_down"] = events(read_race(*run).stood_down);
+  if (gate.grant) out["grant"] = {{"job", gate.grant->job_id}, {"site", gate.grant->site}, {"at", gate.grant->at}};
+  if (gate.stand_down) out["stand_down"] = *gate.stand_down;
+  return out;
+}
+
+}  // namespace ddpctl
