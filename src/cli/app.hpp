@@ -19,6 +19,8 @@ void setup_gen(CLI::App& app, Context& ctx);
 void setup_submit(CLI::App& app, Context& ctx);
 void setup_race(CLI::App& app, Context& ctx);
 void setup_race_again(CLI::App& app, Context& ctx);
+void setup_race_gate(CLI::App& app, Context& ctx);
+void setup_coordinate(CLI::App& app, Context& ctx);
 void setup_sweep(CLI::App& app, Context& ctx);
 void setup_report(CLI::App& app, Context& ctx);
 void setup_plan(CLI::App& app, Context& ctx);

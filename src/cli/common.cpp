@@ -101,6 +101,18 @@ void add_remote_submit_options(CLI::App* cmd, RemoteOptions& o, std::string& sna
       ->group("");
 }
 
+void add_site_options(CLI::App* cmd, AcrossSites& across) {
+  // What the coordinator of a race across sites asks each site's ddpctl
+  // (docs/race.md "Across sites"): that site's shapes, and the gate.
+  cmd->add_option("--site", across.site, "Only the shapes at this site (`on:`) of a spec naming sites (ddpctl's own use)")
+      ->group("");
+  cmd->add_option("--coordinator", across.coordinator, "The race's run on the machine that submitted (ddpctl's own use)")
+      ->group("");
+  cmd->add_option("--gate-timeout", across.gate_s, "The longest wait at the gate, in seconds (ddpctl's own use)")
+      ->check(CLI::Range(1, 86400))
+      ->group("");
+}
+
 void submit_on_remote_if_asked(const RemoteOptions& o, const RemoteSubmitOptions& s, Context& ctx) {
   if (!remote_asked(o)) return;
   RemoteSubmit r;

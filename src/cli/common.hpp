@@ -75,6 +75,8 @@ struct RemoteSubmitOptions {
 };
 void submit_on_remote_if_asked(const RemoteOptions& o, const RemoteSubmitOptions& s, Context& ctx);
 void add_remote_submit_options(CLI::App* cmd, RemoteOptions& o, std::string& snapshot_from);
+// --site, --coordinator, --gate-timeout: one site of a race across sites.
+void add_site_options(CLI::App* cmd, AcrossSites& across);
 // The words after `ddpctl`, kept by app.cpp for run_on_remote_if_asked,
 // and `unparsed`, the reversed words the parser takes from its back: as it
 // takes --on and --remote-dir, what is left says which words they were.

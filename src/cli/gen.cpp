@@ -1,11 +1,14 @@
 // ddpctl gen SPEC: render the run's sbatch scripts.
+#include <fmt/format.h>
 #include <iostream>
 #include <memory>
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
 #include "script/render.hpp"
+#include "base/text.hpp"
 #include "spec/spec.hpp"
+#include "spec/spec_sites.hpp"
 #include "workflows/sweep.hpp"
 #include "workflows/grid_scripts.hpp"
 
@@ -13,7 +16,7 @@ namespace ddpctl::cli {
 
 void setup_gen(CLI::App& app, Context&) {
   struct Options {
-    std::string spec, out_dir = ".", templates, shape;
+    std::string spec, out_dir = ".", templates, shape, site;
     std::vector<std::string> sets;
     bool to_stdout = false;
   };
@@ -26,8 +29,10 @@ void setup_gen(CLI::App& app, Context&) {
                   "Folder with template parts to use instead of the bundled ones (default: $DDPCTL_TEMPLATES)");
   cmd->add_option("--shape", o->shape, "Render only the shape with this label (e.g. 4x1)");
   cmd->add_flag("--stdout", o->to_stdout, "Print the script(s) instead of writing files");
+  cmd->add_option("--site", o->site, "Of a spec naming sites (`on:`): the scripts of the shapes at this login host");
   cmd->callback([o] {
-    if (load_run_spec(o->spec, o->sets).has_grid) {  // each array's script, then each cell's
+    RunSpec read = load_run_spec(o->spec, o->sets);
+    if (read.has_grid) {  // each array's script, then each cell's
       if (o->to_stdout) {
         for (const auto& [file, text] : render_grid_scripts(o->spec, o->sets, o->out_dir, templates_dir(o->templates)))
           std::cout << "# ==> " << file << " <==\n" << text;
@@ -37,7 +42,18 @@ void setup_gen(CLI::App& app, Context&) {
         std::cout << path << '\n';
       return;
     }
-    ResolvedRun run = load_and_resolve(o->spec, o->sets);
+    // A spec naming sites is rendered per site: each has its own profile.
+    std::string site = o->site;
+    if (site.empty() && read.names_sites) {
+      std::vector<std::string> hosts = spec_hosts(read);
+      if (hosts.size() > 1)
+        throw UserError(Location{"--site"}, "",
+                        fmt::format("this spec names {} sites, each with its own profile: --site HOST renders the "
+                                    "scripts of one ({})",
+                                    hosts.size(), join(hosts, ", ")));
+      site = hosts.front();
+    }
+    ResolvedRun run = load_and_resolve(o->spec, o->sets, site);
     if (run.spec.has_sweep)
       if (std::string note = sweep_list_note(o->spec, false); !note.empty()) ConsoleOutput().note(note);
     auto scripts = select_shape(render_scripts(run, templates_dir(o->templates)), o->shape);

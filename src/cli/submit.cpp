@@ -7,6 +7,9 @@
 #include "cli/app.hpp"
 #include "cli/common.hpp"
 #include "script/snapshot_record.hpp"
+#include "base/paths.hpp"
+#include "spec/spec.hpp"
+#include "workflows/sites_submit.hpp"
 #include "workflows/submit.hpp"
 
 namespace ddpctl::cli {
@@ -20,14 +23,42 @@ struct SubmitOptions {
   RemoteOptions remote;
 };
 
+// A spec that names its sites (`on:`) is one run raced across them
+// (docs/race.md "Across sites"); false for any other spec.
+bool submit_across_sites_if_named(const SubmitOptions& o, Context& ctx) {
+  if (!load_run_spec(o.req.spec, o.req.sets).names_sites) return false;
+  auto refuse = [](const char* option, const char* why) { throw UserError(Location{option}, "", why); };
+  if (!o.req.shape.empty())
+    refuse("--shape", "picks one shape; a spec that names its sites races its shapes at every site");
+  if (o.req.dry_run) refuse("--dry-run", "is not taken by a race across sites yet: `ddpctl gen SPEC --site HOST` shows a site's scripts");
+  if (o.wait || o.follow)
+    refuse(o.wait ? "--wait" : "--follow",
+           "is not taken by a race across sites: its coordinator's log (runs/RUN/coordinator.log) follows it");
+  SitesSubmitRequest r;
+  r.spec = o.req.spec;
+  r.sets = o.req.sets;
+  r.runs_root = runs_root(o.runs);
+  r.snapshot = !o.no_snapshot;
+  r.again = o.req.again;
+  r.gate_s = o.req.across.gate_s;
+  r.self = executable_dir() + "/ddpctl";
+  ConsoleOutput out;
+  submit_across_sites(r, ctx, out);
+  return true;
+}
+
 void run_submit(SubmitOptions& o, Context& ctx) {
+  // With --on, the ddpctl there reads the spec (and races its sites from there).
+  if (o.req.across.site.empty() && !remote_asked(o.remote) && submit_across_sites_if_named(o, ctx)) return;
   submit_on_remote_if_asked(o.remote, {{o.req.spec}, o.req.sets, o.runs, !o.no_snapshot, o.req.dry_run}, ctx);
   o.req.runs_root = runs_root(o.runs);
   o.req.templates_dir = templates_dir(o.templates);
   o.req.preflight = !o.no_preflight;
   o.req.snapshot = !o.no_snapshot;
-  ResolvedRun resolved = load_and_resolve(o.req.spec, o.req.sets);
-  if (submits_as_race(resolved, o.req.shape)) return race_command(race_of_submit(o.req), false, o.wait, o.follow, ctx);
+  ResolvedRun resolved = load_and_resolve(o.req.spec, o.req.sets, o.req.across.site);
+  if (o.req.across.on() && !o.req.shape.empty())
+    throw UserError(Location{"--shape"}, "", "picks one shape here; a site of a race across sites races its own shapes");
+  if (submits_as_race(resolved, o.req.shape) || o.req.across.on()) return race_command(race_of_submit(o.req), false, o.wait, o.follow, ctx);
   ConsoleOutput out;
   SubmitResult r = submit_one(resolved, o.req, ctx, out);
   note_lock_wait(r.lock_waited_s);
@@ -76,6 +107,7 @@ void setup_submit(CLI::App& app, Context& ctx) {
   cmd->add_flag("--again", o->req.again, "Submit even if a job of this same spec is still queued or running");
   add_rank_by_options(cmd, o->req.rank_by);
   add_remote_submit_options(cmd, o->remote, o->req.snapshot_from);
+  add_site_options(cmd, o->req.across);
   cmd->callback([o, &ctx] { run_submit(*o, ctx); });
 }
 

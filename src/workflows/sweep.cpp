@@ -119,7 +119,13 @@ bool submit_sweep_shape(const SweepRequest& o, const ResolvedRun& resolved, cons
 
 void run_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   SlurmClient& slurm = ctx.slurm;
-  if (load_run_spec(o.spec, o.sets).has_grid) return run_grid_sweep(o, ctx, out);
+  RunSpec spec = load_run_spec(o.spec, o.sets);
+  if (spec.names_sites)
+    throw UserError(spec.where_of("on"), "on",
+                    "this spec names its sites (`on:`): `ddpctl submit SPEC` races one run across them; a grid or a "
+                    "sweep is not raced across sites yet (docs/race.md \"Across sites\"): without `on:`, `ddpctl "
+                    "sweep SPEC --on HOST` runs it at one site");
+  if (spec.has_grid) return run_grid_sweep(o, ctx, out);
   ResolvedRun resolved = load_and_resolve(o.spec, o.sets);
   if (resolved.spec.has_sweep)
     if (std::string note = sweep_list_note(o.spec, o.one_at_a_time); !note.empty()) out.note(note);

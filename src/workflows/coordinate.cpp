@@ -1,0 +1,168 @@
+#include "workflows/coordinate.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "base/diagnostics.hpp"
+#include "base/files.hpp"
+#include "base/text.hpp"
+
+namespace ddpctl {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// flock on runs/RUN/coordinator.lock, not waiting: held while this runs.
+class CoordinatorLock {
+ public:
+  explicit CoordinatorLock(const std::string& dir) {
+    fd_ = ::open((dir + "/coordinator.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ >= 0 && ::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~CoordinatorLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  CoordinatorLock(const CoordinatorLock&) = delete;
+  CoordinatorLock& operator=(const CoordinatorLock&) = delete;
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+std::vector<SiteOfRace> read_sites(const nlohmann::json& record) {
+  std::vector<SiteOfRace> sites;
+  for (const auto& s : record.at("sites"))
+    sites.push_back({s.value("name", ""), s.value("host", ""), s.value("remote_dir", ""),
+                     s.value("labels", std::vector<std::string>{})});
+  return sites;
+}
+
+// One line per site, written when it changes: what the log shows of a poll.
+std::string summary(const SitePoll& p) {
+  if (!p.reached) return "not reached: " + p.error;
+  if (!p.submitted) return p.submission_ended ? "no run of this race there" : "being submitted to";
+  std::vector<std::string> jobs;
+  for (const auto& j : p.jobs) jobs.push_back(fmt::format("job {} ({}) {}", j.id, j.label, j.state));
+  std::string s = fmt::format("run {}: {}", p.run, join(jobs, ", "));
+  for (const auto& e : p.at_gate) s += fmt::format("; job {} at the gate", e.job_id);
+  for (const auto& e : p.passed) s += fmt::format("; job {} went through", e.job_id);
+  for (const auto& e : p.timeouts) s += fmt::format("; job {} stood down held (no grant in time)", e.job_id);
+  if (p.grant) s += "; granted job " + *p.grant;
+  if (p.stood_down) s += "; stood down";
+  if (!p.error.empty()) s += "; " + p.error;
+  return s;
+}
+
+std::vector<std::string> words_for(const std::string& id, const SiteAction* a) {
+  std::vector<std::string> w = {"race-gate", id};
+  if (a && !a->grant.empty()) w.insert(w.end(), {"--grant", a->grant});
+  if (a && !a->stand_down.empty()) w.insert(w.end(), {"--stand-down", a->stand_down});
+  return w;
+}
+
+}  // namespace
+
+std::optional<long> running_coordinator(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir + "/coordinator.lock", ec)) return std::nullopt;
+  CoordinatorLock probe(dir);
+  if (probe.held()) return std::nullopt;
+  long pid = 0;
+  std::ifstream(dir + "/coordinator.pid") >> pid;
+  return pid;
+}
+
+std::optional<SiteGrant> read_site_grant(const std::string& dir) {
+  std::ifstream in(dir + "/grant");
+  SiteGrant g;
+  if (!(in >> g.site >> g.job >> g.at)) return std::nullopt;
+  return g;
+}
+
+SiteGrant record_site_grant(const std::string& dir, const SiteGrant& grant) {
+  const std::string tmp = fmt::format("{}/grant.{}.tmp", dir, ::getpid());
+  write_file_atomic(tmp, fmt::format("{} {} {:.3f}\n", grant.site, grant.job, grant.at));
+  int rc = ::link(tmp.c_str(), (dir + "/grant").c_str());
+  int err = errno;
+  std::error_code ec;
+  fs::remove(tmp, ec);
+  if (rc != 0 && err != EEXIST)
+    throw UserError(Location{dir + "/grant"}, "", fmt::format("cannot record the grant: {}", std::strerror(err)));
+  auto g = read_site_grant(dir);
+  if (!g) throw UserError(Location{dir + "/grant"}, "", "the race's grant cannot be read");
+  return *g;
+}
+
+int coordinate(const CoordinateRequest& req, SiteCaller& caller, Clock& clock, std::ostream& log) {
+  const std::string dir = req.runs_root + "/" + req.id;
+  auto say = [&](const std::string& text) { log << utc_now_iso() << " " << text << std::endl; };
+  nlohmann::json record = nlohmann::json::parse(read_file(dir + "/sites.json"));
+  CoordinatorLock lock(dir);
+  if (!lock.held()) {
+    say(fmt::format("another coordinator of {} runs (pid {}); this one stops", req.id,
+                    running_coordinator(dir).value_or(0)));
+    return 0;
+  }
+  write_file_atomic(dir + "/coordinator.pid", std::to_string(::getpid()) + "\n");
+  std::vector<SiteOfRace> sites = read_sites(record);
+  say(fmt::format("coordinating {} across {} site(s), a poll every {} s", req.id, sites.size(), req.poll_s));
+  std::map<std::string, SiteAction> actions;
+  std::map<std::string, std::string> last;
+  const double began = clock.monotonic();
+  std::error_code ec;
+  for (;;) {
+    std::vector<SitePoll> polls;
+    for (const auto& site : sites) {
+      SitePoll p;
+      p.name = site.name;
+      p.submission_ended = fs::exists(fmt::format("{}/site.{}.submit.rc", dir, site.name), ec);
+      auto a = actions.find(site.name);
+      std::string error;
+      std::string answer = caller.call(site, words_for(req.id, a == actions.end() ? nullptr : &a->second), error);
+      if (error.empty()) read_site_answer(answer, p);
+      else p.error = error;
+      std::string line = summary(p);
+      if (last[site.name] != line) say(fmt::format("site {}: {}", site.name, line));
+      last[site.name] = line;
+      polls.push_back(std::move(p));
+    }
+    SiteDecision d = decide_sites(polls, read_site_grant(dir), clock.wall());
+    if (d.new_grant) {
+      SiteGrant kept = record_site_grant(dir, *d.new_grant);
+      if (kept.job != d.new_grant->job || kept.site != d.new_grant->site)
+        d = decide_sites(polls, kept, clock.wall());  // another coordinator's, recorded first: that one holds
+    }
+    for (const auto& line : d.said) say(line);
+    if (d.done) {
+      nlohmann::json done = {{"ended_at", utc_now_iso()}};
+      if (auto g = read_site_grant(dir)) done["winner"] = {{"site", g->site}, {"job", g->job}};
+      write_file_atomic(dir + "/coordinator.done", done.dump() + "\n");
+      say("the race is over: " + (read_site_grant(dir) ? "its winner went through the gate, and no other site has a "
+                                                          "job left"
+                                                        : std::string("nobody trained")));
+      return 0;
+    }
+    actions = d.actions;
+    if (req.max_s > 0 && clock.monotonic() - began >= req.max_s) {
+      say(fmt::format("stopping after {} s (--for); the race goes on: `ddpctl coordinate {}` resumes it", req.max_s,
+                      req.id));
+      return 1;
+    }
+    if (actions.empty() || !d.new_grant) clock.sleep(req.poll_s);
+  }
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,50 @@
+#pragma once
+// `ddpctl coordinate RUN`: the coordinator of a race across sites (docs/race.md
+// "Across sites"), on the machine that submitted it. `submit` starts it
+// apart from the terminal (sites_submit.hpp); run by hand it goes on where
+// the last one stopped (a machine that slept, a killed process): everything
+// it knows is in runs/RUN/ and at the sites. One runs per race (a lock).
+//
+// Each poll asks every site once (`ddpctl race-gate RUN` over the user's ssh,
+// one call per site, carrying what the last decision told that site) and
+// decides (site_race.hpp): the first job waiting at a gate is granted (the
+// grant recorded here first, exclusively), the other sites stand down. It
+// ends once the grantee went through and no other site has a job left, or
+// nobody can train any more; runs/RUN/coordinator.done says how.
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "base/clock.hpp"
+#include "workflows/site_race.hpp"
+
+namespace ddpctl {
+
+// The pid of the coordinator that holds RUN's lock (in the run folder `dir`).
+std::optional<long> running_coordinator(const std::string& dir);
+
+// How the coordinator reaches a site: `ddpctl WORDS` in the site's folder
+// there, its stdout back; "" and `error` when it could not be asked.
+class SiteCaller {
+ public:
+  virtual ~SiteCaller() = default;
+  virtual std::string call(const SiteOfRace& site, const std::vector<std::string>& words, std::string& error) = 0;
+};
+
+// The race's grant as recorded here (runs/RUN/grant), if any; `record_grant`
+// writes it unless one is there, and returns the one that is.
+std::optional<SiteGrant> read_site_grant(const std::string& dir);
+SiteGrant record_site_grant(const std::string& dir, const SiteGrant& grant);
+
+struct CoordinateRequest {
+  std::string runs_root, id;
+  double poll_s = 5;
+  double max_s = 0;  // stop after this long (0: until the race ends); tests and `--for`
+};
+
+// The loop; returns 0 when the race ended (or another coordinator runs), 1
+// when it stopped at max_s.
+int coordinate(const CoordinateRequest& req, SiteCaller& sites, Clock& clock, std::ostream& log);
+
+}  // namespace ddpctl

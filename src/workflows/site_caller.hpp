@@ -1,0 +1,32 @@
+#pragma once
+// The coordinator's way to the sites (coordinate.hpp) over the user's own
+// OpenSSH, as --on goes (remote_call.hpp): per site one connection, found or
+// opened at the first call and probed once (which ddpctl of this version is
+// there, the folder), then one ssh call per poll. A site that cannot be
+// reached is asked again at the next poll, from the start.
+#include <map>
+#include <memory>
+
+#include "remote/remote_call.hpp"
+#include "workflows/coordinate.hpp"
+
+namespace ddpctl {
+
+class SshSiteCaller : public SiteCaller {
+ public:
+  // `base`: home, ssh command, version and the folder the race was submitted
+  // from (each site's folder there follows it, or its remote_dir).
+  SshSiteCaller(RemoteTarget base, CommandRunner& local) : base_(std::move(base)), local_(local) {}
+  std::string call(const SiteOfRace& site, const std::vector<std::string>& words, std::string& error) override;
+
+ private:
+  struct Site {
+    std::unique_ptr<RemoteSession> session;
+    std::string ddpctl, dir;
+  };
+  RemoteTarget base_;
+  CommandRunner& local_;
+  std::map<std::string, Site> sites_;
+};
+
+}  // namespace ddpctl

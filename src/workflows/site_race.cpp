@@ -1,0 +1,131 @@
+#include "workflows/site_race.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "slurm/job.hpp"
+
+namespace ddpctl {
+
+namespace {
+
+std::vector<RaceEvent> events_of(const nlohmann::json& a) {
+  std::vector<RaceEvent> out;
+  if (!a.is_array()) return out;
+  for (const auto& e : a) {
+    RaceEvent r;
+    r.job_id = e.value("job", "");
+    r.label = e.value("label", "");
+    r.at = e.value("at", 0.0);
+    r.attempt = e.value("attempt", 0);
+    if (!r.job_id.empty()) out.push_back(r);
+  }
+  return out;
+}
+
+const SiteJob* job_of(const SitePoll& s, const std::string& id) {
+  for (const auto& j : s.jobs)
+    if (j.id == id) return &j;
+  return nullptr;
+}
+
+bool active(const SiteJob* j) { return j && !j->ended && j->state != "COMPLETED" && j->state != "CANCELLED" &&
+                                       j->state != "FAILED" && j->state != "TIMEOUT" && j->state != "NODE_FAIL" &&
+                                       j->state != "OUT_OF_MEMORY" && j->state != "BOOT_FAIL" &&
+                                       j->state != "DEADLINE" && j->state != "PREEMPTED"; }
+
+bool has_event(const std::vector<RaceEvent>& v, const std::string& id) {
+  return std::any_of(v.begin(), v.end(), [&](const RaceEvent& e) { return e.job_id == id; });
+}
+
+// The job to grant: waiting at a gate now before one that stood down held,
+// then the earliest by its site's clock; none when no job is at a gate.
+std::optional<SiteGrant> pick(const std::vector<SitePoll>& sites, double now) {
+  struct Candidate {
+    bool held;
+    double at;
+    size_t site;
+    std::string job;
+  };
+  std::vector<Candidate> c;
+  for (size_t i = 0; i < sites.size(); ++i) {
+    const SitePoll& s = sites[i];
+    if (!s.reached || s.stood_down || s.grant) continue;
+    for (const auto& e : s.at_gate) {
+      const SiteJob* j = job_of(s, e.job_id);
+      if (!active(j) || has_event(s.passed, e.job_id)) continue;
+      c.push_back({has_event(s.timeouts, e.job_id), e.at, i, e.job_id});
+    }
+  }
+  if (c.empty()) return std::nullopt;
+  auto best = std::min_element(c.begin(), c.end(), [](const Candidate& a, const Candidate& b) {
+    return std::tie(a.held, a.at, a.site) < std::tie(b.held, b.at, b.site);
+  });
+  return SiteGrant{sites[best->site].name, best->job, now};
+}
+
+}  // namespace
+
+bool read_site_answer(const std::string& text, SitePoll& poll) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception&) {
+    poll.error = "its answer is not the gate's JSON";
+    return false;
+  }
+  if (!j.is_object() || !j.contains("coordinator")) {
+    poll.error = "its answer is not the gate's JSON";
+    return false;
+  }
+  poll.reached = true;
+  poll.submitted = j["run"].is_string();
+  if (!poll.submitted) return true;
+  poll.run = j["run"].get<std::string>();
+  for (const auto& e : j.value("jobs", nlohmann::json::array()))
+    poll.jobs.push_back({e.value("job", ""), e.value("label", ""), e.value("state", ""), e.value("reason", ""),
+                         e.value("ended", false)});
+  poll.at_gate = events_of(j.value("at_gate", nlohmann::json()));
+  poll.passed = events_of(j.value("passed", nlohmann::json()));
+  poll.timeouts = events_of(j.value("timeouts", nlohmann::json()));
+  if (j.contains("grant") && j["grant"].is_object()) poll.grant = j["grant"].value("job", "");
+  poll.stood_down = j.contains("stand_down");
+  if (j.contains("error") && j["error"].is_string()) poll.error = j["error"].get<std::string>();
+  return true;
+}
+
+SiteDecision decide_sites(const std::vector<SitePoll>& sites, const std::optional<SiteGrant>& granted, double now) {
+  SiteDecision d;
+  std::optional<SiteGrant> g = granted;
+  if (!g) {
+    g = pick(sites, now);
+    if (!g) {
+      d.done = std::all_of(sites.begin(), sites.end(), [](const SitePoll& s) {
+        return s.reached && s.submission_ended &&
+               std::none_of(s.jobs.begin(), s.jobs.end(), [](const SiteJob& j) { return active(&j); });
+      });
+      if (d.done) d.said.push_back("no job reached a gate, and no site has a job left: nobody trained");
+      return d;
+    }
+    d.new_grant = g;
+    d.said.push_back(fmt::format("granted job {} at site {}: the first job waiting at a gate", g->job, g->site));
+  }
+  const std::string line = fmt::format("{} {} {:.3f}", g->site, g->job, g->at);
+  bool done = true;
+  for (const auto& s : sites) {
+    if (s.name == g->site) {
+      bool through = s.reached && (has_event(s.passed, g->job) || !active(job_of(s, g->job)));
+      if (!through) d.actions[s.name].grant = g->job;
+      done = done && through;
+      continue;
+    }
+    bool left = s.reached && s.submission_ended && (!s.submitted || s.stood_down) &&
+                std::none_of(s.jobs.begin(), s.jobs.end(), [](const SiteJob& j) { return active(&j); });
+    if (!left) d.actions[s.name].stand_down = line;
+    done = done && left;
+  }
+  d.done = done;
+  return d;
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,79 @@
+#pragma once
+// The coordinator's decisions in a race across sites (docs/race.md "Across
+// sites"), from what each site's `ddpctl race-gate` answered in this poll
+// (race_gate.hpp) and the grant recorded on this machine. Pure: the loop
+// that asks the sites over ssh and keeps the records is coordinate.hpp.
+//
+// The guarantee: a job trains only when the gate of its site holds a grant
+// naming it, a grant is sent only as the one recorded here, and the record
+// is made (exclusively, before anything is sent) once per race. So no two
+// sites ever train the run at once, whatever the coordinator's fate.
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "explain/race.hpp"
+
+namespace ddpctl {
+
+// A site of the race: its login host as `on:` names it, the folder there
+// (remote_dir), and its shapes.
+struct SiteOfRace {
+  std::string name, host, remote_dir;
+  std::vector<std::string> labels;
+};
+
+struct SiteJob {
+  std::string id, label, state, reason;
+  bool ended = false;  // for good
+};
+
+// One site as its poll answered.
+struct SitePoll {
+  std::string name;       // site_name: the rows' and the records' word
+  bool reached = false;   // the call answered with the gate's JSON
+  std::string error;      // why not (ssh, the ddpctl there)
+  bool submitted = false; // a run there is this race's site
+  std::string run;        // that run
+  std::vector<SiteJob> jobs;
+  std::vector<RaceEvent> at_gate, passed, timeouts;
+  std::optional<std::string> grant;  // the job the gate there grants
+  bool stood_down = false;           // its stand-down is written
+  // Its submission from the machine that submitted has ended (a site still
+  // being submitted to may yet queue jobs: it is never taken as done).
+  bool submission_ended = false;
+};
+
+// The race's one grant, recorded on this machine before it is sent.
+struct SiteGrant {
+  std::string site, job;
+  double at = 0;
+};
+
+// What the next call to each site carries.
+struct SiteAction {
+  std::string grant;       // --grant JOB
+  std::string stand_down;  // --stand-down "SITE JOB TIME"
+};
+
+struct SiteDecision {
+  std::optional<SiteGrant> new_grant;        // to record (exclusively) before acting on it
+  std::map<std::string, SiteAction> actions;  // by site name; none: a plain poll
+  // The grantee went through and every other site stood down with no job
+  // left; or, with no grant, every site's submission ended and no job is left.
+  bool done = false;
+  std::vector<std::string> said;  // what the coordinator's log says of this poll
+};
+
+// Reads a site's answer (race_gate's JSON) into `poll`; false with
+// poll.error when it is not one.
+bool read_site_answer(const std::string& text, SitePoll& poll);
+
+// From this poll and the recorded grant (none yet: the first job waiting at
+// a gate, one still running before one that stood down held, earliest by
+// its site's clock, gets it).
+SiteDecision decide_sites(const std::vector<SitePoll>& sites, const std::optional<SiteGrant>& granted, double now);
+
+}  // namespace ddpctl
