@@ -108,9 +108,10 @@ void add_site_options(CLI::App* cmd, AcrossSites& across) {
       ->group("");
   cmd->add_option("--coordinator", across.coordinator, "The race's run on the machine that submitted (ddpctl's own use)")
       ->group("");
-  cmd->add_option("--gate-timeout", across.gate_s, "The longest wait at the gate, in seconds (ddpctl's own use)")
-      ->check(CLI::Range(1, 86400))
-      ->group("");
+  cmd->add_option("--gate-timeout", across.gate_s,
+                  "A race across sites: the longest a started job waits at its gate for the coordinator's grant, in "
+                  "seconds (default 300)")
+      ->check(CLI::Range(1, 86400));
 }
 
 void submit_on_remote_if_asked(const RemoteOptions& o, const RemoteSubmitOptions& s, Context& ctx) {

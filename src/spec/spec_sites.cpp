@@ -101,8 +101,7 @@ std::vector<std::string> spec_hosts(const RunSpec& spec) {
 std::string site_name(const std::string& host, const std::vector<std::string>& hosts) {
   auto short_of = [](const std::string& h) {
     if (h.empty()) return std::string("here");
-    std::string name = h.substr(h.find('@') == std::string::npos ? 0 : h.find('@') + 1);
-    return name.substr(0, name.find('.'));
+    return h.substr(h.find('@') == std::string::npos ? 0 : h.find('@') + 1);
   };
   auto word = [](std::string s) {
     for (char& c : s)

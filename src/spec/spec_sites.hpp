@@ -39,9 +39,10 @@ YamlDocument site_view(const YamlDocument& doc, const std::string& host, Diagnos
 // submitted here, without `on:`).
 std::vector<std::string> spec_hosts(const RunSpec& spec);
 
-// A site's short name for rows and files: the host's name before its first
-// '.', without the user ("alice@ibex.kaust.edu.sa" -> "ibex"), or the whole
-// host (made of letters, digits, '.', '_' and '-') where two would share it.
+// A site's name for rows and files: the host without the user
+// ("alice@ibex.kaust.edu.sa" -> "ibex.kaust.edu.sa", a Host alias as it is),
+// or the whole host where two differ only by the user; made of letters,
+// digits, '.', '_' and '-' (others become '_').
 std::string site_name(const std::string& host, const std::vector<std::string>& hosts);
 
 }  // namespace ddpctl

@@ -148,7 +148,7 @@ void submit_across_sites(const SitesSubmitRequest& req, Context& ctx, Output& ou
       std::lock_guard<std::mutex> hold(said);
       if (r.ok()) {
         ++submitted;
-        out.line(fmt::format("site {}: {}", site.name, plain_line(trim(r.out), 2000)));
+        for (const auto& l : split(trim(r.out), '\n')) out.line(fmt::format("site {}: {}", site.name, plain_line(l, 2000)));
       } else {
         out.warning(fmt::format("site {} ({}) is left out of the race: its submission failed: {}", site.name,
                                 site.host, plain_line(trim(r.err + "\n" + r.out), 2000)));

@@ -255,7 +255,7 @@ TEST_CASE("each site is submitted to through this ddpctl's --on, with its site, 
                                           "alternatives:\n  - {on: u@b.org, remote_dir: /p, nodes: 2}\n");
   std::vector<SiteOfRace> sites = sites_of(spec);
   REQUIRE(sites.size() == 2);
-  CHECK(sites[0].name == "a");
+  CHECK(sites[0].name == "a.org");
   CHECK(sites[0].labels == std::vector<std::string>{"1x1"});
   CHECK(sites[1].remote_dir == "/p");
   SitesSubmitRequest req;
