@@ -15,6 +15,16 @@
 
 namespace ddpctl::cli {
 
+RemoteTarget site_race_target(const std::string& record, Context& ctx) {
+  RemoteTarget base;
+  base.home = ctx.env.value("HOME");
+  base.ssh_command = ctx.env.value("DDPCTL_SSH_COMMAND");
+  base.version = ddpctl_version();
+  // Each site's folder there follows the folder the race was submitted from.
+  base.cwd = nlohmann::json::parse(read_file(record)).value("cwd", std::filesystem::current_path().string());
+  return base;
+}
+
 void setup_coordinate(CLI::App& app, Context& ctx) {
   struct Options {
     std::string run, runs;
@@ -37,12 +47,7 @@ void setup_coordinate(CLI::App& app, Context& ctx) {
     const std::string record = req.runs_root + "/" + req.id + "/sites.json";
     if (!std::filesystem::exists(record))
       throw UserError(Location{record}, "", fmt::format("no race across sites {} here ({} is not there)", req.id, record));
-    RemoteTarget base;
-    base.home = ctx.env.value("HOME");
-    base.ssh_command = ctx.env.value("DDPCTL_SSH_COMMAND");
-    base.version = ddpctl_version();
-    base.cwd = nlohmann::json::parse(read_file(record)).value("cwd", std::filesystem::current_path().string());
-    SshSiteCaller sites(base, ctx.runner);
+    SshSiteCaller sites(site_race_target(record, ctx), ctx.runner);
     int code = coordinate(req, sites, ctx.clock, std::cout);
     if (code != 0) throw CLI::RuntimeError(code);
   });

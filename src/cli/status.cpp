@@ -1,7 +1,9 @@
 // ddpctl status [RUN|JOBID...]: ddpctl's runs and their jobs, with in-job
 // progress (src/workflows/status.hpp assembles the rows, src/workflows/status_watch.hpp prints
 // them and runs --watch).
+#include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <memory>
 #include <set>
 #include <unistd.h>
@@ -10,6 +12,8 @@
 #include "cli/common.hpp"
 #include "remote/remote_fetch.hpp"
 #include "workflows/race_waiting.hpp"
+#include "workflows/site_caller.hpp"
+#include "workflows/sites_status.hpp"
 #include "workflows/status.hpp"
 #include "workflows/status_watch.hpp"
 
@@ -61,6 +65,22 @@ void run_status(StatusOptions& o, Context& ctx) {
   watch_status(w, ctx.clock, std::cout);
 }
 
+// A race across sites: every site's jobs, one call to each (sites_status.hpp).
+void site_race_status(const std::string& dir, const StatusOptions& o, Context& ctx) {
+  if (o.watch) throw UserError(Location{"--watch"}, "", "is not taken by a race across sites yet: its coordinator's log follows it");
+  SshSiteCaller sites(site_race_target(dir + "/sites.json", ctx), ctx.runner);
+  std::vector<SiteRow> rows = site_race_rows(dir, sites);
+  const std::string id = std::filesystem::path(dir).filename().string();
+  if (o.json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : rows)
+      j.push_back({{"run", id}, {"site", r.site}, {"job_id", r.job}, {"shape", r.shape}, {"state", r.state}, {"info", r.info}, {"site_run", r.site_run}});
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  for (const auto& line : format_site_rows(id, rows)) std::cout << line << '\n';
+}
+
 }  // namespace
 
 void setup_status(CLI::App& app, Context& ctx) {
@@ -75,6 +95,9 @@ void setup_status(CLI::App& app, Context& ctx) {
   cmd->callback([o, &ctx] {
     // The copies here of that folder's runs (`fetch`) follow its status.
     run_on_remote_if_asked(o->remote, ctx, refresh_copies_after(runs_root("")));
+    if (o->req.targets.size() == 1)
+      if (auto dir = find_site_race(runs_root(o->runs), o->req.targets.front()))
+        return site_race_status(*dir, *o, ctx);
     run_status(*o, ctx);
   });
 }

@@ -52,7 +52,12 @@ std::vector<SiteOfRace> read_sites(const nlohmann::json& record) {
 
 // One line per site, written when it changes: what the log shows of a poll.
 std::string summary(const SitePoll& p) {
-  if (!p.reached) return "not reached: " + p.error;
+  if (!p.reached && !p.submission_ended) return "being submitted to (not ready there yet: " + p.error + ")";
+  if (!p.reached)
+    return "not reached: " + p.error +
+           (p.submission_failed ? " (its submission failed too: left out; a job queued there anyway never gets a "
+                                  "grant, it stands down held at its gate)"
+                                : "");
   if (!p.submitted) return p.submission_ended ? "no run of this race there" : "being submitted to";
   std::vector<std::string> jobs;
   for (const auto& j : p.jobs) jobs.push_back(fmt::format("job {} ({}) {}", j.id, j.label, j.state));
@@ -128,7 +133,9 @@ int coordinate(const CoordinateRequest& req, SiteCaller& caller, Clock& clock, s
     for (const auto& site : sites) {
       SitePoll p;
       p.name = site.name;
-      p.submission_ended = fs::exists(fmt::format("{}/site.{}.submit.rc", dir, site.name), ec);
+      const std::string rc = fmt::format("{}/site.{}.submit.rc", dir, site.name);
+      p.submission_ended = fs::exists(rc, ec);
+      p.submission_failed = p.submission_ended && trim(read_file(rc)) != "0";
       auto a = actions.find(site.name);
       std::string error;
       std::string answer = caller.call(site, words_for(req.id, a == actions.end() ? nullptr : &a->second), error);
@@ -152,7 +159,8 @@ int coordinate(const CoordinateRequest& req, SiteCaller& caller, Clock& clock, s
       write_file_atomic(dir + "/coordinator.done", done.dump() + "\n");
       say("the race is over: " + (read_site_grant(dir) ? "its winner went through the gate, and no other site has a "
                                                           "job left"
-                                                        : std::string("nobody trained")));
+                                                        : std::string("nobody trained")) +
+          fmt::format("; {} ssh call(s)", caller.calls()));
       return 0;
     }
     actions = d.actions;

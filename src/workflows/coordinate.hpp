@@ -30,6 +30,8 @@ class SiteCaller {
  public:
   virtual ~SiteCaller() = default;
   virtual std::string call(const SiteOfRace& site, const std::vector<std::string>& words, std::string& error) = 0;
+  // The ssh calls made so far (connections opened included), for the log.
+  virtual int calls() const { return 0; }
 };
 
 // The race's grant as recorded here (runs/RUN/grant), if any; `record_grant`

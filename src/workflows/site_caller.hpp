@@ -18,6 +18,7 @@ class SshSiteCaller : public SiteCaller {
   // from (each site's folder there follows it, or its remote_dir).
   SshSiteCaller(RemoteTarget base, CommandRunner& local) : base_(std::move(base)), local_(local) {}
   std::string call(const SiteOfRace& site, const std::vector<std::string>& words, std::string& error) override;
+  int calls() const override { return calls_; }
 
  private:
   struct Site {
@@ -27,6 +28,7 @@ class SshSiteCaller : public SiteCaller {
   RemoteTarget base_;
   CommandRunner& local_;
   std::map<std::string, Site> sites_;
+  int calls_ = 0;
 };
 
 }  // namespace ddpctl

@@ -34,6 +34,9 @@ bool active(const SiteJob* j) { return j && !j->ended && j->state != "COMPLETED"
                                        j->state != "OUT_OF_MEMORY" && j->state != "BOOT_FAIL" &&
                                        j->state != "DEADLINE" && j->state != "PREEMPTED"; }
 
+// Left out of the race: its submission failed and it cannot be reached.
+bool left_out(const SitePoll& s) { return !s.reached && s.submission_ended && s.submission_failed; }
+
 bool has_event(const std::vector<RaceEvent>& v, const std::string& id) {
   return std::any_of(v.begin(), v.end(), [&](const RaceEvent& e) { return e.job_id == id; });
 }
@@ -101,8 +104,8 @@ SiteDecision decide_sites(const std::vector<SitePoll>& sites, const std::optiona
     g = pick(sites, now);
     if (!g) {
       d.done = std::all_of(sites.begin(), sites.end(), [](const SitePoll& s) {
-        return s.reached && s.submission_ended &&
-               std::none_of(s.jobs.begin(), s.jobs.end(), [](const SiteJob& j) { return active(&j); });
+        return left_out(s) || (s.reached && s.submission_ended &&
+                               std::none_of(s.jobs.begin(), s.jobs.end(), [](const SiteJob& j) { return active(&j); }));
       });
       if (d.done) d.said.push_back("no job reached a gate, and no site has a job left: nobody trained");
       return d;
@@ -119,8 +122,8 @@ SiteDecision decide_sites(const std::vector<SitePoll>& sites, const std::optiona
       done = done && through;
       continue;
     }
-    bool left = s.reached && s.submission_ended && (!s.submitted || s.stood_down) &&
-                std::none_of(s.jobs.begin(), s.jobs.end(), [](const SiteJob& j) { return active(&j); });
+    bool left = left_out(s) || (s.reached && s.submission_ended && (!s.submitted || s.stood_down) &&
+                                std::none_of(s.jobs.begin(), s.jobs.end(), [](const SiteJob& j) { return active(&j); }));
     if (!left) d.actions[s.name].stand_down = line;
     done = done && left;
   }

@@ -44,6 +44,11 @@ struct SitePoll {
   // Its submission from the machine that submitted has ended (a site still
   // being submitted to may yet queue jobs: it is never taken as done).
   bool submission_ended = false;
+  // It ended with an error (the site could not be reached, ddpctl there
+  // refused): a site that also cannot be reached now is left out, not
+  // waited for. A job that reached its queue anyway can only wait at its
+  // gate and stand down held: no grant ever goes there.
+  bool submission_failed = false;
 };
 
 // The race's one grant, recorded on this machine before it is sent.

@@ -8,8 +8,8 @@
 # here, the current folder) and gives
 #   on_other CMD...   CMD on 24.11's login host
 #   run_here ARGS...  ddpctl here ($T/rout, $T/rerr, $rcode)
-#   race_once ARGS... submit the race (ARGS added; $gate: --gate-timeout,
-#                     default 120) and wait for its coordinator to end it:
+#   race_once ARGS... submit the race ($spec_file, default job.yaml, with
+#                     ARGS; $gate: --gate-timeout, default 120) and wait for its coordinator to end it:
 #                     $race, $trained
 #   submit_race ARGS... the submission alone, wait_race_over the wait
 other_state=/tmp/ddpctl-local-slurm-24.11
@@ -52,7 +52,7 @@ race_once() {
 }
 # submit_race ARGS...: the submission alone; sets $race.
 submit_race() {
-  run_here submit job.yaml --no-snapshot --gate-timeout "${gate:-120}" "$@"
+  run_here submit "${spec_file:-job.yaml}" --no-snapshot --gate-timeout "${gate:-120}" "$@"
   [ "$rcode" -eq 0 ] || fail "submit across sites ended with $rcode: $(cat "$T/rout" "$T/rerr")"
   echo "submit: $(cat "$T/rout" "$T/rerr")"
   race=$DDPCTL_RUNS/$(sed -n 's/^race \([^ ]*\) across .*/\1/p' "$T/rout")

@@ -6,7 +6,9 @@
 # 1. site b's only partition is held by another job: site a wins; site b's
 #    job never trains and is cancelled by the stand-down;
 # 2. both free: exactly one site trains (the other's job is cancelled, or
-#    stood down at its gate), and the coordinator's record says who.
+#    stood down at its gate), and the coordinator's record says who;
+# 3. a third site's sshd is down at submit: it is named and left out, the
+#    race goes on with the others, and the coordinator ends it.
 # A journey over two clusters at once: on 26.05's lane, holding 24.11's.
 # slurm versions: 26.05
 # resource locks: local_slurm_2411
@@ -33,10 +35,30 @@ grep -qF '"site":"login-24.11"' "$race/coordinator.done" || fail "race 1: coordi
 b_job=$(cat "$site_b"/runs/*/race/jobs/1x1)
 wait_for_sacct "$b_job" CANCELLED 60
 [ -n "$(find "$site_b/runs" -path '*/race/gate/stand-down')" ] || fail "race 1: site b's gate was not told to stand down"
+# One view: every site's jobs in one table, asked once each.
+run_here status "$(basename "$race")"
+[ "$rcode" -eq 0 ] || fail "status of the race ended with $rcode: $(cat "$T/rout" "$T/rerr")"
+echo "status: $(cat "$T/rout")"
+grep -qE " race +WON +won by job [0-9]+ at site login-24.11; the race is over$" "$T/rout" ||
+  fail "status does not show the race won by site login-24.11: $(cat "$T/rout")"
+grep -qE " login-26.05 +$b_job +1x1 +CANCELLED +stood down: site login-24.11 won" "$T/rout" ||
+  fail "status does not show site b's job stood down: $(cat "$T/rout")"
 on_login scancel "$blocker"
 rm -f "$site_a"/trained.* "$site_b"/trained.*
 
 # 2. Both free: exactly one site trains.
 race_once --again
 [ "$(echo "$trained" | wc -w)" -eq 1 ] || fail "race 2: trained: '$trained', expected exactly one job"
-echo "races across sites: 1 blocked at site b, won by site a; 2 both free, won by ${trained%%/*}"
+won2=${trained%%/*}
+rm -f "$site_a"/trained.* "$site_b"/trained.*
+
+# 3. A site whose login host refuses connections (its sshd is down).
+printf 'Host login-down\n  HostName 127.0.0.1\n  Port 1\n' >>"$HOME/.ssh/config"
+sed 's/^alternatives:$/alternatives:\n  - {on: login-down, label: down}/' job.yaml >job3.yaml
+spec_file=job3.yaml race_once
+grep -qF "ddpctl: warning: site login-down (login-down) is left out of the race: its submission failed" "$T/rerr" ||
+  fail "race 3: submit does not say the unreachable site is left out: $(cat "$T/rout" "$T/rerr")"
+grep -qF "site login-down: not reached: " "$race/coordinator.log" ||
+  fail "race 3: the coordinator's log does not say the site was not reached: $(cat "$race/coordinator.log")"
+[ "$(echo "$trained" | wc -w)" -eq 1 ] || fail "race 3: trained: '$trained', expected exactly one job"
+echo "races across sites: 1 blocked at site b, won by site a; 2 both free, won by $won2; 3 with a site down, won by ${trained%%/*}"

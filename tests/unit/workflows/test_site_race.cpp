@@ -273,3 +273,22 @@ TEST_CASE("each site is submitted to through this ddpctl's --on, with its site, 
   CHECK(std::vector<std::string>(start.begin() + 3, start.end()) ==
         std::vector<std::string>{"/opt/ddpctl", "r-1", "/h/runs", "/h/runs/r-1/c.log"});
 }
+
+TEST_CASE("a site whose submission failed and that cannot be reached is left out, not waited for") {
+  SitePoll gone;
+  gone.name = "c";
+  gone.submission_ended = true;
+  gone.submission_failed = true;
+  gone.error = "ssh: connection refused";
+  SitePoll b = polled("b", {job_running("7")}, {gate_at("7", 40)});
+  b.passed = {gate_at("7", 41)};
+  SiteDecision d = decide_sites({polled("a", {job_cancelled("1")}), b, gone}, SiteGrant{"b", "7", 40}, 100);
+  CHECK(d.done == false);  // a is not yet told
+  SitePoll a = polled("a", {job_cancelled("1")});
+  a.stood_down = true;
+  CHECK(decide_sites({a, b, gone}, SiteGrant{"b", "7", 40}, 100).done);
+  SECTION("but a site that cannot be reached now whose submission went through is waited for") {
+    gone.submission_failed = false;
+    CHECK_FALSE(decide_sites({a, b, gone}, SiteGrant{"b", "7", 40}, 100).done);
+  }
+}

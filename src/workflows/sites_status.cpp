@@ -1,0 +1,115 @@
+#include "workflows/sites_status.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/files.hpp"
+#include "base/text.hpp"
+#include "runs/jobs.hpp"
+
+namespace ddpctl {
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> find_site_race(const std::string& runs_root, const std::string& query) {
+  std::error_code ec;
+  if (query.empty() || query.find('/') != std::string::npos) return std::nullopt;
+  if (fs::exists(runs_root + "/" + query + "/sites.json", ec)) return runs_root + "/" + query;
+  std::vector<std::string> found;
+  for (const auto& entry : fs::directory_iterator(runs_root, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(query, 0) == 0 && fs::exists(entry.path() / "sites.json", ec)) found.push_back(entry.path().string());
+  }
+  if (found.size() == 1) return found.front();
+  return std::nullopt;
+}
+
+namespace {
+
+const RaceEvent* event_of(const std::vector<RaceEvent>& v, const std::string& id) {
+  for (const auto& e : v)
+    if (e.job_id == id) return &e;
+  return nullptr;
+}
+
+std::string job_info(const SitePoll& p, const SiteJob& j, const std::optional<SiteGrant>& grant) {
+  const RaceEvent* at = event_of(p.at_gate, j.id);
+  if (const RaceEvent* passed = event_of(p.passed, j.id))
+    return fmt::format("granted: went through its gate after {:.0f} s there and trains{}",
+                       at ? std::max(0.0, passed->at - at->at) : 0.0,
+                       j.state == "COMPLETED" ? " (done)" : "");
+  if (event_of(p.timeouts, j.id))
+    return p.grant && *p.grant == j.id ? "granted after it stood down held: released, starts again when Slurm lets it"
+                                       : "stood down held: no grant within its gate time; it trains only if granted";
+  if (at && j.state == "RUNNING")
+    return p.grant && *p.grant == j.id ? "granted: going through its gate"
+                                       : fmt::format("waiting at its gate for the coordinator since {}",
+                                                     clock_time(static_cast<long long>(at->at)));
+  if (p.stood_down) {
+    std::string winner = grant ? fmt::format("site {} won (job {})", grant->site, grant->job) : "another site won";
+    if (j.state == "CANCELLED" || j.ended) return "stood down: " + winner;
+    return "standing down: " + winner;
+  }
+  if (j.state == "PENDING") return j.reason.empty() || j.reason == "None" ? "waiting to start" : "waiting: " + j.reason;
+  return "";
+}
+
+}  // namespace
+
+std::vector<SiteRow> site_race_rows(const std::string& dir, SiteCaller& sites) {
+  nlohmann::json record = nlohmann::json::parse(read_file(dir + "/sites.json"));
+  std::optional<SiteGrant> grant = read_site_grant(dir);
+  std::error_code ec;
+  std::vector<SiteRow> rows;
+  const bool over = fs::exists(dir + "/coordinator.done", ec);
+  std::optional<long> coordinator = running_coordinator(dir);
+  std::string race_info =
+      grant ? fmt::format("won by job {} at site {}", grant->job, grant->site) : std::string("no job granted yet");
+  race_info += over ? "; the race is over" : coordinator ? fmt::format("; its coordinator runs (pid {})", *coordinator)
+                                                         : "; no coordinator runs: `ddpctl coordinate " +
+                                                               fs::path(dir).filename().string() + "` runs it";
+  rows.push_back({"-", "-", "race", grant ? "WON" : over ? "OVER" : "RACING", race_info, ""});
+  for (const auto& s : record.at("sites")) {
+    SiteOfRace site{s.value("name", ""), s.value("host", ""), s.value("remote_dir", ""),
+                    s.value("labels", std::vector<std::string>{})};
+    std::string error;
+    std::string answer = sites.call(site, {"race-gate", fs::path(dir).filename().string()}, error);
+    SitePoll p;
+    if (error.empty()) read_site_answer(answer, p);
+    else p.error = error;
+    if (!p.reached) {
+      rows.push_back({site.name, "-", "-", "UNKNOWN", "not reached: " + p.error, ""});
+      continue;
+    }
+    if (!p.submitted) {
+      bool ended = fs::exists(fmt::format("{}/site.{}.submit.rc", dir, site.name), ec);
+      rows.push_back({site.name, "-", join(site.labels, ","), "-",
+                      ended ? fmt::format("nothing submitted there (its submission: {}/site.{}.submit.log)", dir,
+                                          site.name)
+                            : "being submitted to",
+                      ""});
+      continue;
+    }
+    for (const auto& j : p.jobs) rows.push_back({site.name, j.id, j.label, j.state, job_info(p, j, grant), p.run});
+  }
+  return rows;
+}
+
+std::vector<std::string> format_site_rows(const std::string& id, const std::vector<SiteRow>& rows) {
+  std::vector<std::vector<std::string>> cells = {{"RUN", "SITE", "JOB", "SHAPE", "STATE", "INFO"}};
+  for (const auto& r : rows) cells.push_back({id, r.site, r.job, r.shape, r.state, r.info});
+  std::vector<size_t> width(6, 0);
+  for (const auto& c : cells)
+    for (size_t i = 0; i < 5; ++i) width[i] = std::max(width[i], c[i].size());
+  std::vector<std::string> out;
+  for (const auto& c : cells) {
+    std::string line;
+    for (size_t i = 0; i < 5; ++i) line += c[i] + std::string(width[i] - c[i].size() + 2, ' ');
+    out.push_back(line + plain_line(c[5], 400));
+  }
+  return out;
+}
+
+}  // namespace ddpctl

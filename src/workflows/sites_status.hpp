@@ -1,0 +1,29 @@
+#pragma once
+// `ddpctl status RUN` of a race across sites (docs/race.md "Across sites"):
+// every site's jobs in one table, asked as the coordinator asks them (one
+// `race-gate` call per site, which only reads when told nothing), with the
+// race's own row first: who holds the grant, whether the coordinator runs.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "workflows/coordinate.hpp"
+
+namespace ddpctl {
+
+// The folder of the race across sites `query` names under `runs_root` (its
+// id, or a prefix of one id), if it names one.
+std::optional<std::string> find_site_race(const std::string& runs_root, const std::string& query);
+
+struct SiteRow {
+  std::string site, job, shape, state, info;
+  std::string site_run;  // the site's run there (--json; `--on HOST` commands take it)
+};
+
+// The race's row, then one per job at each site (a site not reached: one row
+// saying why), from one poll of each site.
+std::vector<SiteRow> site_race_rows(const std::string& dir, SiteCaller& sites);
+// As a table: RUN SITE JOB SHAPE STATE INFO.
+std::vector<std::string> format_site_rows(const std::string& id, const std::vector<SiteRow>& rows);
+
+}  // namespace ddpctl

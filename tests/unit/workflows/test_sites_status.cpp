@@ -1,0 +1,92 @@
+// `ddpctl status RUN` of a race across sites (sites_status.cpp): the race's
+// row, then every site's jobs with what each is doing at its gate, from one
+// read-only call per site; a site not reached says why.
+#include "catch.hpp"
+
+#include <filesystem>
+
+#include "helpers.hpp"
+#include "base/files.hpp"
+#include "workflows/sites_status.hpp"
+
+using namespace ddpctl;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct SiteRaceStatusSites : SiteCaller {
+  std::map<std::string, std::string> answers;
+  std::vector<std::vector<std::string>> asked;
+  std::string call(const SiteOfRace& site, const std::vector<std::string>& words, std::string& error) override {
+    asked.push_back(words);
+    auto it = answers.find(site.name);
+    if (it == answers.end()) error = "ssh: connect to host a.org port 22: Connection refused";
+    return it == answers.end() ? "" : it->second;
+  }
+};
+
+struct SiteRaceStatusFixture {
+  test::TempDir tmp;
+  std::string dir;
+  SiteRaceStatusSites sites;
+  SiteRaceStatusFixture() {
+    dir = tmp.path + "/race-20261129T000000Z-abc123";
+    fs::create_directories(dir);
+    write_file_atomic(dir + "/sites.json",
+                      R"({"sites":[{"name":"a.org","host":"u@a.org","remote_dir":"","labels":["1x4"]},)"
+                      R"({"name":"b.org","host":"u@b.org","remote_dir":"","labels":["2x4"]}]})");
+    write_file_atomic(dir + "/site.a.org.submit.rc", "0\n");
+    write_file_atomic(dir + "/site.b.org.submit.rc", "0\n");
+  }
+  std::string row(size_t i) {
+    auto rows = site_race_rows(dir, sites);
+    REQUIRE(rows.size() > i);
+    const SiteRow& r = rows[i];
+    return r.site + " " + r.job + " " + r.shape + " " + r.state + " " + r.info;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a race across sites is found by its id or a prefix, and only such a run") {
+  SiteRaceStatusFixture f;
+  CHECK(find_site_race(f.tmp.path, "race-20261129T000000Z-abc123") == f.dir);
+  CHECK(find_site_race(f.tmp.path, "race-2026") == f.dir);
+  CHECK_FALSE(find_site_race(f.tmp.path, "other"));
+  fs::create_directories(f.tmp.path + "/race-plain");
+  CHECK_FALSE(find_site_race(f.tmp.path, "race-plain"));
+}
+
+TEST_CASE("status of a race across sites: who won, who trains, who stood down, and a site not reached") {
+  SiteRaceStatusFixture f;
+  write_file_atomic(f.dir + "/grant", "a.org 12 1795300040.000\n");
+  f.sites.answers["a.org"] =
+      R"({"coordinator":"x","run":"ra","jobs":[{"job":"12","label":"1x4","state":"RUNNING","reason":"None"}],)"
+      R"("at_gate":[{"job":"12","at":1795300030}],"passed":[{"job":"12","at":1795300043}],"grant":{"job":"12"}})";
+  CHECK(f.row(0) == "- - race WON won by job 12 at site a.org; no coordinator runs: `ddpctl coordinate "
+                    "race-20261129T000000Z-abc123` runs it");
+  CHECK(f.row(1) == "a.org 12 1x4 RUNNING granted: went through its gate after 13 s there and trains");
+  CHECK(f.row(2) == "b.org - - UNKNOWN not reached: ssh: connect to host a.org port 22: Connection refused");
+  SECTION("the other site stood down: its job is cancelled, naming the winner") {
+    f.sites.answers["b.org"] =
+        R"({"coordinator":"x","run":"rb","jobs":[{"job":"7","label":"2x4","state":"CANCELLED","ended":true}],)"
+        R"("stand_down":"a.org 12 1795300040.000"})";
+    CHECK(f.row(2) == "b.org 7 2x4 CANCELLED stood down: site a.org won (job 12)");
+  }
+  // Reading only: no call carries a grant or a stand-down.
+  for (const auto& words : f.sites.asked) CHECK(words.size() == 2);
+}
+
+TEST_CASE("status of a race across sites before any grant: a job at its gate, one held, one waiting") {
+  SiteRaceStatusFixture f;
+  f.sites.answers["a.org"] =
+      R"({"coordinator":"x","run":"ra","jobs":[{"job":"12","label":"1x4","state":"PENDING","reason":"JobHeldUser"}],)"
+      R"("at_gate":[{"job":"12","at":1795300030}],"timeouts":[{"job":"12","at":1795300330}]})";
+  f.sites.answers["b.org"] =
+      R"({"coordinator":"x","run":"rb","jobs":[{"job":"7","label":"2x4","state":"PENDING","reason":"Resources"}]})";
+  CHECK_THAT(f.row(0), Catch::Matchers::StartsWith("- - race RACING no job granted yet"));
+  CHECK(f.row(1) == "a.org 12 1x4 PENDING stood down held: no grant within its gate time; it trains only if granted");
+  CHECK(f.row(2) == "b.org 7 2x4 PENDING waiting: Resources");
+  std::vector<std::string> table = format_site_rows("r", site_race_rows(f.dir, f.sites));
+  CHECK_THAT(table[0], Catch::Matchers::StartsWith("RUN  SITE   JOB  SHAPE  STATE    INFO"));
+}
