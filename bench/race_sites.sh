@@ -62,7 +62,7 @@ for i in $(seq "$races"); do
     kill "$(cat "$race/coordinator.pid")"
     killed=yes
     sleep $((RANDOM % 31))
-    "$DDPCTL" coordinate "$(basename "$race")" --for 400 >"$T/coordinate.out" 2>&1 || true
+    "$DDPCTL" coordinate "$(basename "$race")" --for 400 >>"$race/coordinator.log" 2>&1 || true
   fi
   wait_race_over >/dev/null
   python3 - "$race" "$site_a" "$site_b" "$i" "$killed" "$blocks" >>"$results" <<'PY'
