@@ -16,7 +16,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export DDPCTL=${DDPCTL:-$root/build/src/ddpctl} DDPCTL_SOURCE=$root
-export DDPCTL_SLURM_STATE=/tmp/ddpctl-local-slurm-26.05
+export DDPCTL_SLURM_STATE=${DDPCTL_SLURM_STATE:-/tmp/ddpctl-local-slurm-26.05}
 [ -x "$DDPCTL" ] || { echo "bench: $DDPCTL not built (scripts/build)" >&2; exit 1; }
 races=${RACES:-50} gate_s=${GATE:-20}
 # shellcheck source=tests/slurm/lib.sh

@@ -1,8 +1,11 @@
 // ddpctl cancel RUN|JOBID...: scancel, then confirm what Slurm did (src/workflows/cancel.hpp).
+#include <iostream>
 #include <memory>
 
 #include "cli/app.hpp"
 #include "workflows/cancel.hpp"
+#include "workflows/site_caller.hpp"
+#include "workflows/sites_status.hpp"
 #include "cli/common.hpp"
 
 namespace ddpctl::cli {
@@ -22,6 +25,16 @@ void setup_cancel(CLI::App& app, Context& ctx) {
   cmd->callback([o, &ctx] {
     run_on_remote_if_asked(o->remote, ctx);
     o->req.runs_root = runs_root(o->runs);
+    // A race across sites: every site at once, the coordinator told first.
+    if (o->req.targets.size() == 1 && o->req.cells.empty())
+      if (auto dir = find_site_race(o->req.runs_root, o->req.targets.front())) {
+        SshSiteCaller sites(site_race_target(*dir + "/sites.json", ctx), ctx.runner);
+        std::vector<std::string> said;
+        int untold = cancel_site_race(*dir, sites, said);
+        for (const auto& line : said) std::cout << line << '\n';
+        if (untold > 0) throw CLI::RuntimeError(1);
+        return;
+      }
     ConsoleOutput out;
     cancel_jobs(o->req, ctx, out);
   });

@@ -111,6 +111,39 @@ SiteGrant record_site_grant(const std::string& dir, const SiteGrant& grant) {
   return *g;
 }
 
+int cancel_site_race(const std::string& dir, SiteCaller& caller, std::vector<std::string>& said) {
+  const std::string id = fs::path(dir).filename().string();
+  const std::string line = fmt::format("cancelled {}", utc_now_iso());
+  std::error_code ec;
+  if (!fs::exists(dir + "/cancelled", ec)) write_file_atomic(dir + "/cancelled", line + "\n");
+  int untold = 0;
+  for (const auto& site : read_sites(nlohmann::json::parse(read_file(dir + "/sites.json")))) {
+    std::string error;
+    std::string answer = caller.call(site, {"race-gate", id, "--stand-down", line}, error);
+    SitePoll p;
+    if (error.empty()) read_site_answer(answer, p);
+    else p.error = error;
+    if (!p.reached) {
+      ++untold;
+      said.push_back(fmt::format("site {}: not reached ({}); the coordinator cancels its jobs when it reaches it",
+                                 site.name, p.error));
+      continue;
+    }
+    if (!p.submitted) {
+      said.push_back(fmt::format("site {}: no run of this race there", site.name));
+      continue;
+    }
+    std::vector<std::string> jobs;
+    nlohmann::json j = nlohmann::json::parse(answer, nullptr, false);
+    if (j.is_object() && j.contains("cancelled") && j["cancelled"].is_array())
+      for (const auto& job : j["cancelled"]) jobs.push_back("job " + job.get<std::string>());
+    said.push_back(fmt::format("site {}: run {} stood down{}{}", site.name, p.run,
+                               jobs.empty() ? "; no job of it was left to cancel" : "; cancelled " + join(jobs, ", "),
+                               p.error.empty() ? "" : " (" + p.error + ")"));
+  }
+  return untold;
+}
+
 int coordinate(const CoordinateRequest& req, SiteCaller& caller, Clock& clock, std::ostream& log) {
   const std::string dir = req.runs_root + "/" + req.id;
   auto say = [&](const std::string& text) { log << utc_now_iso() << " " << text << std::endl; };
@@ -146,7 +179,9 @@ int coordinate(const CoordinateRequest& req, SiteCaller& caller, Clock& clock, s
       last[site.name] = line;
       polls.push_back(std::move(p));
     }
-    SiteDecision d = decide_sites(polls, read_site_grant(dir), clock.wall());
+    const bool cancelled = fs::exists(dir + "/cancelled", ec);
+    SiteDecision d = cancelled ? cancel_sites(polls, trim(read_file(dir + "/cancelled")))
+                               : decide_sites(polls, read_site_grant(dir), clock.wall());
     if (d.new_grant) {
       SiteGrant kept = record_site_grant(dir, *d.new_grant);
       if (kept.job != d.new_grant->job || kept.site != d.new_grant->site)

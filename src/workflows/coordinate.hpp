@@ -34,6 +34,14 @@ class SiteCaller {
   virtual int calls() const { return 0; }
 };
 
+// `ddpctl cancel RUN` of a race across sites: runs/RUN/cancelled is written
+// here first (the coordinator grants nothing after it, and stands every site
+// down), then each site is told at once (race-gate --stand-down: its jobs
+// cancelled, its gate closed). Says each site's answer on `out` lines;
+// returns how many sites could not be told (the coordinator tells them when
+// it reaches them).
+int cancel_site_race(const std::string& dir, SiteCaller& sites, std::vector<std::string>& said);
+
 // The race's grant as recorded here (runs/RUN/grant), if any; `record_grant`
 // writes it unless one is there, and returns the one that is.
 std::optional<SiteGrant> read_site_grant(const std::string& dir);

@@ -36,7 +36,7 @@ std::vector<GridArray> group_cells(const ResolvedGrid& grid) {
                                                                       grid.grid.cells.at(0).name + "'s"));
       }
       arrays.push_back({shape.label, fmt::format("{}-{}.array.sbatch", first.spec.name, shape.label), all, &first,
-                        &shape, "cells/" + shape.label});
+                        &shape, "cells/" + shape.label, ""});
     }
     return arrays;
   }
@@ -46,7 +46,8 @@ std::vector<GridArray> group_cells(const ResolvedGrid& grid) {
     const ResolvedShape& shape = shared.shapes.at(0);
     std::vector<int> all(grid.grid.cells.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-    GridArray a{shape.label, fmt::format("{}-{}.array.sbatch", shared.spec.name, shape.label), all, &shared, &shape};
+    GridArray a{shape.label, fmt::format("{}-{}.array.sbatch", shared.spec.name, shape.label), all, &shared, &shape,
+                "cells", ""};
     a.shared_script = kSharedCellScript;
     return {a};
   }
@@ -61,7 +62,7 @@ std::vector<GridArray> group_cells(const ResolvedGrid& grid) {
       for (int n = 2; labels.count(label); ++n) label = fmt::format("{}-{}", shape.label, n);
       labels.insert(label);
       arrays.push_back({label, fmt::format("{}-{}.array.sbatch", grid.cells[i].spec.name, label), {}, &grid.cells[i],
-                        &shape});
+                        &shape, "cells", ""});
     }
     arrays[it->second].cells.push_back(static_cast<int>(i));
   }

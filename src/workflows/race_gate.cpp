@@ -36,7 +36,7 @@ std::map<std::string, std::string> race_jobs(const RaceState& race) {
 }
 
 void stand_down_here(const Run& run, const RaceGateRequest& req, const std::map<std::string, std::string>& jobs,
-                     JobStates& states, Context& ctx) {
+                     JobStates& states, nlohmann::json& out, Context& ctx) {
   write_stand_down(run, req.stand_down);
   std::vector<std::string> active;
   for (const auto& [id, label] : jobs) {
@@ -45,7 +45,11 @@ void stand_down_here(const Run& run, const RaceGateRequest& req, const std::map<
   }
   if (active.empty()) return;
   CommandResult r = ctx.slurm.cancel(active);
-  if (!r.ok()) return;  // said by the states the next poll reads
+  if (!r.ok()) {
+    out["error"] = "scancel: " + r.describe();
+    return;
+  }
+  out["cancelled"] = active;
   for (const auto& id : active)
     write_file_atomic(fmt::format("{}/cancelled.{}", race_dir(run), id),
                       fmt::format("{} {:.3f}\n", id, ctx.clock.wall()));
@@ -84,7 +88,7 @@ nlohmann::json race_gate(const RaceGateRequest& req, Context& ctx) {
   for (const auto& [id, label] : jobs) ids.push_back(id);
   JobStates states = lookup_jobs(ctx.slurm, ids);
   if (!req.grant.empty()) grant_here(*run, gate, req, states, out, ctx);
-  if (!req.stand_down.empty()) stand_down_here(*run, req, jobs, states, ctx);
+  if (!req.stand_down.empty()) stand_down_here(*run, req, jobs, states, out, ctx);
   gate = read_gate(*run);
   out["queue_answered"] = states.queue_answered;
   if (!states.error.empty()) out["queue_error"] = states.error;

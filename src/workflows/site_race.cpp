@@ -131,4 +131,17 @@ SiteDecision decide_sites(const std::vector<SitePoll>& sites, const std::optiona
   return d;
 }
 
+SiteDecision cancel_sites(const std::vector<SitePoll>& sites, const std::string& line) {
+  SiteDecision d;
+  d.done = true;
+  for (const auto& s : sites) {
+    bool left = left_out(s) || (s.reached && s.submission_ended && (!s.submitted || s.stood_down) &&
+                                std::none_of(s.jobs.begin(), s.jobs.end(), [](const SiteJob& j) { return active(&j); }));
+    if (!left) d.actions[s.name].stand_down = line;
+    d.done = d.done && left;
+  }
+  if (d.done) d.said.push_back("cancelled: no site has a job of the race left");
+  return d;
+}
+
 }  // namespace ddpctl

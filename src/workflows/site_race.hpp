@@ -81,4 +81,9 @@ bool read_site_answer(const std::string& text, SitePoll& poll);
 // its site's clock, gets it).
 SiteDecision decide_sites(const std::vector<SitePoll>& sites, const std::optional<SiteGrant>& granted, double now);
 
+// The race was cancelled (`ddpctl cancel RUN`): no grant any more, every
+// site stands down (`line` says why), the grantee's too; done once no site
+// has a job left.
+SiteDecision cancel_sites(const std::vector<SitePoll>& sites, const std::string& line);
+
 }  // namespace ddpctl

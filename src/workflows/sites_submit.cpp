@@ -150,11 +150,11 @@ void submit_across_sites(const SitesSubmitRequest& req, Context& ctx, Output& ou
         ++submitted;
         for (const auto& l : split(trim(r.out), '\n')) out.line(fmt::format("site {}: {}", site.name, plain_line(l, 2000)));
       } else {
-        std::vector<std::string> said;
+        std::vector<std::string> lines;
         for (const auto& l : split(trim(r.err + "\n" + r.out), '\n'))
-          if (!trim(l).empty()) said.push_back(plain_line(l, 2000));
+          if (!trim(l).empty()) lines.push_back(plain_line(l, 2000));
         out.warning(fmt::format("site {} ({}) is left out of the race: its submission failed: {}", site.name,
-                                site.host, join(said, "\n  ")));
+                                site.host, join(lines, "\n  ")));
       }
     });
   for (auto& t : threads) t.join();

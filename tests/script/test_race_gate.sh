@@ -59,7 +59,7 @@ echo "b 9001 $(date +%s)" >"$gate2/stand-down"
 : >"$STUB_LOG"
 nodes=1 run_job "${scripts[-1]}" SLURM_JOB_ID=7002
 expect_rc 0
-expect_job_out "stands down at the gate without training: the coordinator granted b 9001"
+expect_job_out "stands down at the gate without training: the coordinator said: b 9001"
 expect_call '^scancel 7002$'
 expect_calls 0 "$training"
 [ -f "$(dirname "$gate2")/stood-down.7002" ] || fail_job "no stood-down.7002"

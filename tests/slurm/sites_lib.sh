@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sourced by the tests of one run raced across two sites (docs/race.md
 # "Across sites"), after lib.sh and remote_lib.sh: the test's own local
-# cluster (22.05 or 26.05: site b) and 24.11 (site a, which the test holds
+# cluster (site b; the tests: 22.05) and 24.11 (site a, which the test holds
 # by its `# resource locks: local_slurm_2411`), each reached over ssh through its
 # own login host from this host, the user's machine. Sets site_a and site_b
 # (each site's folder there), writes job.yaml in $proj (the user's folder

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One run raced across two sites (docs/race.md "Across sites"): the local
-# 26.05 and 24.11 clusters, each reached over ssh through its own login host
+# 22.05 and 24.11 clusters, each reached over ssh through its own login host
 # from this host (the user's machine). `ddpctl submit` of a spec naming both
 # sites submits to each, and the coordinator it starts grants one job:
 # 1. site b's only partition is held by another job: site a wins; site b's
@@ -8,9 +8,13 @@
 # 2. both free: exactly one site trains (the other's job is cancelled, or
 #    stood down at its gate), and the coordinator's record says who;
 # 3. a third site's sshd is down at submit: it is named and left out, the
-#    race goes on with the others, and the coordinator ends it.
-# A journey over two clusters at once: on 26.05's lane, holding 24.11's.
-# slurm versions: 26.05
+#    race goes on with the others, and the coordinator ends it;
+# 4. `ddpctl cancel RUN` cancels the race at every site, and its
+#    coordinator ends it granting nothing.
+# A journey over two clusters at once: on 22.05's lane (the shortest),
+# holding 24.11's, as the test without a coordinator does: ctest starts
+# both first (their COST), one after the other, while both lanes are free.
+# slurm versions: 22.05
 # resource locks: local_slurm_2411
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
@@ -41,7 +45,7 @@ run_here status "$(basename "$race")"
 echo "status: $(cat "$T/rout")"
 grep -qE " race +WON +won by job [0-9]+ at site login-24.11; the race is over$" "$T/rout" ||
   fail "status does not show the race won by site login-24.11: $(cat "$T/rout")"
-grep -qE " login-26.05 +$b_job +1x1 +CANCELLED +stood down: site login-24.11 won" "$T/rout" ||
+grep -qE " $host +$b_job +1x1 +CANCELLED +stood down: site login-24.11 won" "$T/rout" ||
   fail "status does not show site b's job stood down: $(cat "$T/rout")"
 on_login scancel "$blocker"
 rm -f "$site_a"/trained.* "$site_b"/trained.*
@@ -61,4 +65,29 @@ grep -qF "ddpctl: warning: site login-down (login-down) is left out of the race:
 grep -qF "site login-down: not reached: " "$race/coordinator.log" ||
   fail "race 3: the coordinator's log does not say the site was not reached: $(cat "$race/coordinator.log")"
 [ "$(echo "$trained" | wc -w)" -eq 1 ] || fail "race 3: trained: '$trained', expected exactly one job"
-echo "races across sites: 1 blocked at site b, won by site a; 2 both free, won by $won2; 3 with a site down, won by ${trained%%/*}"
+won3=${trained%%/*}
+rm -f "$site_a"/trained.* "$site_b"/trained.*
+
+# 4. Cancelled while its jobs wait (submitted held): every site's job ends CANCELLED.
+submit_race --set hold=true
+# This race's jobs: recorded at each site after its record here.
+a_job=$(find "$site_a/runs" -path '*/race/jobs/a' -newer "$race/sites.json" -exec cat {} +)
+b_job=$(find "$site_b/runs" -path '*/race/jobs/1x1' -newer "$race/sites.json" -exec cat {} +)
+{ [ -n "$a_job" ] && [ -n "$b_job" ]; } || fail "race 4: no job recorded at each site: a '$a_job', b '$b_job'"
+run_here cancel "$(basename "$race")"
+[ "$rcode" -eq 0 ] || fail "race 4: cancel ended with $rcode: $(cat "$T/rout" "$T/rerr")"
+echo "cancel: $(cat "$T/rout")"
+grep -qE "^site login-24.11: run .*; cancelled job $a_job$" "$T/rout" ||
+  fail "race 4: cancel does not say site a's job was cancelled: $(cat "$T/rout")"
+wait_for_sacct "$b_job" CANCELLED 60
+# Site a's accounting, on its own login host ("CANCELLED by 0": the first word).
+deadline=$((SECONDS + 60))
+until [ "$(on_other sacct -n -X -P -j "$a_job" -o State | cut -d' ' -f1)" = CANCELLED ]; do
+  [ "$SECONDS" -lt "$deadline" ] ||
+    fail "race 4: site a's job $a_job is not CANCELLED: $(on_other sacct -n -X -P -j "$a_job" -o State,Reason 2>&1)"
+  sleep 0.5
+done
+wait_race_over
+[ -z "$trained" ] || fail "race 4: a cancelled race trained: $trained"
+[ ! -f "$race/grant" ] || fail "race 4: a cancelled race was granted: $(cat "$race/grant")"
+echo "races across sites: 1 blocked at site b, won by site a; 2 both free, won by $won2; 3 with a site down, won by $won3; 4 cancelled, nobody trained"

@@ -334,8 +334,8 @@ TEST_CASE("sweep retry over the user's submit limit: refused before any sbatch, 
 }
 
 TEST_CASE("submit limits of a sweep: a grid's arrays at once, a raced grid's race and the rest on each possible winner") {
-  GridArray a{"1x1", "a.array.sbatch", {0, 1, 2, 3}, nullptr, nullptr};
-  GridArray b{"2x1", "b.array.sbatch", {0, 1, 2, 3}, nullptr, nullptr};
+  GridArray a{"1x1", "a.array.sbatch", {0, 1, 2, 3}, nullptr, nullptr, "cells", ""};
+  GridArray b{"2x1", "b.array.sbatch", {0, 1, 2, 3}, nullptr, nullptr, "cells", ""};
   auto shown = [](const std::vector<std::vector<GridArray>>& cases) {
     std::vector<std::string> out;
     for (const auto& c : cases) {

@@ -292,3 +292,50 @@ TEST_CASE("a site whose submission failed and that cannot be reached is left out
     CHECK_FALSE(decide_sites({a, b, gone}, SiteGrant{"b", "7", 40}, 100).done);
   }
 }
+
+TEST_CASE("a cancelled race grants nothing and stands every site down, the grantee's too, until no job is left") {
+  SitePoll a = polled("a", {job_running("1")}, {gate_at("1", 10)});
+  a.passed = {gate_at("1", 11)};
+  SitePoll b = polled("b", {job_pending("7")});
+  SiteDecision d = cancel_sites({a, b}, "cancelled 2026-11-29T08:00:00Z");
+  CHECK_FALSE(d.new_grant);
+  CHECK(d.actions["a"].stand_down == "cancelled 2026-11-29T08:00:00Z");
+  CHECK(d.actions["b"].stand_down == "cancelled 2026-11-29T08:00:00Z");
+  CHECK(d.actions["a"].grant.empty());
+  CHECK_FALSE(d.done);
+  a.stood_down = b.stood_down = true;
+  a.jobs = {job_cancelled("1")};
+  b.jobs = {job_cancelled("7")};
+  CHECK(cancel_sites({a, b}, "x").done);
+}
+
+TEST_CASE("cancel of a race across sites is recorded here first, then every site is told at once") {
+  CoordinatorFixture f;
+  bool recorded_first = false;
+  f.sites.answer["a"] = [&](const std::vector<std::string>& w) {
+    recorded_first = fs::exists(f.tmp.path + "/race-1/cancelled");
+    CHECK(has_word(w, "--stand-down"));
+    return std::string(R"({"coordinator":"race-1","run":"ra","jobs":[{"job":"1","state":"RUNNING"}],"cancelled":["1"]})");
+  };
+  std::vector<std::string> said;
+  CHECK(cancel_site_race(f.tmp.path + "/race-1", f.sites, said) == 1);  // b cannot be reached
+  CHECK(recorded_first);
+  REQUIRE(said.size() == 2);
+  CHECK(said[0] == "site a: run ra stood down; cancelled job 1");
+  CHECK_THAT(said[1], Catch::Matchers::StartsWith("site b: not reached (ssh: connection refused)"));
+  SECTION("the coordinator then grants nothing, and stands the sites down until no job is left") {
+    f.req.max_s = 6;
+    f.sites.answer["a"] = [&](const std::vector<std::string>&) {
+      return std::string(R"({"coordinator":"race-1","run":"ra","jobs":[{"job":"1","state":"RUNNING"}],"at_gate":[{"job":"1","at":1}]})");
+    };
+    f.sites.asked.clear();
+    f.run();
+    CHECK_FALSE(fs::exists(f.tmp.path + "/race-1/grant"));
+    size_t told = 0;
+    for (const auto& [name, words] : f.sites.asked) {
+      CHECK_FALSE(has_word(words, "--grant"));
+      if (name == "a" && has_word(words, "--stand-down")) ++told;
+    }
+    CHECK(told >= 1);
+  }
+}
