@@ -115,6 +115,18 @@ void write_file_atomic(const std::string& path, const std::string& content, mode
   replace_file(path, content, mode, true);
 }
 
+bool write_file_exclusive(const std::string& path, const std::string& content) {
+  const std::string aside = path + "." + std::to_string(::getpid()) + ".new";
+  write_file_atomic(aside, content);
+  int rc = ::link(aside.c_str(), path.c_str());
+  int err = errno;
+  std::error_code ec;
+  fs::remove(aside, ec);
+  if (rc == 0) return true;
+  if (err == EEXIST) return false;
+  throw UserError(Location{path}, "", std::string("cannot create it: ") + std::strerror(err));
+}
+
 FileBatch::FileBatch(std::string dir, mode_t mode) : dir_(std::move(dir)), mode_(mode) {}
 
 void FileBatch::write(const std::string& name, const std::string& content) {

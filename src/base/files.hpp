@@ -21,6 +21,10 @@ std::vector<std::string> tail_lines(const std::string& path, size_t max_bytes = 
 // written, flushed to disk and renamed over `path`, so readers see the old file
 // or the new one, never a part. Throws UserError on failure.
 void write_file_atomic(const std::string& path, const std::string& content, mode_t mode = 0644);
+// Creates `path` whole with `content` unless it exists (written aside, then
+// linked into place: of two writers only one creates it, and no reader sees
+// a part). True when this call created it; throws UserError on failure.
+bool write_file_exclusive(const std::string& path, const std::string& content);
 // Many files under one folder (names relative to it, their folders made),
 // each written atomically as above when it comes, and flushed to disk all at
 // once by commit(): one syncfs instead of two fsyncs a file (a grid's

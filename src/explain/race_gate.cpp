@@ -35,6 +35,17 @@ void init_gate(const Run& run, const std::string& coordinator, const std::string
   write_file_atomic(gate_dir(run) + "/site.json", j.dump(2) + "\n");
 }
 
+std::optional<std::string> gate_coordinator(const std::string& run_dir) {
+  std::error_code ec;
+  const std::string path = run_dir + "/race/gate/site.json";
+  if (!fs::exists(path, ec)) return std::nullopt;
+  try {
+    return nlohmann::json::parse(read_file(path)).value("coordinator", "");
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 GateState read_gate(const Run& run) {
   GateState g;
   const std::string dir = gate_dir(run);
@@ -52,7 +63,7 @@ GateState read_gate(const Run& run) {
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     auto event = [&](const char* prefix, std::vector<RaceEvent>& into) {
-      if (name.rfind(prefix, 0) != 0 || name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0) return;
+      if (name.rfind(prefix, 0) != 0 || (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0)) return;
       if (auto e = read_race_event(entry.path().string())) into.push_back(*e);
     };
     event("at.", g.at);
@@ -68,14 +79,7 @@ GateState read_gate(const Run& run) {
 
 GateGrant write_grant(const Run& run, const std::string& job_id, const std::string& site, double now) {
   const std::string dir = gate_dir(run);
-  const std::string tmp = fmt::format("{}/grant.{}.tmp", dir, ::getpid());
-  write_file_atomic(tmp, fmt::format("{} {} {:.3f}\n", job_id, site, now));
-  int rc = ::link(tmp.c_str(), (dir + "/grant").c_str());
-  int err = errno;
-  std::error_code ec;
-  fs::remove(tmp, ec);
-  if (rc != 0 && err != EEXIST)
-    throw UserError(Location{dir + "/grant"}, "", fmt::format("cannot write the grant: {}", std::strerror(err)));
+  write_file_exclusive(dir + "/grant", fmt::format("{} {} {:.3f}\n", job_id, site, now));
   auto g = read_grant(dir + "/grant");
   if (!g) throw UserError(Location{dir + "/grant"}, "", "the gate's grant cannot be read");
   return *g;

@@ -36,6 +36,9 @@ std::string gate_dir(const Run& run);
 // race/gate/ and its site.json.
 void init_gate(const Run& run, const std::string& coordinator, const std::string& site, long long gate_s);
 GateState read_gate(const Run& run);
+// The coordinator a run's gate names (its site.json alone, without loading
+// the run), if the run is one site of a race across sites.
+std::optional<std::string> gate_coordinator(const std::string& run_dir);
 // Writes the grant for `job_id` unless the gate has one (a link, so two
 // writers cannot both win); returns the grant the gate holds now.
 GateGrant write_grant(const Run& run, const std::string& job_id, const std::string& site, double now);

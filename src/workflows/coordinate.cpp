@@ -98,14 +98,7 @@ std::optional<SiteGrant> read_site_grant(const std::string& dir) {
 }
 
 SiteGrant record_site_grant(const std::string& dir, const SiteGrant& grant) {
-  const std::string tmp = fmt::format("{}/grant.{}.tmp", dir, ::getpid());
-  write_file_atomic(tmp, fmt::format("{} {} {:.3f}\n", grant.site, grant.job, grant.at));
-  int rc = ::link(tmp.c_str(), (dir + "/grant").c_str());
-  int err = errno;
-  std::error_code ec;
-  fs::remove(tmp, ec);
-  if (rc != 0 && err != EEXIST)
-    throw UserError(Location{dir + "/grant"}, "", fmt::format("cannot record the grant: {}", std::strerror(err)));
+  write_file_exclusive(dir + "/grant", fmt::format("{} {} {:.3f}\n", grant.site, grant.job, grant.at));
   auto g = read_site_grant(dir);
   if (!g) throw UserError(Location{dir + "/grant"}, "", "the race's grant cannot be read");
   return *g;

@@ -17,14 +17,19 @@ nlohmann::json event_json(const RaceEvent& e) {
   return {{"job", e.job_id}, {"label", e.label}, {"at", e.at}, {"attempt", e.attempt}};
 }
 
-// The newest run here that is this race's site.
+// The newest run here that is this race's site. Asked every poll: only
+// each run's gate/site.json is read, and the matching runs loaded.
 std::optional<Run> site_run(const std::string& root, const std::string& coordinator) {
-  std::vector<Run> runs = list_runs(root);
-  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
-    GateState g = read_gate(*it);
-    if (g.is_gate && g.coordinator == coordinator) return *it;
-  }
-  return std::nullopt;
+  std::vector<Run> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(root, ec))
+    if (gate_coordinator(entry.path().string()) == coordinator) try {
+        found.push_back(load_run(entry.path().string()));
+      } catch (const UserError&) {  // unreadable: skipped, as list_runs does
+      }
+  if (found.empty()) return std::nullopt;
+  sort_runs(found);
+  return found.back();
 }
 
 // Every job of the race here, by generation: id -> label.
