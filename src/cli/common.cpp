@@ -1,6 +1,7 @@
 #include "cli/common.hpp"
 
 #include <cstdlib>
+#include <fmt/format.h>
 #include <filesystem>
 #include <iostream>
 #include <unistd.h>
@@ -12,6 +13,8 @@
 #include "script/runs.hpp"
 #include "base/ssh.hpp"
 #include "workflows/grid_continuation.hpp"
+#include "workflows/site_caller.hpp"
+#include "workflows/sites_status.hpp"
 #include "base/version.hpp"
 
 namespace ddpctl::cli {
@@ -90,6 +93,31 @@ void run_on_remote_if_asked(const RemoteOptions& o, Context& ctx, const AfterRem
   RemoteCall call{remote_words(), after};
   RemoteSession session(remote_target(o, ctx), ctx.runner);
   int code = run_remote_call(call, session, ::isatty(0) && ::isatty(1), std::cerr);
+  throw CLI::RuntimeError(code);
+}
+
+void run_at_winning_site(const std::string& query, const std::string& runs_option, const std::string& command,
+                         Context& ctx, const AfterRemote& after) {
+  std::optional<std::string> dir = find_site_race(runs_root(runs_option), query);
+  if (!dir) return;
+  RemoteTarget base = site_race_target(*dir + "/sites.json", ctx);
+  SshSiteCaller sites(base, ctx.runner);
+  WinnerSite w = winner_site(*dir, sites, command);
+  std::cerr << fmt::format("ddpctl: race {} was won by job {} at site {}: its run there is {} ({})\n",
+                           std::filesystem::path(*dir).filename().string(), w.job, w.site.name, w.run, w.site.host);
+  // The command as typed, on the site's run there (the race's id named here).
+  std::vector<std::string> words = remote_words();
+  for (size_t i = 1; i < words.size(); ++i)
+    if (words[i] == query) {
+      words[i] = w.run;
+      break;
+    }
+  RemoteTarget t = base;
+  t.host = w.site.host;
+  t.dir_option = w.site.remote_dir;
+  std::cout.flush();
+  RemoteSession session(t, ctx.runner);
+  int code = run_remote_call(RemoteCall{words, after}, session, ::isatty(0) && ::isatty(1), std::cerr);
   throw CLI::RuntimeError(code);
 }
 

@@ -64,6 +64,13 @@ RemoteTarget remote_target(const RemoteOptions& o, Context& ctx);
 // brought back, status's fetched copies refreshed), and ends ddpctl with its
 // exit status; without, returns.
 void run_on_remote_if_asked(const RemoteOptions& o, Context& ctx, const AfterRemote& after = nullptr);
+// A race across sites (docs/race.md "Across sites") named by `query`: the
+// command as typed runs at the site whose job won, on that site's run there
+// (`--on` of the site, the race's id replaced by the site's run), then
+// `after`, and ends ddpctl with its exit status. Returns when `query` names
+// no race across sites; a race no job won yet is refused, saying why.
+void run_at_winning_site(const std::string& query, const std::string& runs_option, const std::string& command,
+                         Context& ctx, const AfterRemote& after = nullptr);
 // submit, race and sweep with --on: the specs and the code go to the login
 // host and its ddpctl of this version submits there (remote_submit.hpp);
 // ends ddpctl with its exit status. Without --on, returns. Also adds the

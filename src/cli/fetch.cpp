@@ -1,30 +1,69 @@
 // ddpctl fetch RUN... --on HOST: copies runs' records, metrics and plots
-// from the login host's runs folder into this folder's (src/remote/remote_fetch.hpp).
+// from the login host's runs folder into this folder's (src/remote/remote_fetch.hpp);
+// without --on, a race across sites: its winner's run from its site.
+#include <filesystem>
+#include <fmt/format.h>
 #include <iostream>
 #include <memory>
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
 #include "remote/remote_fetch.hpp"
+#include "base/text.hpp"
 #include "script/runs.hpp"
+#include "workflows/site_caller.hpp"
+#include "workflows/sites_status.hpp"
 
 namespace ddpctl::cli {
 
+namespace {
+
+struct FetchOptions {
+  std::vector<std::string> targets;
+  std::string runs;
+  RemoteOptions remote;
+};
+
+// Without --on: races across sites (docs/race.md "Across sites"), each its
+// winner's run, from the site where it won.
+void fetch_site_races(const FetchOptions& o, Context& ctx) {
+  std::vector<std::string> dirs;
+  for (const auto& t : o.targets) {
+    std::optional<std::string> dir = find_site_race(runs_root(o.runs), t);
+    if (!dir)
+      throw UserError(Location{"--on"}, "", fmt::format("fetch brings runs from a login host: name it with --on HOST "
+                                                        "({} is not a race across sites here)", printable(t)));
+    dirs.push_back(*dir);
+  }
+  for (const auto& dir : dirs) {
+    FetchRequest f;
+    f.target = site_race_target(dir + "/sites.json", ctx);
+    SshSiteCaller sites(f.target, ctx.runner);
+    WinnerSite w = winner_site(dir, sites, "fetch");
+    std::cout << fmt::format("race {}: won by job {} at site {}; its run there is {}\n",
+                             std::filesystem::path(dir).filename().string(), w.job, w.site.name, w.run);
+    f.target.host = w.site.host;
+    f.target.dir_option = w.site.remote_dir;
+    f.targets = {w.run};
+    f.runs_option = o.runs;
+    f.local_runs_root = runs_root(o.runs);
+    fetch_runs(f, ctx.runner, std::cout);
+  }
+}
+
+}  // namespace
+
 void setup_fetch(CLI::App& app, Context& ctx) {
-  struct Options {
-    std::vector<std::string> targets;
-    std::string runs;
-    RemoteOptions remote;
-  };
+  using Options = FetchOptions;
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
-      "fetch", "Copy runs' records, metrics and plots from the login host (--on HOST) into this folder's runs/");
-  cmd->add_option("runs", o->targets, "Runs (id, name or prefix: its newest run)")->required();
+      "fetch", "Copy runs' records, metrics and plots from the login host (--on HOST) into this folder's runs/; a "
+               "race across sites: its winner's run, from its site");
+  cmd->add_option("runs", o->targets, "Runs (id, name or prefix: its newest run), or races across sites")->required();
   cmd->add_option("--runs", o->runs, "Folder of run records, there and here (default: runs)");
   add_remote_options(cmd, o->remote);
   cmd->callback([o, &ctx] {
-    if (!remote_asked(o->remote))
-      throw UserError(Location{"--on"}, "", "fetch brings runs from a login host: name it with --on HOST");
+    if (!remote_asked(o->remote)) return fetch_site_races(*o, ctx);
     FetchRequest f;
     f.target = remote_target(o->remote, ctx);
     f.targets = o->targets;

@@ -28,6 +28,8 @@ void setup_logs(CLI::App& app, Context& ctx) {
   add_remote_options(cmd, o->remote);
   cmd->callback([o, &ctx] {
     run_on_remote_if_asked(o->remote, ctx);
+    // A race across sites: the winner's logs, at its site.
+    run_at_winning_site(o->req.run, o->runs, "logs", ctx);
     o->req.runs_root = runs_root(o->runs);
     // Reading never submits: what waits on an act is said, with its command.
     for (const auto& n : waiting_act_notes(o->req.runs_root, {o->req.run}, ctx.clock.now(), ctx.slurm))

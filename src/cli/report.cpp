@@ -15,6 +15,7 @@
 #include "workflows/report_grid_collect.hpp"
 #include "remote/remote_fetch.hpp"
 #include "base/text.hpp"
+#include "workflows/sites_status.hpp"
 
 namespace ddpctl::cli {
 
@@ -83,6 +84,14 @@ void setup_report(CLI::App& app, Context& ctx) {
   cmd->callback([o, &ctx] {
     // What the command wrote there that the user asked for here.
     run_on_remote_if_asked(o->remote, ctx, bring_back_after(o->plot));
+    // A race across sites: the winner's run, reported at its site.
+    for (const auto& t : o->targets)
+      if (find_site_race(runs_root(o->runs), t)) {
+        if (o->targets.size() > 1)
+          throw UserError(Location{t}, "", "is a race across sites: report it alone (it is reported at its winning "
+                                           "site), or `ddpctl fetch` its run first and report that with the others");
+        run_at_winning_site(t, o->runs, "report", ctx, bring_back_after(o->plot));
+      }
     run_report(*o, ctx);
   });
 }

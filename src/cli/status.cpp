@@ -1,6 +1,7 @@
 // ddpctl status [RUN|JOBID...]: ddpctl's runs and their jobs, with in-job
 // progress (src/workflows/status.hpp assembles the rows, src/workflows/status_watch.hpp prints
 // them and runs --watch).
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -66,19 +67,32 @@ void run_status(StatusOptions& o, Context& ctx) {
 }
 
 // A race across sites: every site's jobs, one call to each (sites_status.hpp).
+// --watch: one call per site each poll, through the same connections.
 void site_race_status(const std::string& dir, const StatusOptions& o, Context& ctx) {
-  if (o.watch) throw UserError(Location{"--watch"}, "", "is not taken by a race across sites yet: its coordinator's log follows it");
   SshSiteCaller sites(site_race_target(dir + "/sites.json", ctx), ctx.runner);
-  std::vector<SiteRow> rows = site_race_rows(dir, sites);
   const std::string id = std::filesystem::path(dir).filename().string();
-  if (o.json) {
+  auto frame = [&] {
+    std::vector<SiteRow> rows = site_race_rows(dir, sites);
+    StatusFrame f = site_race_frame(id, rows);
+    if (!o.json) return f;
     nlohmann::json j = nlohmann::json::array();
     for (const auto& r : rows)
-      j.push_back({{"run", id}, {"site", r.site}, {"job_id", r.job}, {"shape", r.shape}, {"state", r.state}, {"info", r.info}, {"site_run", r.site_run}});
-    std::cout << j.dump(2) << '\n';
+      j.push_back({{"run", id}, {"site", r.site}, {"job_id", r.job}, {"shape", r.shape}, {"state", r.state},
+                   {"info", r.info}, {"site_run", r.site_run}, {"ended", r.ended}});
+    f.lines = {j.dump(2)};
+    f.keys.clear(), f.news.clear();  // JSON is printed whole at each poll
+    return f;
+  };
+  if (!o.watch) {
+    for (const auto& line : frame().lines) std::cout << line << '\n';
     return;
   }
-  for (const auto& line : format_site_rows(id, rows)) std::cout << line << '\n';
+  StatusWatch w;
+  w.poll = frame;
+  w.terminal = isatty(STDOUT_FILENO);
+  w.json = o.json;
+  w.poll_s = std::max(ctx.poll_s, 5.0);
+  watch_status(w, ctx.clock, std::cout);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "base/text.hpp"
 #include "slurm/job.hpp"
 
 namespace ddpctl {
@@ -33,6 +34,12 @@ bool active(const SiteJob* j) { return j && !j->ended && j->state != "COMPLETED"
                                        j->state != "FAILED" && j->state != "TIMEOUT" && j->state != "NODE_FAIL" &&
                                        j->state != "OUT_OF_MEMORY" && j->state != "BOOT_FAIL" &&
                                        j->state != "DEADLINE" && j->state != "PREEMPTED"; }
+
+}  // namespace
+
+bool site_job_ended(const SiteJob& j) { return !active(&j); }
+
+namespace {
 
 // Left out of the race: its submission failed and it cannot be reached.
 bool left_out(const SitePoll& s) { return !s.reached && s.submission_ended && s.submission_failed; }
@@ -67,6 +74,14 @@ std::optional<SiteGrant> pick(const std::vector<SitePoll>& sites, double now) {
   return SiteGrant{sites[best->site].name, best->job, now};
 }
 
+bool plain_run_id(const std::string& id) {
+  if (id.empty() || id.size() > 200 || id[0] == '.' || id[0] == '-') return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-';
+  });
+}
+
 }  // namespace
 
 bool read_site_answer(const std::string& text, SitePoll& poll) {
@@ -79,6 +94,12 @@ bool read_site_answer(const std::string& text, SitePoll& poll) {
   }
   if (!j.is_object() || !j.contains("coordinator")) {
     poll.error = "its answer is not the gate's JSON";
+    return false;
+  }
+  // What a site sends back is data: its run becomes a word of later calls and
+  // a folder's name here (fetch), so it must be a plain run id.
+  if (j["run"].is_string() && !plain_run_id(j["run"].get<std::string>())) {
+    poll.error = "its answer names a run that is not a run id: " + printable(j["run"].get<std::string>(), 80);
     return false;
   }
   poll.reached = true;

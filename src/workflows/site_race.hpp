@@ -72,6 +72,10 @@ struct SiteDecision {
   std::vector<std::string> said;  // what the coordinator's log says of this poll
 };
 
+// The job has ended, by its site's word or its state (an ended state, not
+// COMPLETING).
+bool site_job_ended(const SiteJob& j);
+
 // Reads a site's answer (race_gate's JSON) into `poll`; false with
 // poll.error when it is not one.
 bool read_site_answer(const std::string& text, SitePoll& poll);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/diagnostics.hpp"
 #include "base/files.hpp"
 #include "base/text.hpp"
 #include "runs/jobs.hpp"
@@ -56,10 +57,18 @@ std::string job_info(const SitePoll& p, const SiteJob& j, const std::optional<Si
   return "";
 }
 
+std::vector<SiteOfRace> sites_of_record(const std::string& dir) {
+  nlohmann::json record = nlohmann::json::parse(read_file(dir + "/sites.json"));
+  std::vector<SiteOfRace> out;
+  for (const auto& s : record.at("sites"))
+    out.push_back({s.value("name", ""), s.value("host", ""), s.value("remote_dir", ""),
+                   s.value("labels", std::vector<std::string>{})});
+  return out;
+}
+
 }  // namespace
 
 std::vector<SiteRow> site_race_rows(const std::string& dir, SiteCaller& sites) {
-  nlohmann::json record = nlohmann::json::parse(read_file(dir + "/sites.json"));
   std::optional<SiteGrant> grant = read_site_grant(dir);
   std::error_code ec;
   std::vector<SiteRow> rows;
@@ -70,17 +79,19 @@ std::vector<SiteRow> site_race_rows(const std::string& dir, SiteCaller& sites) {
   race_info += over ? "; the race is over" : coordinator ? fmt::format("; its coordinator runs (pid {})", *coordinator)
                                                          : "; no coordinator runs: `ddpctl coordinate " +
                                                                fs::path(dir).filename().string() + "` runs it";
-  rows.push_back({"-", "-", "race", grant ? "WON" : over ? "OVER" : "RACING", race_info, ""});
-  for (const auto& s : record.at("sites")) {
-    SiteOfRace site{s.value("name", ""), s.value("host", ""), s.value("remote_dir", ""),
-                    s.value("labels", std::vector<std::string>{})};
+  rows.push_back({"-", "-", "race", grant ? "WON" : over ? "OVER" : "RACING", race_info, "", true});
+  for (const auto& site : sites_of_record(dir)) {
     std::string error;
     std::string answer = sites.call(site, {"race-gate", fs::path(dir).filename().string()}, error);
     SitePoll p;
     if (error.empty()) read_site_answer(answer, p);
     else p.error = error;
     if (!p.reached) {
-      rows.push_back({site.name, "-", "-", "UNKNOWN", "not reached: " + p.error, ""});
+      // A site left out at its submission (it failed) has nothing more to come.
+      std::string rc = fs::exists(fmt::format("{}/site.{}.submit.rc", dir, site.name), ec)
+                           ? trim(read_file(fmt::format("{}/site.{}.submit.rc", dir, site.name)))
+                           : "";
+      rows.push_back({site.name, "-", "-", "UNKNOWN", "not reached: " + p.error, "", !rc.empty() && rc != "0"});
       continue;
     }
     if (!p.submitted) {
@@ -89,10 +100,11 @@ std::vector<SiteRow> site_race_rows(const std::string& dir, SiteCaller& sites) {
                       ended ? fmt::format("nothing submitted there (its submission: {}/site.{}.submit.log)", dir,
                                           site.name)
                             : "being submitted to",
-                      ""});
+                      "", ended});
       continue;
     }
-    for (const auto& j : p.jobs) rows.push_back({site.name, j.id, j.label, j.state, job_info(p, j, grant), p.run});
+    for (const auto& j : p.jobs)
+      rows.push_back({site.name, j.id, j.label, j.state, job_info(p, j, grant), p.run, site_job_ended(j)});
   }
   return rows;
 }
@@ -110,6 +122,42 @@ std::vector<std::string> format_site_rows(const std::string& id, const std::vect
     out.push_back(line + plain_line(c[5], 400));
   }
   return out;
+}
+
+StatusFrame site_race_frame(const std::string& id, const std::vector<SiteRow>& rows) {
+  StatusFrame f;
+  f.lines = format_site_rows(id, rows);
+  for (const auto& r : rows) {
+    f.keys.push_back(r.site + " " + r.job);
+    f.news.push_back(r.state + " " + r.info);
+    f.all_done = f.all_done && r.ended;
+  }
+  return f;
+}
+
+WinnerSite winner_site(const std::string& dir, SiteCaller& sites, const std::string& command) {
+  const std::string id = fs::path(dir).filename().string();
+  std::optional<SiteGrant> grant = read_site_grant(dir);
+  if (!grant)
+    throw UserError(Location{id}, "",
+                    fmt::format("is a race across sites that no job has won yet, so it has no {} here; `ddpctl status "
+                                "{}` shows every site's jobs, and `ddpctl {} SITE_RUN --on HOST` one site's",
+                                command, id, command));
+  for (const auto& site : sites_of_record(dir)) {
+    if (site.name != grant->site) continue;
+    std::string error;
+    std::string answer = sites.call(site, {"race-gate", id}, error);
+    SitePoll p;
+    if (error.empty()) read_site_answer(answer, p);
+    else p.error = error;
+    if (!p.reached || !p.submitted)
+      throw UserError(Location{id}, "",
+                      fmt::format("was won by job {} at site {}, which did not say its run there: {}", grant->job,
+                                  site.name, p.reached ? "no run there is this race's" : p.error));
+    return {site, grant->job, p.run};
+  }
+  throw UserError(Location{id}, "",
+                  fmt::format("was won at site {}, which its record (sites.json) does not name", grant->site));
 }
 
 }  // namespace ddpctl

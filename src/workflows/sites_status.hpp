@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "workflows/coordinate.hpp"
+#include "workflows/status_watch.hpp"
 
 namespace ddpctl {
 
@@ -18,6 +19,7 @@ std::optional<std::string> find_site_race(const std::string& runs_root, const st
 struct SiteRow {
   std::string site, job, shape, state, info;
   std::string site_run;  // the site's run there (--json; `--on HOST` commands take it)
+  bool ended = true;     // for good (a job), or nothing more to come (a site's row)
 };
 
 // The race's row, then one per job at each site (a site not reached: one row
@@ -25,5 +27,19 @@ struct SiteRow {
 std::vector<SiteRow> site_race_rows(const std::string& dir, SiteCaller& sites);
 // As a table: RUN SITE JOB SHAPE STATE INFO.
 std::vector<std::string> format_site_rows(const std::string& id, const std::vector<SiteRow>& rows);
+
+// `status --watch` of the race: the table as a frame (status_watch.hpp),
+// each row keyed by site and job; done once every row has ended.
+StatusFrame site_race_frame(const std::string& id, const std::vector<SiteRow>& rows);
+
+// Where `logs`, `report` and `fetch` of the race go: the site whose job holds
+// the grant, and that site's run there (asked once, read only). Throws a
+// UserError saying what to do instead when no job was granted yet, or the
+// site does not answer with its run. `command` names the asking command.
+struct WinnerSite {
+  SiteOfRace site;
+  std::string job, run;
+};
+WinnerSite winner_site(const std::string& dir, SiteCaller& sites, const std::string& command);
 
 }  // namespace ddpctl

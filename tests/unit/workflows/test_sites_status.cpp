@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "helpers.hpp"
+#include "base/diagnostics.hpp"
 #include "base/files.hpp"
 #include "workflows/sites_status.hpp"
 
@@ -89,4 +90,67 @@ TEST_CASE("status of a race across sites before any grant: a job at its gate, on
   CHECK(f.row(2) == "b.org 7 2x4 PENDING waiting: Resources");
   std::vector<std::string> table = format_site_rows("r", site_race_rows(f.dir, f.sites));
   CHECK_THAT(table[0], Catch::Matchers::StartsWith("RUN  SITE   JOB  SHAPE  STATE    INFO"));
+}
+
+TEST_CASE("status --watch of a race across sites: done only once every site's jobs ended") {
+  SiteRaceStatusFixture f;
+  write_file_atomic(f.dir + "/grant", "a.org 12 1795300040.000\n");
+  f.sites.answers["a.org"] =
+      R"({"coordinator":"x","run":"ra","jobs":[{"job":"12","label":"1x4","state":"RUNNING","reason":"None"}],)"
+      R"("at_gate":[{"job":"12","at":1795300030}],"passed":[{"job":"12","at":1795300043}],"grant":{"job":"12"}})";
+  f.sites.answers["b.org"] =
+      R"({"coordinator":"x","run":"rb","jobs":[{"job":"7","label":"2x4","state":"CANCELLED","ended":true}],)"
+      R"("stand_down":"a.org 12 1795300040.000"})";
+  StatusFrame running = site_race_frame("r", site_race_rows(f.dir, f.sites));
+  CHECK_FALSE(running.all_done);
+  REQUIRE(running.keys.size() == 3);
+  CHECK(running.lines.size() == 4);  // the header, then a line per key
+  CHECK(running.keys[1] == "a.org 12");
+  f.sites.answers["a.org"] =
+      // Ended by its state, before the site counts it final (squeue still lists it).
+      R"({"coordinator":"x","run":"ra","jobs":[{"job":"12","label":"1x4","state":"COMPLETED"}],)"
+      R"("at_gate":[{"job":"12","at":1795300030}],"passed":[{"job":"12","at":1795300043}],"grant":{"job":"12"}})";
+  StatusFrame over = site_race_frame("r", site_race_rows(f.dir, f.sites));
+  CHECK(over.all_done);
+  CHECK(over.news[1] != running.news[1]);
+  SECTION("a site not reached is not done, unless its submission failed (it was left out)") {
+    f.sites.answers.erase("b.org");
+    CHECK_FALSE(site_race_frame("r", site_race_rows(f.dir, f.sites)).all_done);
+    write_file_atomic(f.dir + "/site.b.org.submit.rc", "255\n");
+    CHECK(site_race_frame("r", site_race_rows(f.dir, f.sites)).all_done);
+  }
+}
+
+TEST_CASE("logs, report and fetch of a race across sites go to the winning site's run") {
+  SiteRaceStatusFixture f;
+  SECTION("no grant yet: refused, naming status and the per-site command") {
+    try {
+      winner_site(f.dir, f.sites, "logs");
+      FAIL("no error");
+    } catch (const UserError& e) {
+      CHECK_THAT(e.what(), Catch::Matchers::Contains("no job has won yet") &&
+                               Catch::Matchers::Contains("`ddpctl status race-20261129T000000Z-abc123`") &&
+                               Catch::Matchers::Contains("`ddpctl logs SITE_RUN --on HOST`"));
+    }
+    CHECK(f.sites.asked.empty());
+  }
+  write_file_atomic(f.dir + "/grant", "b.org 7 1795300040.000\n");
+  SECTION("the winner's site is asked once, reading only, and names its run") {
+    f.sites.answers["b.org"] = R"({"coordinator":"x","run":"rb-20261129T000001Z-aaaaaa","jobs":[]})";
+    WinnerSite w = winner_site(f.dir, f.sites, "logs");
+    CHECK(w.site.host == "u@b.org");
+    CHECK(w.job == "7");
+    CHECK(w.run == "rb-20261129T000001Z-aaaaaa");
+    REQUIRE(f.sites.asked.size() == 1);
+    CHECK(f.sites.asked[0] == std::vector<std::string>{"race-gate", "race-20261129T000000Z-abc123"});
+  }
+  SECTION("a site that names a path as its run is not trusted") {
+    f.sites.answers["b.org"] = R"({"coordinator":"x","run":"../../etc","jobs":[]})";
+    CHECK_THROWS_WITH(winner_site(f.dir, f.sites, "fetch"),
+                      Catch::Matchers::Contains("was won by job 7 at site b.org, which did not say its run there") &&
+                          Catch::Matchers::Contains("not a run id: '../../etc'"));
+  }
+  SECTION("the winning site cannot be reached: said, with ssh's words") {
+    CHECK_THROWS_WITH(winner_site(f.dir, f.sites, "report"), Catch::Matchers::Contains("Connection refused"));
+  }
 }
