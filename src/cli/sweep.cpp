@@ -6,19 +6,53 @@
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
+#include "base/paths.hpp"
+#include "spec/spec.hpp"
+#include "workflows/sites_submit.hpp"
 #include "workflows/sweep.hpp"
 #include "workflows/grid_continuation.hpp"
 #include "workflows/sweep_retry.hpp"
 
 namespace ddpctl::cli {
 
+namespace {
+
+struct SweepOptions {
+  SweepRequest req;
+  std::string runs, templates;
+  bool no_preflight = false;
+  RemoteOptions remote;
+};
+
+// A grid whose spec names its sites (`on:`): its first cell raced across
+// them, the rest on the winning site and shape (docs/race.md "Across
+// sites"); false for any other spec.
+bool sweep_across_sites_if_named(const SweepOptions& o, Context& ctx) {
+  RunSpec spec = load_run_spec(o.req.spec, o.req.sets);
+  if (!spec.names_sites || !spec.has_grid) return false;
+  for (const auto& [given, option] : {std::pair{o.req.dry_run, "--dry-run"}, {!o.req.only.empty(), "--only"},
+                                      {o.req.one_at_a_time, "--one-at-a-time"}, {!o.req.name.empty(), "--name"}})
+    if (given)
+      throw UserError(Location{option}, "", "is not taken by a grid raced across sites (`ddpctl gen SPEC --site "
+                                            "HOST` shows a site's scripts)");
+  SitesSubmitRequest r;
+  r.verb = "sweep";
+  r.spec = o.req.spec;
+  r.sets = o.req.sets;
+  r.runs_root = runs_root(o.runs);
+  r.snapshot = o.req.snapshot;
+  r.again = o.req.again;
+  r.gate_s = o.req.across.gate_s;
+  r.self = executable_dir() + "/ddpctl";
+  ConsoleOutput out;
+  submit_across_sites(r, ctx, out);
+  return true;
+}
+
+}  // namespace
+
 void setup_sweep(CLI::App& app, Context& ctx) {
-  struct Options {
-    SweepRequest req;
-    std::string runs, templates;
-    bool no_preflight = false;
-    RemoteOptions remote;
-  };
+  using Options = SweepOptions;
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "sweep", "Submit a spec's grid of cells as job arrays (one per shape), or each shape of its `sweep:` list");
@@ -36,6 +70,7 @@ void setup_sweep(CLI::App& app, Context& ctx) {
                 "Run the submit folder's files as they are when a job starts, not a copy taken now");
   cmd->add_flag("--again", o->req.again, "Submit even shapes whose earlier run is still queued or running");
   add_remote_submit_options(cmd, o->remote, o->req.snapshot_from);
+  add_site_options(cmd, o->req.across);
   struct RetryOptions {
     RetryRequest req;
     std::string runs;
@@ -76,6 +111,10 @@ void setup_sweep(CLI::App& app, Context& ctx) {
   cmd->callback([o, cmd, retry, cont, &ctx] {
     if (cmd->got_subcommand(retry) || cmd->got_subcommand(cont)) return;
     if (o->req.spec.empty()) throw CLI::RequiredError("spec");
+    // With --on, the ddpctl there reads the spec (and races its sites from there).
+    if (o->req.across.site.empty() && !remote_asked(o->remote) && sweep_across_sites_if_named(*o, ctx)) return;
+    if (o->req.across.on() && o->req.across.coordinator.empty())
+      throw UserError(Location{"--site"}, "", "is ddpctl's own, with --coordinator: one site of a race across sites");
     submit_on_remote_if_asked(o->remote, {{o->req.spec}, o->req.sets, o->runs, o->req.snapshot, o->req.dry_run}, ctx);
     o->req.runs_root = runs_root(o->runs);
     o->req.templates_dir = templates_dir(o->templates);

@@ -161,7 +161,8 @@ std::optional<ResolvedGrid> table_grid(const YamlDocument& doc, Grid& grid, cons
 
 }  // namespace
 
-ResolvedGrid load_and_resolve_grid(const std::string& spec_path, const std::vector<std::string>& overrides) {
+ResolvedGrid load_and_resolve_grid(const std::string& spec_path, const std::vector<std::string>& overrides,
+                                   const std::string& site) {
   if (auto problem = script_value_problem(spec_path))
     throw UserError(Location{printable(spec_path)}, "", "the spec's path " + *problem);
   ResolvedGrid out;
@@ -182,7 +183,7 @@ ResolvedGrid load_and_resolve_grid(const std::string& spec_path, const std::vect
   out.cells.reserve(out.grid.cells.size());
   for (const GridCell& cell : out.grid.cells) {
     try {
-      RunSpec spec = parse_run_spec_document(documents.of(out.grid, cell));
+      RunSpec spec = parse_run_spec_document(documents.of(out.grid, cell), site);
       if (!profile)
         profile = load_cluster_profile(find_cluster_profile(spec.cluster, spec.file, spec.where_of("cluster")));
       out.cells.push_back(resolve_run(std::move(spec), *profile));
@@ -227,9 +228,10 @@ EnvList CellTable::env_of(const ResolvedRun& shared, const Grid& grid, const Gri
 }
 
 ResolvedGrid load_grid(const std::string& spec_path, const std::vector<std::string>& overrides,
-                       const std::string& templates_dir) {
-  // Whatever is not a table is read as every grid is, problems and all.
-  if (script_value_problem(spec_path)) return load_and_resolve_grid(spec_path, overrides);
+                       const std::string& templates_dir, const std::string& site) {
+  // Whatever is not a table is read as every grid is, problems and all; so
+  // is one site's part of a grid raced across sites (its first cell races).
+  if (script_value_problem(spec_path) || !site.empty()) return load_and_resolve_grid(spec_path, overrides, site);
   std::string text = read_file(spec_path);
   YamlDocument doc = parse_yaml_document(spec_path, text, "run spec");
   apply_overrides(doc, overrides);

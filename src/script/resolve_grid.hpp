@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "script/render.hpp"
 #include "script/resolve.hpp"
 
 namespace ddpctl {
@@ -38,12 +39,17 @@ struct ResolvedGrid {
   std::vector<ResolvedRun> cells;  // cells[i] is grid.cells[i]'s run; a table grid's: one, the run every cell shares
   std::string text;                // the spec as read
   std::shared_ptr<const CellTable> table;  // set: a table grid
+  // One site of a race across sites (docs/race.md "Across sites"): its first
+  // cell races (even one shape) and its winner waits at the gate.
+  AcrossSites across;
 };
 
 // Each cell resolved as a run of its own. Throws UserError with every
 // problem of every cell, each naming the cells it is in (or none when all
 // have it).
-ResolvedGrid load_and_resolve_grid(const std::string& spec_path, const std::vector<std::string>& overrides);
+// `site`: read at that site of a spec naming sites (spec_sites.hpp).
+ResolvedGrid load_and_resolve_grid(const std::string& spec_path, const std::vector<std::string>& overrides,
+                                   const std::string& site = "");
 
 struct CellTable {
   // The cell's variables, as its own script would set them (grid_scripts.hpp):
@@ -68,6 +74,6 @@ struct CellTable {
 // only the shared run) when it is one (above), checked with the templates
 // of `templates_dir` ("" : the bundled ones); else load_and_resolve_grid's.
 ResolvedGrid load_grid(const std::string& spec_path, const std::vector<std::string>& overrides,
-                       const std::string& templates_dir);
+                       const std::string& templates_dir, const std::string& site = "");
 
 }  // namespace ddpctl

@@ -10,7 +10,9 @@
 
 namespace ddpctl {
 
-bool is_raced(const ResolvedGrid& grid) { return !grid.cells.empty() && grid.cells[0].shapes.size() > 1; }
+bool is_raced(const ResolvedGrid& grid) {
+  return !grid.cells.empty() && (grid.cells[0].shapes.size() > 1 || grid.across.on());
+}
 
 std::vector<GridArray> group_cells(const ResolvedGrid& grid) {
   std::vector<GridArray> arrays;

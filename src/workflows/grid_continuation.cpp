@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "explain/race.hpp"
+#include "explain/race_gate.hpp"
 #include "workflows/grid_array_submit.hpp"
 #include "workflows/grid_arrays.hpp"
 #include "workflows/race_again.hpp"
@@ -32,6 +33,18 @@ GridContinuation continue_raced_grid(Run& given, Context& ctx, Output& out, bool
   }
   const RaceEvent& winner = *race.generations.front().winner;
   result.winner = fmt::format("shape {} (job {})", winner.label, winner.job_id);
+  // One site of a race across sites: this site's claim is not enough; the
+  // rest goes on only after the coordinator's grant let the winner through.
+  if (GateState gate = read_gate(run); gate.is_gate) {
+    const bool through = std::any_of(gate.passed.begin(), gate.passed.end(),
+                                     [&](const RaceEvent& e) { return e.job_id == winner.job_id; });
+    if (!through) {
+      result.why_not = fmt::format("cell {}'s race was won here by {}, but the run races other sites: the other cells "
+                                   "go on only once the coordinator ({}) grants it and it goes through its gate",
+                                   run.grid->cells.at(0).name, result.winner, gate.coordinator);
+      return result;
+    }
+  }
   for (const Attempt& a : run.attempts) {
     if (!a.race) {
       result.why_not = fmt::format("the other cells were already submitted on {} (job array {})", winner.label,

@@ -91,6 +91,7 @@ GridPlan plan_grid(ResolvedGrid& g, const std::string& run_dir, const std::strin
       RaceRole role((fs::path(run_dir) / "race").string());
       role.reraces = false;
       role.continues_grid = true;
+      role.across = g.across;  // one site of a race across sites: the gate before the rest is submitted
       for (const RenderedScript& rs : renderer.render(r, role))
         sink(fmt::format("cells/{}/0.race.sh", rs.label), rs.text);
     }

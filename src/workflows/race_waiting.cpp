@@ -6,6 +6,7 @@
 
 #include "base/diagnostics.hpp"
 #include "explain/race.hpp"
+#include "explain/race_gate.hpp"
 #include "script/runs_index.hpp"
 
 namespace ddpctl {
@@ -69,7 +70,16 @@ std::vector<Run*> grids_awaiting_cells(std::vector<Run>& runs, double claimed_be
       continue;
     RaceState race = read_race(run);
     if (race.generations.empty() || !race.generations.front().winner) continue;
-    if (claimed_before > 0 && race.generations.front().winner->at >= claimed_before) continue;
+    double claimed = race.generations.front().winner->at;
+    // One site of a race across sites: the winner goes on from its gate.
+    if (GateState gate = read_gate(run); gate.is_gate) {
+      auto passed = std::find_if(gate.passed.begin(), gate.passed.end(), [&](const RaceEvent& e) {
+        return e.job_id == race.generations.front().winner->job_id;
+      });
+      if (passed == gate.passed.end()) continue;
+      claimed = passed->at;
+    }
+    if (claimed_before > 0 && claimed >= claimed_before) continue;
     found.push_back(&run);
   }
   return found;

@@ -36,7 +36,7 @@ std::vector<SiteOfRace> sites_of(const RunSpec& spec) {
 
 std::vector<std::string> site_submit_argv(const SitesSubmitRequest& req, const SiteOfRace& site,
                                           const std::string& coordinator) {
-  std::vector<std::string> argv = {req.self, "submit", req.spec, "--site", site.host, "--coordinator", coordinator,
+  std::vector<std::string> argv = {req.self, req.verb, req.spec, "--site", site.host, "--coordinator", coordinator,
                                    "--gate-timeout", std::to_string(req.gate_s)};
   for (const auto& s : req.sets) argv.insert(argv.end(), {"--set", s});
   if (!req.snapshot) argv.push_back("--no-snapshot");
@@ -87,7 +87,7 @@ void start_coordinator(const SitesSubmitRequest& req, const std::string& id, Con
 
 nlohmann::json race_record(const SitesSubmitRequest& req, const RunSpec& spec, const std::string& id,
                            const std::string& identity, const std::vector<SiteOfRace>& sites) {
-  nlohmann::json j = {{"id", id},         {"spec", req.spec},     {"sets", req.sets},   {"identity", identity},
+  nlohmann::json j = {{"id", id},         {"verb", req.verb}, {"spec", req.spec},     {"sets", req.sets},   {"identity", identity},
                       {"name", spec.name}, {"created_at", utc_now_iso()}, {"gate_s", req.gate_s}, {"poll_s", req.poll_s},
                       {"cwd", fs::current_path().string()}};
   nlohmann::json js = nlohmann::json::array();
@@ -111,6 +111,7 @@ void submit_across_sites(const SitesSubmitRequest& req, Context& ctx, Output& ou
                                   s.labels.front()));
   std::vector<std::string> identity_sets = req.sets;
   identity_sets.push_back("--across-sites");
+  if (req.verb != "submit") identity_sets.push_back("--" + req.verb);
   const std::string identity = run_identity({{req.spec, text}}, identity_sets, "");
   std::string id;
   {
@@ -162,8 +163,10 @@ void submit_across_sites(const SitesSubmitRequest& req, Context& ctx, Output& ou
     throw UserError(Location{dir + "/sites.json"}, "",
                     "no site could be submitted to (above); nothing is queued. Run the same `ddpctl submit` again "
                     "once they can be reached");
-  out.line(fmt::format("  the first job to start at any site trains; the others stand down (docs/race.md \"Across "
+  out.line(fmt::format("  the first job to start at any site trains{}; the others stand down (docs/race.md \"Across "
                        "sites\")\n  coordinator: {}/coordinator.log (`ddpctl coordinate {}` runs it again)",
+                       req.verb == "sweep" ? " the grid's first cell and submits the other cells on its site and shape"
+                                           : "",
                        dir, id));
 }
 

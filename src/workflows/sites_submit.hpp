@@ -19,6 +19,9 @@
 namespace ddpctl {
 
 struct SitesSubmitRequest {
+  // "submit": one run; "sweep": a grid, raced then swept (its first cell
+  // races across sites, the rest runs on the winning site and shape).
+  std::string verb = "submit";
   std::string spec;               // as given (in this folder or below: it goes to the same place at each site)
   std::vector<std::string> sets;  // --set
   std::string runs_root;          // here
@@ -32,7 +35,7 @@ struct SitesSubmitRequest {
 // The sites of a spec that names them, in its order.
 std::vector<SiteOfRace> sites_of(const RunSpec& spec);
 
-// The submission of one site: this ddpctl's `submit ... --on HOST`.
+// The submission of one site: this ddpctl's `submit ... --on HOST` (`sweep`).
 std::vector<std::string> site_submit_argv(const SitesSubmitRequest& req, const SiteOfRace& site,
                                           const std::string& coordinator);
 // The coordinator, started apart from this process (setsid), its output

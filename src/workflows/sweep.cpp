@@ -120,11 +120,11 @@ bool submit_sweep_shape(const SweepRequest& o, const ResolvedRun& resolved, cons
 void run_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   SlurmClient& slurm = ctx.slurm;
   RunSpec spec = load_run_spec(o.spec, o.sets);
-  if (spec.names_sites)
+  if (spec.names_sites && !spec.has_grid)
     throw UserError(spec.where_of("on"), "on",
-                    "this spec names its sites (`on:`): `ddpctl submit SPEC` races one run across them; a grid or a "
-                    "sweep is not raced across sites yet (docs/race.md \"Across sites\"): without `on:`, `ddpctl "
-                    "sweep SPEC --on HOST` runs it at one site");
+                    "this spec names its sites (`on:`) and has a `sweep:` list: each shape of a list is a run of its "
+                    "own, not raced; a list is swept at one site (`ddpctl sweep SPEC --on HOST` without `on:`), and "
+                    "a `grid:` is raced across sites (docs/race.md \"Across sites\")");
   if (spec.has_grid) return run_grid_sweep(o, ctx, out);
   ResolvedRun resolved = load_and_resolve(o.spec, o.sets);
   if (resolved.spec.has_sweep)

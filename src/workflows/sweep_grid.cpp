@@ -6,6 +6,7 @@
 #include "base/files.hpp"
 #include "base/paths.hpp"
 #include "explain/race.hpp"
+#include "explain/race_gate.hpp"
 #include "script/resolve_grid.hpp"
 #include "script/preflight.hpp"
 #include "slurm/site_limits_read.hpp"
@@ -123,6 +124,7 @@ Run record_grid_run(const SweepRequest& o, ResolvedGrid& g, const std::vector<Gr
 void race_first_cell(Run& run, const ResolvedGrid& g, const std::vector<GridArray>& arrays, Context& ctx,
                      Output& out) {
   init_race(run);
+  if (g.across.on()) init_gate(run, g.across.coordinator, g.across.site, g.across.gate_s);
   std::vector<std::string> submitted = submit_race_shapes(run, labels_of(arrays), 1, ctx.slurm, out, "0");
   if (submitted.empty())
     throw UserError(Location{run.dir + "/ledger.json"}, "", "no shape of the race could be submitted");
@@ -164,10 +166,13 @@ void submit_arrays(Run& run, const ResolvedGrid& g, const std::vector<GridArray>
 
 void run_grid_sweep(const SweepRequest& o, Context& ctx, Output& out) {
   SlurmClient& slurm = ctx.slurm;
-  ResolvedGrid g = load_grid(o.spec, o.sets, o.templates_dir);
+  ResolvedGrid g = load_grid(o.spec, o.sets, o.templates_dir, o.across.site);
+  g.across = o.across;
   refuse_list_options(o);
   std::vector<GridArray> arrays = group_cells(g);
-  std::string identity = run_identity({{o.spec, g.text}}, o.sets, "grid");
+  std::vector<std::string> identity_sets = o.sets;
+  if (o.across.on()) identity_sets.push_back("--site=" + o.across.site);
+  std::string identity = run_identity({{o.spec, g.text}}, identity_sets, "grid");
   SiteLimits limits = o.preflight ? preflight_arrays(arrays, slurm, out) : SiteLimits{};
   if (o.dry_run) {
     check_submit_limits(o, g, arrays, limits, out);

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "script/render.hpp"
+
 namespace ddpctl {
 
 struct SweepRequest {
@@ -16,6 +18,7 @@ struct SweepRequest {
   bool dry_run = false, preflight = true, again = false;
   bool snapshot = true;            // false: --no-snapshot
   std::string snapshot_from;       // --snapshot-from (take_snapshot's `given`)
+  AcrossSites across;              // one site of a grid raced across sites (--site, --coordinator)
 };
 
 }  // namespace ddpctl

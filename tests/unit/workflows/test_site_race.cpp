@@ -267,6 +267,9 @@ TEST_CASE("each site is submitted to through this ddpctl's --on, with its site, 
         std::vector<std::string>{"/opt/ddpctl", "submit", "r.yaml", "--site", "u@b.org", "--coordinator", "r-1",
                                  "--gate-timeout", "120", "--set", "trainer.epochs=2", "--on", "u@b.org",
                                  "--remote-dir", "/p"});
+  // A grid: each site sweeps its part (its first cell raced, gated).
+  req.verb = "sweep";
+  CHECK(site_submit_argv(req, sites[1], "r-1")[1] == "sweep");
   std::vector<std::string> start = coordinator_start_argv("/opt/ddpctl", "/h/runs", "r-1", "/h/runs/r-1/c.log");
   CHECK(start[0] == "sh");
   CHECK_THAT(start[2], Catch::Matchers::Contains("setsid -f"));

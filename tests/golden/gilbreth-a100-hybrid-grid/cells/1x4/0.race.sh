@@ -36,6 +36,19 @@ echo "$ddpctl_hello" >&2
 
 # This is a grid's first cell (race, then sweep, docs/race.md): the winner
 # submits the other cells on its shape, and a requeue does not race again.
+# Race, then sweep (docs/race.md): the grid's other cells go as one job array
+# on the winner's shape, recorded in the run's ledger like every submission.
+# Where ddpctl cannot run here, `ddpctl sweep continue RUN` on the login node
+# submits them (`ddpctl status` says so: reading never submits). Across sites
+# the winner does it once the coordinator's grant let it through its gate.
+ddpctl_continue_grid() {
+  if [ -x ddpctl ]; then
+    timeout 120 ddpctl sweep continue GEN_DIR ||
+      echo "ddpctl: race: warning: the grid's other cells could not be submitted from here; 'ddpctl sweep continue GEN_DIR' on the login node does it" >&2
+  else
+    echo "ddpctl: race: ddpctl is not on this node; 'ddpctl sweep continue GEN_DIR' on the login node submits the grid's other cells" >&2
+  fi
+}
 ddpctl_race=GEN_DIR/race
 ddpctl_generation=1
 while [ -d "$ddpctl_race/gen.$((ddpctl_generation + 1))" ]; do ddpctl_generation=$((ddpctl_generation + 1)); done
@@ -77,16 +90,7 @@ elif mkdir "$ddpctl_claim" 2>/dev/null; then
       echo "ddpctl: race: warning: could not cancel job $ddpctl_id; it stands down when it starts" >&2
     fi
   done
-  # Race, then sweep (docs/race.md): the grid's other cells go as one job
-  # array on this shape now, recorded in the run's ledger like every
-  # submission. Where ddpctl cannot run here, `ddpctl sweep continue RUN` on
-  # the login node submits them (`ddpctl status` says so: reading never submits).
-  if [ -x ddpctl ]; then
-    timeout 120 ddpctl sweep continue GEN_DIR ||
-      echo "ddpctl: race: warning: the grid's other cells could not be submitted from here; 'ddpctl sweep continue GEN_DIR' on the login node does it" >&2
-  else
-    echo "ddpctl: race: ddpctl is not on this node; 'ddpctl sweep continue GEN_DIR' on the login node submits the grid's other cells" >&2
-  fi
+  ddpctl_continue_grid
 else
   ddpctl_winner=
   for _ in $(seq 300); do
