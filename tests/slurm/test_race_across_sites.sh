@@ -10,7 +10,11 @@
 # 3. a third site's sshd is down at submit: it is named and left out, the
 #    race goes on with the others, and the coordinator ends it;
 # 4. `ddpctl cancel RUN` cancels the race at every site, and its
-#    coordinator ends it granting nothing.
+#    coordinator ends it granting nothing;
+# 5. a grid (race, then sweep): its first cell races at both sites, the
+#    other cells run on the winning site and shape only.
+# After race 1, `logs`, `status --watch`, `fetch` and `report` of the race
+# go to the winning site's run.
 # A journey over two clusters at once: on 22.05's lane (the shortest),
 # holding 24.11's, as the test without a coordinator does: ctest starts
 # both first (their COST), one after the other, while both lanes are free.
@@ -48,6 +52,26 @@ grep -qE " race +WON +won by job [0-9]+ at site login-24.11; the race is over$" 
 grep -qE " $host +$b_job +1x1 +CANCELLED +stood down: site login-24.11 won" "$T/rout" ||
   fail "status does not show site b's job stood down: $(cat "$T/rout")"
 on_login scancel "$blocker"
+# One run wherever it won: logs, status --watch, fetch and report go to site a's run.
+a_job=$(cat "$site_a"/runs/*/race/jobs/a)
+a_run=$(basename "$(dirname "$(dirname "$(dirname "$(ls "$site_a"/runs/*/race/jobs/a)")")")")
+run_here logs -f "$(basename "$race")"
+[ "$rcode" -eq 0 ] || fail "logs of the race ended with $rcode: $(cat "$T/rout" "$T/rerr")"
+grep -qF "race $(basename "$race") was won by job $a_job at site login-24.11: its run there is $a_run" "$T/rerr" ||
+  fail "logs do not say where the race was won: $(cat "$T/rerr")"
+grep -qF TRAINED "$T/rout" || fail "logs do not show the winner's output: $(cat "$T/rout" "$T/rerr")"
+set +e
+timeout 120 "$DDPCTL" status --watch "$(basename "$race")" >"$T/rout" 2>"$T/rerr"
+rcode=$?
+set -e
+[ "$rcode" -eq 0 ] || fail "status --watch of the race ended with $rcode (124: it did not end within 2 minutes): $(cat "$T/rout" "$T/rerr")"
+grep -qE " login-24.11 +$a_job +a +COMPLETED " "$T/rout" || fail "status --watch did not end with site a's job COMPLETED: $(cat "$T/rout")"
+run_here fetch "$(basename "$race")"
+[ "$rcode" -eq 0 ] || fail "fetch of the race ended with $rcode: $(cat "$T/rout" "$T/rerr")"
+[ -d "$DDPCTL_RUNS/$a_run" ] || fail "fetch did not bring site a's run $a_run here: $(cat "$T/rout" "$T/rerr")"
+run_here report "$(basename "$race")"
+[ "$rcode" -eq 0 ] || fail "report of the race ended with $rcode: $(cat "$T/rout" "$T/rerr")"
+grep -qF "$a_run" "$T/rout" || fail "report does not show site a's run $a_run: $(cat "$T/rout" "$T/rerr")"
 rm -f "$site_a"/trained.* "$site_b"/trained.*
 
 # 2. Both free: exactly one site trains.
@@ -90,4 +114,31 @@ done
 wait_race_over
 [ -z "$trained" ] || fail "race 4: a cancelled race trained: $trained"
 [ ! -f "$race/grant" ] || fail "race 4: a cancelled race was granted: $(cat "$race/grant")"
-echo "races across sites: 1 blocked at site b, won by site a; 2 both free, won by $won2; 3 with a site down, won by $won3; 4 cancelled, nobody trained"
+
+# 5. Race, then sweep across sites: the grid's first cell races at both
+# sites; the other cells run on the winning site and shape only.
+{
+  sed '/^command:/d' job.yaml
+  echo "command: 'echo \"\$LR\" >\"\$PWD/cell.\$LR\"; echo \"{\\\"epoch\\\": 1, \\\"epochs\\\": 1, \\\"img_per_s\\\": \$LR, \\\"epoch_s\\\": 1.0}\" >>\"\$DDPCTL_METRICS_FILE\"'"
+  printf 'grid:\n  env.LR: ["1", "2", "3"]\n'
+} >job5.yaml
+run_here sweep job5.yaml --no-snapshot --gate-timeout 120
+[ "$rcode" -eq 0 ] || fail "sweep across sites ended with $rcode: $(cat "$T/rout" "$T/rerr")"
+echo "sweep: $(cat "$T/rout" "$T/rerr")"
+race=$DDPCTL_RUNS/$(sed -n 's/^race \([^ ]*\) across .*/\1/p' "$T/rout")
+[ -f "$race/sites.json" ] || fail "sweep named no race here: $(cat "$T/rout" "$T/rerr")"
+wait_race_over
+won5=$(sed -n 's/^\([^ ]*\) .*/\1/p' "$race/grant")
+if [ "$won5" = login-24.11 ]; then winner_dir=$site_a loser_dir=$site_b; else winner_dir=$site_b loser_dir=$site_a; fi
+deadline=$((SECONDS + 120)) since=$SECONDS
+until [ -f "$winner_dir/cell.1" ] && [ -f "$winner_dir/cell.2" ] && [ -f "$winner_dir/cell.3" ]; do
+  [ "$SECONDS" -lt "$deadline" ] ||
+    fail "race 5: the grid's cells did not all run at the winning site $won5 within 2 minutes: $(ls "$winner_dir")"$'\n'"$(cat "$race/coordinator.log")"
+  pause_since "$since"
+done
+[ -z "$(find "$loser_dir" -maxdepth 1 -name 'cell.*')" ] || fail "race 5: a cell ran at the losing site too: $(ls "$loser_dir")"
+run_here report "$(basename "$race")"
+[ "$rcode" -eq 0 ] || fail "race 5: report of the raced grid ended with $rcode: $(cat "$T/rout" "$T/rerr")"
+grep -qF "3 cells: 3 done" "$T/rout" && grep -qE "^ +3 +[0-9]+_2 +COMPLETED +3$" "$T/rout" ||
+  fail "race 5: report does not show the grid's three cells done: $(cat "$T/rout" "$T/rerr")"
+echo "races across sites: 1 blocked at site b, won by site a; 2 both free, won by $won2; 3 with a site down, won by $won3; 4 cancelled, nobody trained; 5 a grid, won by $won5"
