@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>  // environ (g++ defines _GNU_SOURCE)
 
 #include "base/files.hpp"
 #include "runs/jobs.hpp"
@@ -17,7 +18,6 @@
 #include "workflows/race_waiting.hpp"
 #include "base/text.hpp"
 
-extern char** environ;
 
 namespace ddpctl {
 
