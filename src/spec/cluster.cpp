@@ -69,6 +69,63 @@ void read_gpu_types(MapReader& top, const YamlDocument& doc, Diagnostics& diags,
   }
 }
 
+// `preemptible:` of a partition or QOS: true (its jobs can be preempted,
+// how not said), or what doctor read ({mode, grace_time, exempt_time, by}).
+std::optional<PreemptTerms> read_preempt_terms(MapReader& r, const YamlDocument& doc, const std::string& field,
+                                               Diagnostics& diags) {
+  if (!r.has("preemptible")) return std::nullopt;
+  YAML::Node node = r.node("preemptible");
+  PreemptTerms t;
+  t.where = r.where("preemptible");
+  if (node.IsScalar()) {
+    std::optional<bool> yes = r.boolean("preemptible");
+    if (!yes || !*yes) return std::nullopt;
+    return t;
+  }
+  MapReader m(doc, node, field + ".preemptible", diags);
+  if (!m.valid()) return std::nullopt;
+  if (auto v = m.string("mode", [](const std::string& s) -> std::optional<std::string> {
+        if (s == "requeue" || s == "cancel" || s == "suspend") return std::nullopt;
+        return "is one of requeue, cancel, suspend (what Slurm's PreemptMode does to the job)";
+      }))
+    t.mode = *v;
+  if (auto v = m.integer("grace_time", 0, 100000000)) t.grace_s = *v;
+  if (auto v = m.integer("exempt_time", 0, 100000000)) t.exempt_s = *v;
+  if (auto v = m.string_list("by", slurm_name_problem)) t.by = *v;
+  m.finish();
+  return t;
+}
+
+void read_preemption(MapReader& top, const YamlDocument& doc, Diagnostics& diags, ClusterProfile& p) {
+  if (top.has("preemption")) {
+    MapReader m(doc, top.node("preemption"), "preemption", diags);
+    if (m.valid()) {
+      SitePreemption s;
+      s.where = top.where("preemption");
+      if (auto v = m.string("type", [](const std::string& t) -> std::optional<std::string> {
+            if (t == "preempt/partition_prio" || t == "preempt/qos" || t == "preempt/none") return std::nullopt;
+            return "is one of preempt/partition_prio, preempt/qos, preempt/none (Slurm's PreemptType)";
+          }))
+        s.type = *v;
+      if (auto v = m.integer("exempt_time", 0, 100000000)) s.exempt_s = *v;
+      s.user_signal = m.boolean("user_signal");
+      m.finish();
+      p.preemption = s;
+    }
+  }
+  for (auto& [name, node] : top.entries("qos")) {
+    QosEntry q;
+    q.name = name;
+    const std::string field = "qos." + name;
+    q.where = doc.locate(field, node);
+    MapReader r(doc, node, field, diags);
+    if (!r.valid()) continue;
+    q.preemptible = read_preempt_terms(r, doc, field, diags);
+    r.finish();
+    p.qos.push_back(q);
+  }
+}
+
 // After read_gpu_types: a partition's gpu_types name the profile's.
 void read_partitions(MapReader& top, const YamlDocument& doc, Diagnostics& diags, ClusterProfile& p) {
   for (auto& [name, node] : top.entries("partitions")) {
@@ -90,6 +147,7 @@ void read_partitions(MapReader& top, const YamlDocument& doc, Diagnostics& diags
     part.mem_per_node_mib = r.memory_mib("mem_per_node");
     part.max_time_s = r.slurm_time("max_time");
     if (auto v = r.boolean("implicit")) part.implicit = *v;
+    part.preemptible = read_preempt_terms(r, doc, field, diags);
     r.finish();
     for (size_t i = 0; i < part.gpu_types.size(); ++i) {
       if (!p.find_gpu_type(part.gpu_types[i]))
@@ -131,6 +189,7 @@ ClusterProfile parse_cluster_profile(const std::string& file, const std::string&
   read_profile_fields(top, diags, p);
   read_gpu_types(top, doc, diags, p);
   read_partitions(top, doc, diags, p);
+  read_preemption(top, doc, diags, p);
 
   p.nccl = read_nccl_settings(top, "nccl");
   if (auto v = top.string_list("modules")) p.modules = *v;

@@ -36,4 +36,10 @@ std::vector<std::string> ClusterProfile::partition_names() const {
   return out;
 }
 
+const QosEntry* ClusterProfile::find_qos(const std::string& n) const {
+  for (const auto& q : qos)
+    if (q.name == n) return &q;
+  return nullptr;
+}
+
 }  // namespace ddpctl

@@ -28,6 +28,31 @@ struct GpuType {
   Location where;
 };
 
+// What a preemption does to a job of a partition or QOS (`preemptible:`,
+// docs/profiles.md "Preemption"), as `ddpctl doctor` read it from Slurm.
+struct PreemptTerms {
+  std::string mode;                  // requeue, cancel or suspend; "" when not known
+  std::optional<long long> grace_s;  // GraceTime: seconds between the signal and SIGKILL
+  std::optional<long long> exempt_s; // PreemptExemptTime of a QOS
+  std::vector<std::string> by;       // whose jobs preempt it
+  Location where;
+};
+
+// The site's side of preemption (`preemption:`): the plugin, how long a job
+// runs before it can be preempted, whether its --signal is sent at preemption.
+struct SitePreemption {
+  std::string type;                   // preempt/partition_prio, preempt/qos, preempt/none
+  std::optional<long long> exempt_s;  // PreemptExemptTime
+  std::optional<bool> user_signal;    // send_user_signal: --signal at preemption, else SIGTERM
+  Location where;
+};
+
+struct QosEntry {
+  std::string name;
+  std::optional<PreemptTerms> preemptible;
+  Location where;
+};
+
 struct Partition {
   std::string name;
   int gpus_per_node = 0;
@@ -35,6 +60,7 @@ struct Partition {
   std::optional<int> nodes, cpus_per_node, cpus_per_gpu;
   std::optional<long long> mem_per_node_mib, max_time_s;
   bool implicit = false;  // the site picks it: limits apply, no --partition line
+  std::optional<PreemptTerms> preemptible;  // its jobs can be preempted
   Location where;
 };
 
@@ -52,6 +78,10 @@ struct ClusterProfile {
   std::vector<std::string> modules;
   EnvList env;
   ContainerSettings container;  // the site's default runtime, mounts and options
+  std::optional<SitePreemption> preemption;
+  std::vector<QosEntry> qos;
+
+  const QosEntry* find_qos(const std::string& name) const;
 
   const GpuType* find_gpu_type(const std::string& name) const;
   const Partition* find_partition(const std::string& name) const;

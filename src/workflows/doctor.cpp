@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "slurm/preempt_contract.hpp"
 #include "slurm/site_limits_read.hpp"
 #include "slurm/slurm_answer.hpp"
 #include "slurm/slurm_parse_jobs.hpp"
@@ -25,9 +26,23 @@ std::string yaml_key(const std::string& s) {
   return plain ? s : "\"" + s + "\"";
 }
 
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// `preemptible: {...}` of a partition or QOS, as the profile reads it.
+std::string preempt_terms_yaml(const Preemptible& p) {
+  std::string s = fmt::format("preemptible: {{mode: {}, grace_time: {}", lower(p.mode), p.grace_s);
+  if (p.exempt_s) s += fmt::format(", exempt_time: {}", *p.exempt_s);
+  std::vector<std::string> by;
+  for (const auto& b : p.by) by.push_back(yaml_key(b));
+  return s + ", by: [" + join(by, ", ") + "]}";
+}
+
 std::string draft_profile(const std::string& version, const std::string& now_iso, const std::string& cluster_name,
                           const std::map<std::string, PartitionFacts>& parts, const std::set<std::string>& all_types,
-                          const std::vector<std::string>& limits) {
+                          const std::vector<std::string>& limits, const PreemptContract& preempt) {
   std::ostringstream y;
   y << fmt::format("# Cluster profile drafted by `ddpctl doctor` from Slurm {} on {}.\n", version, now_iso);
   y << "# Check it: node sizes are the smallest node of each partition, and the\n"
@@ -57,7 +72,22 @@ std::string draft_profile(const std::string& version, const std::string& now_iso
     if (f.min_cpus > 0) y << ", cpus_per_node: " << f.min_cpus;
     if (f.min_mem > 0) y << ", mem_per_node: " << f.min_mem << "M";
     if (!f.max_time.empty()) y << ", max_time: \"" << f.max_time << "\"";
+    if (const Preemptible* p = preempt.find("partition", name)) y << ", " << preempt_terms_yaml(*p);
     y << "}\n";
+  }
+  if (preempt.preempts()) {
+    y << "# Preemption, as Slurm said it (docs/profiles.md \"Preemption\"): a preempted job\n"
+         "# gets " << (preempt.user_signal ? "its --signal" : "SIGTERM") << ", grace_time seconds to end, then SIGKILL;\n"
+         "# no job is preempted before it ran exempt_time seconds.\n";
+    y << fmt::format("preemption: {{type: {}, exempt_time: {}, user_signal: {}}}\n", preempt.type, preempt.exempt_s,
+                     preempt.user_signal ? "true" : "false");
+    bool any_qos = false;
+    for (const auto& p : preempt.preemptible)
+      if (p.kind == "qos") {
+        if (!any_qos) y << "qos:\n";
+        any_qos = true;
+        y << fmt::format("  {}: {{{}}}\n", yaml_key(p.name), preempt_terms_yaml(p));
+      }
   }
   if (!limits.empty()) {
     y << "# The limits and reservations that applied to you when this was drafted\n"
@@ -156,6 +186,34 @@ std::vector<std::string> probe_limits(SlurmClient& slurm, SiteReport& report) {
   return seen;
 }
 
+// The preemption contract (preempt_contract.hpp): a check per partition or
+// QOS whose jobs can be preempted, saying what a preemption does to them.
+PreemptContract probe_preemption(SlurmClient& slurm, SiteReport& report) {
+  std::map<std::string, std::string> config = slurm.config();
+  CommandResult parts = slurm.raw({"scontrol", "-o", "show", "partition"});
+  std::string qos;
+  if (config.count("PreemptType") && config.at("PreemptType") == "preempt/qos") {
+    CommandResult q = slurm.raw({"sacctmgr", "-n", "-P", "show", "qos", std::string("format=") + kPreemptQosFormat});
+    if (q.ok()) qos = q.out;
+    else add_check(report, "preemption", false, "cannot read the QOS's preemption (sacctmgr show qos): " + q.describe());
+  }
+  PreemptContract c = read_preempt_contract(config, parts.ok() ? parts.out : "", qos);
+  if (!parts.ok()) c.unread.push_back("scontrol show partition: " + parts.describe());
+  for (const auto& u : c.unread) add_check(report, "preemption", false, "cannot read " + u);
+  if (!c.preempts()) {
+    add_check(report, "preemption", true,
+              fmt::format("none ({}, PreemptMode={}): no job here is preempted", c.type, c.cluster_mode));
+    return c;
+  }
+  add_check(report, "preemption", true,
+            fmt::format("{}, PreemptMode={}, exempt for {} s, {}", c.type, c.cluster_mode, c.exempt_s,
+                        c.user_signal ? "the user signal is sent at preemption (" + c.user_signal_setting + ")"
+                                      : "SIGTERM at preemption (no send_user_signal)"));
+  for (const auto& p : c.preemptible)
+    add_check(report, p.kind + " " + p.name, true, "preemptible: " + describe_preemption(c, p));
+  return c;
+}
+
 }  // namespace
 
 std::map<std::string, PartitionFacts> partition_facts(const std::vector<NodeInfo>& nodes,
@@ -223,7 +281,8 @@ SiteReport diagnose_site(SlurmClient& slurm, const std::string& name, const std:
   auto accounts = slurm.user_accounts();
   add_check(report, "accounts", accounts.has_value(), accounts ? join(*accounts, ", ") : "sacctmgr cannot list them");
   std::vector<std::string> seen = probe_limits(slurm, report);
-  report.profile_yaml = draft_profile(version, now_iso, cluster_name, parts, all_types, seen);
+  PreemptContract preempt = probe_preemption(slurm, report);
+  report.profile_yaml = draft_profile(version, now_iso, cluster_name, parts, all_types, seen, preempt);
   return report;
 }
 

@@ -13,6 +13,16 @@ expect_err "partition a100-80gb"
 grep -q "a100-80gb: {nodes: 2, gpus_per_node: 4, gpu_types: \[a100\], cpus_per_node: 4" clusters/site.yaml ||
   fail "draft lacks a100-80gb: $(cat clusters/site.yaml)"
 grep -q "default_partition: cpu" clusters/site.yaml || fail "draft lacks the default partition"
+# The preemption contract (docs/profiles.md "Preemption"), as scripts/local-slurm
+# sets it: scavenger's jobs are preempted by urgent's, requeued after 30 s of
+# grace, with SIGTERM (no send_user_signal); every other partition never.
+grep -qE '^  scavenger: \{nodes: 4, .*, preemptible: \{mode: requeue, grace_time: 30, by: \[urgent\]\}\}$' clusters/site.yaml ||
+  fail "draft lacks scavenger's preemption: $(cat clusters/site.yaml)"
+[ "$(grep -c 'preemptible:' clusters/site.yaml)" -eq 1 ] || fail "draft has other partitions preemptible: $(cat clusters/site.yaml)"
+grep -qxF 'preemption: {type: preempt/partition_prio, exempt_time: 0, user_signal: false}' clusters/site.yaml ||
+  fail "draft lacks the site's preemption: $(cat clusters/site.yaml)"
+expect_err "preempt/partition_prio, PreemptMode=REQUEUE, exempt for 0 s, SIGTERM at preemption (no send_user_signal)"
+expect_err "preemptible: preempted by a job of urgent with SIGTERM, 30 s grace, then requeued"
 export DDPCTL_CLUSTERS="$T/clusters"
 cat >job.yaml <<'YAML'
 name: drafted
