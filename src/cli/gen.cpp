@@ -5,6 +5,7 @@
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
+#include "script/preemption_note.hpp"
 #include "script/render.hpp"
 #include "base/text.hpp"
 #include "spec/spec.hpp"
@@ -56,6 +57,7 @@ void setup_gen(CLI::App& app, Context&) {
     ResolvedRun run = load_and_resolve(o->spec, o->sets, site);
     if (run.spec.has_sweep)
       if (std::string note = sweep_list_note(o->spec, false); !note.empty()) ConsoleOutput().note(note);
+    for (const auto& n : preemption_notes(run)) ConsoleOutput().note(n);
     auto scripts = select_shape(render_scripts(run, templates_dir(o->templates)), o->shape);
     if (!o->to_stdout) {
       for (const auto& path : write_scripts(scripts, o->out_dir)) std::cout << path << '\n';

@@ -6,6 +6,7 @@
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
+#include "script/preemption_note.hpp"
 #include "script/snapshot_record.hpp"
 #include "base/paths.hpp"
 #include "spec/spec.hpp"
@@ -58,6 +59,8 @@ void run_submit(SubmitOptions& o, Context& ctx) {
   ResolvedRun resolved = load_and_resolve(o.req.spec, o.req.sets, o.req.across.site);
   if (o.req.across.on() && !o.req.shape.empty())
     throw UserError(Location{"--shape"}, "", "picks one shape here; a site of a race across sites races its own shapes");
+  // What a preemption would do, where a shape runs on preemptible capacity.
+  for (const auto& n : preemption_notes(resolved)) ConsoleOutput().note(n);
   if (submits_as_race(resolved, o.req.shape) || o.req.across.on()) return race_command(race_of_submit(o.req), false, o.wait, o.follow, ctx);
   ConsoleOutput out;
   SubmitResult r = submit_one(resolved, o.req, ctx, out);

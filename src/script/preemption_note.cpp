@@ -1,0 +1,45 @@
+#include "script/preemption_note.hpp"
+
+#include <fmt/format.h>
+
+#include "base/text.hpp"
+
+namespace ddpctl {
+
+namespace {
+
+std::string what_happens(const ClusterProfile& profile, const PreemptTerms& t) {
+  if (t.mode.empty()) return "the profile does not say how (run `ddpctl doctor` at the site to read it)";
+  const bool user_signal = profile.preemption && profile.preemption->user_signal.value_or(false);
+  std::string by = t.by.empty() ? "" : " by a job of " + join(t.by, ", ");
+  if (t.mode == "suspend") return fmt::format("it is suspended{} (stopped, no signal to act on) and resumed after", by);
+  std::string grace = t.grace_s ? fmt::format("{} s", *t.grace_s) : std::string("an unknown");
+  std::string then = t.mode == "requeue" ? "requeued (the same job id starts again from its script)"
+                                         : "cancelled: the job ends there and is not run again";
+  return fmt::format("preempted{} with {}, {} grace, then SIGKILL; {}", by,
+                     user_signal ? "its --signal" : "SIGTERM", grace, then);
+}
+
+}  // namespace
+
+std::vector<std::string> preemption_notes(const ResolvedRun& run) {
+  std::vector<std::string> notes;
+  for (const auto& shape : run.shapes) {
+    std::string partition = shape.partition.empty() ? run.profile.default_partition : shape.partition;
+    std::string where;
+    const PreemptTerms* terms = nullptr;
+    if (const Partition* p = run.profile.find_partition(partition); p && p->preemptible) {
+      terms = &*p->preemptible;
+      where = "partition " + partition;
+    } else if (const QosEntry* q = run.profile.find_qos(shape.asked.qos); q && q->preemptible) {
+      terms = &*q->preemptible;
+      where = "QOS " + shape.asked.qos;
+    }
+    if (!terms) continue;
+    notes.push_back(fmt::format("shape {} runs on preemptible capacity ({}, profile {}): {}", shape.label, where,
+                                run.profile.name, what_happens(run.profile, *terms)));
+  }
+  return notes;
+}
+
+}  // namespace ddpctl

@@ -1,0 +1,16 @@
+#pragma once
+// What a preemption does to a shape (docs/running.md "When the site takes
+// the nodes back"), from the contract its profile states for the shape's
+// partition or QOS (`preemptible:`, docs/profiles.md "Preemption"): one note
+// per shape that runs on preemptible capacity, said by `gen` and `submit`
+// before anything is queued.
+#include <string>
+#include <vector>
+
+#include "script/resolve.hpp"
+
+namespace ddpctl {
+
+std::vector<std::string> preemption_notes(const ResolvedRun& run);
+
+}  // namespace ddpctl
