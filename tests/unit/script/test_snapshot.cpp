@@ -10,6 +10,7 @@
 
 #include "base/files.hpp"
 #include "helpers.hpp"
+#include "snapshot_repo.hpp"
 #include "script/snapshot.hpp"
 #include "script/snapshot_record.hpp"
 #include "spec/spec.hpp"
@@ -20,48 +21,6 @@ using ddpctl::test::user_error_of;
 namespace fs = std::filesystem;
 
 namespace {
-
-const char* kSnapshotBase =
-    "name: r\n"
-    "cluster: local\n"
-    "partition: cpu\n"
-    "gpus_per_node: 0\n"
-    "procs_per_node: 1\n"
-    "time: '00:10:00'\n"
-    "command: [python, train.py]\n";
-
-void touch(const fs::path& p, const std::string& text = "x\n") {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
-
-std::string text_of(const fs::path& p) { return read_file(p.string()); }
-
-// A folder made with the real git (and a runs folder beside it): `sh` runs a
-// bash script in `top`, with an identity for commits.
-struct Repo {
-  ScratchDir tmp{"ddpctl-unit"};
-  std::string top = tmp.path() + "/repo";
-  std::string runs = tmp.path() + "/runs";
-  std::string logs = top + "/logs";
-  SystemCommandRunner runner;
-  Repo() { fs::create_directories(top); }
-  void sh(const std::string& script) const {
-    test::run_bash("set -e; cd \"$1\"; export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org "
-                   "GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org GIT_CONFIG_NOSYSTEM=1 HOME=\"$1\"; " + script,
-                   {top});
-  }
-  std::string out(const std::string& script) const {
-    return trim(test::run_bash("set -e; cd \"$1\"; " + script, {top}));
-  }
-  // A spec whose logs are the tree's logs/, with `extra` YAML.
-  RunSpec spec(const std::string& extra = "") const {
-    return parse_run_spec("a.yaml", std::string(kSnapshotBase) + "output_dir: " + logs + "\n" + extra);
-  }
-  SnapshotDecision take(const std::string& extra = "", const std::string& cwd = "", bool no_snapshot = false) {
-    return take_snapshot(spec(extra), cwd.empty() ? top : cwd, runs, no_snapshot, runner);
-  }
-};
 
 std::vector<std::string> files_under(const std::string& dir) {
   std::vector<std::string> out;
@@ -75,23 +34,23 @@ std::vector<std::string> files_under(const std::string& dir) {
 
 TEST_CASE("snapshot: is off, git, or a mapping of paths, excludes and a size limit") {
   using Mode = SnapshotSettings::Mode;
-  CHECK(parse_run_spec("a.yaml", kSnapshotBase).snapshot.mode == Mode::Auto);
-  CHECK(parse_run_spec("a.yaml", std::string(kSnapshotBase) + "snapshot: false\n").snapshot.mode == Mode::Off);
-  CHECK(parse_run_spec("a.yaml", std::string(kSnapshotBase) + "snapshot: git\n").snapshot.mode == Mode::Git);
-  auto s = parse_run_spec("a.yaml", std::string(kSnapshotBase) + "snapshot: {paths: [src, train.py], exclude: ['*.ckpt'], max_mb: 50}\n")
+  CHECK(parse_run_spec("a.yaml", test::kSnapshotBase).snapshot.mode == Mode::Auto);
+  CHECK(parse_run_spec("a.yaml", std::string(test::kSnapshotBase) + "snapshot: false\n").snapshot.mode == Mode::Off);
+  CHECK(parse_run_spec("a.yaml", std::string(test::kSnapshotBase) + "snapshot: git\n").snapshot.mode == Mode::Git);
+  auto s = parse_run_spec("a.yaml", std::string(test::kSnapshotBase) + "snapshot: {paths: [src, train.py], exclude: ['*.ckpt'], max_mb: 50}\n")
                .snapshot;
   CHECK(s.mode == Mode::Paths);
   CHECK(s.paths == std::vector<std::string>{"src", "train.py"});
   CHECK(s.exclude == std::vector<std::string>{"*.ckpt"});
   CHECK(s.max_bytes == 50LL << 20);
-  auto g = parse_run_spec("a.yaml", std::string(kSnapshotBase) + "snapshot: {exclude: [data], max_mb: 500}\n").snapshot;
+  auto g = parse_run_spec("a.yaml", std::string(test::kSnapshotBase) + "snapshot: {exclude: [data], max_mb: 500}\n").snapshot;
   CHECK(g.mode == Mode::Git);
   CHECK(g.max_bytes == 500LL << 20);
 }
 
 TEST_CASE("a bad snapshot: section names the file, line and field") {
   std::string err = user_error_of(
-      [] { parse_run_spec("a.yaml", std::string(kSnapshotBase) + "snapshot: {paths: [/abs/src], max_mb: 0, exlude: [x]}\n"); });
+      [] { parse_run_spec("a.yaml", std::string(test::kSnapshotBase) + "snapshot: {paths: [/abs/src], max_mb: 0, exlude: [x]}\n"); });
   CHECK_THAT(err, Catch::Contains("a.yaml:8"));
   CHECK_THAT(err, Catch::Contains("/abs/src: must be relative to the submit folder"));
   CHECK_THAT(err, Catch::Contains("max_mb"));
@@ -101,11 +60,11 @@ TEST_CASE("a bad snapshot: section names the file, line and field") {
 TEST_CASE("the command's words that name code are taken from the snapshot, the rest stay in the submit folder") {
   ScratchDir t("ddpctl-unit");
   fs::path cwd = fs::path(t.path()) / "work", snap = fs::path(t.path()) / "snap";
-  touch(cwd / "train.py");
-  touch(snap / "train.py");
-  touch(cwd / "conf/a.yaml");
-  touch(snap / "conf/a.yaml");
-  touch(cwd / "data/x.bin");  // ignored: not in the snapshot
+  test::touch(cwd / "train.py");
+  test::touch(snap / "train.py");
+  test::touch(cwd / "conf/a.yaml");
+  test::touch(snap / "conf/a.yaml");
+  test::touch(cwd / "data/x.bin");  // ignored: not in the snapshot
   Snapshot s;
   s.dir = s.code_dir = snap.string();
   auto argv = snapshot_argv({"python", "train.py", "--config", "conf/a.yaml", "--data", "data", "--lr=0.1", "/abs/x",
@@ -119,9 +78,9 @@ TEST_CASE("the command's words that name code are taken from the snapshot, the r
 TEST_CASE("a folder of code that also holds files the snapshot left out stays relative: the working directory has both") {
   ScratchDir t("ddpctl-unit");
   fs::path cwd = fs::path(t.path()) / "work", snap = fs::path(t.path()) / "snap";
-  touch(cwd / "exp/run.py");
-  touch(snap / "exp/run.py");
-  touch(cwd / "exp/out/ckpt.pt");  // ignored output inside the code folder
+  test::touch(cwd / "exp/run.py");
+  test::touch(snap / "exp/run.py");
+  test::touch(cwd / "exp/out/ckpt.pt");  // ignored output inside the code folder
   Snapshot s;
   s.dir = s.code_dir = snap.string();
   CHECK(snapshot_argv({"python", "exp/run.py", "exp"}, s, cwd.string()) ==
@@ -129,7 +88,7 @@ TEST_CASE("a folder of code that also holds files the snapshot left out stays re
 }
 
 TEST_CASE("take_snapshot: a git work tree as it is on disk, never what git ignores, the logs or the runs folder") {
-  Repo r;
+  test::SnapshotRepo r;
   r.runs = r.top + "/runs";  // the default: inside the submit folder
   r.sh("git init -q -b main . && printf 'data/\\n*.ckpt\\n' >.gitignore && echo v1 >prog.txt && echo same >same.txt && "
        "mkdir src && echo 'import os' >src/m.py && git add -A && git commit -qm one && "
@@ -147,7 +106,7 @@ TEST_CASE("take_snapshot: a git work tree as it is on disk, never what git ignor
   // Tracked (as modified on disk), and new files git does not ignore; not
   // data/, *.ckpt, the logs (output_dir) or the runs folder.
   CHECK(files_under(s.dir) == std::vector<std::string>{".gitignore", "prog.txt", "same.txt", "src/m.py", "untracked.txt"});
-  CHECK(text_of(s.dir + "/prog.txt") == "v2\n");
+  CHECK(test::text_of(s.dir + "/prog.txt") == "v2\n");
   CHECK(s.files == 5);
   CHECK(s.bytes == static_cast<long long>(std::string("data/\n*.ckpt\nv2\nsame\nimport os\nnew\n").size()));
   CHECK(s.commit == head);
@@ -176,7 +135,7 @@ TEST_CASE("take_snapshot: a file changed in the second its commit was made is ta
   // git trusts its index's stat cache (same size, same mtime) unless the
   // file is as new as the index itself ("racily clean"): the scratch index
   // must keep the repository index's time, or this edit would be missed.
-  Repo r;
+  test::SnapshotRepo r;
   r.runs = r.top + "/runs";
   // Made deterministic: one second for the file and the index, and ctime
   // (which no tool can set) left out of git's comparison.
@@ -185,12 +144,12 @@ TEST_CASE("take_snapshot: a file changed in the second its commit was made is ta
        "touch -d @1700000000 prog.txt .git/index");
   SnapshotDecision d = r.take();
   REQUIRE(d.snapshot);
-  CHECK(text_of(d.snapshot->dir + "/prog.txt") == "v2\n");
+  CHECK(test::text_of(d.snapshot->dir + "/prog.txt") == "v2\n");
   CHECK(d.snapshot->dirty);
 }
 
 TEST_CASE("take_snapshot: from a subfolder of the work tree, the whole tree is copied and the code is the subfolder") {
-  Repo r;
+  test::SnapshotRepo r;
   r.sh("git init -q -b main . && mkdir -p exp lib && echo e >exp/run.sh && echo l >lib/util.sh && "
        "git add -A && git commit -qm one");
   SnapshotDecision d = r.take("", r.top + "/exp");
@@ -205,7 +164,7 @@ TEST_CASE("take_snapshot: from a subfolder of the work tree, the whole tree is c
 }
 
 TEST_CASE("take_snapshot: a repository without a commit, and exclude patterns") {
-  Repo r;
+  test::SnapshotRepo r;
   r.sh("git init -q . && echo a >a.txt && mkdir big && echo b >big/b.bin");
   SnapshotDecision d = r.take("snapshot: {exclude: [big]}\n");
   REQUIRE(d.snapshot);
@@ -218,7 +177,7 @@ TEST_CASE("take_snapshot: from a folder .gitignore ignores (the demo's demo/), a
   // git add refuses an exclusion naming an ignored path: the logs and runs
   // folders inside an ignored submit folder are such paths (scripts/demo
   // failed so), and so is a snapshot.exclude entry that .gitignore names.
-  Repo r;
+  test::SnapshotRepo r;
   r.sh("git init -q -b main . && printf 'demo/\\nbig/\\n' >.gitignore && echo p >prog.py && mkdir -p demo big && "
        "echo d >demo/data.txt && echo b >big/b.bin && git add -A && git commit -qm one");
   r.runs = r.top + "/demo/runs";
@@ -238,16 +197,16 @@ TEST_CASE("take_snapshot: from a folder .gitignore ignores (the demo's demo/), a
   CHECK(fs::is_directory(fs::symlink_status(run_dir + "/workdir/demo")));
   CHECK(fs::read_symlink(run_dir + "/workdir/demo/data.txt") == r.top + "/demo/data.txt");
   CHECK(fs::read_symlink(run_dir + "/workdir/demo/runs") == r.top + "/demo/runs");
-  CHECK(text_of(run_dir + "/workdir/demo/../prog.py") == "p\n");
+  CHECK(test::text_of(run_dir + "/workdir/demo/../prog.py") == "p\n");
 }
 
 TEST_CASE("take_snapshot: none outside git, for a shell line, or when turned off, an explicit one that cannot be taken is an error") {
-  Repo r;  // not a git work tree: git looks no further up than the temporary folder
+  test::SnapshotRepo r;  // not a git work tree: git looks no further up than the temporary folder
   struct Ceiling {
     explicit Ceiling(const std::string& dir) { setenv("GIT_CEILING_DIRECTORIES", dir.c_str(), 1); }
     ~Ceiling() { unsetenv("GIT_CEILING_DIRECTORIES"); }
   } ceiling(r.tmp.path());
-  touch(r.top + "/prog.txt");
+  test::touch(r.top + "/prog.txt");
   SnapshotDecision d = r.take();
   CHECK_FALSE(d.snapshot);
   CHECK(d.off_reason == "not a git work tree (snapshot: {paths: [...]} snapshots one)");
@@ -258,7 +217,7 @@ TEST_CASE("take_snapshot: none outside git, for a shell line, or when turned off
 
   r.sh("git init -q . && git add -A && git commit -qm one");
   auto shell = [&](const std::string& extra) {
-    std::string text = std::string(kSnapshotBase);
+    std::string text = std::string(test::kSnapshotBase);
     text.replace(text.find("command: [python, train.py]"), std::string("command: [python, train.py]").size(),
                  "command: python train.py");
     return take_snapshot(parse_run_spec("a.yaml", text + extra), r.top, r.runs, false, r.runner);
@@ -268,7 +227,7 @@ TEST_CASE("take_snapshot: none outside git, for a shell line, or when turned off
 }
 
 TEST_CASE("take_snapshot: one over snapshot.max_mb stops the submit, naming its largest files") {
-  Repo r;
+  test::SnapshotRepo r;
   r.sh("git init -q . && head -c 2097152 /dev/zero >weights.bin && echo x >small.txt");
   std::string err = user_error_of([&] { r.take("snapshot: {max_mb: 1}\n"); });
   CHECK_THAT(err, Catch::Contains("a.yaml:9") && Catch::Contains("the snapshot would be 2.0 MiB in 2 files") &&
@@ -277,11 +236,11 @@ TEST_CASE("take_snapshot: one over snapshot.max_mb stops the submit, naming its 
 }
 
 TEST_CASE("take_snapshot: snapshot.paths copies exactly the listed files, git or not, ignored ones too") {
-  Repo r;
-  touch(r.top + "/train.py");
-  touch(r.top + "/lib/a.py");
-  touch(r.top + "/lib/a.pyc");
-  touch(r.top + "/data/x.bin");
+  test::SnapshotRepo r;
+  test::touch(r.top + "/train.py");
+  test::touch(r.top + "/lib/a.py");
+  test::touch(r.top + "/lib/a.pyc");
+  test::touch(r.top + "/data/x.bin");
   SnapshotDecision d = r.take("snapshot: {paths: [train.py, lib], exclude: ['*.pyc']}\n");
   REQUIRE(d.snapshot);
   CHECK(d.snapshot->mode == "paths");

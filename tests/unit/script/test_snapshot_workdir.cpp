@@ -15,6 +15,7 @@
 #include "script/container_script.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
+#include "snapshot_repo.hpp"
 #include "script/render.hpp"
 #include "script/resolve.hpp"
 #include "script/snapshot.hpp"
@@ -25,51 +26,8 @@ using namespace ddpctl;
 using ddpctl::test::user_error_of;
 namespace fs = std::filesystem;
 
-namespace {
-
-const char* kWorkdirSnapshotBase =
-    "name: r\n"
-    "cluster: local\n"
-    "partition: cpu\n"
-    "gpus_per_node: 0\n"
-    "procs_per_node: 1\n"
-    "time: '00:10:00'\n"
-    "command: [python, train.py]\n";
-
-void touch_file(const fs::path& p, const std::string& text = "x\n") {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
-
-std::string text_of_file(const fs::path& p) { return read_file(p.string()); }
-
-// A folder made with the real git (and a runs folder beside it): `sh` runs a
-// bash script in `top`, with an identity for commits.
-struct WorkdirRepo {
-  ScratchDir tmp{"ddpctl-unit"};
-  std::string top = tmp.path() + "/repo";
-  std::string runs = tmp.path() + "/runs";
-  std::string logs = top + "/logs";
-  SystemCommandRunner runner;
-  WorkdirRepo() { fs::create_directories(top); }
-  void sh(const std::string& script) const {
-    test::run_bash("set -e; cd \"$1\"; export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org "
-                   "GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org GIT_CONFIG_NOSYSTEM=1 HOME=\"$1\"; " + script,
-                   {top});
-  }
-  // A spec whose logs are the tree's logs/, with `extra` YAML.
-  RunSpec spec(const std::string& extra = "") const {
-    return parse_run_spec("a.yaml", std::string(kWorkdirSnapshotBase) + "output_dir: " + logs + "\n" + extra);
-  }
-  SnapshotDecision take(const std::string& extra = "", const std::string& cwd = "", bool no_snapshot = false) {
-    return take_snapshot(spec(extra), cwd.empty() ? top : cwd, runs, no_snapshot, runner);
-  }
-};
-
-}  // namespace
-
 TEST_CASE("the job's working directory: the snapshot's files from the snapshot, what it left out linked to the live folder") {
-  WorkdirRepo r;
+  test::SnapshotRepo r;
   r.sh("git init -q -b main . && printf 'data/big*\\nout/\\n' >.gitignore && echo v1 >prog.txt && "
        "mkdir -p data src/pkg && echo 'how to get the data' >data/README && echo m >src/pkg/m.py && "
        "ln -s prog.txt latest && git add -A && git commit -qm v1 && "
@@ -87,10 +45,10 @@ TEST_CASE("the job's working directory: the snapshot's files from the snapshot, 
 
   // The tree moves on: the view still reads the snapshot's files, by any path.
   r.sh("echo v2 >prog.txt && echo 'v2 readme' >data/README && git commit -qam v2 && echo late >late.txt");
-  CHECK(text_of_file(w + "/prog.txt") == "v1\n");
-  CHECK(text_of_file(w + "/latest") == "v1\n");  // the tracked link, copied: it resolves in the view
+  CHECK(test::text_of(w + "/prog.txt") == "v1\n");
+  CHECK(test::text_of(w + "/latest") == "v1\n");  // the tracked link, copied: it resolves in the view
   CHECK(fs::is_symlink(w + "/latest"));
-  CHECK(text_of_file(w + "/src/pkg/m.py") == "m\n");
+  CHECK(test::text_of(w + "/src/pkg/m.py") == "m\n");
   // A file of the snapshot is the snapshot's file (a hard link: one directory entry, no copy).
   struct stat a {}, b {};
   REQUIRE(stat((w + "/prog.txt").c_str(), &a) == 0);
@@ -99,15 +57,15 @@ TEST_CASE("the job's working directory: the snapshot's files from the snapshot, 
   // A folder holding both: a folder of the view, its tracked README the
   // snapshot's, its ignored files linked to the live ones.
   CHECK_FALSE(fs::is_symlink(w + "/data"));
-  CHECK(text_of_file(w + "/data/README") == "how to get the data\n");
+  CHECK(test::text_of(w + "/data/README") == "how to get the data\n");
   CHECK(fs::read_symlink(w + "/data/big.bin") == r.top + "/data/big.bin");
   // Ignored folders, the logs folder: links to the live ones, so what the job writes there is found there.
   CHECK(fs::read_symlink(w + "/out") == r.top + "/out");
   CHECK(fs::read_symlink(w + "/logs") == r.top + "/logs");
-  touch_file(w + "/out/b.txt", "written by the job\n");
-  CHECK(text_of_file(r.top + "/out/b.txt") == "written by the job\n");
+  test::touch(w + "/out/b.txt", "written by the job\n");
+  CHECK(test::text_of(r.top + "/out/b.txt") == "written by the job\n");
   // A new file beside the code stays in the view (the run's folder), never in the live folder or the snapshot.
-  touch_file(w + "/results.txt");
+  test::touch(w + "/results.txt");
   CHECK_FALSE(fs::exists(r.top + "/results.txt"));
   CHECK_FALSE(fs::exists(d.snapshot->dir + "/results.txt"));
   // Made after the view: not in it (the job links it in as each attempt starts: snapshot.sh).
@@ -119,15 +77,15 @@ TEST_CASE("the job's working directory: the snapshot's files from the snapshot, 
   SnapshotDecision d2 = r.take();
   REQUIRE(d2.snapshot);
   record_snapshot(run_dir, d2);
-  CHECK(text_of_file(w + "/prog.txt") == "v2\n");
-  CHECK(text_of_file(w + "/late.txt") == "late\n");
+  CHECK(test::text_of(w + "/prog.txt") == "v2\n");
+  CHECK(test::text_of(w + "/late.txt") == "late\n");
   CHECK_FALSE(fs::exists(w + "/results.txt"));
   for (const auto& e : fs::directory_iterator(run_dir))
     CHECK(e.path().filename().string().find("partial") == std::string::npos);
 }
 
 TEST_CASE("the job's working directory from a subfolder: the whole tree mirrored, the job in the subfolder's place") {
-  WorkdirRepo r;
+  test::SnapshotRepo r;
   r.sh("git init -q -b main . && mkdir -p exp common && echo e >exp/run.sh && echo c >common/cfg.yaml && "
        "git add -A && git commit -qm one && mkdir exp/ckpt");
   SnapshotDecision d = r.take("", r.top + "/exp");
@@ -137,7 +95,7 @@ TEST_CASE("the job's working directory from a subfolder: the whole tree mirrored
   record_snapshot(run_dir, d);
   CHECK(job_workdir(run_dir) == run_dir + "/workdir/exp");
   // ../common from the job's working directory is the snapshot's too.
-  CHECK(text_of_file(run_dir + "/workdir/exp/../common/cfg.yaml") == "c\n");
+  CHECK(test::text_of(run_dir + "/workdir/exp/../common/cfg.yaml") == "c\n");
   CHECK(fs::read_symlink(run_dir + "/workdir/exp/ckpt") == r.top + "/exp/ckpt");
 }
 

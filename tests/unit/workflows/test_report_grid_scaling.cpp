@@ -18,6 +18,7 @@
 #include "fake_runner.hpp"
 #include "base/files.hpp"
 #include "fixtures.hpp"
+#include "grid_scaling_fixture.hpp"
 #include "helpers.hpp"
 #include "runs/job_files.hpp"
 #include "workflows/report_grid_collect.hpp"
@@ -30,90 +31,6 @@
 using namespace ddpctl;
 namespace fs = std::filesystem;
 
-namespace {
-
-struct CellShape {
-  std::string label;
-  int nodes, ranks_per_node;
-};
-
-// A grid's sweep whose cell i ran alone in array `first_array + i` (a
-// grid of shapes: one array per shape) on shape `shapes[i % shapes.size()]`.
-Run scaling_run(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& keys,
-                const std::vector<std::vector<std::string>>& cell_values, const std::vector<CellShape>& shapes,
-                int first_array) {
-  Run run;
-  run.id = "local-sweep-20261126";
-  run.dir = dir;
-  for (const auto& s : shapes) {
-    RunShape r;
-    r.label = s.label;
-    r.job_name = "local-sweep-" + s.label;
-    r.output_dir = dir;
-    r.nodes = s.nodes;
-    r.ranks_per_node = s.ranks_per_node;
-    run.shapes.push_back(r);
-  }
-  RunGrid g;
-  g.keys = keys;
-  g.max_parallel = 1;
-  for (size_t i = 0; i < cell_values.size(); ++i) {
-    RunCell c;
-    c.index = static_cast<int>(i);
-    std::vector<std::string> parts;
-    for (size_t k = 0; k < keys.size(); ++k) {
-      c.values.emplace_back(keys[k].first, cell_values[i][k]);
-      parts.push_back(keys[k].second + "=" + cell_values[i][k]);
-    }
-    c.name = fmt::format("{}", fmt::join(parts, ","));
-    c.shape = shapes[i % shapes.size()].label;
-    g.cells.push_back(c);
-    Attempt a;
-    a.shape = c.shape;
-    a.job_id = std::to_string(first_array + static_cast<int>(i));
-    a.array = fmt::format("{}%1", i);
-    a.outcome = Outcome::Submitted;
-    run.attempts.push_back(a);
-  }
-  run.grid = g;
-  return run;
-}
-
-// sacct's line of the one task `index` of array `array` (its own job id is
-// the array's: the last task of an array carries it), as 24.11 printed the
-// captured array's, with this shape's node count and times.
-std::string sacct_line(int array, int index, const std::string& state, int nodes, const std::string& start,
-                       const std::string& end, const std::string& exit = "0:0") {
-  std::string tres = fmt::format("billing={0},cpu={0},mem=1G,node={1}", nodes, nodes);
-  return fmt::format("{0}_{1}|local-sweep|ddpctl:tok{0}|{2}|None|cpu|root|g[1-{3}]|2026-11-26T07:02:22|{4}|{5}|10|{3}|"
-                     "{6}|{6}|{7}|/tmp/ddpctl-capture-array.2ePYYl|{0}\n",
-                     array, index, state, nodes, start, end, tres, exit);
-}
-
-// The bundled trainer's metrics file of a task: three epochs, the first
-// slower (start-up), then `img_per_s`.
-void write_trainer_metrics(const Run& run, const std::string& label, const std::string& job_id, double img_per_s,
-                           int world) {
-  std::string base = job_files::log_base(run.dir, "local-sweep-" + label, job_id);
-  std::string text;
-  for (int e = 1; e <= 3; ++e)
-    text += fmt::format("{{\"epoch\": {0}, \"epochs\": 3, \"train_loss\": {1}, \"train_acc\": 0.3, \"val_loss\": {1}, "
-                        "\"val_acc\": 0.25, \"img_per_s\": {2}, \"epoch_s\": 4.0, \"world_size\": {3}, "
-                        "\"peak_mem_mib\": [{4}], \"rank0_mem_mib\": {{\"peak\": 300, \"avg\": 250, \"mode\": 260}}, "
-                        "\"mem_kind\": \"rss\", \"rendezvous_s\": 0.5, \"first_step_s\": 1.5, "
-                        "\"time\": {5}}}\n",
-                        e, 2.5 - 0.5 * e, e == 1 ? img_per_s / 2 : img_per_s + (e == 2 ? -1 : 1), world,
-                        fmt::format("{}", fmt::join(std::vector<int>(static_cast<size_t>(world), 310), ", ")),
-                        1795300000 + 4 * e);
-  write_file_atomic(job_files::metrics(base), text);
-}
-
-const std::vector<CellShape> kShapes = {{"1x1", 1, 1}, {"1x2", 1, 2}, {"2x1", 2, 1}};
-const std::vector<std::pair<std::string, std::string>> kShapeKeys = {{"nodes", "nodes"},
-                                                                       {"procs_per_node", "procs_per_node"}};
-
-}  // namespace
-
 TEST_CASE("grid report kind: by parameter, the scaling table of a grid of shapes, or both", "[report_grid_scaling]") {
   CHECK(is_shape_key("nodes"));
   CHECK(is_shape_key("procs_per_node"));
@@ -124,7 +41,7 @@ TEST_CASE("grid report kind: by parameter, the scaling table of a grid of shapes
   RunGrid g;
   g.keys = {{"trainer.lr", "lr"}, {"trainer.seed", "seed"}};
   CHECK(grid_report_kind(g) == GridReportKind::ByParameter);
-  g.keys = kShapeKeys;
+  g.keys = test::kShapeKeys;
   CHECK(grid_report_kind(g) == GridReportKind::Scaling);
   g.keys.push_back({"trainer.lr", "lr"});
   CHECK(grid_report_kind(g) == GridReportKind::Both);
@@ -135,20 +52,20 @@ TEST_CASE("report of a grid over shapes and lr: the table by parameter, and a sc
   test::TempDir dir;
   std::vector<std::pair<std::string, std::string>> keys = {{"nodes", "nodes"}, {"trainer.lr", "lr"}};
   // nodes [1, 2] x lr [0.1, 0.01]; the first key slowest: 1x1 lr=0.1, 1x1 lr=0.01, 2x1 lr=0.1, 2x1 lr=0.01.
-  Run run = scaling_run(dir.path, keys, {{"1", "0.1"}, {"1", "0.01"}, {"2", "0.1"}, {"2", "0.01"}},
+  Run run = test::scaling_run(dir.path, keys, {{"1", "0.1"}, {"1", "0.01"}, {"2", "0.1"}, {"2", "0.01"}},
                         {{"1x1", 1, 1}, {"1x1", 1, 1}, {"2x1", 2, 1}, {"2x1", 2, 1}}, 60);
   run.shapes.erase(run.shapes.begin() + 3);
   run.shapes.erase(run.shapes.begin() + 1);
-  write_trainer_metrics(run, "1x1", "60", 100, 1);
-  write_trainer_metrics(run, "1x1", "61", 120, 1);
-  write_trainer_metrics(run, "2x1", "62", 160, 2);
-  write_trainer_metrics(run, "2x1", "63", 180, 2);
+  test::write_trainer_metrics(run, "1x1", "60", 100, 1);
+  test::write_trainer_metrics(run, "1x1", "61", 120, 1);
+  test::write_trainer_metrics(run, "2x1", "62", 160, 2);
+  test::write_trainer_metrics(run, "2x1", "63", 180, 2);
   test::FakeRunner runner;
   runner.on("squeue", {"--json"}, test::exits(1, "", "slurm_load_jobs error: Invalid job id specified\n"));
-  runner.on("sacct", {}, test::exits(0, sacct_line(60, 0, "COMPLETED", 1, "2026-11-26T07:02:23", "2026-11-26T07:04:03") +
-                                         sacct_line(61, 1, "COMPLETED", 1, "2026-11-26T07:04:04", "2026-11-26T07:05:04") +
-                                         sacct_line(62, 2, "COMPLETED", 2, "2026-11-26T07:05:05", "2026-11-26T07:06:15") +
-                                         sacct_line(63, 3, "COMPLETED", 2, "2026-11-26T07:06:16", "2026-11-26T07:07:16")));
+  runner.on("sacct", {}, test::exits(0, test::sacct_line(60, 0, "COMPLETED", 1, "2026-11-26T07:02:23", "2026-11-26T07:04:03") +
+                                         test::sacct_line(61, 1, "COMPLETED", 1, "2026-11-26T07:04:04", "2026-11-26T07:05:04") +
+                                         test::sacct_line(62, 2, "COMPLETED", 2, "2026-11-26T07:05:05", "2026-11-26T07:06:15") +
+                                         test::sacct_line(63, 3, "COMPLETED", 2, "2026-11-26T07:06:16", "2026-11-26T07:07:16")));
   SlurmClient slurm(runner);
   test::RecordingOutput out;
   GridReports r = collect_grid_reports(run, slurm, {std::nullopt, parse_best("val_loss:min")}, out, 1795700000);
@@ -273,14 +190,14 @@ TEST_CASE("a grid of shapes named with other runs is one scaling table of them a
   test::TempDir root;
   Run plain = test::make_local_cpu_run(root.path);
   Run shapes = test::make_local_cpu_run(root.path);
-  shapes.grid = scaling_run(root.path, kShapeKeys, {{"1", "1"}, {"2", "1"}}, {kShapes[0], kShapes[2]}, 80).grid;
+  shapes.grid = test::scaling_run(root.path, test::kShapeKeys, {{"1", "1"}, {"2", "1"}}, {test::kShapes[0], test::kShapes[2]}, 80).grid;
   save_grid(shapes);
   CHECK_FALSE(grid_run_of({plain.id, shapes.id}, root.path));  // collect_report takes them both
   auto alone = grid_run_of({shapes.id}, root.path);
   REQUIRE(alone);
   CHECK(grid_report_kind(*alone->grid) == GridReportKind::Scaling);
   Run by_parameter = test::make_local_cpu_run(root.path);
-  by_parameter.grid = scaling_run(root.path, {{"trainer.lr", "lr"}}, {{"0.1"}, {"0.2"}}, {kShapes[0]}, 90).grid;
+  by_parameter.grid = test::scaling_run(root.path, {{"trainer.lr", "lr"}}, {{"0.1"}, {"0.2"}}, {test::kShapes[0]}, 90).grid;
   save_grid(by_parameter);
   std::string e = test::user_error_of([&] { grid_run_of({plain.id, by_parameter.id}, root.path); });
   CHECK(e.find("is a grid's sweep: report it on its own") != std::string::npos);

@@ -14,6 +14,7 @@
 #include "fake_runner.hpp"
 #include "base/files.hpp"
 #include "fixtures.hpp"
+#include "grid_scaling_fixture.hpp"
 #include "helpers.hpp"
 #include "runs/job_files.hpp"
 #include "workflows/report_grid_collect.hpp"
@@ -22,103 +23,19 @@
 
 using namespace ddpctl;
 
-namespace {
-
-struct RowShape {
-  std::string label;
-  int nodes, ranks_per_node;
-};
-
-// A grid's sweep whose cell i ran alone in array `first_array + i` (a
-// grid of shapes: one array per shape) on shape `shapes[i % shapes.size()]`.
-Run scaling_sweep_run(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& keys,
-                const std::vector<std::vector<std::string>>& cell_values, const std::vector<RowShape>& shapes,
-                int first_array) {
-  Run run;
-  run.id = "local-sweep-20261126";
-  run.dir = dir;
-  for (const auto& s : shapes) {
-    RunShape r;
-    r.label = s.label;
-    r.job_name = "local-sweep-" + s.label;
-    r.output_dir = dir;
-    r.nodes = s.nodes;
-    r.ranks_per_node = s.ranks_per_node;
-    run.shapes.push_back(r);
-  }
-  RunGrid g;
-  g.keys = keys;
-  g.max_parallel = 1;
-  for (size_t i = 0; i < cell_values.size(); ++i) {
-    RunCell c;
-    c.index = static_cast<int>(i);
-    std::vector<std::string> parts;
-    for (size_t k = 0; k < keys.size(); ++k) {
-      c.values.emplace_back(keys[k].first, cell_values[i][k]);
-      parts.push_back(keys[k].second + "=" + cell_values[i][k]);
-    }
-    c.name = fmt::format("{}", fmt::join(parts, ","));
-    c.shape = shapes[i % shapes.size()].label;
-    g.cells.push_back(c);
-    Attempt a;
-    a.shape = c.shape;
-    a.job_id = std::to_string(first_array + static_cast<int>(i));
-    a.array = fmt::format("{}%1", i);
-    a.outcome = Outcome::Submitted;
-    run.attempts.push_back(a);
-  }
-  run.grid = g;
-  return run;
-}
-
-// sacct's line of the one task `index` of array `array` (its own job id is
-// the array's: the last task of an array carries it), as 24.11 printed the
-// captured array's, with this shape's node count and times.
-std::string task_sacct_line(int array, int index, const std::string& state, int nodes, const std::string& start,
-                       const std::string& end, const std::string& exit = "0:0") {
-  std::string tres = fmt::format("billing={0},cpu={0},mem=1G,node={1}", nodes, nodes);
-  return fmt::format("{0}_{1}|local-sweep|ddpctl:tok{0}|{2}|None|cpu|root|g[1-{3}]|2026-11-26T07:02:22|{4}|{5}|10|{3}|"
-                     "{6}|{6}|{7}|/tmp/ddpctl-capture-array.2ePYYl|{0}\n",
-                     array, index, state, nodes, start, end, tres, exit);
-}
-
-// The bundled trainer's metrics file of a task: three epochs, the first
-// slower (start-up), then `img_per_s`.
-void write_task_metrics(const Run& run, const std::string& label, const std::string& job_id, double img_per_s,
-                           int world) {
-  std::string base = job_files::log_base(run.dir, "local-sweep-" + label, job_id);
-  std::string text;
-  for (int e = 1; e <= 3; ++e)
-    text += fmt::format("{{\"epoch\": {0}, \"epochs\": 3, \"train_loss\": {1}, \"train_acc\": 0.3, \"val_loss\": {1}, "
-                        "\"val_acc\": 0.25, \"img_per_s\": {2}, \"epoch_s\": 4.0, \"world_size\": {3}, "
-                        "\"peak_mem_mib\": [{4}], \"rank0_mem_mib\": {{\"peak\": 300, \"avg\": 250, \"mode\": 260}}, "
-                        "\"mem_kind\": \"rss\", \"rendezvous_s\": 0.5, \"first_step_s\": 1.5, "
-                        "\"time\": {5}}}\n",
-                        e, 2.5 - 0.5 * e, e == 1 ? img_per_s / 2 : img_per_s + (e == 2 ? -1 : 1), world,
-                        fmt::format("{}", fmt::join(std::vector<int>(static_cast<size_t>(world), 310), ", ")),
-                        1795300000 + 4 * e);
-  write_file_atomic(job_files::metrics(base), text);
-}
-
-const std::vector<RowShape> kRowShapes = {{"1x1", 1, 1}, {"1x2", 1, 2}, {"2x1", 2, 1}};
-const std::vector<std::pair<std::string, std::string>> kRowShapeKeys = {{"nodes", "nodes"},
-                                                                       {"procs_per_node", "procs_per_node"}};
-
-}  // namespace
-
 TEST_CASE("report of a grid of shapes: the scaling table, a row per cell from its task's metrics and sacct",
           "[report_grid_scaling]") {
   test::TempDir dir;
-  Run run = scaling_sweep_run(dir.path, kRowShapeKeys, {{"1", "1"}, {"1", "2"}, {"2", "1"}}, kRowShapes, 40);
-  write_task_metrics(run, "1x1", "40", 100, 1);
-  write_task_metrics(run, "1x2", "41", 180, 2);
-  write_task_metrics(run, "2x1", "42", 150, 2);
+  Run run = test::scaling_run(dir.path, test::kShapeKeys, {{"1", "1"}, {"1", "2"}, {"2", "1"}}, test::kShapes, 40);
+  test::write_trainer_metrics(run, "1x1", "40", 100, 1);
+  test::write_trainer_metrics(run, "1x2", "41", 180, 2);
+  test::write_trainer_metrics(run, "2x1", "42", 150, 2);
   test::FakeRunner runner;
   // squeue no longer knows the arrays; sacct does (one call for all three).
   runner.on("squeue", {"--json"}, test::exits(1, "", "slurm_load_jobs error: Invalid job id specified\n"));
-  runner.on("sacct", {}, test::exits(0, task_sacct_line(40, 0, "COMPLETED", 1, "2026-11-26T07:02:23", "2026-11-26T07:04:03") +
-                                         task_sacct_line(41, 1, "COMPLETED", 1, "2026-11-26T07:04:04", "2026-11-26T07:05:04") +
-                                         task_sacct_line(42, 2, "COMPLETED", 2, "2026-11-26T07:05:05", "2026-11-26T07:06:15")));
+  runner.on("sacct", {}, test::exits(0, test::sacct_line(40, 0, "COMPLETED", 1, "2026-11-26T07:02:23", "2026-11-26T07:04:03") +
+                                         test::sacct_line(41, 1, "COMPLETED", 1, "2026-11-26T07:04:04", "2026-11-26T07:05:04") +
+                                         test::sacct_line(42, 2, "COMPLETED", 2, "2026-11-26T07:05:05", "2026-11-26T07:06:15")));
   SlurmClient slurm(runner);
   test::RecordingOutput out;
   GridReports r = collect_grid_reports(run, slurm, {}, out, 1795700000);
@@ -180,9 +97,9 @@ TEST_CASE("report of a grid of shapes: a failed cell is explained, a pending one
           "ledger cost no Slurm call",
           "[report_grid_scaling]") {
   test::TempDir dir;
-  Run run = scaling_sweep_run(dir.path, kRowShapeKeys, {{"1", "1"}, {"1", "2"}, {"2", "1"}}, kRowShapes, 40);
-  write_task_metrics(run, "1x1", "40", 100, 1);
-  write_task_metrics(run, "1x2", "41", 180, 2);
+  Run run = test::scaling_run(dir.path, test::kShapeKeys, {{"1", "1"}, {"1", "2"}, {"2", "1"}}, test::kShapes, 40);
+  test::write_trainer_metrics(run, "1x1", "40", 100, 1);
+  test::write_trainer_metrics(run, "1x2", "41", 180, 2);
   SECTION("ended cells in the ledger; the third pending in its array's collapsed record") {
     test::FakeRunner runner;
     // The first two ended, and their ends are kept in the ledger.
@@ -232,11 +149,11 @@ TEST_CASE("report of a grid of shapes: a failed cell is explained, a pending one
     CHECK(table.find("1x2 (local-sweep-20261126): failed: ") != std::string::npos);
   }
   SECTION("no cell has metrics yet: the error an experiment's report gives") {
-    Run bare = scaling_sweep_run(dir.path + "/none", kRowShapeKeys, {{"1", "1"}, {"2", "1"}}, {kRowShapes[0], kRowShapes[2]}, 50);
+    Run bare = test::scaling_run(dir.path + "/none", test::kShapeKeys, {{"1", "1"}, {"2", "1"}}, {test::kShapes[0], test::kShapes[2]}, 50);
     test::FakeRunner runner;
     runner.on("squeue", {"--json"}, test::exits(1, "", "slurm_load_jobs error: Invalid job id specified\n"));
-    runner.on("sacct", {}, test::exits(0, task_sacct_line(50, 0, "COMPLETED", 1, "2026-11-26T07:02:23", "2026-11-26T07:04:03") +
-                                           task_sacct_line(51, 1, "COMPLETED", 2, "2026-11-26T07:04:04", "2026-11-26T07:05:04")));
+    runner.on("sacct", {}, test::exits(0, test::sacct_line(50, 0, "COMPLETED", 1, "2026-11-26T07:02:23", "2026-11-26T07:04:03") +
+                                           test::sacct_line(51, 1, "COMPLETED", 2, "2026-11-26T07:04:04", "2026-11-26T07:05:04")));
     SlurmClient slurm(runner);
     test::RecordingOutput out;
     std::string e = test::user_error_of([&] { collect_grid_reports(bare, slurm, {}, out, 1795700000); });
@@ -249,19 +166,19 @@ TEST_CASE("report of a grid of shapes: cells of one array (the same #SBATCH line
   test::TempDir dir;
   // procs_per_node 1 and 2 of a CPU spec whose script starts the ranks
   // itself: one array, recorded with the first cell's shape (1x1).
-  Run run = scaling_sweep_run(dir.path, {{"procs_per_node", "procs_per_node"}}, {{"1"}, {"2"}}, {kRowShapes[0]}, 70);
+  Run run = test::scaling_run(dir.path, {{"procs_per_node", "procs_per_node"}}, {{"1"}, {"2"}}, {test::kShapes[0]}, 70);
   run.attempts[1].job_id = "70";
   run.attempts[0].array = run.attempts[1].array = "0-1%1";
   run.attempts.pop_back();
-  write_task_metrics(run, "1x1", "71", 100, 1);
-  write_task_metrics(run, "1x1", "70", 190, 2);
+  test::write_trainer_metrics(run, "1x1", "71", 100, 1);
+  test::write_trainer_metrics(run, "1x1", "70", 190, 2);
   test::FakeRunner runner;
   runner.on("squeue", {"--json"}, test::exits(1, "", "slurm_load_jobs error: Invalid job id specified\n"));
   runner.on("sacct", {}, test::exits(0, fmt::format("70_0|local-sweep|ddpctl:tok70|COMPLETED|None|cpu|root|g1|"
                                                     "2026-11-26T07:02:22|2026-11-26T07:02:23|2026-11-26T07:04:03|10|1|"
                                                     "billing=1,cpu=1,mem=1G,node=1|billing=1,cpu=1,mem=1G,node=1|0:0|"
                                                     "/tmp/ddpctl-capture-array.2ePYYl|71\n") +
-                                            task_sacct_line(70, 1, "COMPLETED", 1, "2026-11-26T07:04:04", "2026-11-26T07:05:04")));
+                                            test::sacct_line(70, 1, "COMPLETED", 1, "2026-11-26T07:04:04", "2026-11-26T07:05:04")));
   SlurmClient slurm(runner);
   test::RecordingOutput out;
   GridReports r = collect_grid_reports(run, slurm, {}, out, 1795700000);
