@@ -323,10 +323,11 @@ fi
 [ -z "${ddpctl_recorder:-}" ] || wait "$ddpctl_recorder" 2>/dev/null || true
 
 # 75: the bundled trainer checkpointed and stopped for a requeue (it also
-# stops so on SIGTERM, e.g. when Slurm signals the step itself).
+# stops so on SIGTERM, e.g. when Slurm signals the step itself: a
+# preemption, which the requeue's words say).
 if { [ "$ddpctl_stop_asked" = 1 ] && [ "$ddpctl_rc" -ne 0 ]; } || [ "$ddpctl_rc" -eq 75 ]; then
   if [ "$ddpctl_attempt" -lt 2 ]; then
-    ddpctl_requeue ""
+    if [ "$ddpctl_stop_asked" = 1 ]; then ddpctl_requeue ""; else ddpctl_requeue "after SIGTERM from Slurm to the training step, which checkpointed (not ddpctl's time-limit signal: a preemption, or a signal from outside)"; fi
   fi
   echo "ddpctl: not requeueing job $SLURM_JOB_ID: requeue.max_restarts (2) reached" >&2
 fi

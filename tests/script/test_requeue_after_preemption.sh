@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# A training step that checkpointed and stopped (75) on a signal ddpctl did
+# not send: Slurm's SIGTERM to the step, as a preemption sends it (the batch
+# shell is not signalled). The job is requeued, and its words say so, not
+# "at the time limit": on a partition the profile says is preemptible, a
+# preemption; elsewhere, a SIGTERM from Slurm.
+# shellcheck source=tests/script/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+# The step plays a preempted trainer: SIGTERM reached it, it checkpointed and exited 75.
+answer_srun() {
+  [[ " $* " == *" --kill-on-bad-exit=1 "* ]] || return 0
+  echo "step stopped by SIGTERM" >>"$STUB_LOG"
+  exit 75
+}
+export -f answer_srun
+for partition in scavenger cpu; do
+  spec "on-$partition" <<EOF_SPEC
+name: on-$partition
+cluster: local
+partition: $partition
+nodes: 2
+gpus_per_node: 0
+procs_per_node: 1
+time: "00:10:00"
+output_dir: logs
+requeue: {max_restarts: 2, grace: 20}
+trainer: {model: smallcnn, data: synthetic}
+EOF_SPEC
+done
+nodes=2
+
+render on-scavenger.yaml
+: >"$STUB_LOG"
+run_job "$script"
+expect_rc 0
+expect_call '^step stopped by SIGTERM$'
+expect_calls 1 '^scontrol requeue 4242$'
+expect_job_err "ddpctl: requeueing job 4242 (restart 1 of 2): after preemption: Slurm's SIGTERM stopped the training step, which checkpointed (partition scavenger is preemptible)"
+
+render on-cpu.yaml
+: >"$STUB_LOG"
+run_job "$script"
+expect_rc 0
+expect_calls 1 '^scontrol requeue 4242$'
+expect_job_err "ddpctl: requeueing job 4242 (restart 1 of 2): after SIGTERM from Slurm to the training step, which checkpointed (not ddpctl's time-limit signal: a preemption, or a signal from outside)"
+echo ok
