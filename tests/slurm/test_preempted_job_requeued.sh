@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# A job on preemptible capacity (docs/running.md "When the site takes the
+# nodes back"), preempted for real: a job of `urgent` (PriorityTier 10) wants
+# the nodes of this job of `scavenger` (tier 1, PreemptMode=REQUEUE, 30 s
+# grace; scripts/local-slurm). Slurm's SIGTERM reaches the training step,
+# whose program checkpoints and exits 75; the job is requeued, and status
+# says it was "after preemption", not "at the time limit".
+# What only Slurm can show: where its SIGTERM goes, and that the job comes
+# back requeued. The words themselves: tests/script/test_requeue_after_preemption.sh.
+# slurm versions: 26.05
+# shellcheck source=tests/slurm/lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+cat >program.sh <<'SH'
+#!/bin/bash
+trap 'echo "got SIGTERM; checkpointed"; exit 75' TERM
+echo "training"
+while :; do sleep 1; done
+SH
+chmod +x program.sh
+write_spec job.yaml <<YAML
+partition: scavenger
+nodes: 2
+gpus_per_node: 0
+procs_per_node: 1
+requeue: {signal: USR1, grace: 20, max_restarts: 2}
+command: [$T/program.sh]
+YAML
+run submit job.yaml --wait
+expect_code 0
+expect_err "shape 2x1 runs on preemptible capacity (partition scavenger, profile local): preempted by a job of urgent with SIGTERM, 30 s grace"
+id=$(submitted_job_id)
+# await LOG LINE: LINE appears in LOG within two minutes.
+await() {
+  local deadline=$((SECONDS + 120)) since=$SECONDS
+  until grep -qF -- "$2" "$1" 2>/dev/null; do
+    [ "$SECONDS" -lt "$deadline" ] || fail "no '$2' in $1: $(cat "$1" 2>&1) $(cat "logs/${JOB_NAME}_$id.err" 2>&1)$(slurmctld_log_of "$id")"
+    pause_since "$since"
+  done
+}
+await "logs/${JOB_NAME}_$id.restart0.0.out" "training"
+await "logs/${JOB_NAME}_$id.restart0.1.out" "training"
+urgent=$(on_login sbatch --parsable -p urgent -N 4 --exclusive --chdir="$T" -o /dev/null -J "$JOB_NAME-urgent" --wrap 'sleep 300')
+at_exit "on_login scancel $urgent"
+await "logs/${JOB_NAME}_$id.err" "ddpctl: requeueing job $id (restart 1 of 2): after preemption: Slurm's SIGTERM stopped the training step, which checkpointed (partition scavenger is preemptible)"
+# Every rank got Slurm's SIGTERM (the batch script did not pass it on: it was not signalled).
+grep -q "got SIGTERM; checkpointed" "logs/${JOB_NAME}_$id.restart0.0.out" || fail "rank 0 did not get SIGTERM: $(cat logs/*)"
+grep -q "got SIGTERM; checkpointed" "logs/${JOB_NAME}_$id.restart0.1.out" || fail "rank 1 did not get SIGTERM: $(cat logs/*)"
+! grep -q "SIGUSR1" "logs/${JOB_NAME}_$id.err" || fail "the script took the preemption for its time-limit signal: $(cat "logs/${JOB_NAME}_$id.err")"
+# The urgent job runs on the nodes; this one waits, requeued.
+deadline=$((SECONDS + 60)) since=$SECONDS
+while :; do
+  run status "$JOB_NAME"
+  grep -qF "attempt 2 of 3 (requeued after preemption: Slurm's SIGTERM stopped the training step" "$T/out" && break
+  [ "$SECONDS" -lt "$deadline" ] || fail "status did not say the job was requeued after preemption: $(cat "$T/out" "$T/err")$(slurmctld_log_of "$id")"
+  pause_since "$since"
+done
+echo "status: $(cat "$T/out")"
