@@ -18,12 +18,17 @@ std::optional<std::string> find_site_race(const std::string& runs_root, const st
   std::error_code ec;
   if (query.empty() || query.find('/') != std::string::npos) return std::nullopt;
   if (fs::exists(runs_root + "/" + query + "/sites.json", ec)) return runs_root + "/" + query;
+  // A prefix names the race only when it names nothing else: a run name
+  // that a plain run shares stays that run's (its newest, as elsewhere).
   std::vector<std::string> found;
+  bool others = false;
   for (const auto& entry : fs::directory_iterator(runs_root, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(query, 0) == 0 && fs::exists(entry.path() / "sites.json", ec)) found.push_back(entry.path().string());
+    if (name.rfind(query, 0) != 0) continue;
+    if (fs::exists(entry.path() / "sites.json", ec)) found.push_back(entry.path().string());
+    else if (fs::exists(entry.path() / "run.json", ec)) others = true;
   }
-  if (found.size() == 1) return found.front();
+  if (found.size() == 1 && !others) return found.front();
   return std::nullopt;
 }
 

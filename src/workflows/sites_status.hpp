@@ -13,7 +13,8 @@
 namespace ddpctl {
 
 // The folder of the race across sites `query` names under `runs_root` (its
-// id, or a prefix of one id), if it names one.
+// id, or a prefix of its id alone: not one a plain run's id has too), if it
+// names one.
 std::optional<std::string> find_site_race(const std::string& runs_root, const std::string& query);
 
 struct SiteRow {

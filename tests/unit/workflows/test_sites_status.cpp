@@ -56,6 +56,11 @@ TEST_CASE("a race across sites is found by its id or a prefix, and only such a r
   CHECK_FALSE(find_site_race(f.tmp.path, "other"));
   fs::create_directories(f.tmp.path + "/race-plain");
   CHECK_FALSE(find_site_race(f.tmp.path, "race-plain"));
+  // A prefix a plain run shares stays the plain run's; the whole id still names the race.
+  fs::create_directories(f.tmp.path + "/race-20261129T010000Z-def456");
+  write_file_atomic(f.tmp.path + "/race-20261129T010000Z-def456/run.json", "{}\n");
+  CHECK_FALSE(find_site_race(f.tmp.path, "race-2026"));
+  CHECK(find_site_race(f.tmp.path, "race-20261129T000000Z-abc123") == f.dir);
 }
 
 TEST_CASE("status of a race across sites: who won, who trains, who stood down, and a site not reached") {
