@@ -42,4 +42,15 @@ std::vector<std::string> preemption_notes(const ResolvedRun& run) {
   return notes;
 }
 
+std::string outside_stop_why(const ResolvedRun& run, const ResolvedShape& shape) {
+  std::string partition = shape.partition.empty() ? run.profile.default_partition : shape.partition;
+  const Partition* p = run.profile.find_partition(partition);
+  if (p && p->preemptible)  // a Slurm name (cluster.cpp): no quote, no $ in the script's words
+    return fmt::format("after preemption: Slurm's SIGTERM stopped the training step, which checkpointed "
+                       "(partition {} is preemptible)",
+                       partition);
+  return "after SIGTERM from Slurm to the training step, which checkpointed (not ddpctl's time-limit signal: a "
+         "preemption, or a signal from outside)";
+}
+
 }  // namespace ddpctl

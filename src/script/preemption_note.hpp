@@ -13,4 +13,9 @@ namespace ddpctl {
 
 std::vector<std::string> preemption_notes(const ResolvedRun& run);
 
+// Why the job is requeued when its training step checkpointed and stopped
+// (75) on a signal ddpctl did not send: Slurm's SIGTERM to the step, which a
+// preemption sends. The words the script's requeue line carries (launch.sh).
+std::string outside_stop_why(const ResolvedRun& run, const ResolvedShape& shape);
+
 }  // namespace ddpctl

@@ -14,6 +14,7 @@
 #include "base/files.hpp"
 #include "base/paths.hpp"
 #include "base/shell.hpp"
+#include "script/preemption_note.hpp"
 #include "script/container_script.hpp"
 #include "script/script_env.hpp"
 #include "script/templates.hpp"
@@ -187,20 +188,7 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
   d.set("job_name", shape.job_name);
   set_job_files(d);
   d.set("cluster", run.profile.name);
-  // Why the job is requeued when its training step checkpointed and stopped
-  // (75) on a signal ddpctl did not send: Slurm's SIGTERM to the step, which a
-  // preemption sends (docs/running.md "When the site takes the nodes back").
-  {
-    std::string partition = shape.partition.empty() ? run.profile.default_partition : shape.partition;
-    const Partition* p = run.profile.find_partition(partition);
-    d.set("outside_stop_why",
-          p && p->preemptible
-              ? fmt::format("after preemption: Slurm's SIGTERM stopped the training step, which checkpointed "
-                            "(partition {} is preemptible)",
-                            partition)  // a Slurm name: no quote, no $ (cluster.cpp)
-              : std::string("after SIGTERM from Slurm to the training step, which checkpointed (not ddpctl's "
-                            "time-limit signal: a preemption, or a signal from outside)"));
-  }
+  d.set("outside_stop_why", outside_stop_why(run, shape));  // preemption_note.hpp
   d.set("spec_file", std::filesystem::path(spec.file).filename().string());
   d.set("directives", string_list(shape.directives));
   d.set("nodes", std::to_string(shape.nodes));
