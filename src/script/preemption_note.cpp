@@ -8,14 +8,16 @@ namespace ddpctl {
 
 namespace {
 
-std::string what_happens(const ClusterProfile& profile, const PreemptTerms& t) {
+std::string what_happens(const ClusterProfile& profile, const PreemptTerms& t, bool requeue) {
   if (t.mode.empty()) return "the profile does not say how (run `ddpctl doctor` at the site to read it)";
   const bool user_signal = profile.preemption && profile.preemption->user_signal.value_or(false);
   std::string by = t.by.empty() ? "" : " by a job of " + join(t.by, ", ");
   if (t.mode == "suspend") return fmt::format("it is suspended{} (stopped, no signal to act on) and resumed after", by);
   std::string grace = t.grace_s ? fmt::format("{} s", *t.grace_s) : std::string("an unknown");
   std::string then = t.mode == "requeue" ? "requeued (the same job id starts again from its script)"
-                                         : "cancelled: the job ends there and is not run again";
+                     : requeue ? "cancelled, unless ddpctl requeues it first: with requeue:, the script requeues the "
+                                 "job within the grace once the training step checkpointed and stopped"
+                               : "cancelled: the job ends there and is not run again";
   return fmt::format("preempted{} with {}, {} grace, then SIGKILL; {}", by,
                      user_signal ? "its --signal" : "SIGTERM", grace, then);
 }
@@ -37,7 +39,7 @@ std::vector<std::string> preemption_notes(const ResolvedRun& run) {
     }
     if (!terms) continue;
     notes.push_back(fmt::format("shape {} runs on preemptible capacity ({}, profile {}): {}", shape.label, where,
-                                run.profile.name, what_happens(run.profile, *terms)));
+                                run.profile.name, what_happens(run.profile, *terms, run.spec.requeue.has_value())));
   }
   return notes;
 }

@@ -40,6 +40,26 @@ std::vector<std::string> fitting_nodes(const ResolvedShape& shape, const NodeQue
   return out;
 }
 
+// A partition whose preemption cancels its jobs (profile: preemptible with
+// mode cancel) ends the run there, unless ddpctl requeues the job itself
+// within the grace, which it does with `requeue:` (seen on the local
+// clusters: its scontrol requeue comes first, and the job is requeued, not
+// cancelled).
+void check_cancelled_by_preemption(const ResolvedRun& run, const ResolvedShape& shape, const Location& where,
+                                   Diagnostics& diags) {
+  if (run.spec.requeue) return;
+  const std::string partition = shape.partition.empty() ? run.profile.default_partition : shape.partition;
+  const Partition* p = run.profile.find_partition(partition);
+  if (!p || !p->preemptible || p->preemptible->mode != "cancel") return;
+  diags.error(where, "partition",
+              fmt::format("shape {}: partition {} is preemptible and a preemption cancels its jobs (PreemptMode=CANCEL "
+                          "in profile {}): the run would end there, not resume. With `requeue:` ddpctl requeues the "
+                          "job itself within the {} grace and it resumes from its checkpoint; or choose a partition "
+                          "that is not preempted; --no-preflight submits anyway",
+                          shape.label, partition, run.profile.name,
+                          p->preemptible->grace_s ? fmt::format("{} s", *p->preemptible->grace_s) : "site's"));
+}
+
 }  // namespace
 
 JobAsk job_ask(const ResolvedShape& shape, const NodeQuery& nodes, const SiteLimits& limits) {
@@ -65,6 +85,7 @@ Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmC
   Diagnostics diags;
   const Shape& asked = shape.asked;
   auto where = [&](const char* field) { return asked.where_of(field, Location{run.spec.file}); };
+  check_cancelled_by_preemption(run, shape, where("partition"), diags);
 
   NodeQuery q = slurm.nodes();
   if (!q.answered) {

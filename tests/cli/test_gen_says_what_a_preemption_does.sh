@@ -32,4 +32,9 @@ sed 's/mode: requeue, grace_time: 30/mode: cancel, grace_time: 60/' \
 run gen job.yaml --stdout
 expect_code 0
 expect_err "with SIGTERM, 60 s grace, then SIGKILL; cancelled: the job ends there and is not run again"
+# With requeue:, ddpctl's own requeue within the grace comes first.
+echo "requeue: {grace: 30}" >>job.yaml
+run gen job.yaml --stdout
+expect_code 0
+expect_err "then SIGKILL; cancelled, unless ddpctl requeues it first: with requeue:, the script requeues the job within the grace once the training step checkpointed and stopped"
 echo ok

@@ -110,3 +110,22 @@ TEST_CASE("preflight: a trainer.data folder that does not exist is refused at it
     CHECK(p.f.submit().kind == SubmitResult::Kind::Submitted);
   }
 }
+
+TEST_CASE("preflight: a partition whose preemption cancels its jobs is refused without requeue:") {
+  Preflight p;
+  // The profile's contract (doctor's draft): cpu's jobs are cancelled when preempted.
+  std::string profile = p.f.tmp.path + "/scav.yaml";
+  write_file_atomic(profile, "name: scav\ngpu_request: gres\ndefault_partition: cpu\ngpu_types:\n  a100: {gres: a100}\n"
+                             "partitions:\n  cpu: {nodes: 4, gpus_per_node: 0, preemptible: {mode: cancel, "
+                             "grace_time: 60, by: [gpu]}}\n");
+  p.spec("partition: cpu\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: \"true\"\n", profile);
+  CHECK_THAT(p.refusal(), Catch::Contains("job.yaml:5:12: partition: shape 1x1: partition cpu is preemptible and a "
+                                          "preemption cancels its jobs (PreemptMode=CANCEL in profile scav): the run "
+                                          "would end there, not resume. With `requeue:` ddpctl requeues the job "
+                                          "itself within the 60 s grace"));
+  CHECK(p.nothing_submitted());
+  SECTION("with requeue: it is submitted") {
+    p.spec("partition: cpu\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: \"true\"\nrequeue: {grace: 30}\n", profile);
+    CHECK(p.f.submit().kind == SubmitResult::Kind::Submitted);
+  }
+}
