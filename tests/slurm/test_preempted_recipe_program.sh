@@ -13,7 +13,7 @@ source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
   awk '/^### Your own program/ {on = 1} on && /^```python$/ {code = 1; next} code && /^```$/ {exit} code' \
     "$DDPCTL_SOURCE/docs/running.md"
 } >program.py
-grep -q "sys.exit(75)" program.py || fail "the recipe's block was not found in docs/running.md: $(cat program.py)"
+grep -q "os._exit(75)" program.py || fail "the recipe's block was not found in docs/running.md: $(cat program.py)"
 write_spec job.yaml <<YAML
 partition: scavenger
 nodes: 2
