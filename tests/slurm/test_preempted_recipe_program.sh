@@ -51,7 +51,7 @@ fi
 # a requeued job, about two minutes; moving that to now has Slurm kill the
 # start, "Job credential revoked", so the test does not).
 resumed=$(DDPCTL_CHECKPOINT_DIR=$(dirname "$state") TOTAL_STEPS=$((saved + 1)) python3 program.py)
-[ "$(echo "$resumed" | head -n1)" = "rank 0: starting at step $saved" ] ||
+[ "${resumed%%$'\n'*}" = "rank 0: starting at step $saved" ] ||
   fail "the recipe did not resume at step $saved: $resumed"
 run status "$JOB_NAME"
 expect_out "attempt 2 of 3 (requeued after preemption: "
