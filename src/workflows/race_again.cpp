@@ -178,6 +178,36 @@ RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, O
   return open_next_generation(run, race, winner, reason, also_leave_out, ctx, out);
 }
 
+RaceAgain race_again_for_round(Run& run, int round, const std::string& why, Context& ctx, Output& out) {
+  RaceAgain result;
+  RaceState race = read_race(run);
+  if (!race.is_race || run.grid) {
+    result.why_not = run.grid ? "a grid's raced first cell is not raced again: the grid runs on the shape that won"
+                              : "not a race group";
+    return result;
+  }
+  const int current = static_cast<int>(race.generations.size());
+  result.generation = current;
+  IdentityLock lock(fs::path(run.dir).parent_path().string(), run.spec_hash, ctx, out);
+  const int next = current + 1;
+  const std::string gen_dir = fmt::format("{}/gen.{}", race_dir(run), next);
+  if (mkdir(gen_dir.c_str(), 0755) != 0) {
+    result.why_not = errno == EEXIST ? fmt::format("generation {} was already opened", next)
+                                     : fmt::format("cannot create {}: {}", gen_dir, std::strerror(errno));
+    return result;
+  }
+  result.opened = true;
+  result.generation = next;
+  std::string said = why;
+  std::replace(said.begin(), said.end(), '\n', ' ');
+  result.why = fmt::format("round {} of the race across sites: {}", round, said);
+  fs::create_directories(race_jobs_dir(run, next));
+  write_file_atomic(gen_dir + "/why", fmt::format("{:.3f} {}\n", static_cast<double>(ctx.clock.now()), result.why));
+  out.line(fmt::format("race: generation {} opened: {}", next, result.why));
+  result.submitted = submit_race_shapes(run, shapes_to_race(run, race, ""), next, ctx.slurm, out);
+  return result;
+}
+
 std::vector<RaceAgain> race_again_in(const std::string& root, const std::vector<std::string>& targets, long long now,
                                      Context& ctx, Output& out) {
   std::vector<Run> runs = race_runs(root, targets, now, false);

@@ -31,6 +31,15 @@ struct RaceAgain {
 // requeues itself (its script's words; empty: its time limit).
 RaceAgain race_again(Run& run, const std::string& requeuing_job, Context& ctx, Output& out,
                      const std::vector<std::string>& leave_out = {}, const std::string& because = "");
+// A race across sites raced again (docs/race.md "Across sites", "When the
+// winner is requeued"): this site stood down in an earlier round, and the
+// coordinator opened round `round` here because the winner at another site
+// was requeued (`why`). Opens this run's next generation (mkdir, once) and
+// submits every shape into it (ranking order, dropped shapes out), with the
+// same scripts: the code and the spec the run was submitted with. Its
+// claim's winner waits at the round's gate like the first round's.
+RaceAgain race_again_for_round(Run& run, int round, const std::string& why, Context& ctx, Output& out);
+
 // race_again for every group whose winner Slurm shows requeued and waiting
 // (race_waiting.hpp) among the runs `targets` name (runs by name, id or
 // path; other targets are skipped), or without targets for the runs `status`

@@ -7,6 +7,7 @@
 #include "explain/race.hpp"
 #include "explain/race_gate.hpp"
 #include "runs/jobs.hpp"
+#include "workflows/race_again.hpp"
 #include "script/runs.hpp"
 
 namespace ddpctl {
@@ -17,9 +18,11 @@ nlohmann::json event_json(const RaceEvent& e) {
   return {{"job", e.job_id}, {"label", e.label}, {"at", e.at}, {"attempt", e.attempt}};
 }
 
-// The newest run here that is this race's site. Asked every poll: only
-// each run's gate/site.json is read, and the matching runs loaded.
-std::optional<Run> site_run(const std::string& root, const std::string& coordinator) {
+}  // namespace
+
+// Asked every poll: only each run's gate/site.json is read, and the
+// matching runs loaded.
+std::optional<Run> race_site_run(const std::string& root, const std::string& coordinator) {
   std::vector<Run> found;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(root, ec))
@@ -32,6 +35,8 @@ std::optional<Run> site_run(const std::string& root, const std::string& coordina
   return found.back();
 }
 
+namespace {
+
 // Every job of the race here, by generation: id -> label.
 std::map<std::string, std::string> race_jobs(const RaceState& race) {
   std::map<std::string, std::string> jobs;
@@ -40,9 +45,10 @@ std::map<std::string, std::string> race_jobs(const RaceState& race) {
   return jobs;
 }
 
-void stand_down_here(const Run& run, const RaceGateRequest& req, const std::map<std::string, std::string>& jobs,
-                     JobStates& states, nlohmann::json& out, Context& ctx) {
-  write_stand_down(run, req.stand_down);
+void stand_down_here(const Run& run, const std::string& dir, const RaceGateRequest& req,
+                     const std::map<std::string, std::string>& jobs, JobStates& states, nlohmann::json& out,
+                     Context& ctx) {
+  write_stand_down(dir, req.stand_down);
   std::vector<std::string> active;
   for (const auto& [id, label] : jobs) {
     auto it = states.jobs.find(id);
@@ -60,9 +66,9 @@ void stand_down_here(const Run& run, const RaceGateRequest& req, const std::map<
                       fmt::format("{} {:.3f}\n", id, ctx.clock.wall()));
 }
 
-void grant_here(const Run& run, const GateState& gate, const RaceGateRequest& req, JobStates& states,
+void grant_here(const GateState& gate, const RaceGateRequest& req, JobStates& states,
                 nlohmann::json& out, Context& ctx) {
-  GateGrant g = write_grant(run, req.grant, gate.site, ctx.clock.wall());
+  GateGrant g = write_grant(gate.round_dir, req.grant, gate.site, ctx.clock.wall());
   if (g.job_id != req.grant) {
     out["error"] = fmt::format("the gate here already granted job {}", g.job_id);
     return;
@@ -78,11 +84,48 @@ void grant_here(const Run& run, const GateState& gate, const RaceGateRequest& re
   }
 }
 
+// What a resubmission says, kept for the answer (stdout is its JSON).
+class LinesOutput : public Output {
+ public:
+  std::vector<std::string> lines;
+  void line(const std::string& text) override { lines.push_back(text); }
+  void state_line(const std::string& prefix, const std::string& text, Tone) override { lines.push_back(prefix + text); }
+  void raw(const std::string& text) override { lines.push_back(text); }
+  void warning(const std::string& text) override { lines.push_back("warning: " + text); }
+  void error(const std::string& text) override { lines.push_back("error: " + text); }
+  void note(const std::string& text) override { lines.push_back("note: " + text); }
+};
+
+// --open-round: see race_gate.hpp.
+void open_round_here(Run& run, const GateState& gate, const RaceGateRequest& req, nlohmann::json& out,
+                     Context& ctx) {
+  out["opened"] = false;
+  if (gate.round >= req.open_round) return;  // there already: the requeued job's, or an earlier call's
+  if (!req.resubmit && gate.passed.empty()) {
+    out["error"] = fmt::format("round {} here has no job through its gate: nothing to race again", gate.round);
+    return;
+  }
+  if (!open_gate_round(run, req.open_round, req.because, ctx.clock.wall())) return;
+  out["opened"] = true;
+  if (!req.resubmit) return;
+  // The round's gate is there before any job of it can start.
+  LinesOutput said;
+  try {
+    RaceAgain again = race_again_for_round(run, req.open_round, req.because, ctx, said);
+    if (!again.opened) said.lines.push_back("not raced again: " + again.why_not);
+    out["submitted"] = again.submitted;
+  } catch (const UserError& e) {
+    said.lines.push_back(std::string("error: ") + e.what());
+    out["error"] = std::string("the shapes could not be submitted again: ") + e.what();
+  }
+  out["said"] = said.lines;
+}
+
 }  // namespace
 
 nlohmann::json race_gate(const RaceGateRequest& req, Context& ctx) {
   nlohmann::json out = {{"coordinator", req.coordinator}, {"run", nullptr}};
-  std::optional<Run> run = site_run(req.runs_root, req.coordinator);
+  std::optional<Run> run = race_site_run(req.runs_root, req.coordinator);
   if (!run) return out;
   out["run"] = run->id;
   GateState gate = read_gate(*run);
@@ -92,9 +135,25 @@ nlohmann::json race_gate(const RaceGateRequest& req, Context& ctx) {
   std::vector<std::string> ids;
   for (const auto& [id, label] : jobs) ids.push_back(id);
   JobStates states = lookup_jobs(ctx.slurm, ids);
-  if (!req.grant.empty()) grant_here(*run, gate, req, states, out, ctx);
-  if (!req.stand_down.empty()) stand_down_here(*run, req, jobs, states, out, ctx);
+  if (req.open_round > 0) {
+    open_round_here(*run, gate, req, out, ctx);
+    gate = read_gate(*run);
+    jobs = race_jobs(read_race(*run));
+    ids.clear();
+    for (const auto& [id, label] : jobs) ids.push_back(id);
+    states = lookup_jobs(ctx.slurm, ids);
+  }
+  if (!req.grant.empty()) {
+    if (req.round > 0 && req.round != gate.round)
+      out["error"] = fmt::format("round {} is not the newest here (round {}): no grant written", req.round, gate.round);
+    else
+      grant_here(gate, req, states, out, ctx);
+  }
+  if (!req.stand_down.empty() && (req.round == 0 || req.round >= gate.round))
+    stand_down_here(*run, gate.round_dir, req, jobs, states, out, ctx);
   gate = read_gate(*run);
+  out["round"] = gate.round;
+  if (gate.round > 1) out["round_opened"] = gate.opened.empty() ? "job" : "coordinator";
   out["queue_answered"] = states.queue_answered;
   if (!states.error.empty()) out["queue_error"] = states.error;
   nlohmann::json js = nlohmann::json::array();

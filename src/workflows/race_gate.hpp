@@ -9,10 +9,23 @@
 //   --stand-down WHO  another site won: every job of the run here stands down
 //                     (a job not yet started is cancelled, each noted in
 //                     race/cancelled.<id>);
+//   --round N         both for the race's round N (default: the newest here;
+//                     a grant for a round that is not the newest here is
+//                     refused, a stand-down for an older one does nothing);
+//   --open-round N --because WHY
+//                     the race runs again: round N opens here (once; not
+//                     when the requeued winner's job opened it itself),
+//                     where the winner was requeued only once a job went
+//                     through this site's newest round; with --resubmit (a
+//                     site that stood down) every shape is submitted again,
+//                     into the run's next generation;
 // and answers, as JSON, what the coordinator decides from: the run, its jobs
 // and their states (one squeue), and the gate's files (explain/race_gate.hpp).
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+
+#include "script/runs.hpp"
 
 #include "slurm/context.hpp"
 
@@ -23,7 +36,15 @@ struct RaceGateRequest {
   std::string coordinator;  // the race's run on the machine that submitted
   std::string grant;        // --grant JOB
   std::string stand_down;   // --stand-down "SITE JOB TIME" of the winner
+  int round = 0;            // --round (0: the newest here)
+  int open_round = 0;       // --open-round
+  std::string because;      // --because
+  bool resubmit = false;    // --resubmit
 };
+
+// The newest run under `root` that is the race's site (its gate names
+// `coordinator`).
+std::optional<Run> race_site_run(const std::string& root, const std::string& coordinator);
 
 nlohmann::json race_gate(const RaceGateRequest& req, Context& ctx);
 

@@ -5,9 +5,10 @@
 #      grid's other cells (`ddpctl sweep continue`) only once the
 #      coordinator's grant let it through its gate; without a grant it stands
 #      down held and submits nothing;
-#   2. a requeued winner's site raced its shapes again (generation 2): the
-#      grant names the requeued job, and the job that won generation 2 in
-#      its place goes through the gate and trains.
+#   2. a requeued winner's site raced its shapes again (generation 2) and
+#      nobody raced the other sites again: the job that won generation 2 in
+#      the requeued job's place opens the race's round 2 itself, granting
+#      itself, and trains.
 # shellcheck source=tests/script/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -99,8 +100,13 @@ echo "$j2" >"$race/gen.2/jobs/2x1"
 nodes=2 run_job "${scripts[1]}" SLURM_JOB_ID="$j2"
 expect_rc 0
 expect_job_out "won generation 2"
-expect_job_out "the coordinator granted job $j1 of this site; job $j2 won generation 2 here after it was requeued, and goes on in its place"
+# Nobody raced the other sites again: job j2 opens the race's round 2 here
+# itself, granting itself, and goes on in j1's place.
+expect_job_out "job $j2 starts after job $j1 trained in round 1 here and was requeued; nobody raced the other sites again yet: it opens round 2 itself and goes on"
+expect_job_out "job $j2 goes on under its own grant of round 2; training"
 expect_call "^scancel $j1\$"
 expect_calls 1 "$training"
-[ -f "$race/gate/passed.$j2" ] || fail_job "no gate/passed.$j2"
+[ "$(cut -d' ' -f1-2 "$race/gate/round.2/grant")" = "$j2 u@a.org" ] || fail_job "round 2's grant: $(cat "$race/gate/round.2/grant" 2>&1)"
+[ ! -e "$race/gate/round.2/opened" ] || fail_job "round 2 says the coordinator opened it"
+[ -f "$race/gate/round.2/passed.$j2" ] || fail_job "no gate/round.2/passed.$j2"
 echo ok

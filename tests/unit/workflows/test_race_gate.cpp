@@ -38,7 +38,12 @@ struct GateSiteFixture {
     return r.run;
   }
   nlohmann::json gate(const std::string& grant = "", const std::string& stand_down = "") {
-    return race_gate({req.runs_root, req.across.coordinator, grant, stand_down}, slurm.ctx);
+    RaceGateRequest g;
+    g.runs_root = req.runs_root;
+    g.coordinator = req.across.coordinator;
+    g.grant = grant;
+    g.stand_down = stand_down;
+    return race_gate(g, slurm.ctx);
   }
 };
 
