@@ -20,6 +20,7 @@ void setup_submit(CLI::App& app, Context& ctx);
 void setup_race(CLI::App& app, Context& ctx);
 void setup_race_again(CLI::App& app, Context& ctx);
 void setup_race_gate(CLI::App& app, Context& ctx);
+void setup_race_checkpoint(CLI::App& app, Context& ctx);
 void setup_coordinate(CLI::App& app, Context& ctx);
 void setup_sweep(CLI::App& app, Context& ctx);
 void setup_report(CLI::App& app, Context& ctx);

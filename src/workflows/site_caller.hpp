@@ -18,13 +18,23 @@ class SshSiteCaller : public SiteCaller {
   // from (each site's folder there follows it, or its remote_dir).
   SshSiteCaller(RemoteTarget base, CommandRunner& local) : base_(std::move(base)), local_(local) {}
   std::string call(const SiteOfRace& site, const std::vector<std::string>& words, std::string& error) override;
+  bool relay(const SiteOfRace& from, const std::vector<std::string>& from_words, const SiteOfRace& to,
+             const std::vector<std::string>& to_words, const std::string& file, std::string& answer,
+             std::string& error) override;
   int calls() const override { return calls_; }
 
  private:
   struct Site {
     std::unique_ptr<RemoteSession> session;
     std::string ddpctl, dir;
+    int counted = 0;  // its session's calls already in calls_
   };
+  // The site's session, opened and probed at the first call; nullptr with
+  // `error` when it cannot be.
+  Site* ready(const SiteOfRace& site, std::string& error);
+  // One call; `to_file`: its stdout there, `from_file`: its stdin.
+  CommandResult run(const SiteOfRace& site, Site& s, const std::vector<std::string>& words,
+                    const std::string& to_file = "", const std::string& from_file = "");
   RemoteTarget base_;
   CommandRunner& local_;
   std::map<std::string, Site> sites_;
