@@ -75,7 +75,81 @@ std::vector<std::string> words_for(const std::string& id, const SiteAction* a) {
   std::vector<std::string> w = {"race-gate", id};
   if (a && !a->grant.empty()) w.insert(w.end(), {"--grant", a->grant});
   if (a && !a->stand_down.empty()) w.insert(w.end(), {"--stand-down", a->stand_down});
+  if (a && a->round >= 2) w.insert(w.end(), {"--round", std::to_string(a->round)});
+  if (a && a->open_round >= 2) {
+    w.insert(w.end(), {"--open-round", std::to_string(a->open_round), "--because", a->because});
+    if (a->resubmit) w.push_back("--resubmit");
+  }
   return w;
+}
+
+std::string grant_path(const std::string& dir, int round) {
+  return round <= 1 ? dir + "/grant" : fmt::format("{}/grant.{}", dir, round);
+}
+
+std::optional<SiteGrant> read_grant_file(const std::string& path) {
+  std::ifstream in(path);
+  SiteGrant g;
+  if (!(in >> g.site >> g.job >> g.at)) return std::nullopt;
+  return g;
+}
+
+// The newest round recorded here (round.N), 1 without one.
+int newest_round(const std::string& dir) {
+  int n = 1;
+  std::error_code ec;
+  while (fs::exists(fmt::format("{}/round.{}", dir, n + 1), ec)) ++n;
+  return n;
+}
+
+RaceRounds read_rounds(const std::string& dir, int most) {
+  RaceRounds rr;
+  rr.rounds = most;
+  rr.round = newest_round(dir);
+  rr.grant = read_grant_file(grant_path(dir, rr.round));
+  rr.relayed = true;
+  if (rr.round >= 2) {
+    try {
+      auto j = nlohmann::json::parse(read_file(fmt::format("{}/round.{}", dir, rr.round)));
+      rr.why = j.value("why", "");
+      rr.from_site = j.value("from_site", "");
+      rr.from_job = j.value("from_job", "");
+    } catch (const std::exception&) {
+    }
+    if (auto before = read_grant_file(grant_path(dir, rr.round - 1))) rr.checkpoint_site = before->site;
+    std::error_code ec;
+    rr.relayed = fs::exists(fmt::format("{}/relay.{}", dir, rr.round), ec);
+  }
+  return rr;
+}
+
+// The checkpoint of the site that trained last, to the grantee's site:
+// through a file here (the only machine that reaches both).
+bool relay_checkpoint(const std::string& dir, const std::string& id, const RaceRounds& rr, const SiteGrant& g,
+                      const std::vector<SiteOfRace>& sites, SiteCaller& caller, std::ostream& log) {
+  auto site = [&](const std::string& name) -> const SiteOfRace* {
+    for (const auto& s : sites)
+      if (s.name == name) return &s;
+    return nullptr;
+  };
+  const SiteOfRace* from = site(rr.checkpoint_site);
+  const SiteOfRace* to = site(g.site);
+  if (!from || !to) return false;
+  const std::string file = fmt::format("{}/checkpoint.round.{}.tar", dir, rr.round);
+  std::string answer, error;
+  bool ok = caller.relay(*from, {"race-checkpoint", id, "--send"}, *to, {"race-checkpoint", id, "--receive"}, file,
+                         answer, error);
+  std::error_code ec;
+  fs::remove(file, ec);
+  log << utc_now_iso() << " "
+      << (ok ? fmt::format("round {}: the checkpoint went from site {} to site {}: {}", rr.round, from->name, to->name,
+                           trim(answer))
+             : fmt::format("round {}: the checkpoint could not go from site {} to site {} (tried again at the next "
+                           "poll; job {} waits for it): {}",
+                           rr.round, from->name, to->name, g.job, error))
+      << std::endl;
+  if (ok) write_file_atomic(fmt::format("{}/relay.{}", dir, rr.round), trim(answer) + "\n");
+  return ok;
 }
 
 }  // namespace
@@ -91,16 +165,28 @@ std::optional<long> running_coordinator(const std::string& dir) {
 }
 
 std::optional<SiteGrant> read_site_grant(const std::string& dir) {
-  std::ifstream in(dir + "/grant");
-  SiteGrant g;
-  if (!(in >> g.site >> g.job >> g.at)) return std::nullopt;
-  return g;
+  for (int n = newest_round(dir); n >= 1; --n)
+    if (auto g = read_grant_file(grant_path(dir, n))) return g;
+  return std::nullopt;
 }
 
-SiteGrant record_site_grant(const std::string& dir, const SiteGrant& grant) {
-  write_file_exclusive(dir + "/grant", fmt::format("{} {} {:.3f}\n", grant.site, grant.job, grant.at));
-  auto g = read_site_grant(dir);
-  if (!g) throw UserError(Location{dir + "/grant"}, "", "the race's grant cannot be read");
+int site_race_round(const std::string& dir) { return newest_round(dir); }
+
+std::optional<SiteGrant> site_round_grant(const std::string& dir, int n) { return read_grant_file(grant_path(dir, n)); }
+
+std::string site_round_why(const std::string& dir, int n) {
+  try {
+    return nlohmann::json::parse(read_file(fmt::format("{}/round.{}", dir, n))).value("why", "");
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+SiteGrant record_site_grant(const std::string& dir, const SiteGrant& grant, int round) {
+  const std::string path = grant_path(dir, round);
+  write_file_exclusive(path, fmt::format("{} {} {:.3f}\n", grant.site, grant.job, grant.at));
+  auto g = read_grant_file(path);
+  if (!g) throw UserError(Location{path}, "", "the race's grant cannot be read");
   return *g;
 }
 
@@ -149,6 +235,7 @@ int coordinate(const CoordinateRequest& req, SiteCaller& caller, Clock& clock, s
   }
   write_file_atomic(dir + "/coordinator.pid", std::to_string(::getpid()) + "\n");
   std::vector<SiteOfRace> sites = read_sites(record);
+  const int rounds = std::max(1, record.value("rounds", 1));
   say(fmt::format("coordinating {} across {} site(s), a poll every {} s", req.id, sites.size(), req.poll_s));
   std::map<std::string, SiteAction> actions;
   std::map<std::string, std::string> last;
@@ -173,20 +260,46 @@ int coordinate(const CoordinateRequest& req, SiteCaller& caller, Clock& clock, s
       polls.push_back(std::move(p));
     }
     const bool cancelled = fs::exists(dir + "/cancelled", ec);
-    SiteDecision d = cancelled ? cancel_sites(polls, trim(read_file(dir + "/cancelled")))
-                               : decide_sites(polls, read_site_grant(dir), clock.wall());
+    const RaceRounds rr = read_rounds(dir, rounds);
+    RoundDecision rd;
+    if (cancelled) rd.sites = cancel_sites(polls, trim(read_file(dir + "/cancelled")));
+    else rd = decide_rounds(polls, rr, clock.wall());
+    SiteDecision& d = rd.sites;
     if (d.new_grant) {
-      SiteGrant kept = record_site_grant(dir, *d.new_grant);
-      if (kept.job != d.new_grant->job || kept.site != d.new_grant->site)
-        d = decide_sites(polls, kept, clock.wall());  // another coordinator's, recorded first: that one holds
+      SiteGrant kept = record_site_grant(dir, *d.new_grant, rr.round);
+      if (kept.job != d.new_grant->job || kept.site != d.new_grant->site) {
+        RaceRounds again = rr;
+        again.grant = kept;  // another coordinator's, recorded first: that one holds
+        rd = decide_rounds(polls, again, clock.wall());
+      }
     }
     for (const auto& line : d.said) say(line);
+    bool acted = d.new_grant.has_value();
+    if (rd.relay) {
+      RaceRounds now_rr = read_rounds(dir, rounds);
+      if (now_rr.grant && relay_checkpoint(dir, req.id, now_rr, *now_rr.grant, sites, caller, log)) acted = true;
+    }
+    if (rd.open) {
+      nlohmann::json opening = {{"why", rd.open->why},
+                                {"from_site", rd.open->from_site},
+                                {"from_job", rd.open->from_job},
+                                {"opened_at", utc_now_iso()}};
+      try {
+        write_file_exclusive(fmt::format("{}/round.{}", dir, rd.open->round), opening.dump() + "\n");
+        say(fmt::format("round {} of the race: {}; site {} opens it first", rd.open->round, rd.open->why,
+                        rd.open->from_site));
+      } catch (const UserError&) {
+        // recorded already (a coordinator before this one)
+      }
+      acted = true;
+    }
     if (d.done) {
       nlohmann::json done = {{"ended_at", utc_now_iso()}};
       if (auto g = read_site_grant(dir)) done["winner"] = {{"site", g->site}, {"job", g->job}};
+      if (site_race_round(dir) > 1) done["round"] = site_race_round(dir);
       write_file_atomic(dir + "/coordinator.done", done.dump() + "\n");
-      say("the race is over: " + (read_site_grant(dir) ? "its winner went through the gate, and no other site has a "
-                                                          "job left"
+      say("the race is over: " + (read_site_grant(dir) ? std::string("its winner went through the gate, and no other "
+                                                                      "site has a job left")
                                                         : std::string("nobody trained")) +
           fmt::format("; {} ssh call(s)", caller.calls()));
       return 0;
@@ -197,7 +310,9 @@ int coordinate(const CoordinateRequest& req, SiteCaller& caller, Clock& clock, s
                       req.id));
       return 1;
     }
-    if (actions.empty() || !d.new_grant) clock.sleep(req.poll_s);
+    // While its winner trains and may be requeued, one call every 6 polls.
+    const bool watching = rr.grant && d.actions.empty() && !acted && !cancelled && rr.round < rounds;
+    if (!acted) clock.sleep(watching ? req.poll_s * 6 : req.poll_s);
   }
 }
 

@@ -10,7 +10,11 @@
 // decides (site_race.hpp): the first job waiting at a gate is granted (the
 // grant recorded here first, exclusively), the other sites stand down. It
 // ends once the grantee went through and no other site has a job left, or
-// nobody can train any more; runs/RUN/coordinator.done says how.
+// nobody can train any more; runs/RUN/coordinator.done says how. A race
+// that may race again (sites.json's "rounds": the spec's requeue:) is
+// watched while its winner trains, one call every 6 polls: a winner
+// requeued opens the next round (decide_rounds), and it ends once the
+// winner's run ended.
 #include <optional>
 #include <ostream>
 #include <string>
@@ -32,6 +36,17 @@ class SiteCaller {
   virtual std::string call(const SiteOfRace& site, const std::vector<std::string>& words, std::string& error) = 0;
   // The ssh calls made so far (connections opened included), for the log.
   virtual int calls() const { return 0; }
+  // `ddpctl FROM_WORDS` at `from`, its stdout into `file` here, then
+  // `ddpctl TO_WORDS` at `to` with `file` on its stdin: a checkpoint going
+  // to the site that won a re-race. false with `error` when either failed;
+  // `answer` is the second's stdout.
+  virtual bool relay(const SiteOfRace& from, const std::vector<std::string>& from_words, const SiteOfRace& to,
+                     const std::vector<std::string>& to_words, const std::string& file, std::string& answer,
+                     std::string& error) {
+    (void)from, (void)from_words, (void)to, (void)to_words, (void)file, (void)answer;
+    error = "this caller cannot carry a checkpoint";
+    return false;
+  }
 };
 
 // `ddpctl cancel RUN` of a race across sites: runs/RUN/cancelled is written
@@ -42,10 +57,16 @@ class SiteCaller {
 // it reaches them).
 int cancel_site_race(const std::string& dir, SiteCaller& sites, std::vector<std::string>& said);
 
-// The race's grant as recorded here (runs/RUN/grant), if any; `record_grant`
-// writes it unless one is there, and returns the one that is.
+// The race's grant as recorded here (runs/RUN/grant; a re-race's round N:
+// grant.N), the newest round's that has one; `record_site_grant` writes
+// round `round`'s unless one is there, and returns the one that is.
 std::optional<SiteGrant> read_site_grant(const std::string& dir);
-SiteGrant record_site_grant(const std::string& dir, const SiteGrant& grant);
+SiteGrant record_site_grant(const std::string& dir, const SiteGrant& grant, int round = 1);
+// The race's newest round recorded here (1: no re-race), round `n`'s grant
+// and why it was opened (round.N's "why").
+int site_race_round(const std::string& dir);
+std::optional<SiteGrant> site_round_grant(const std::string& dir, int n);
+std::string site_round_why(const std::string& dir, int n);
 
 struct CoordinateRequest {
   std::string runs_root, id;

@@ -115,6 +115,8 @@ bool read_site_answer(const std::string& text, SitePoll& poll) {
   if (j.contains("grant") && j["grant"].is_object()) poll.grant = j["grant"].value("job", "");
   poll.stood_down = j.contains("stand_down");
   if (j.contains("error") && j["error"].is_string()) poll.error = j["error"].get<std::string>();
+  if (j.contains("round") && j["round"].is_number_integer()) poll.round = std::max(1, j["round"].get<int>());
+  if (j.contains("round_opened") && j["round_opened"].is_string()) poll.round_opened = j["round_opened"].get<std::string>();
   return true;
 }
 
@@ -150,6 +152,119 @@ SiteDecision decide_sites(const std::vector<SitePoll>& sites, const std::optiona
   }
   d.done = done;
   return d;
+}
+
+namespace {
+
+const SitePoll* poll_of(const std::vector<SitePoll>& sites, const std::string& name) {
+  for (const auto& s : sites)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+bool any_active(const SitePoll& s) {
+  return std::any_of(s.jobs.begin(), s.jobs.end(), [](const SiteJob& j) { return active(&j); });
+}
+
+// The round's winner went through; is it requeued, or did its run end?
+void watch_winner(const std::vector<SitePoll>& sites, const RaceRounds& rr, const SiteGrant& g, RoundDecision& out) {
+  const SitePoll* w = poll_of(sites, g.site);
+  if (!w || !w->reached) return;  // asked again at the next poll
+  if (w->round > rr.round) {
+    out.open = RoundOpening{rr.round + 1,
+                            fmt::format("a job at site {} started again after a requeue and opened round {} itself",
+                                        w->name, rr.round + 1),
+                            w->name, ""};
+    return;
+  }
+  if (!any_active(*w)) {
+    out.sites.done = true;
+    out.sites.said.push_back(fmt::format("the winner's run at site {} ended (round {})", w->name, rr.round));
+    return;
+  }
+  for (auto e = w->passed.rbegin(); e != w->passed.rend(); ++e) {
+    const SiteJob* j = job_of(*w, e->job_id);
+    if (!j || (j->state != "PENDING" && j->state != "REQUEUE_HOLD")) continue;
+    bool said = !j->reason.empty() && j->reason != "None";
+    out.open = RoundOpening{rr.round + 1,
+                            fmt::format("job {} (shape {}) at site {}, the winner of round {}, was requeued ({}{})",
+                                        j->id, j->label.empty() ? e->label : j->label, w->name, rr.round, j->state,
+                                        said ? ", " + j->reason : ""),
+                            w->name, j->id};
+    return;
+  }
+}
+
+}  // namespace
+
+RoundDecision decide_rounds(const std::vector<SitePoll>& sites, const RaceRounds& rr, double now) {
+  RoundDecision out;
+  const int r = rr.round;
+  // A site not yet in this round is no candidate for its grant.
+  std::vector<SitePoll> in_round = sites;
+  std::vector<std::string> to_open;
+  for (auto& s : in_round)
+    if (s.reached && s.round < r) {
+      s.stood_down = true;
+      if (s.name != rr.from_site) to_open.push_back(s.name);
+    }
+  std::optional<SiteGrant> granted = rr.grant;
+  if (r >= 2 && !granted) {
+    const SitePoll* from = poll_of(sites, rr.from_site);
+    if (!from || !from->reached) return out;  // the site whose winner was requeued opens first
+    if (from->round < r) {
+      SiteAction& a = out.sites.actions[from->name];
+      a.open_round = r;
+      a.because = rr.why;
+      return out;
+    }
+    if (from->round_opened == "job") {
+      // Its requeued job started again first and granted itself the round.
+      if (!from->grant || from->round != r) return out;
+      granted = SiteGrant{from->name, *from->grant, now};
+      out.sites = decide_sites(in_round, granted, now);
+      out.sites.new_grant = granted;
+      out.sites.said.insert(out.sites.said.begin(),
+                            fmt::format("round {}: job {} at site {} started again before the re-race and granted "
+                                        "itself the round: it goes on there, no other site is raced again",
+                                        r, *from->grant, from->name));
+    }
+  }
+  if (!out.sites.new_grant) {
+    out.sites = decide_sites(in_round, granted, now);
+    if (out.sites.new_grant && r >= 2) out.sites.said.back() += fmt::format(" (round {})", r);
+    if (!granted && !out.sites.new_grant && r >= 2) {
+      // Opened at the requeued winner's site by this coordinator: the other
+      // sites race again, each submitting its shapes anew.
+      for (const auto& name : to_open) {
+        SiteAction& a = out.sites.actions[name];
+        a.open_round = r;
+        a.because = rr.why;
+        a.resubmit = true;
+      }
+      out.sites.done = false;
+    }
+  }
+  std::optional<SiteGrant> g = out.sites.new_grant ? out.sites.new_grant : granted;
+  for (auto& [name, a] : out.sites.actions)
+    if (r >= 2 && (!a.grant.empty() || !a.stand_down.empty())) a.round = r;
+  if (g && r >= 2 && !rr.relayed && g->site != rr.checkpoint_site) {
+    // The checkpoint is at the site that trained last: it goes to the
+    // grantee's before the grant does, once nothing there runs any more.
+    out.sites.actions[g->site].grant.clear();
+    out.sites.done = false;
+    const SitePoll* c = poll_of(sites, rr.checkpoint_site);
+    if (c && c->reached && !any_active(*c)) out.relay = true;
+    else
+      out.sites.said.push_back(fmt::format("round {}: the checkpoint goes from site {} to site {} once no job of "
+                                           "the run runs at site {}",
+                                           r, rr.checkpoint_site, g->site, rr.checkpoint_site));
+  }
+  if (out.sites.done && g && r < rr.rounds) {
+    out.sites.done = false;
+    watch_winner(sites, rr, *g, out);
+  }
+  return out;
 }
 
 SiteDecision cancel_sites(const std::vector<SitePoll>& sites, const std::string& line) {

@@ -49,6 +49,11 @@ struct SitePoll {
   // waited for. A job that reached its queue anyway can only wait at its
   // gate and stand down held: no grant ever goes there.
   bool submission_failed = false;
+  // The race's newest round there (what the events, grant and stand-down
+  // are of) and who opened it: "coordinator", or "job" (the requeued
+  // winner restarting, granting itself); "" for round 1.
+  int round = 1;
+  std::string round_opened;
 };
 
 // The race's one grant, recorded on this machine before it is sent.
@@ -61,6 +66,10 @@ struct SiteGrant {
 struct SiteAction {
   std::string grant;       // --grant JOB
   std::string stand_down;  // --stand-down "SITE JOB TIME"
+  int round = 0;           // --round N with them (0: round 1, said without it)
+  int open_round = 0;      // --open-round N --because WHY (re-race), with --resubmit
+  std::string because;
+  bool resubmit = false;
 };
 
 struct SiteDecision {
@@ -84,6 +93,42 @@ bool read_site_answer(const std::string& text, SitePoll& poll);
 // a gate, one still running before one that stood down held, earliest by
 // its site's clock, gets it).
 SiteDecision decide_sites(const std::vector<SitePoll>& sites, const std::optional<SiteGrant>& granted, double now);
+
+// The race's rounds as recorded on this machine (runs/RUN/): round 1 is the
+// submission; round N (2, 3, ...) a re-race after the winner was requeued,
+// round.N its record ({why, from_site, from_job}), grant.N its grant and
+// relay.N that the checkpoint went to the grantee's site.
+struct RaceRounds {
+  int rounds = 1;  // the most the race may have (1 + requeue.max_restarts; a grid: 1)
+  int round = 1;   // the newest opened
+  std::string why, from_site, from_job;  // the newest's (round 2 and on)
+  std::optional<SiteGrant> grant;        // the newest's
+  std::string checkpoint_site;           // where the run trained last: the round before's grantee's site
+  bool relayed = false;                  // the checkpoint is at the grantee's site (or needs no copy)
+};
+
+// What opens the next round: the winner's job at `from_site` went through
+// and was requeued (Slurm shows it PENDING again).
+struct RoundOpening {
+  int round = 0;
+  std::string why, from_site, from_job;
+};
+
+struct RoundDecision {
+  SiteDecision sites;
+  std::optional<RoundOpening> open;  // to record here, then ask from_site to open
+  bool relay = false;                // copy the checkpoint from checkpoint_site to the grantee's first
+};
+
+// The coordinator's decision with rounds: decide_sites for the newest
+// round, and around it: a round opened here is opened first at the site
+// whose winner was requeued, then (only if the coordinator opened it there)
+// at every other site, which submits its shapes again; a grant at another
+// site than the checkpoint's is sent only once the checkpoint was relayed,
+// after that site's jobs ended; and a winner that went through while the
+// race may have more rounds is watched until its job ends (done) or is
+// requeued (the next round).
+RoundDecision decide_rounds(const std::vector<SitePoll>& sites, const RaceRounds& rounds, double now);
 
 // The race was cancelled (`ddpctl cancel RUN`): no grant any more, every
 // site stands down (`line` says why), the grantee's too; done once no site

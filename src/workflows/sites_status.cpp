@@ -59,6 +59,8 @@ std::string job_info(const SitePoll& p, const SiteJob& j, const std::optional<Si
     return "standing down: " + winner;
   }
   if (j.state == "PENDING") return j.reason.empty() || j.reason == "None" ? "waiting to start" : "waiting: " + j.reason;
+  if (p.round >= 2 && (j.state == "CANCELLED" || j.ended))
+    return fmt::format("stood down in an earlier round (this site races round {} of a re-race)", p.round);
   return "";
 }
 
@@ -81,6 +83,16 @@ std::vector<SiteRow> site_race_rows(const std::string& dir, SiteCaller& sites) {
   std::optional<long> coordinator = running_coordinator(dir);
   std::string race_info =
       grant ? fmt::format("won by job {} at site {}", grant->job, grant->site) : std::string("no job granted yet");
+  // A re-race: its round, why, and whether its grant waits for the checkpoint.
+  if (const int round = site_race_round(dir); round >= 2) {
+    std::optional<SiteGrant> now = site_round_grant(dir, round);
+    race_info = fmt::format("round {} (re-raced: {}): ", round, site_round_why(dir, round)) +
+                (!now ? "racing again"
+                      : fmt::format("won by job {} at site {}", now->job, now->site) +
+                            (fs::exists(fmt::format("{}/relay.{}", dir, round), ec)
+                                 ? "; its checkpoint was carried there"
+                                 : ""));
+  }
   race_info += over ? "; the race is over" : coordinator ? fmt::format("; its coordinator runs (pid {})", *coordinator)
                                                          : "; no coordinator runs: `ddpctl coordinate " +
                                                                fs::path(dir).filename().string() + "` runs it";

@@ -94,6 +94,9 @@ nlohmann::json race_record(const SitesSubmitRequest& req, const RunSpec& spec, c
   for (const auto& s : sites)
     js.push_back({{"name", s.name}, {"host", s.host}, {"remote_dir", s.remote_dir}, {"labels", s.labels}});
   j["sites"] = js;
+  // A winner requeued races the sites again, as often as requeue: lets a
+  // requeued winner race again within a site (a grid's first cell: never).
+  j["rounds"] = req.verb == "submit" && spec.requeue ? 1 + spec.requeue->max_requeues : 1;
   return j;
 }
 

@@ -12,7 +12,13 @@
 # 4. `ddpctl cancel RUN` cancels the race at every site, and its
 #    coordinator ends it granting nothing;
 # 5. a grid (race, then sweep): its first cell races at both sites, the
-#    other cells run on the winning site and shape only.
+#    other cells run on the winning site and shape only;
+# 6. a requeued winner re-races across sites: site a's winner is requeued
+#    (`scontrol requeue`) mid-training; the coordinator, watching it, opens
+#    round 2 at site a, then at site b, which submits its shape again; site
+#    b's job wins, the checkpoint goes from site a to site b before it
+#    passes its gate, and it resumes from the step site a reached. Site a's
+#    requeued job is cancelled; never two trainings at once.
 # After race 1, `logs`, `status --watch`, `fetch` and `report` of the race
 # go to the winning site's run.
 # A journey over two clusters at once: on 22.05's lane (the shortest),
@@ -142,4 +148,90 @@ run_here report "$(basename "$race")"
 if ! { grep -qF "3 cells: 3 done" "$T/rout" && grep -qE "^ +3 +[0-9]+_2 +COMPLETED +3$" "$T/rout"; }; then
   fail "race 5: report does not show the grid's three cells done: $(cat "$T/rout" "$T/rerr")"
 fi
-echo "races across sites: 1 blocked at site b, won by site a; 2 both free, won by $won2; 3 with a site down, won by $won3; 4 cancelled, nobody trained; 5 a grid, won by $won5"
+
+# 6. A requeued winner re-races across sites. The training resumes from its
+# checkpoint folder (DDPCTL_CHECKPOINT_DIR: each site's run has its own),
+# checkpoints and stops with 75 on TERM, and holds a lock in $T (one file
+# system for both sites here) so that two trainings at once are seen; it
+# names itself by its site's folder (both clusters are called "local").
+cat >"$T/rerace.sh" <<'SH'
+#!/bin/bash
+me="$(basename "$PWD"):$SLURM_JOB_ID" dir=$(dirname "$0")
+if ! mkdir "$dir/rerace.lock" 2>/dev/null; then
+  echo "$me started while $(cat "$dir/rerace.lock/owner") trained" >>"$dir/rerace.double"
+  exit 1
+fi
+echo "$me" >"$dir/rerace.lock/owner"
+ck=$DDPCTL_CHECKPOINT_DIR/step
+step=$(cat "$ck" 2>/dev/null || echo 0)
+echo "$me $step" >>"$dir/rerace.trainings"
+stop() { echo "$step" >"$ck"; rm -rf "$dir/rerace.lock"; exit 75; }
+trap stop TERM
+while [ "$step" -lt 300 ]; do
+  step=$((step + 1))
+  echo "$step" >"$ck"
+  echo "$step" >"$dir/rerace.progress"
+  sleep 0.1 &
+  wait $!
+done
+rm -rf "$dir/rerace.lock"
+echo "$me $step" >>"$dir/rerace.finished"
+SH
+chmod +x "$T/rerace.sh"
+{
+  sed '/^command:/d' job.yaml
+  echo "command: [$T/rerace.sh]"
+  echo "requeue: {signal: USR1, grace: 60, max_restarts: 2}"
+} >job6.yaml
+# Round 1 at site a: site b's partition is held again, until a's job trains.
+blocker=$(on_login sbatch --parsable -p cpu -N "$nodes" --exclusive --chdir="$T" -J "$JOB_NAME-blocker" --wrap 'sleep 600')
+spec_file=job6.yaml submit_race
+deadline=$((SECONDS + 120)) since=$SECONDS
+until p=$(cat "$T/rerace.progress" 2>/dev/null); [ "${p:-0}" -ge 20 ]; do
+  [ "$SECONDS" -lt "$deadline" ] ||
+    fail "race 6: site a's job did not train 20 steps within 2 minutes: $(cat "$T/rerace.trainings" 2>&1)"$'\n'"$(cat "$race/coordinator.log")"
+  pause_since "$since"
+done
+on_login scancel "$blocker"
+a_job=$(find "$site_a/runs" -path '*/race/jobs/a' -newer "$race/sites.json" -exec cat {} +)
+a_nodes=$(on_other sinfo -h -p cpu -o %D)
+on_other scontrol requeue "$a_job"
+# Site a's nodes are taken while its requeued job waits for its BeginTime:
+# site b is the only one that can start.
+a_blocker=$(on_other sbatch --parsable -p cpu -N "$a_nodes" --exclusive --chdir="$T" -J "$JOB_NAME-blocker" --wrap 'sleep 600')
+at_exit "on_other scancel $a_blocker 2>/dev/null"
+deadline=$((SECONDS + 300)) since=$SECONDS
+until [ -f "$race/coordinator.done" ]; do
+  [ "$SECONDS" -lt "$deadline" ] ||
+    fail "race 6: the coordinator did not end the re-raced race within 5 minutes:"$'\n'"$(cat "$race/coordinator.log")"$'\n'"site a: $(on_other squeue -h -o '%i %T %r' 2>&1)"$'\n'"site b: $(on_login squeue -h -o '%i %T %r' 2>&1)"$'\n'"trainings: $(cat "$T/rerace.trainings" 2>&1)"
+  pause_since "$since"
+done
+on_other scancel "$a_blocker"
+echo "coordinator: $(cat "$race/coordinator.log")"
+echo "trainings: $(cat "$T/rerace.trainings")"
+[ ! -f "$T/rerace.double" ] || fail "race 6: two trainings at once: $(cat "$T/rerace.double")"
+[ "$(wc -l <"$T/rerace.trainings")" -eq 2 ] || fail "race 6: expected two trainings (site a, then site b): $(cat "$T/rerace.trainings")"
+read -r first_who first_step < <(sed -n 1p "$T/rerace.trainings")
+read -r second_who second_step < <(sed -n 2p "$T/rerace.trainings")
+if ! { [ "$first_who" = "site-a:$a_job" ] && [ "$first_step" -eq 0 ]; }; then
+  fail "race 6: the first training was not site a's job $a_job from step 0: $first_who $first_step"
+fi
+[ "${second_who%:*}" = site-b ] || fail "race 6: the re-race was not won at site b: $second_who"
+[ "$second_step" -ge 20 ] || fail "race 6: site b's job resumed from step $second_step, not from site a's checkpoint (20 or more)"
+grep -qxF "$second_who 300" "$T/rerace.finished" || fail "race 6: site b's job did not finish: $(cat "$T/rerace.finished" 2>&1)"
+grep -qF "the winner of round 1, was requeued" "$race/round.2" || fail "race 6: round.2: $(cat "$race/round.2" 2>&1)"
+grep -q "^$host ${second_who#*:} " "$race/grant.2" || fail "race 6: round 2's grant: $(cat "$race/grant.2" 2>&1)"
+[ -f "$race/relay.2" ] || fail "race 6: no relay.2: the checkpoint was not carried"
+grep -qF "round 2: the checkpoint went from site login-24.11 to site $host" "$race/coordinator.log" ||
+  fail "race 6: the coordinator's log does not say the checkpoint went to site b"
+deadline=$((SECONDS + 60))
+until [ "$(on_other sacct -n -X -P -j "$a_job" -o State | cut -d' ' -f1)" = CANCELLED ]; do
+  [ "$SECONDS" -lt "$deadline" ] ||
+    fail "race 6: site a's requeued job $a_job is not CANCELLED: $(on_other sacct -n -X -P -j "$a_job" -o State,Reason 2>&1)"
+  sleep 0.5
+done
+run_here status "$(basename "$race")"
+echo "status: $(cat "$T/rout")"
+grep -qE " race +WON +round 2 \(re-raced: job $a_job \(shape a\) at site login-24.11, the winner of round 1, was requeued \(PENDING.*\)\): won by job ${second_who#*:} at site $host; its checkpoint was carried there" "$T/rout" ||
+  fail "race 6: status does not show the re-race: $(cat "$T/rout" "$T/rerr")"
+echo "races across sites: 1 blocked at site b, won by site a; 2 both free, won by $won2; 3 with a site down, won by $won3; 4 cancelled, nobody trained; 5 a grid, won by $won5; 6 re-raced after a requeue, resumed at site b from step $second_step"
