@@ -60,6 +60,27 @@ void check_cancelled_by_preemption(const ResolvedRun& run, const ResolvedShape& 
                           p->preemptible->grace_s ? fmt::format("{} s", *p->preemptible->grace_s) : "site's"));
 }
 
+// The spec's requeue.grace is the time it gives the program to checkpoint
+// and stop before the time limit. Set above a preemptible partition's
+// GraceTime, the checkpoint it asks for cannot be written when the site
+// takes the nodes back: SIGKILL comes first. (Left at its default, it says
+// nothing of the program; gen's note states the grace.)
+void check_checkpoint_within_grace(const ResolvedRun& run, const ResolvedShape& shape, Diagnostics& diags) {
+  if (!run.spec.requeue || !run.spec.requeue->grace_where) return;
+  const std::string partition = shape.partition.empty() ? run.profile.default_partition : shape.partition;
+  const Partition* p = run.profile.find_partition(partition);
+  if (!p || !p->preemptible || !p->preemptible->grace_s) return;
+  const long long grace = *p->preemptible->grace_s, asked = run.spec.requeue->grace_s;
+  if (asked <= grace) return;
+  diags.error(*run.spec.requeue->grace_where, "requeue.grace",
+              fmt::format("shape {}: {} s to checkpoint and stop, but partition {} is preemptible with {} s "
+                          "between Slurm's SIGTERM and its SIGKILL (GraceTime, profile {}): a preemption kills "
+                          "the program before such a checkpoint is written. Set requeue.grace to {} or less if "
+                          "the checkpoint takes that little, or choose a partition that is not preempted; "
+                          "--no-preflight submits anyway",
+                          shape.label, asked, partition, grace, run.profile.name, grace));
+}
+
 }  // namespace
 
 JobAsk job_ask(const ResolvedShape& shape, const NodeQuery& nodes, const SiteLimits& limits) {
@@ -86,6 +107,7 @@ Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmC
   const Shape& asked = shape.asked;
   auto where = [&](const char* field) { return asked.where_of(field, Location{run.spec.file}); };
   check_cancelled_by_preemption(run, shape, where("partition"), diags);
+  check_checkpoint_within_grace(run, shape, diags);
 
   NodeQuery q = slurm.nodes();
   if (!q.answered) {

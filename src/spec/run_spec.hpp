@@ -62,6 +62,7 @@ struct RequeueSettings {
   int grace_s = 300;
   int max_requeues = 3;  // requeue.max_restarts: the spec keeps Slurm's word (its Restarts count)
   Location where;
+  std::optional<Location> grace_where;  // where the spec set grace (unset: the default)
 };
 
 // restart: the training step started again inside the allocation when it

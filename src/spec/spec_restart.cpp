@@ -24,7 +24,10 @@ void read_requeue(MapReader& top, RunSpec& spec) {
         return "must be one of " + quoted_list(signals) + did_you_mean(name, signals);
       }))
     q.signal = v->rfind("SIG", 0) == 0 ? v->substr(3) : *v;
-  if (auto v = r.integer("grace", 10, 65535)) q.grace_s = static_cast<int>(*v);
+  if (auto v = r.integer("grace", 10, 65535)) {
+    q.grace_s = static_cast<int>(*v);
+    q.grace_where = r.where("grace");
+  }
   if (auto v = r.integer("max_restarts", 0, 1000)) q.max_requeues = static_cast<int>(*v);
   r.finish();
   spec.requeue = q;

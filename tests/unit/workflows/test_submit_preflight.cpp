@@ -20,10 +20,10 @@ namespace {
 // numbered from 1: name, cluster, time, output_dir, then `body`.
 struct Preflight {
   test::SubmitFixture f;
-  std::string spec(const std::string& body, const std::string& cluster = "local") {
+  std::string spec(const std::string& body, const std::string& cluster = "local", const std::string& time = "00:05:00") {
     f.req.spec = f.tmp.path + "/job.yaml";
     f.req.snapshot = false;  // not what is tested here
-    write_file_atomic(f.req.spec, "name: pf\ncluster: " + cluster + "\ntime: \"00:05:00\"\noutput_dir: " + f.tmp.path +
+    write_file_atomic(f.req.spec, "name: pf\ncluster: " + cluster + "\ntime: \"" + time + "\"\noutput_dir: " + f.tmp.path +
                                       "/logs\n" + body);
     return f.req.spec;
   }
@@ -126,6 +126,25 @@ TEST_CASE("preflight: a partition whose preemption cancels its jobs is refused w
   CHECK(p.nothing_submitted());
   SECTION("with requeue: it is submitted") {
     p.spec("partition: cpu\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: \"true\"\nrequeue: {grace: 30}\n", profile);
+    CHECK(p.f.submit().kind == SubmitResult::Kind::Submitted);
+  }
+}
+
+TEST_CASE("preflight: a requeue.grace longer than a preemptible partition's grace is refused at its line") {
+  Preflight p;
+  std::string profile = p.f.tmp.path + "/scav.yaml";
+  write_file_atomic(profile, "name: scav\ngpu_request: gres\ndefault_partition: cpu\ngpu_types:\n  a100: {gres: a100}\n"
+                             "partitions:\n  cpu: {nodes: 4, gpus_per_node: 0, preemptible: {mode: requeue, "
+                             "grace_time: 30, by: [gpu]}}\n");
+  p.spec("partition: cpu\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: \"true\"\nrequeue:\n  grace: 90\n", profile);
+  CHECK_THAT(p.refusal(), Catch::Contains("job.yaml:10:10: requeue.grace: shape 1x1: 90 s to checkpoint and stop, but "
+                                          "partition cpu is preemptible with 30 s between Slurm's SIGTERM and its "
+                                          "SIGKILL (GraceTime, profile scav)"));
+  CHECK(p.nothing_submitted());
+  SECTION("within the grace, or left at its default (it says nothing of the program): submitted") {
+    p.spec("partition: cpu\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: \"true\"\nrequeue: {grace: 30}\n", profile);
+    CHECK(p.f.submit().kind == SubmitResult::Kind::Submitted);
+    p.spec("partition: cpu\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: \"true\"\nrequeue: {}\n", profile, "01:00:00");
     CHECK(p.f.submit().kind == SubmitResult::Kind::Submitted);
   }
 }
