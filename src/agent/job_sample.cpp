@@ -1,6 +1,9 @@
 #include "agent/job_sample.hpp"
 
+#include <csignal>
+#include <fmt/format.h>
 #include <fstream>
+#include <signal.h>
 #include <unistd.h>
 
 #include "agent/job_place.hpp"
@@ -13,7 +16,40 @@
 
 namespace ddpctl {
 
+namespace {
+
+volatile std::sig_atomic_t g_sigterm = 0;
+void on_sigterm(int) { g_sigterm = 1; }
+
+// SIGTERM noted (not dying of it) while the sampler runs; the old handler back after.
+class SigtermNoted {
+ public:
+  explicit SigtermNoted(bool on) : on_(on) {
+    if (!on_) return;
+    g_sigterm = 0;
+    struct sigaction sa = {};
+    sa.sa_handler = on_sigterm;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGTERM, &sa, &old_);
+  }
+  ~SigtermNoted() {
+    if (on_) ::sigaction(SIGTERM, &old_, nullptr);
+  }
+  SigtermNoted(const SigtermNoted&) = delete;
+  SigtermNoted& operator=(const SigtermNoted&) = delete;
+
+ private:
+  bool on_;
+  struct sigaction old_ = {};
+};
+
+}  // namespace
+
 void run_sampler(const SampleOptions& o, Context& ctx) {
+  // DDPCTL_PREEMPTED (agent.sh): written when Slurm's SIGTERM reaches the
+  // step, for a program that polls a file rather than handling the signal.
+  const std::string preempted = ctx.env.value("DDPCTL_PREEMPTED");
+  SigtermNoted noted(!preempted.empty());
   JobPlace place = job_place(ctx.env);
   Sampler::Options so;
   so.proc_root = o.proc_root;
@@ -34,6 +70,11 @@ void run_sampler(const SampleOptions& o, Context& ctx) {
   double budget = stacks_budget(ctx.env);
   double next = 0;
   for (int taken = 0; o.count == 0 || taken < o.count;) {
+    if (g_sigterm) {
+      write_file_atomic(preempted, fmt::format("{:.3f} SIGTERM from Slurm reached the training step on {}\n",
+                                               ctx.clock.wall(), so.node));
+      return;
+    }
     if (o.parent_pid > 0 && ::getppid() != o.parent_pid) return;  // the program it sampled for has ended
     double now = ctx.clock.wall();
     if (now >= next) {

@@ -104,12 +104,22 @@ mstch::data snapshot_data(const ResolvedRun& run) {
   return snap;
 }
 
-mstch::data requeue_data(const RunSpec& spec) {
+mstch::data requeue_data(const ResolvedRun& run, const ResolvedShape& shape) {
+  const RunSpec& spec = run.spec;
   if (!spec.requeue) return mstch::data::type::bool_false;
   mstch::data q;
   q.set("signal", spec.requeue->signal);
   q.set("grace", std::to_string(spec.requeue->grace_s));
   q.set("max_restarts", std::to_string(spec.requeue->max_requeues));
+  // A re-race before the requeue may take at most a minute; on preemptible
+  // capacity a third of the grace, so that the job's own requeue still
+  // comes before the SIGKILL (where a preemption cancels, it is what saves
+  // the run).
+  long long race_again_s = 60;
+  const std::string partition = shape.partition.empty() ? run.profile.default_partition : shape.partition;
+  if (const Partition* p = run.profile.find_partition(partition); p && p->preemptible && p->preemptible->grace_s)
+    race_again_s = std::clamp(*p->preemptible->grace_s / 3, 5LL, 60LL);
+  q.set("race_again_s", std::to_string(race_again_s));
   return q;
 }
 
@@ -218,7 +228,7 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
   std::vector<std::string> names = script_env_names(run);
   d.set("container", container_data(run, shape, names));
   d.set("snapshot", snapshot_data(run));
-  d.set("requeue", requeue_data(spec));
+  d.set("requeue", requeue_data(run, shape));
   d.set("restart", restart_data(spec, shape));
   d.set("monitor", monitor_data(spec, names));
   // The requeue (requeue.sh) leaves the slow ranks' nodes out.

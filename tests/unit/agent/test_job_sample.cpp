@@ -2,6 +2,7 @@
 // watchdog's request for stacks answered between samples, and its end.
 #include <algorithm>
 #include "catch.hpp"
+#include <csignal>
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
@@ -86,4 +87,24 @@ TEST_CASE("the sampler ends when the process that started it is no longer its pa
   run_sampler(o, ctx);
   CHECK(split(read_file(usage_path(o.log_base, "g1")), '\n').size() == 3);
   CHECK(clock.sleeps == sleeps);
+}
+
+TEST_CASE("Slurm's SIGTERM to the step: the sampler writes DDPCTL_PREEMPTED for the program, and ends", "[job_agent]") {
+  SamplerOnG1 f({{"SLURM_JOB_ID", "42"}, {"SLURMD_NODENAME", "g1"}});
+  const std::string file = f.tmp.path + "/job_42.restart0.sigterm";
+  f.env.vars["DDPCTL_PREEMPTED"] = file;
+  f.o.interval_s = 5;
+  f.o.count = 10;
+  struct sigaction before = {};
+  ::sigaction(SIGTERM, nullptr, &before);
+  // Between samples, as Slurm would: the signal comes to this process.
+  f.clock.on_sleep = [&] {
+    if (f.clock.sleeps == 3) std::raise(SIGTERM);
+  };
+  run_sampler(f.o, f.ctx);  // handled: this test process lives on
+  CHECK_THAT(read_file(file), Catch::Matchers::Contains("SIGTERM from Slurm reached the training step on g1"));
+  CHECK(f.clock.sleeps == 3);  // it ended at once, sampling no more
+  struct sigaction after = {};
+  ::sigaction(SIGTERM, nullptr, &after);
+  CHECK(after.sa_handler == before.sa_handler);  // the handler it found is back
 }

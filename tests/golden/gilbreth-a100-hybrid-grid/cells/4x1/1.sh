@@ -133,6 +133,9 @@ ddpctl_agent_error() {
 }
 if [ -z "$ddpctl_agent_says" ]; then
   export DDPCTL_AGENT="$ddpctl_agent" DDPCTL_LOG_BASE="$ddpctl_log_base" DDPCTL_SAMPLE_INTERVAL=5
+  # A file the program can poll: the job agent on each node writes it when
+  # Slurm's SIGTERM reaches the training step (a preemption, or a cancel).
+  export DDPCTL_PREEMPTED="$ddpctl_log_base.restart$ddpctl_attempt.sigterm"
 else
   ddpctl_agent=
   echo "ddpctl: monitor: $(hostname) cannot run ddpctl (${ddpctl_agent_says%%$'\n'*}): no node check, usage samples or watchdog for this job" >&2
