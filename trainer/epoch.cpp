@@ -73,6 +73,9 @@ void stop_for_requeue(WorkerState& w, const StepAt& at) {
     std::printf("ddp-train: stop requested: %s at epoch %d, step %ld; exiting for requeue\n",
                 o.checkpoint_dir.empty() ? "no --checkpoint-dir, nothing saved" : "checkpoint saved", at.epoch + 1,
                 at.step);
+    // The step counter a requeue resumes from ("schedule: global step"):
+    // ddpctl status counts the steps lost between them.
+    std::printf("ddp-train: stopped at global step %ld\n", static_cast<long>(w.global_step));
     std::fflush(stdout);
   }
   barrier(w.d);

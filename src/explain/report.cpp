@@ -81,6 +81,7 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
   const RunShape* shape = attempt ? run.shape(attempt->shape) : (run.shapes.empty() ? nullptr : &run.shapes.front());
   if (shape) {
     r.label = shape->label;
+    r.partition = shape->partition;
     r.nodes = shape->nodes;
     r.ranks_per_node = shape->ranks_per_node;
     r.gpus_per_node = shape->gpus_per_node;
@@ -265,6 +266,43 @@ std::vector<Prediction> predict(const std::vector<ReportRow>& measured, const st
     out.push_back(p);
   }
   return out;
+}
+
+}  // namespace ddpctl
+
+namespace ddpctl {
+
+std::map<std::string, PreemptionSeen> preemption_seen(const std::vector<ReportRow>& rows) {
+  std::map<std::string, PreemptionSeen> by;
+  for (const auto& r : rows) {
+    if (!r.wall_s && r.requeue_ran_s <= 0) continue;
+    PreemptionSeen& s = by[r.partition];
+    ++s.runs;
+    s.preemptions += r.preemptions;
+    s.requeues += static_cast<int>(r.requeues.size());
+    s.ran_s += r.wall_s.value_or(0) + r.requeue_ran_s;
+    s.lost_s += r.requeue_lost_s;
+  }
+  return by;
+}
+
+double expected_preemption_s(const PreemptionSeen* seen, const std::string& partition, double run_time_s,
+                             std::string& note) {
+  if (!seen || seen->ran_s <= 0) {
+    note = fmt::format("preemptible: no earlier run on {} to expect preemptions from, counted as none", partition);
+    return 0;
+  }
+  if (seen->preemptions == 0) {
+    note = fmt::format("preemptible: no preemption in {} of {} earlier run(s) on {}", format_duration(seen->ran_s),
+                       seen->runs, partition);
+    return 0;
+  }
+  const double expected = seen->preemptions / seen->ran_s * run_time_s;
+  const double each = seen->requeues > 0 ? seen->lost_s / seen->requeues : 0;
+  const double extra = expected * each;
+  note = fmt::format("preemptible: +{} for {:.1f} expected preemption(s) at {} each, seen in {} earlier run(s) on {}",
+                     format_duration(extra), expected, format_duration(each), seen->runs, partition);
+  return extra;
 }
 
 }  // namespace ddpctl

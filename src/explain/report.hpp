@@ -56,6 +56,13 @@ struct ReportRow {
   // between the failed step and the new one; a shrunk step (min_nodes)
   // marks the row: its throughput mixes world sizes.
   std::vector<std::string> in_job;
+  // Its requeues (requeue.hpp's RequeueHistory): one run across them,
+  // preemptions counted, and the time from each stop to the next start.
+  std::vector<std::string> requeues;
+  int preemptions = 0;
+  double requeue_lost_s = 0;
+  double requeue_ran_s = 0;  // the earlier attempts' run time (wall_s is the latest's)
+  std::string partition;     // its shape's ("" : the profile's default)
   double in_job_lost_s = 0;  // from each failed step's last progress (else its end) to training again, summed
   std::string shrunk;  // "1 of 2 nodes from restart 1"; "" when never shrunk
   // GPU-hours of allocated GPUs no step used (spares, nodes left out): the
@@ -87,6 +94,23 @@ struct PlanShape {
   int nodes = 1, ranks_per_node = 1, gpus_per_node = 0;
   int world() const { return nodes * ranks_per_node; }
 };
+// Preemption as earlier runs met it on one partition: how many, in how many
+// hours of running, and the time from each stop to the next start.
+struct PreemptionSeen {
+  int runs = 0, preemptions = 0, requeues = 0;
+  double ran_s = 0, lost_s = 0;
+};
+// By partition, from report rows (each run's latest attempt and its requeues).
+std::map<std::string, PreemptionSeen> preemption_seen(const std::vector<ReportRow>& rows);
+// What a run of `run_time_s` on preemptible capacity expects to lose to
+// preemptions: the rate seen there (preemptions per second of running) x
+// the run time x the mean time from a stop to the next start. `note` says
+// it ("+6m for 0.5 expected preemptions at 12m each, seen in 3 earlier
+// runs on scavenger"), or that none was seen. 0 without earlier runs there
+// (`note` says the expectation is unknown).
+double expected_preemption_s(const PreemptionSeen* seen, const std::string& partition, double run_time_s,
+                             std::string& note);
+
 struct Prediction {
   PlanShape shape;
   double efficiency = 1;

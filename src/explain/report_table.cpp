@@ -99,6 +99,11 @@ std::string report_table(const std::vector<ReportRow>& rows) {
       notes.push_back(fmt::format("{} ({}): in-job restarts ({:.1f} s lost in all, from each failed step's last "
                                   "progress, else its end, to training again): {}",
                                   r.label, r.run_id, r.in_job_lost_s, join(r.in_job, "; ")));
+    if (!r.requeues.empty())
+      notes.push_back(fmt::format("{} ({}): requeued {} time{}{}, {} from a stop to the next start in all: {}",
+                                  r.label, r.run_id, r.requeues.size(), r.requeues.size() == 1 ? "" : "s",
+                                  r.preemptions ? fmt::format(" ({} after preemption)", r.preemptions) : "",
+                                  format_duration(r.requeue_lost_s), join(r.requeues, "; ")));
     if (r.idle_gpu_hours)
       notes.push_back(fmt::format("{} ({}): {:.3f} of its GPU-hours were allocated GPUs no step ran on (spares, "
                                   "nodes left out)",
@@ -178,6 +183,7 @@ std::string report_json(const std::vector<ReportRow>& rows) {
                    {"slow", r.slow.empty() ? json() : json(r.slow)},
                    {"in_job", {{"restarts", r.in_job}, {"lost_s", r.in_job_lost_s},
                                {"shrunk", r.shrunk.empty() ? json() : json(r.shrunk)}}},
+                   {"requeues", {{"attempts", r.requeues}, {"preemptions", r.preemptions}, {"lost_s", r.requeue_lost_s}}},
                    {"idle_gpu_hours", opt(r.idle_gpu_hours)}});
   return out.dump(2) + "\n";
 }

@@ -218,18 +218,31 @@ JobQuery SlurmClient::jobs_chunk(const std::vector<std::string>& ids) {
   return q;
 }
 
+namespace {
+
+std::string sacct_time(long long seconds) {
+  char buf[32];
+  std::time_t t = static_cast<std::time_t>(seconds);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", std::localtime(&t));
+  return buf;
+}
+
+}  // namespace
+
 JobQuery SlurmClient::accounting(const std::vector<std::string>& ids, long long since) {
   std::vector<std::string> argv = {"sacct", "-X", "-n", "-P", "-o", kSacctFormat};
   if (!ids.empty()) argv.push_back("--jobs=" + join(ids, ","));
   if (since > 0) {
-    char buf[32];
-    std::time_t t = static_cast<std::time_t>(since);
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", std::localtime(&t));
-    argv.push_back(std::string("--starttime=") + buf);
+    argv.push_back("--starttime=" + sacct_time(since));
   } else if (!ids.empty()) {
     argv.push_back("--starttime=1970-01-01");
   }
   return sacct(argv);
+}
+
+JobQuery SlurmClient::ran_on(const std::string& nodes, long long from, long long to) {
+  return sacct({"sacct", "-X", "-n", "-P", "-o", kSacctFormat, "--allusers", "--nodelist=" + nodes,
+                "--starttime=" + sacct_time(from), "--endtime=" + sacct_time(to)});
 }
 
 JobQuery SlurmClient::attempts(const std::string& id) { return attempts(std::vector<std::string>{id}); }

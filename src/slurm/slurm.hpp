@@ -82,6 +82,9 @@ class SlurmClient {
   // Every attempt accounting recorded of one job (sacct --duplicates), the
   // earliest first: a requeued job's earlier ends (REQUEUED, NODE_FAIL, ...).
   JobQuery attempts(const std::string& id);
+  // The jobs that ran on `nodes` (a Slurm node list) between `from` and
+  // `to` (Unix seconds), from accounting: who took a preempted job's nodes.
+  JobQuery ran_on(const std::string& nodes, long long from, long long to);
   // The same for many jobs in one sacct call (sacct -X --duplicates
   // --jobs=...), or in a few where the ids would not fit one argument
   // (kJobListChars; Linux takes 128 KiB): each job's records in

@@ -28,7 +28,8 @@ namespace {
 // Each shape's predicted run time, from earlier runs of its spec's model and
 // data under `runs_root`; `why_not` collects why a spec has none.
 void add_run_times(const RaceGroup& g, const std::string& runs_root, std::vector<RankedShape>& shapes,
-                   SlurmClient& slurm, std::vector<std::string>& why_not) {
+                   SlurmClient& slurm, std::vector<std::string>& why_not,
+                   std::map<std::string, PreemptionSeen>& preemption) {
   std::map<std::string, const Prediction*> by_label;
   std::vector<RunTimes> times;
   times.reserve(g.parts.size());
@@ -39,6 +40,7 @@ void add_run_times(const RaceGroup& g, const std::string& runs_root, std::vector
     times.push_back(predict_run_times(workload_of(text), plan_shapes, spec_epochs(part.spec), runs_root, slurm,
                                       static_cast<long long>(std::time(nullptr))));
     if (!times.back().why_not.empty()) why_not.push_back(times.back().why_not);
+    for (const auto& [partition, seen] : times.back().preemption) preemption.emplace(partition, seen);
     for (const auto& p : times.back().shapes) by_label[p.shape.label] = &p;
   }
   for (auto& r : shapes)
@@ -46,6 +48,30 @@ void add_run_times(const RaceGroup& g, const std::string& runs_root, std::vector
       r.run_time_s = it->second->time_s;
       r.run_time_from = it->second->efficiency_from;
     }
+}
+
+// A shape on preemptible capacity (its profile's partition says
+// `preemptible:`) expects to lose time to preemptions: its run time grows by
+// what earlier runs there met (expected_preemption_s), and its note says so.
+void add_expected_preemption(const RaceGroup& g, const std::map<std::string, PreemptionSeen>& seen,
+                             std::vector<RankedShape>& shapes) {
+  for (const auto& e : g.entries) {
+    const ResolvedShape& s = g.shape(e);
+    const ResolvedRun& part = g.parts[e.part];
+    const std::string partition = s.partition.empty() ? part.profile.default_partition : s.partition;
+    const Partition* p = part.profile.find_partition(partition);
+    if (!p || !p->preemptible) continue;
+    for (auto& r : shapes) {
+      if (r.label != s.label || r.dropped || !r.run_time_s) continue;
+      auto it = seen.find(s.partition);
+      if (it == seen.end()) it = seen.find(partition);
+      std::string note;
+      double extra = expected_preemption_s(it == seen.end() ? nullptr : &it->second, partition, *r.run_time_s, note);
+      *r.run_time_s += extra;
+      if (extra > 0) r.run_time_from += " + preemptions";
+      r.note = r.note.empty() ? note : r.note + "; " + note;
+    }
+  }
 }
 
 }  // namespace
@@ -94,7 +120,9 @@ std::vector<RankedShape> rank_group(const RaceGroup& g, const RaceRequest& req, 
   }
   if (req.rank_by == "start") return rank_shapes(shapes);
   std::vector<std::string> why_not;
-  add_run_times(g, req.runs_root, shapes, slurm, why_not);
+  std::map<std::string, PreemptionSeen> preemption;
+  add_run_times(g, req.runs_root, shapes, slurm, why_not, preemption);
+  add_expected_preemption(g, preemption, shapes);
   std::vector<RankedShape> ranked = rank_by_finish(shapes, static_cast<long long>(std::time(nullptr)), note);
   if (!note.empty() && !why_not.empty()) note += " (" + join(why_not, "; ") + ")";
   return ranked;

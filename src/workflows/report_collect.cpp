@@ -197,6 +197,7 @@ RunTimes predict_run_times(const std::string& workload, const std::vector<PlanSh
     if (epochs <= 0)
       for (const auto& r : measured) epochs = std::max(epochs, r.epochs);
     if (epochs <= 0) epochs = 1;
+    out.preemption = preemption_seen(measured);
     out.shapes = predict(measured, shapes, epochs);
   } catch (const UserError& e) {
     out.shapes.clear();

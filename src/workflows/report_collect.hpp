@@ -58,6 +58,7 @@ struct RunTimes {
   std::vector<Prediction> shapes;  // in the order given; empty when why_not is set
   size_t runs = 0;                 // earlier runs read
   std::string why_not;
+  std::map<std::string, PreemptionSeen> preemption;  // by partition, as those runs met it
 };
 RunTimes predict_run_times(const std::string& workload, const std::vector<PlanShape>& shapes, int epochs,
                            const std::string& root, SlurmClient& slurm, long long now);

@@ -9,9 +9,11 @@
 #include "base/diagnostics.hpp"
 #include "base/text.hpp"
 #include "explain/failure.hpp"
+#include "explain/requeue.hpp"
 #include "runs/progress_read.hpp"
 #include "runs/task_logs.hpp"
 #include "runs/usage.hpp"
+#include "workflows/status_extras.hpp"
 
 namespace ddpctl {
 
@@ -38,6 +40,13 @@ ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, c
     row.in_job = h.restarts;
     row.in_job_lost_s = h.lost_s;
     row.shrunk = h.shrunk_to;
+  }
+  if (job && shape && (job->requeues > 0 || latest_logged_attempt(log_base(*shape, a->job_id)) > 0)) {
+    RequeueHistory rq = requeue_history(*shape, *job, StatusExtras(slurm, states).earlier(*job));
+    row.requeues = rq.requeues;
+    row.preemptions = rq.preemptions;
+    row.requeue_lost_s = rq.lost_s;
+    row.requeue_ran_s = rq.ran_s;
   }
   return row;
 }

@@ -51,4 +51,25 @@ std::vector<Job> StatusExtras::earlier(const Job& job) {
   return e == split.earlier.end() ? std::vector<Job>() : e->second;
 }
 
+std::string StatusExtras::preemptor(const Job& attempt) {
+  if (!attempt.end_time || attempt.nodes.empty() || attempt.nodes == "None assigned") return "";
+  const long long end = *attempt.end_time;
+  // The preemptor starts once the preempted job's nodes are free: at its
+  // end, or a little after (its grace, KillWait, the scheduler's pass).
+  JobQuery q = slurm_.ran_on(attempt.nodes, end - 5, end + 600);
+  const Job* first = nullptr;
+  for (const auto& j : q.jobs) {
+    if (j.id == attempt.id || !j.start_time || *j.start_time < end - 5 || *j.start_time > end + 600) continue;
+    // It ran after the attempt started, and still ran when it ended: a job
+    // that came and went on the nodes just before is not it.
+    if (attempt.start_time && *j.start_time < *attempt.start_time) continue;
+    if (j.end_time && *j.end_time < end) continue;
+    if (j.partition == attempt.partition) continue;
+    if (!first || *j.start_time < *first->start_time) first = &j;
+  }
+  if (!first) return "";
+  return first->partition.empty() ? fmt::format("job {}", first->id)
+                                  : fmt::format("job {} (partition {})", first->id, first->partition);
+}
+
 }  // namespace ddpctl

@@ -35,6 +35,10 @@ class StatusExtras {
   std::optional<Failure> failure(const RunShape& shape, const Job& job);
   // The earlier attempts of `job`, oldest first.
   std::vector<Job> earlier(const Job& job);
+  // Who took a preempted `attempt`'s nodes (requeue.hpp's PreemptorOf): the
+  // job of another partition that started on them first, from its end on
+  // (one sacct); "" when accounting does not say.
+  std::string preemptor(const Job& attempt);
 
  private:
   SlurmClient& slurm_;

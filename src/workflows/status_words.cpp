@@ -186,12 +186,16 @@ std::optional<Explanation> failure_words(const JobFacts& f) {
 // "attempt 2 of 3 (requeued at the time limit)".
 std::optional<Explanation> requeue_words(const JobFacts& f) {
   if (!f.shape) return std::nullopt;
-  auto rq = find_requeue(*f.shape, f.job, [&] { return f.extras.earlier(f.job); });
+  auto rq = find_requeue(
+      *f.shape, f.job, [&] { return f.extras.earlier(f.job); },
+      [&](const Job& attempt) { return f.extras.preemptor(attempt); });
   if (!rq) return std::nullopt;
   Explanation e;
   e.text = rq->describe();
-  e.json["attempt"] = {{"number", rq->attempt}, {"of", rq->of ? nlohmann::json(*rq->of) : nlohmann::json()},
-                       {"why", rq->why}};
+  e.json["attempt"] = {{"number", rq->attempt},
+                       {"of", rq->of ? nlohmann::json(*rq->of) : nlohmann::json()},
+                       {"why", rq->why},
+                       {"details", rq->details}};
   return e;
 }
 

@@ -4,9 +4,10 @@
 # the nodes of this job of `scavenger` (tier 1, PreemptMode=REQUEUE, 30 s
 # grace; scripts/local-slurm). Slurm's SIGTERM reaches the training step,
 # whose program checkpoints and exits 75; the job is requeued, and status
-# says it was "after preemption", not "at the time limit".
-# What only Slurm can show: where its SIGTERM goes, and that the job comes
-# back requeued. The words themselves: tests/script/test_requeue_after_preemption.sh.
+# says it was "after preemption", not "at the time limit", by which job
+# (the urgent one, from accounting) and after how long.
+# What only Slurm can show: where its SIGTERM goes, that the job comes back
+# requeued, and what accounting records of who took its nodes. The words themselves: tests/script/test_requeue_after_preemption.sh.
 # slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
@@ -46,12 +47,14 @@ await "logs/${JOB_NAME}_$id.err" "ddpctl: requeueing job $id (restart 1 of 2): a
 grep -q "got SIGTERM; checkpointed" "logs/${JOB_NAME}_$id.restart0.0.out" || fail "rank 0 did not get SIGTERM: $(cat logs/*)"
 grep -q "got SIGTERM; checkpointed" "logs/${JOB_NAME}_$id.restart0.1.out" || fail "rank 1 did not get SIGTERM: $(cat logs/*)"
 ! grep -q "SIGUSR1" "logs/${JOB_NAME}_$id.err" || fail "the script took the preemption for its time-limit signal: $(cat "logs/${JOB_NAME}_$id.err")"
-# The urgent job runs on the nodes; this one waits, requeued.
+# The urgent job runs on the nodes; this one waits, requeued. status names
+# the preemptor (from accounting, once slurmdbd has the records) and how
+# long the attempt ran.
 deadline=$((SECONDS + 60)) since=$SECONDS
 while :; do
   run status "$JOB_NAME"
-  grep -qF "attempt 2 of 3 (requeued after preemption: Slurm's SIGTERM stopped the training step" "$T/out" && break
-  [ "$SECONDS" -lt "$deadline" ] || fail "status did not say the job was requeued after preemption: $(cat "$T/out" "$T/err")$(slurmctld_log_of "$id")"
+  grep -qE "attempt 2 of 3 \(requeued after preemption: Slurm's SIGTERM stopped the training step.*; preempted by job $urgent \(partition urgent\) after [0-9]+s" "$T/out" && break
+  [ "$SECONDS" -lt "$deadline" ] || fail "status did not say the job was requeued after preemption by job $urgent: $(cat "$T/out" "$T/err")$(slurmctld_log_of "$id")"
   pause_since "$since"
 done
 echo "status: $(cat "$T/out")"

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The bundled trainer on 2 nodes of preemptible capacity, preempted for real
+# (docs/running.md "When the site takes the nodes back"): a job of `urgent`
+# (PriorityTier 10) takes the nodes of this job of `scavenger` (tier 1,
+# PreemptMode=REQUEUE, 30 s grace; scripts/local-slurm). Slurm's SIGTERM
+# reaches every rank; they stop at one step, rank 0 checkpoints, the
+# launchers exit 75 and the script requeues the job within the grace. Once
+# the urgent job is done and Slurm lets the requeued job start (its
+# BeginTime: about two minutes), it resumes from the checkpoint and
+# completes, having lost at most one step of its step counter; status and
+# report say all of it. The journey on 22.05's lane (the trainer's); the
+# same contract is read on every version (test_doctor_drafts_a_usable_profile).
+# shellcheck source=tests/slurm/lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+: "${DDP_TRAIN:?}"
+write_spec job.yaml <<YAML
+partition: scavenger
+nodes: 2
+gpus_per_node: 0
+procs_per_node: 1
+cpus_per_task: 2
+requeue: {signal: USR1, grace: 20, max_restarts: 2}
+trainer:
+  program: $DDP_TRAIN
+  model: smallcnn
+  data: synthetic
+  epochs: 1
+  batch_size: 16
+  workers: 0
+  checkpoint_dir: $T/ck
+  resume: true
+  extra_args: [--synthetic-size, "6400", --no-val]
+YAML
+run submit job.yaml --wait
+expect_code 0
+expect_err "runs on preemptible capacity (partition scavenger"
+id=$(job_ids)
+progress=logs/${JOB_NAME}_${id}.progress.json
+deadline=$((SECONDS + 60)) since=$SECONDS
+until grep -q '"phase": "training", "epoch": 1, "epochs": 1, "step": [1-9]' "$progress" 2>/dev/null; do
+  [ "$SECONDS" -lt "$deadline" ] || fail "training never started: $(cat "$progress" 2>&1)$(slurmctld_log_of "$id")"
+  pause_since "$since"
+done
+urgent=$(on_login sbatch --parsable -p urgent -N 4 --exclusive --chdir="$T" -o /dev/null -J "$JOB_NAME-urgent" --wrap 'sleep 15')
+at_exit "on_login scancel $urgent"
+err=logs/${JOB_NAME}_${id}.err
+deadline=$((SECONDS + 90)) since=$SECONDS
+until grep -qF "ddpctl: requeueing job $id (restart 1 of 2): after preemption" "$err" 2>/dev/null; do
+  [ "$SECONDS" -lt "$deadline" ] || fail "job $id was not requeued after preemption: $(cat "$err" 2>&1)$(slurmctld_log_of "$id")"
+  pause_since "$since"
+done
+# The urgent job runs, then this one starts again when Slurm lets it.
+wait_for_state "$JOB_NAME" COMPLETED 300
+first=logs/${JOB_NAME}_${id}.restart0.0.out
+second=logs/${JOB_NAME}_${id}.restart1.0.out
+grep -q "ddp-train: stop requested: checkpoint saved at epoch 1, step [0-9]*; exiting for requeue" "$first" ||
+  fail "the first attempt did not checkpoint: $(cat "$first")"
+stopped=$(sed -n 's/^ddp-train: stopped at global step \([0-9]*\)$/\1/p' "$first")
+resumed=$(sed -n 's/^ddp-train: schedule: global step \([0-9]*\),.*/\1/p' "$second")
+{ [ -n "$stopped" ] && [ -n "$resumed" ]; } || fail "no step counters: stopped '$stopped', resumed '$resumed': $(cat "$first" "$second")"
+[ $((stopped - resumed)) -le 1 ] || fail "more than one step lost: stopped at $stopped, resumed from $resumed"
+grep -q "^Epoch \[1/1\]" "$second" || fail "the second attempt did not finish: $(cat "$second")"
+# One run across the preemption: one checkpoint folder, one metrics file.
+[ -f "$T/ck/checkpoint.pt" ] || fail "no checkpoint in $T/ck: $(ls "$T/ck" 2>&1)"
+run status "$JOB_NAME"
+echo "status: $(cat "$T/out")"
+grep -qE "attempt 2 of 3 \(requeued after preemption: Slurm's SIGTERM stopped the training step.*; preempted by job $urgent \(partition urgent\) after [0-9]+s; resumed from global step $resumed \((no step|1 step) lost\)\)" "$T/out" ||
+  fail "status does not say the preemption, its preemptor and the steps: $(cat "$T/out" "$T/err")"
+run report "$JOB_NAME"
+expect_code 0
+echo "report: $(cat "$T/out")"
+grep -qE "requeued 1 time \(1 after preemption\), [0-9hms]+ from a stop to the next start in all: attempt 2: after preemption" "$T/out" ||
+  fail "report does not count the preemption: $(cat "$T/out" "$T/err")"
+echo "preempted at global step $stopped, resumed from $resumed, by job $urgent"
