@@ -180,6 +180,21 @@ std::optional<Explanation> failure_words(const JobFacts& f) {
   Explanation e;
   e.text = describe_failure(*failure);
   e.json["failure"] = failure_json(*failure);
+  if (job.state == JobState::Preempted) {
+    // Slurm ended it by a preemption, not requeued (a partition whose
+    // preemption cancels): by whom, when, and what would have saved it.
+    std::string by = f.extras.preemptor(job);
+    std::string said = "; preempted" + (by.empty() ? std::string() : " by " + by);
+    if (job.start_time && job.end_time && *job.end_time >= *job.start_time)
+      said += " after " + format_duration(static_cast<double>(*job.end_time - *job.start_time));
+    said += " and cancelled, not requeued: ";
+    said += f.shape->max_requeues > 0
+                ? "its script's own requeue did not come within the partition's grace (its log says how far it got)"
+                : "the run ended there. With `requeue:` in the spec ddpctl requeues the job itself within the "
+                  "partition's grace, and it resumes from its checkpoint";
+    e.text += said;
+    if (!by.empty()) e.json["preempted_by"] = by;
+  }
   return e;
 }
 
