@@ -14,11 +14,14 @@ grep -q "a100-80gb: {nodes: 2, gpus_per_node: 4, gpu_types: \[a100\], cpus_per_n
   fail "draft lacks a100-80gb: $(cat clusters/site.yaml)"
 grep -q "default_partition: cpu" clusters/site.yaml || fail "draft lacks the default partition"
 # The preemption contract (docs/profiles.md "Preemption"), as scripts/local-slurm
-# sets it: scavenger's jobs are preempted by urgent's, requeued after 30 s of
-# grace, with SIGTERM (no send_user_signal); every other partition never.
+# sets it: scavenger's and spot's jobs are preempted by urgent's after 30 s
+# of grace, with SIGTERM (no send_user_signal), scavenger's requeued, spot's
+# cancelled; every other partition never.
 grep -qE '^  scavenger: \{nodes: 4, .*, preemptible: \{mode: requeue, grace_time: 30, by: \[urgent\]\}\}$' clusters/site.yaml ||
   fail "draft lacks scavenger's preemption: $(cat clusters/site.yaml)"
-[ "$(grep -c 'preemptible:' clusters/site.yaml)" -eq 1 ] || fail "draft has other partitions preemptible: $(cat clusters/site.yaml)"
+grep -qE '^  spot: \{nodes: 4, .*, preemptible: \{mode: cancel, grace_time: 30, by: \[urgent\]\}\}$' clusters/site.yaml ||
+  fail "draft lacks spot's preemption: $(cat clusters/site.yaml)"
+[ "$(grep -c 'preemptible:' clusters/site.yaml)" -eq 2 ] || fail "draft has other partitions preemptible: $(cat clusters/site.yaml)"
 grep -qxF 'preemption: {type: preempt/partition_prio, exempt_time: 0, user_signal: false}' clusters/site.yaml ||
   fail "draft lacks the site's preemption: $(cat clusters/site.yaml)"
 expect_err "preempt/partition_prio, PreemptMode=REQUEUE, exempt for 0 s, SIGTERM at preemption (no send_user_signal)"
