@@ -55,4 +55,13 @@ std::string outside_stop_why(const ResolvedRun& run, const ResolvedShape& shape)
          "preemption, or a signal from outside)";
 }
 
+std::string preempted_exit_why(const ResolvedRun& run, const ResolvedShape& shape) {
+  std::string partition = shape.partition.empty() ? run.profile.default_partition : shape.partition;
+  const Partition* p = run.profile.find_partition(partition);
+  return std::string("after preemption: Slurm preempted the job (its PreemptTime) and the training step ended with "
+                     "another status than 75 (a launcher such as torchrun ends so on SIGTERM); the next attempt "
+                     "resumes from the last checkpoint written") +
+         (p && p->preemptible ? fmt::format(" (partition {} is preemptible)", partition) : "");
+}
+
 }  // namespace ddpctl

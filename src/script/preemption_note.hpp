@@ -17,5 +17,9 @@ std::vector<std::string> preemption_notes(const ResolvedRun& run);
 // (75) on a signal ddpctl did not send: Slurm's SIGTERM to the step, which a
 // preemption sends. The words the script's requeue line carries (launch.sh).
 std::string outside_stop_why(const ResolvedRun& run, const ResolvedShape& shape);
+// The same when the step ended with another status than 75 while Slurm
+// shows the job preempted (PreemptTime, Slurm 23.02 and on): a launcher
+// (torchrun ends 1 on SIGTERM) or a program without the recipe.
+std::string preempted_exit_why(const ResolvedRun& run, const ResolvedShape& shape);
 
 }  // namespace ddpctl

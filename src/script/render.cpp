@@ -199,6 +199,7 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
   set_job_files(d);
   d.set("cluster", run.profile.name);
   d.set("outside_stop_why", outside_stop_why(run, shape));  // preemption_note.hpp
+  d.set("preempted_exit_why", preempted_exit_why(run, shape));
   d.set("spec_file", std::filesystem::path(spec.file).filename().string());
   d.set("directives", string_list(shape.directives));
   d.set("nodes", std::to_string(shape.nodes));

@@ -252,9 +252,23 @@ fi
 # 75: the bundled trainer checkpointed and stopped for a requeue (it also
 # stops so on SIGTERM, e.g. when Slurm signals the step itself: a
 # preemption, which the requeue's words say).
-if { [ "$ddpctl_stop_asked" = 1 ] && [ "$ddpctl_rc" -ne 0 ]; } || [ "$ddpctl_rc" -eq 75 ]; then
+# Another status while Slurm (23.02 and on) shows the job preempted
+# (PreemptTime): a launcher's (torchrun ends 1 on SIGTERM) or a program's
+# without the recipe; requeued all the same, to resume from its checkpoint.
+ddpctl_preempted=
+if [ "$ddpctl_stop_asked" != 1 ] && [ "$ddpctl_rc" -ne 0 ] && [ "$ddpctl_rc" -ne 75 ]; then
+  ddpctl_preempt_time=$(scontrol show job -o "$SLURM_JOB_ID" 2>/dev/null | grep -o 'PreemptTime=[^ ]*' || true)
+  case "${ddpctl_preempt_time#PreemptTime=}" in '' | None | Unknown) ;; *) ddpctl_preempted=1 ;; esac
+fi
+if { [ "$ddpctl_stop_asked" = 1 ] && [ "$ddpctl_rc" -ne 0 ]; } || [ "$ddpctl_rc" -eq 75 ] || [ -n "$ddpctl_preempted" ]; then
   if [ "$ddpctl_attempt" -lt 2 ]; then
-    if [ "$ddpctl_stop_asked" = 1 ]; then ddpctl_requeue ""; else ddpctl_requeue "after SIGTERM from Slurm to the training step, which checkpointed (not ddpctl's time-limit signal: a preemption, or a signal from outside)"; fi
+    if [ "$ddpctl_stop_asked" = 1 ]; then
+      ddpctl_requeue ""
+    elif [ -n "$ddpctl_preempted" ]; then
+      ddpctl_requeue "after preemption: Slurm preempted the job (its PreemptTime) and the training step ended with another status than 75 (a launcher such as torchrun ends so on SIGTERM); the next attempt resumes from the last checkpoint written"
+    else
+      ddpctl_requeue "after SIGTERM from Slurm to the training step, which checkpointed (not ddpctl's time-limit signal: a preemption, or a signal from outside)"
+    fi
   fi
   echo "ddpctl: not requeueing job $SLURM_JOB_ID: requeue.max_restarts (2) reached" >&2
 fi
