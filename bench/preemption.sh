@@ -71,7 +71,7 @@ wait_file() {
 preempt() {
   local t
   t=$(date +%s.%N)
-  urgent=$(on_login sbatch --parsable -p urgent -N 4 --exclusive --chdir="$T" -o /dev/null -J "$JOB_NAME-urgent" --wrap 'sleep 2')
+  on_login sbatch --parsable -p urgent -N 4 --exclusive --chdir="$T" -o /dev/null -J "$JOB_NAME-urgent" --wrap 'sleep 2' >/dev/null
   echo "$t"
 }
 # settle JOB: the preempted job cancelled (no second attempt) and the urgent job gone.
@@ -87,7 +87,7 @@ results=()
 for i in $(seq "$trials"); do
   # ddp-train under ddpctl.
   dir=$T/dt$i && mkdir -p "$dir/trace"
-  write_spec dt$i.yaml <<YAML
+  write_spec dt"$i".yaml <<YAML
 partition: scavenger
 nodes: 2
 gpus_per_node: 0
@@ -103,7 +103,7 @@ trainer:
   checkpoint_dir: $dir/ck
   extra_args: [--synthetic-size, "2048", --image-size, "32", --no-val, --trace-samples, $dir/trace/s]
 YAML
-  run submit dt$i.yaml --no-preflight
+  run submit dt"$i".yaml --no-preflight
   expect_code 0
   id=$(submitted_job_id)
   out=logs/${JOB_NAME}_$id.restart0.0.out
@@ -121,7 +121,7 @@ YAML
   settle "$id"
   # The recipe under ddpctl.
   dir=$T/rc$i && mkdir -p "$dir"
-  write_spec rc$i.yaml <<YAML
+  write_spec rc"$i".yaml <<YAML
 partition: scavenger
 nodes: 2
 gpus_per_node: 0
@@ -130,7 +130,7 @@ requeue: {signal: USR1, grace: 20, max_restarts: 1}
 env: {BENCH_DIR: $dir, HANDLER: "1"}
 command: [python3, $T/prog.py]
 YAML
-  run submit rc$i.yaml --no-preflight
+  run submit rc"$i".yaml --no-preflight
   expect_code 0
   id=$(submitted_job_id)
   wait_file "$dir/last"

@@ -11,6 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 
 # The step plays a preempted trainer: SIGTERM reached it, it checkpointed and exited 75.
+# shellcheck disable=SC2317  # called by the stub (lib.sh), redefined below
 answer_srun() {
   [[ " $* " == *" --kill-on-bad-exit=1 "* ]] || return 0
   echo "step stopped by SIGTERM" >>"$STUB_LOG"
@@ -49,6 +50,7 @@ expect_calls 1 '^scontrol requeue 4242$'
 expect_job_err "ddpctl: requeueing job 4242 (restart 1 of 2): after SIGTERM from Slurm to the training step, which checkpointed (not ddpctl's time-limit signal: a preemption, or a signal from outside)"
 
 # A launcher's status on SIGTERM (torchrun: 1), while Slurm shows the job preempted.
+# shellcheck disable=SC2317  # called by the stub (lib.sh)
 answer_srun() {
   [[ " $* " == *" --kill-on-bad-exit=1 "* ]] || return 0
   echo "launcher ended 1 on SIGTERM" >>"$STUB_LOG"
