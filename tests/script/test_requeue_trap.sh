@@ -3,6 +3,8 @@
 # before the time limit); the script passes the signal to the training step,
 # which checkpoints and exits 75, and requeues the job with scontrol while
 # requeue.max_restarts allows; once it is used up, the job ends with 75.
+# Where the site sends that signal at preemption too (send_user_signal),
+# Slurm shows the job's PreemptTime: the words say a preemption.
 # shellcheck source=tests/script/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -51,4 +53,22 @@ expect_rc 75
 expect_call '^step got USR1$'
 expect_no_call '^scontrol requeue'
 expect_job_err "ddpctl: not requeueing job 4242: requeue.max_restarts (2) reached"
+
+# The same signal at a preemption (send_user_signal): Slurm shows a PreemptTime.
+# shellcheck disable=SC2317  # called by the stub (lib.sh)
+answer_scontrol() {
+  if [ "${1:-} ${2:-} ${3:-}" = "show job -o" ]; then
+    echo "JobId=4242 JobState=RUNNING PreemptTime=2026-11-29T12:00:00 SuspendTime=None"
+  elif [ "${1:-} ${2:-}" = "show hostnames" ] && [[ ${3:-} =~ ^([a-z]+)\[([0-9]+)-([0-9]+)\]$ ]]; then
+    for i in $(seq "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"); do echo "${BASH_REMATCH[1]}$i"; done
+  fi
+}
+export -f answer_scontrol
+: >"$STUB_LOG"
+run_job "$script"
+expect_rc 0
+expect_call '^step got USR1$'
+expect_job_err "ddpctl: SIGUSR1: the job is being preempted (PreemptTime=2026-11-29T12:00:00); asking the training step to checkpoint and stop"
+expect_calls 1 '^scontrol requeue 4242$'
+expect_job_err "ddpctl: requeueing job 4242 (restart 1 of 2): after preemption: Slurm sent SIGUSR1 (the site's send_user_signal), passed to the training step, which checkpointed"
 echo ok

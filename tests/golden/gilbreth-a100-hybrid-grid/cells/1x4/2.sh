@@ -82,10 +82,22 @@ echo "ddpctl: master $MASTER_ADDR:$MASTER_PORT ($ddpctl_master_host), world size
 # It is passed to the training step, which checkpoints and stops; the job is
 # then requeued while restarts remain.
 ddpctl_stop_asked=0
+ddpctl_stop_why=
 # shellcheck disable=SC2317  # called by the trap below
 ddpctl_on_signal() {
   ddpctl_stop_asked=1
-  echo "ddpctl: SIGUSR1: the time limit is near; asking the training step to checkpoint and stop" >&2
+  # Where the site sends the job's signal at preemption too
+  # (send_user_signal), Slurm (23.02 and on) shows the job's PreemptTime.
+  ddpctl_preempt_time=$(scontrol show job -o "$SLURM_JOB_ID" 2>/dev/null | grep -o 'PreemptTime=[^ ]*' || true)
+  case "${ddpctl_preempt_time#PreemptTime=}" in
+    '' | None | Unknown)
+      echo "ddpctl: SIGUSR1: the time limit is near; asking the training step to checkpoint and stop" >&2
+      ;;
+    *)
+      ddpctl_stop_why="after preemption: Slurm sent SIGUSR1 (the site's send_user_signal), passed to the training step, which checkpointed"
+      echo "ddpctl: SIGUSR1: the job is being preempted (${ddpctl_preempt_time}); asking the training step to checkpoint and stop" >&2
+      ;;
+  esac
   # Before the step's pid is known (the node check; between its start and
   # `ddpctl_step=$!`), the launch passes it on once it is (launch.sh).
   [ -z "${ddpctl_step:-}" ] || { ddpctl_stop_sent=$ddpctl_step; kill -USR1 "$ddpctl_step" 2>/dev/null || true; }
@@ -263,7 +275,7 @@ fi
 if { [ "$ddpctl_stop_asked" = 1 ] && [ "$ddpctl_rc" -ne 0 ]; } || [ "$ddpctl_rc" -eq 75 ] || [ -n "$ddpctl_preempted" ]; then
   if [ "$ddpctl_attempt" -lt 2 ]; then
     if [ "$ddpctl_stop_asked" = 1 ]; then
-      ddpctl_requeue ""
+      ddpctl_requeue "$ddpctl_stop_why"
     elif [ -n "$ddpctl_preempted" ]; then
       ddpctl_requeue "after preemption: Slurm preempted the job (its PreemptTime) and the training step ended with another status than 75 (a launcher such as torchrun ends so on SIGTERM); the next attempt resumes from the last checkpoint written"
     else
