@@ -103,5 +103,5 @@ TEST_CASE("contract: the rendered script writes the step marker the agent reads 
   std::string script = render_example(true);
   CHECK(script.find(std::string("echo \"") + kStepMarker + "$ddpctl_in_job on ${ddpctl_nodes[*]}\" >&2") != std::string::npos);
   CHECK(kRequeueExit == 75);  // the bundled trainer's (trainer/), which shares no code with ddpctl
-  CHECK(script.find("[ \"$ddpctl_rc\" -eq " + std::to_string(kRequeueExit) + " ]; then") != std::string::npos);
+  CHECK(script.find("|| [ \"$ddpctl_rc\" -eq " + std::to_string(kRequeueExit) + " ] ||") != std::string::npos);
 }

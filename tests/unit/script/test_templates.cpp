@@ -47,7 +47,7 @@ const std::map<std::string, std::string> kProbe{
     {"race.sh", "ddpctl_race="},
     {"environment.sh", "# ---- begin user setup"},
     {"rendezvous.sh", "# Rendezvous:"},
-    {"requeue.sh", "ddpctl_requeue() {"},
+    {"requeue.sh", "ddpctl_stop_asked=0"},
     {"agent.sh", "# While it runs (docs/running.md)"},
     {"snapshot.sh", "export DDPCTL_SNAPSHOT="},
     {"container.sh", "ddpctl_container=("},
