@@ -1,5 +1,6 @@
 #include "script/preemption_note.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include "base/text.hpp"
@@ -62,6 +63,13 @@ std::string preempted_exit_why(const ResolvedRun& run, const ResolvedShape& shap
                      "another status than 75 (a launcher such as torchrun ends so on SIGTERM); the next attempt "
                      "resumes from the last checkpoint written") +
          (p && p->preemptible ? fmt::format(" (partition {} is preemptible)", partition) : "");
+}
+
+long long race_again_limit_s(const ResolvedRun& run, const ResolvedShape& shape) {
+  const std::string partition = shape.partition.empty() ? run.profile.default_partition : shape.partition;
+  const Partition* p = run.profile.find_partition(partition);
+  if (!p || !p->preemptible || !p->preemptible->grace_s) return 60;
+  return std::clamp(*p->preemptible->grace_s / 3, 5LL, 60LL);
 }
 
 }  // namespace ddpctl

@@ -21,5 +21,10 @@ std::string outside_stop_why(const ResolvedRun& run, const ResolvedShape& shape)
 // shows the job preempted (PreemptTime, Slurm 23.02 and on): a launcher
 // (torchrun ends 1 on SIGTERM) or a program without the recipe.
 std::string preempted_exit_why(const ResolvedRun& run, const ResolvedShape& shape);
+// How long the re-race before a requeue may take: a minute; on preemptible
+// capacity a third of the grace (at least 5 s), so that the job's own
+// requeue still comes before the SIGKILL (where a preemption cancels, it is
+// what saves the run).
+long long race_again_limit_s(const ResolvedRun& run, const ResolvedShape& shape);
 
 }  // namespace ddpctl

@@ -111,15 +111,7 @@ mstch::data requeue_data(const ResolvedRun& run, const ResolvedShape& shape) {
   q.set("signal", spec.requeue->signal);
   q.set("grace", std::to_string(spec.requeue->grace_s));
   q.set("max_restarts", std::to_string(spec.requeue->max_requeues));
-  // A re-race before the requeue may take at most a minute; on preemptible
-  // capacity a third of the grace, so that the job's own requeue still
-  // comes before the SIGKILL (where a preemption cancels, it is what saves
-  // the run).
-  long long race_again_s = 60;
-  const std::string partition = shape.partition.empty() ? run.profile.default_partition : shape.partition;
-  if (const Partition* p = run.profile.find_partition(partition); p && p->preemptible && p->preemptible->grace_s)
-    race_again_s = std::clamp(*p->preemptible->grace_s / 3, 5LL, 60LL);
-  q.set("race_again_s", std::to_string(race_again_s));
+  q.set("race_again_s", std::to_string(race_again_limit_s(run, shape)));  // preemption_note.hpp
   return q;
 }
 

@@ -7,6 +7,7 @@
 #include "helpers.hpp"
 #include "script/render.hpp"
 #include "script/resolve.hpp"
+#include "script/preemption_note.hpp"
 #include "spec/spec.hpp"
 
 using namespace ddpctl;
@@ -186,4 +187,16 @@ TEST_CASE("the requeue trap requeues a plain job by its id, an array task as <ar
   // `scontrol requeue 42` would requeue every task of the array.
   CHECK(requeued("SLURM_JOB_ID=42 SLURM_ARRAY_JOB_ID=42 SLURM_ARRAY_TASK_ID=1") == "scontrol requeue 42_1\n");
   CHECK(requeued("SLURM_JOB_ID=43 SLURM_ARRAY_JOB_ID=42 SLURM_ARRAY_TASK_ID=0") == "scontrol requeue 42_0\n");
+}
+
+TEST_CASE("a re-race before a requeue on preemptible capacity gets a third of the grace, elsewhere a minute") {
+  ResolvedRun scav = resolve_yaml("partition: scavenger\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: 'true'\n"
+                                  "requeue: {grace: 20}\nalternatives:\n  - {partition: cpu, label: normal}\n");
+  REQUIRE(scav.shapes.size() == 2);
+  CHECK(race_again_limit_s(scav, scav.shapes[0]) == 10);  // scavenger: 30 s grace
+  CHECK(race_again_limit_s(scav, scav.shapes[1]) == 60);  // cpu: not preemptible
+  auto scripts = render_scripts(scav, ddpctl::test::source_dir() + "/templates", "/runs/r1/race");
+  REQUIRE(scripts.size() == 2);
+  CHECK(scripts[0].text.find("timeout 10 ") != std::string::npos);
+  CHECK(scripts[1].text.find("timeout 60 ") != std::string::npos);
 }
