@@ -11,6 +11,8 @@
 # slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+# shellcheck source=tests/slurm/preempt_lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/preempt_lib.sh"
 cat >program.sh <<'SH'
 #!/bin/bash
 trap 'echo "got SIGTERM; checkpointed"; exit 75' TERM
@@ -30,19 +32,10 @@ run submit job.yaml --wait
 expect_code 0
 expect_err "shape 2x1 runs on preemptible capacity (partition scavenger, profile local): preempted by a job of urgent with SIGTERM, 30 s grace"
 id=$(submitted_job_id)
-# await LOG LINE: LINE appears in LOG within two minutes.
-await() {
-  local deadline=$((SECONDS + 120)) since=$SECONDS
-  until grep -qF -- "$2" "$1" 2>/dev/null; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "no '$2' in $1: $(cat "$1" 2>&1) $(cat "logs/${JOB_NAME}_$id.err" 2>&1)$(slurmctld_log_of "$id")"
-    pause_since "$since"
-  done
-}
-await "logs/${JOB_NAME}_$id.restart0.0.out" "training"
-await "logs/${JOB_NAME}_$id.restart0.1.out" "training"
-urgent=$(on_login sbatch --parsable -p urgent -N 4 --exclusive --chdir="$T" -o /dev/null -J "$JOB_NAME-urgent" --wrap 'sleep 300')
-at_exit "on_login scancel $urgent"
-await "logs/${JOB_NAME}_$id.err" "ddpctl: requeueing job $id (restart 1 of 2): after preemption: Slurm's SIGTERM stopped the training step, which checkpointed (partition scavenger is preemptible)"
+await_line "logs/${JOB_NAME}_$id.restart0.0.out" "training"
+await_line "logs/${JOB_NAME}_$id.restart0.1.out" "training"
+preempt
+await_line "logs/${JOB_NAME}_$id.err" "ddpctl: requeueing job $id (restart 1 of 2): after preemption: Slurm's SIGTERM stopped the training step, which checkpointed (partition scavenger is preemptible)"
 # Every rank got Slurm's SIGTERM (the batch script did not pass it on: it was not signalled).
 grep -q "got SIGTERM; checkpointed" "logs/${JOB_NAME}_$id.restart0.0.out" || fail "rank 0 did not get SIGTERM: $(cat logs/*)"
 grep -q "got SIGTERM; checkpointed" "logs/${JOB_NAME}_$id.restart0.1.out" || fail "rank 1 did not get SIGTERM: $(cat logs/*)"

@@ -11,6 +11,8 @@
 # slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+# shellcheck source=tests/slurm/preempt_lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/preempt_lib.sh"
 cat >program.sh <<'SH'
 #!/bin/bash
 trap 'echo "got SIGTERM; checkpointed"; exit 75' TERM
@@ -31,17 +33,8 @@ expect_err "partition: shape 2x1: partition spot is preemptible and a preemption
 run submit job.yaml --no-preflight --wait
 expect_code 0
 id=$(submitted_job_id)
-# await LOG LINE: LINE appears in LOG within two minutes.
-await() {
-  local deadline=$((SECONDS + 120)) since=$SECONDS
-  until grep -qF -- "$2" "$1" 2>/dev/null; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "no '$2' in $1: $(cat "$1" 2>&1)$(slurmctld_log_of "$id")"
-    pause_since "$since"
-  done
-}
-await "logs/${JOB_NAME}_$id.restart0.0.out" "training"
-urgent=$(on_login sbatch --parsable -p urgent -N 4 --exclusive --chdir="$T" -o /dev/null -J "$JOB_NAME-urgent" --wrap 'sleep 300')
-at_exit "on_login scancel $urgent"
+await_line "logs/${JOB_NAME}_$id.restart0.0.out" "training"
+preempt
 wait_for_state "$JOB_NAME" PREEMPTED 120
 # The preemptor comes from accounting, once slurmdbd has the records.
 deadline=$((SECONDS + 60)) since=$SECONDS
@@ -67,10 +60,9 @@ YAML
 run submit requeued.yaml --wait
 expect_code 0
 id=$(submitted_job_id)
-await "logs/${JOB_NAME}_$id.restart0.0.out" "training"
-urgent=$(on_login sbatch --parsable -p urgent -N 4 --exclusive --chdir="$T" -o /dev/null -J "$JOB_NAME-urgent" --wrap 'sleep 300')
-at_exit "on_login scancel $urgent"
-await "logs/${JOB_NAME}_$id.err" "ddpctl: requeueing job $id (restart 1 of 2): after preemption"
+await_line "logs/${JOB_NAME}_$id.restart0.0.out" "training"
+preempt
+await_line "logs/${JOB_NAME}_$id.err" "ddpctl: requeueing job $id (restart 1 of 2): after preemption"
 deadline=$((SECONDS + 60)) since=$SECONDS
 until [ "$(on_login squeue -h -j "$id" -o %T)" = PENDING ]; do
   [ "$SECONDS" -lt "$deadline" ] || fail "job $id with requeue: is not waiting to start again: $(on_login squeue -h -t all -j "$id" -o '%T %r' 2>&1)$(slurmctld_log_of "$id")"

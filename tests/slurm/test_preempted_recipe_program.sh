@@ -8,12 +8,9 @@
 # slurm versions: 24.11
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
-{
-  printf 'import time\ndef train_one_step(step):\n    time.sleep(0.2)\n\n'
-  awk '/^### Your own program/ {on = 1} on && /^```python$/ {code = 1; next} code && /^```$/ {exit} code' \
-    "$DDPCTL_SOURCE/docs/running.md"
-} >program.py
-grep -q "os._exit(75)" program.py || fail "the recipe's block was not found in docs/running.md: $(cat program.py)"
+# shellcheck source=tests/slurm/preempt_lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/preempt_lib.sh"
+recipe_program
 write_spec job.yaml <<YAML
 partition: scavenger
 nodes: 2
@@ -26,26 +23,15 @@ YAML
 run submit job.yaml --wait
 expect_code 0
 id=$(submitted_job_id)
-# await PATTERN: a line of the job's logs matches the ERE within two minutes; sets $found.
-await() {
-  local deadline=$((SECONDS + 120)) since=$SECONDS
-  until found=$(grep -rhE -- "$1" logs 2>/dev/null | tail -n1) && [ -n "$found" ]; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "no line matches '$1' in the job's logs: $(tail -n 5 logs/* 2>&1)$(slurmctld_log_of "$id")"
-    pause_since "$since"
-  done
-}
-await "^rank 0: starting at step 0$"
-await "^rank 1: starting at step 0$"
-urgent=$(on_login sbatch --parsable -p urgent -N 4 --exclusive --chdir="$T" -o /dev/null -J "$JOB_NAME-urgent" --wrap 'sleep 300')
-at_exit "on_login scancel $urgent"
-await "requeueing job $id \(restart 1 of 2\): after preemption: "
-await "^rank 0: checkpointed at step [0-9]+; stopping for the requeue$"
+await_match "^rank 0: starting at step 0$"
+await_match "^rank 1: starting at step 0$"
+preempt
+await_match "requeueing job $id \(restart 1 of 2\): after preemption: "
+await_match "^rank 0: checkpointed at step [0-9]+; stopping for the requeue$"
 saved=$(echo "$found" | sed -E 's/.* at step ([0-9]+);.*/\1/')
-await "^rank 1: checkpointed at step [0-9]+; stopping for the requeue$"
+await_match "^rank 1: checkpointed at step [0-9]+; stopping for the requeue$"
+expect_saved_state "$saved"
 state=$(find "$T" -name state.txt -print -quit)
-if [ -z "$state" ] || [ "$(cat "$state")" != "$saved" ]; then
-  fail "rank 0 said it saved step $saved; the checkpoint holds: ${state:-no state.txt} $(cat "$state" 2>&1)"
-fi
 # Started again, the recipe resumes where it stopped: run here on the saved
 # state (the job itself would start again only after Slurm's begin time for
 # a requeued job, about two minutes; moving that to now has Slurm kill the
