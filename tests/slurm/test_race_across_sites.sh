@@ -150,46 +150,21 @@ if ! { grep -qF "3 cells: 3 done" "$T/rout" && grep -qE "^ +3 +[0-9]+_2 +COMPLET
 fi
 
 # 6. A requeued winner re-races across sites. The training resumes from its
-# checkpoint folder (DDPCTL_CHECKPOINT_DIR: each site's run has its own),
-# checkpoints and stops with 75 on TERM, and holds a lock in $T (one file
-# system for both sites here) so that two trainings at once are seen; it
-# names itself by its site's folder (both clusters are called "local").
-cat >"$T/rerace.sh" <<'SH'
-#!/bin/bash
-me="$(basename "$PWD"):$SLURM_JOB_ID" dir=$(dirname "$0")
-if ! mkdir "$dir/rerace.lock" 2>/dev/null; then
-  echo "$me started while $(cat "$dir/rerace.lock/owner") trained" >>"$dir/rerace.double"
-  exit 1
-fi
-echo "$me" >"$dir/rerace.lock/owner"
-ck=$DDPCTL_CHECKPOINT_DIR/step
-step=$(cat "$ck" 2>/dev/null || echo 0)
-echo "$me $step" >>"$dir/rerace.trainings"
-stop() { echo "$step" >"$ck"; rm -rf "$dir/rerace.lock"; exit 75; }
-trap stop TERM
-while [ "$step" -lt 300 ]; do
-  step=$((step + 1))
-  echo "$step" >"$ck"
-  echo "$step" >"$dir/rerace.progress"
-  sleep 0.1 &
-  wait $!
-done
-rm -rf "$dir/rerace.lock"
-echo "$me $step" >>"$dir/rerace.finished"
-SH
-chmod +x "$T/rerace.sh"
+# checkpoint folder (DDPCTL_CHECKPOINT_DIR: each site's run has its own) and
+# records each training in $T (data/resumes_from_checkpoint.sh).
+cp "$DDPCTL_SOURCE/tests/slurm/data/resumes_from_checkpoint.sh" "$T/"
 {
   sed '/^command:/d' job.yaml
-  echo "command: [$T/rerace.sh]"
+  echo "command: [$T/resumes_from_checkpoint.sh]"
   echo "requeue: {signal: USR1, grace: 60, max_restarts: 2}"
 } >job6.yaml
 # Round 1 at site a: site b's partition is held again, until a's job trains.
 blocker=$(on_login sbatch --parsable -p cpu -N "$nodes" --exclusive --chdir="$T" -J "$JOB_NAME-blocker" --wrap 'sleep 600')
 spec_file=job6.yaml submit_race
 deadline=$((SECONDS + 120)) since=$SECONDS
-until p=$(cat "$T/rerace.progress" 2>/dev/null); [ "${p:-0}" -ge 20 ]; do
+until p=$(cat "$T/progress" 2>/dev/null); [ "${p:-0}" -ge 20 ]; do
   [ "$SECONDS" -lt "$deadline" ] ||
-    fail "race 6: site a's job did not train 20 steps within 2 minutes: $(cat "$T/rerace.trainings" 2>&1)"$'\n'"$(cat "$race/coordinator.log")"
+    fail "race 6: site a's job did not train 20 steps within 2 minutes: $(cat "$T/trainings" 2>&1)"$'\n'"$(cat "$race/coordinator.log")"
   pause_since "$since"
 done
 on_login scancel "$blocker"
@@ -203,22 +178,22 @@ at_exit "on_other scancel $a_blocker 2>/dev/null"
 deadline=$((SECONDS + 300)) since=$SECONDS
 until [ -f "$race/coordinator.done" ]; do
   [ "$SECONDS" -lt "$deadline" ] ||
-    fail "race 6: the coordinator did not end the re-raced race within 5 minutes:"$'\n'"$(cat "$race/coordinator.log")"$'\n'"site a: $(on_other squeue -h -o '%i %T %r' 2>&1)"$'\n'"site b: $(on_login squeue -h -o '%i %T %r' 2>&1)"$'\n'"trainings: $(cat "$T/rerace.trainings" 2>&1)"
+    fail "race 6: the coordinator did not end the re-raced race within 5 minutes:"$'\n'"$(cat "$race/coordinator.log")"$'\n'"site a: $(on_other squeue -h -o '%i %T %r' 2>&1)"$'\n'"site b: $(on_login squeue -h -o '%i %T %r' 2>&1)"$'\n'"trainings: $(cat "$T/trainings" 2>&1)"
   pause_since "$since"
 done
 on_other scancel "$a_blocker"
 echo "coordinator: $(cat "$race/coordinator.log")"
-echo "trainings: $(cat "$T/rerace.trainings")"
-[ ! -f "$T/rerace.double" ] || fail "race 6: two trainings at once: $(cat "$T/rerace.double")"
-[ "$(wc -l <"$T/rerace.trainings")" -eq 2 ] || fail "race 6: expected two trainings (site a, then site b): $(cat "$T/rerace.trainings")"
-read -r first_who first_step < <(sed -n 1p "$T/rerace.trainings")
-read -r second_who second_step < <(sed -n 2p "$T/rerace.trainings")
+echo "trainings: $(cat "$T/trainings")"
+[ ! -f "$T/double" ] || fail "race 6: two trainings at once: $(cat "$T/double")"
+[ "$(wc -l <"$T/trainings")" -eq 2 ] || fail "race 6: expected two trainings (site a, then site b): $(cat "$T/trainings")"
+read -r first_who first_step < <(sed -n 1p "$T/trainings")
+read -r second_who second_step < <(sed -n 2p "$T/trainings")
 if ! { [ "$first_who" = "site-a:$a_job" ] && [ "$first_step" -eq 0 ]; }; then
   fail "race 6: the first training was not site a's job $a_job from step 0: $first_who $first_step"
 fi
 [ "${second_who%:*}" = site-b ] || fail "race 6: the re-race was not won at site b: $second_who"
 [ "$second_step" -ge 20 ] || fail "race 6: site b's job resumed from step $second_step, not from site a's checkpoint (20 or more)"
-grep -qxF "$second_who 300" "$T/rerace.finished" || fail "race 6: site b's job did not finish: $(cat "$T/rerace.finished" 2>&1)"
+grep -qxF "$second_who 300" "$T/finished" || fail "race 6: site b's job did not finish: $(cat "$T/finished" 2>&1)"
 grep -qF "the winner of round 1, was requeued" "$race/round.2" || fail "race 6: round.2: $(cat "$race/round.2" 2>&1)"
 grep -q "^$host ${second_who#*:} " "$race/grant.2" || fail "race 6: round 2's grant: $(cat "$race/grant.2" 2>&1)"
 [ -f "$race/relay.2" ] || fail "race 6: no relay.2: the checkpoint was not carried"

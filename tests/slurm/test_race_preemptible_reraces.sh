@@ -12,39 +12,14 @@
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 nodes_run_ddpctl=no
 if timeout 120 "$LOCAL_SLURM" exec -- srun -p cpu -N 1 -n 1 -t 1 "$DDPCTL" --version >/dev/null 2>&1; then nodes_run_ddpctl=yes; fi
-# A training that resumes from its checkpoint (a step counter in the run's
-# DDPCTL_CHECKPOINT_DIR), checkpoints and stops with 75 on TERM, and records
-# a second training at once.
-cat >program.sh <<'SH'
-#!/bin/bash
-dir=$(dirname "$0")
-if ! mkdir "$dir/training.lock" 2>/dev/null; then
-  echo "job $SLURM_JOB_ID started while job $(cat "$dir/training.lock/owner") trained" >>"$dir/double"
-  exit 1
-fi
-echo "$SLURM_JOB_ID" >"$dir/training.lock/owner"
-ck=$DDPCTL_CHECKPOINT_DIR/step
-step=$(cat "$ck" 2>/dev/null || echo 0)
-echo "$SLURM_JOB_ID $step" >>"$dir/trainings"
-stop() { echo "$step" >"$ck"; rm -rf "$dir/training.lock"; exit 75; }
-trap stop TERM
-while [ "$step" -lt 300 ]; do
-  step=$((step + 1))
-  echo "$step" >"$ck"
-  echo "$step" >"$dir/progress"
-  sleep 0.1 &
-  wait $!
-done
-rm -rf "$dir/training.lock"
-echo "$SLURM_JOB_ID $step" >>"$dir/finished"
-SH
-chmod +x program.sh
+# A training that resumes from the run's checkpoint and records each training.
+cp "$DDPCTL_SOURCE/tests/slurm/data/resumes_from_checkpoint.sh" "$T/"
 write_spec job.yaml <<YAML
 partition: scavenger
 gpus_per_node: 0
 procs_per_node: 1
 requeue: {signal: USR1, grace: 20, max_restarts: 2}
-command: [$T/program.sh]
+command: [$T/resumes_from_checkpoint.sh]
 alternatives:
   - {partition: a100-80gb, label: a100}
 YAML
@@ -93,14 +68,14 @@ w2=$(cut -d' ' -f1 "$run_dir/race/claim.2/winner")
 [ "$(grep -lx "$w2" "$run_dir"/race/gen.2/jobs/* | xargs -n1 basename)" = a100 ] ||
   fail "generation 2 was not won by the a100 shape: job $w2$(jobs_report)"
 deadline=$((SECONDS + 120)) since=$SECONDS
-until grep -q "^$w2 300$" finished 2>/dev/null; do
+until grep -q ":$w2 300$" finished 2>/dev/null; do
   [ "$SECONDS" -lt "$deadline" ] || fail "job $w2 did not finish: $(cat trainings finished 2>&1)$(jobs_report)"
   pause_since "$since"
 done
 echo "trainings: $(cat trainings)"
 [ ! -f double ] || fail "two trainings at once: $(cat double)"
 [ "$(wc -l <trainings)" -eq 2 ] || fail "expected two trainings (scavenger, then a100): $(cat trainings)"
-resumed=$(sed -n "s/^$w2 \([0-9]*\)$/\1/p" trainings)
+resumed=$(sed -n "s/^[^ ]*:$w2 \([0-9]*\)$/\1/p" trainings)
 [ "${resumed:-0}" -ge 20 ] || fail "job $w2 did not resume from the checkpoint (step ${resumed:-none})"
 wait_for_sacct "$w1" CANCELLED 60
 run status "$run_id"
