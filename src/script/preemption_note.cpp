@@ -25,19 +25,24 @@ std::string what_happens(const ClusterProfile& profile, const PreemptTerms& t, b
 
 }  // namespace
 
+const PreemptTerms* preemptible_terms(const ResolvedRun& run, const ResolvedShape& shape, std::string* where) {
+  const std::string partition = shape.partition.empty() ? run.profile.default_partition : shape.partition;
+  if (const Partition* p = run.profile.find_partition(partition); p && p->preemptible) {
+    if (where) *where = "partition " + partition;
+    return &*p->preemptible;
+  }
+  if (const QosEntry* q = run.profile.find_qos(shape.asked.qos); q && q->preemptible) {
+    if (where) *where = "QOS " + shape.asked.qos;
+    return &*q->preemptible;
+  }
+  return nullptr;
+}
+
 std::vector<std::string> preemption_notes(const ResolvedRun& run) {
   std::vector<std::string> notes;
   for (const auto& shape : run.shapes) {
-    std::string partition = shape.partition.empty() ? run.profile.default_partition : shape.partition;
     std::string where;
-    const PreemptTerms* terms = nullptr;
-    if (const Partition* p = run.profile.find_partition(partition); p && p->preemptible) {
-      terms = &*p->preemptible;
-      where = "partition " + partition;
-    } else if (const QosEntry* q = run.profile.find_qos(shape.asked.qos); q && q->preemptible) {
-      terms = &*q->preemptible;
-      where = "QOS " + shape.asked.qos;
-    }
+    const PreemptTerms* terms = preemptible_terms(run, shape, &where);
     if (!terms) continue;
     notes.push_back(fmt::format("shape {} runs on preemptible capacity ({}, profile {}): {}", shape.label, where,
                                 run.profile.name, what_happens(run.profile, *terms, run.spec.requeue.has_value())));
@@ -46,30 +51,28 @@ std::vector<std::string> preemption_notes(const ResolvedRun& run) {
 }
 
 std::string outside_stop_why(const ResolvedRun& run, const ResolvedShape& shape) {
-  std::string partition = shape.partition.empty() ? run.profile.default_partition : shape.partition;
-  const Partition* p = run.profile.find_partition(partition);
-  if (p && p->preemptible)  // a Slurm name (cluster.cpp): no quote, no $ in the script's words
+  std::string where;  // Slurm names (cluster.cpp): no quote, no $ in the script's words
+  if (preemptible_terms(run, shape, &where))
     return fmt::format("after preemption: Slurm's SIGTERM stopped the training step, which checkpointed "
-                       "(partition {} is preemptible)",
-                       partition);
+                       "({} is preemptible)",
+                       where);
   return "after SIGTERM from Slurm to the training step, which checkpointed (not ddpctl's time-limit signal: a "
          "preemption, or a signal from outside)";
 }
 
 std::string preempted_exit_why(const ResolvedRun& run, const ResolvedShape& shape) {
-  std::string partition = shape.partition.empty() ? run.profile.default_partition : shape.partition;
-  const Partition* p = run.profile.find_partition(partition);
+  std::string where;
+  const bool preemptible = preemptible_terms(run, shape, &where) != nullptr;
   return std::string("after preemption: Slurm preempted the job (its PreemptTime) and the training step ended with "
                      "another status than 75 (a launcher such as torchrun ends so on SIGTERM); the next attempt "
                      "resumes from the last checkpoint written") +
-         (p && p->preemptible ? fmt::format(" (partition {} is preemptible)", partition) : "");
+         (preemptible ? fmt::format(" ({} is preemptible)", where) : "");
 }
 
 long long race_again_limit_s(const ResolvedRun& run, const ResolvedShape& shape) {
-  const std::string partition = shape.partition.empty() ? run.profile.default_partition : shape.partition;
-  const Partition* p = run.profile.find_partition(partition);
-  if (!p || !p->preemptible || !p->preemptible->grace_s) return 60;
-  return std::clamp(*p->preemptible->grace_s / 3, 5LL, 60LL);
+  const PreemptTerms* t = preemptible_terms(run, shape);
+  if (!t || !t->grace_s) return 60;
+  return std::clamp(*t->grace_s / 3, 5LL, 60LL);
 }
 
 }  // namespace ddpctl

@@ -11,6 +11,11 @@
 
 namespace ddpctl {
 
+// The contract a shape runs under: its partition's `preemptible:`, else its
+// QOS's; null when neither is preemptible. `where`: "partition scavenger",
+// "QOS preempt".
+const PreemptTerms* preemptible_terms(const ResolvedRun& run, const ResolvedShape& shape, std::string* where = nullptr);
+
 std::vector<std::string> preemption_notes(const ResolvedRun& run);
 
 // Why the job is requeued when its training step checkpointed and stopped

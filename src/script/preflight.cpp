@@ -1,5 +1,7 @@
 #include "script/preflight.hpp"
 
+#include "script/preemption_note.hpp"
+
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
@@ -45,19 +47,19 @@ std::vector<std::string> fitting_nodes(const ResolvedShape& shape, const NodeQue
 // within the grace, which it does with `requeue:` (seen on the local
 // clusters: its scontrol requeue comes first, and the job is requeued, not
 // cancelled).
-void check_cancelled_by_preemption(const ResolvedRun& run, const ResolvedShape& shape, const Location& where,
-                                   Diagnostics& diags) {
+void check_cancelled_by_preemption(const ResolvedRun& run, const ResolvedShape& shape, Diagnostics& diags) {
   if (run.spec.requeue) return;
-  const std::string partition = shape.partition.empty() ? run.profile.default_partition : shape.partition;
-  const Partition* p = run.profile.find_partition(partition);
-  if (!p || !p->preemptible || p->preemptible->mode != "cancel") return;
-  diags.error(where, "partition",
-              fmt::format("shape {}: partition {} is preemptible and a preemption cancels its jobs (PreemptMode=CANCEL "
+  std::string what;
+  const PreemptTerms* t = preemptible_terms(run, shape, &what);
+  if (!t || t->mode != "cancel") return;
+  const char* field = what.rfind("QOS", 0) == 0 ? "qos" : "partition";
+  diags.error(shape.asked.where_of(field, Location{run.spec.file}), field,
+              fmt::format("shape {}: {} is preemptible and a preemption cancels its jobs (PreemptMode=CANCEL "
                           "in profile {}): the run would end there, not resume. With `requeue:` ddpctl requeues the "
                           "job itself within the {} grace and it resumes from its checkpoint; or choose a partition "
                           "that is not preempted; --no-preflight submits anyway",
-                          shape.label, partition, run.profile.name,
-                          p->preemptible->grace_s ? fmt::format("{} s", *p->preemptible->grace_s) : "site's"));
+                          shape.label, what, run.profile.name,
+                          t->grace_s ? fmt::format("{} s", *t->grace_s) : "site's"));
 }
 
 // The spec's requeue.grace is the time it gives the program to checkpoint
@@ -67,18 +69,18 @@ void check_cancelled_by_preemption(const ResolvedRun& run, const ResolvedShape& 
 // nothing of the program; gen's note states the grace.)
 void check_checkpoint_within_grace(const ResolvedRun& run, const ResolvedShape& shape, Diagnostics& diags) {
   if (!run.spec.requeue || !run.spec.requeue->grace_where) return;
-  const std::string partition = shape.partition.empty() ? run.profile.default_partition : shape.partition;
-  const Partition* p = run.profile.find_partition(partition);
-  if (!p || !p->preemptible || !p->preemptible->grace_s) return;
-  const long long grace = *p->preemptible->grace_s, asked = run.spec.requeue->grace_s;
+  std::string what;
+  const PreemptTerms* t = preemptible_terms(run, shape, &what);
+  if (!t || !t->grace_s) return;
+  const long long grace = *t->grace_s, asked = run.spec.requeue->grace_s;
   if (asked <= grace) return;
   diags.error(*run.spec.requeue->grace_where, "requeue.grace",
-              fmt::format("shape {}: {} s to checkpoint and stop, but partition {} is preemptible with {} s "
+              fmt::format("shape {}: {} s to checkpoint and stop, but {} is preemptible with {} s "
                           "between Slurm's SIGTERM and its SIGKILL (GraceTime, profile {}): a preemption kills "
                           "the program before such a checkpoint is written. Set requeue.grace to {} or less if "
                           "the checkpoint takes that little, or choose a partition that is not preempted; "
                           "--no-preflight submits anyway",
-                          shape.label, asked, partition, grace, run.profile.name, grace));
+                          shape.label, asked, what, grace, run.profile.name, grace));
 }
 
 }  // namespace
@@ -106,7 +108,7 @@ Diagnostics preflight(const ResolvedRun& run, const ResolvedShape& shape, SlurmC
   Diagnostics diags;
   const Shape& asked = shape.asked;
   auto where = [&](const char* field) { return asked.where_of(field, Location{run.spec.file}); };
-  check_cancelled_by_preemption(run, shape, where("partition"), diags);
+  check_cancelled_by_preemption(run, shape, diags);
   check_checkpoint_within_grace(run, shape, diags);
 
   NodeQuery q = slurm.nodes();

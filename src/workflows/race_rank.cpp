@@ -10,6 +10,7 @@
 #include "base/files.hpp"
 #include "base/text.hpp"
 #include "workflows/report_collect.hpp"
+#include "script/preemption_note.hpp"
 #include "script/preflight.hpp"
 #include "slurm/site_limits_read.hpp"
 
@@ -59,8 +60,7 @@ void add_expected_preemption(const RaceGroup& g, const std::map<std::string, Pre
     const ResolvedShape& s = g.shape(e);
     const ResolvedRun& part = g.parts[e.part];
     const std::string partition = s.partition.empty() ? part.profile.default_partition : s.partition;
-    const Partition* p = part.profile.find_partition(partition);
-    if (!p || !p->preemptible) continue;
+    if (!preemptible_terms(part, s)) continue;  // its partition's or its QOS's contract
     for (auto& r : shapes) {
       if (r.label != s.label || r.dropped || !r.run_time_s) continue;
       auto it = seen.find(s.partition);

@@ -148,3 +148,20 @@ TEST_CASE("preflight: a requeue.grace longer than a preemptible partition's grac
     CHECK(p.f.submit().kind == SubmitResult::Kind::Submitted);
   }
 }
+
+TEST_CASE("preflight: a preemptible QOS's contract is checked as a partition's") {
+  Preflight p;
+  std::string profile = p.f.tmp.path + "/qos.yaml";
+  write_file_atomic(profile, "name: qossite\ngpu_request: gres\ndefault_partition: cpu\ngpu_types:\n  a100: {gres: a100}\n"
+                             "partitions:\n  cpu: {nodes: 4, gpus_per_node: 0}\n"
+                             "qos:\n  low: {preemptible: {mode: cancel, grace_time: 40, by: [high]}}\n  normal: {}\n");
+  p.spec("partition: cpu\nqos: low\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: \"true\"\n", profile);
+  CHECK_THAT(p.refusal(), Catch::Contains("job.yaml:6:6: qos: shape 1x1: QOS low is preemptible and a preemption "
+                                          "cancels its jobs (PreemptMode=CANCEL in profile qossite)"));
+  p.spec("partition: cpu\nqos: low\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: \"true\"\nrequeue:\n  grace: 60\n",
+         profile);
+  CHECK_THAT(p.refusal(), Catch::Contains("requeue.grace: shape 1x1: 60 s to checkpoint and stop, but QOS low is "
+                                          "preemptible with 40 s"));
+  p.spec("partition: cpu\nqos: normal\ngpus_per_node: 0\nprocs_per_node: 1\ncommand: \"true\"\n", profile);
+  CHECK(p.f.submit().kind == SubmitResult::Kind::Submitted);
+}
