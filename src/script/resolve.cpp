@@ -236,7 +236,7 @@ EnvList nccl_environment(const NcclSettings& site, const NcclSettings& run) {
 }  // namespace
 
 ResolvedRun resolve_run(RunSpec spec, ClusterProfile profile) {
-  ResolvedRun run{std::move(spec), std::move(profile), {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  ResolvedRun run{std::move(spec), std::move(profile), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   Diagnostics diags;
   for (const Shape& shape : run.spec.shapes) run.shapes.push_back(ShapeResolver(run.spec, run.profile, shape, diags).resolve());
   run.container = resolve_container(run.spec, run.profile, diags);

@@ -82,7 +82,6 @@ YamlDocument site_view(const YamlDocument& doc, const std::string& host, Diagnos
     }
   }
   for (const auto& [key, value] : set) {
-    const YAML::Node& croot = view.root;
     if (croot[key] && croot[key].IsMap() && value.first.IsMap())
       merge_map(view.root[key], value.first);
     else

@@ -290,7 +290,7 @@ void show_cell_logs(const LogsRequest& o, const Run& run, Context& ctx, Output& 
   files.show(out);
   if (!o.follow) return;
   EndWatcher end(ctx.clock);
-  std::optional<double> unknown_since;
+  double unknown_since = -1;  // when Slurm stopped showing it (monotonic); < 0: it shows it
   for (;;) {
     files.follow_requeue(out);
     files.show(out);
@@ -301,10 +301,10 @@ void show_cell_logs(const LogsRequest& o, const Run& run, Context& ctx, Output& 
     // Neither squeue nor sacct shows it (or Slurm cannot be asked): sacct
     // may lag an end by a moment; a minute of it is an answer.
     if (c.job.state != JobState::Unknown) {
-      unknown_since.reset();
-    } else if (!unknown_since) {
+      unknown_since = -1;
+    } else if (unknown_since < 0) {
       unknown_since = ctx.clock.monotonic();
-    } else if (ctx.clock.monotonic() - *unknown_since > 60) {
+    } else if (ctx.clock.monotonic() - unknown_since > 60) {
       out.line(fmt::format("==> cell {} ({}): Slurm no longer shows it; how it ended is unknown <==", cell.name,
                            c.shown_id));
       return;
