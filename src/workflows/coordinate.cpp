@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sys/file.h>
@@ -223,6 +224,62 @@ int cancel_site_race(const std::string& dir, SiteCaller& caller, std::vector<std
   return untold;
 }
 
+namespace {
+using Say = std::function<void(const std::string&)>;
+
+// One call to each site (carrying what the last decision told it); what it
+// answered, its log line said when it changed.
+std::vector<SitePoll> poll_sites(const std::string& dir, const std::string& id, const std::vector<SiteOfRace>& sites,
+                                 const std::map<std::string, SiteAction>& actions, SiteCaller& caller,
+                                 std::map<std::string, std::string>& last, const Say& say) {
+  std::error_code ec;
+  std::vector<SitePoll> polls;
+  for (const auto& site : sites) {
+    SitePoll p;
+    p.name = site.name;
+    const std::string rc = fmt::format("{}/site.{}.submit.rc", dir, site.name);
+    p.submission_ended = fs::exists(rc, ec);
+    p.submission_failed = p.submission_ended && trim(read_file(rc)) != "0";
+    auto a = actions.find(site.name);
+    std::string error;
+    std::string answer = caller.call(site, words_for(id, a == actions.end() ? nullptr : &a->second), error);
+    if (error.empty()) read_site_answer(answer, p);
+    else p.error = error;
+    std::string line = summary(p);
+    if (last[site.name] != line) say(fmt::format("site {}: {}", site.name, line));
+    last[site.name] = line;
+    polls.push_back(std::move(p));
+  }
+  return polls;
+}
+
+// runs/RUN/round.N, once (a coordinator before this one may have written it).
+void record_round_opening(const std::string& dir, const RoundOpening& open, const Say& say) {
+  nlohmann::json opening = {
+      {"why", open.why}, {"from_site", open.from_site}, {"from_job", open.from_job}, {"opened_at", utc_now_iso()}};
+  try {
+    write_file_exclusive(fmt::format("{}/round.{}", dir, open.round), opening.dump() + "\n");
+    say(fmt::format("round {} of the race: {}; site {} opens it first", open.round, open.why, open.from_site));
+  } catch (const UserError&) {
+    // recorded already
+  }
+}
+
+// runs/RUN/coordinator.done: when, who won (the newest round's), in which round.
+void record_race_over(const std::string& dir, const SiteCaller& caller, const Say& say) {
+  nlohmann::json done = {{"ended_at", utc_now_iso()}};
+  const std::optional<SiteGrant> g = read_site_grant(dir);
+  if (g) done["winner"] = {{"site", g->site}, {"job", g->job}};
+  if (site_race_round(dir) > 1) done["round"] = site_race_round(dir);
+  write_file_atomic(dir + "/coordinator.done", done.dump() + "\n");
+  say("the race is over: " +
+      (g ? std::string("its winner went through the gate, and no other site has a job left")
+         : std::string("nobody trained")) +
+      fmt::format("; {} ssh call(s)", caller.calls()));
+}
+
+}  // namespace
+
 int coordinate(const CoordinateRequest& req, SiteCaller& caller, Clock& clock, std::ostream& log) {
   const std::string dir = req.runs_root + "/" + req.id;
   auto say = [&](const std::string& text) { log << utc_now_iso() << " " << text << std::endl; };
@@ -242,23 +299,7 @@ int coordinate(const CoordinateRequest& req, SiteCaller& caller, Clock& clock, s
   const double began = clock.monotonic();
   std::error_code ec;
   for (;;) {
-    std::vector<SitePoll> polls;
-    for (const auto& site : sites) {
-      SitePoll p;
-      p.name = site.name;
-      const std::string rc = fmt::format("{}/site.{}.submit.rc", dir, site.name);
-      p.submission_ended = fs::exists(rc, ec);
-      p.submission_failed = p.submission_ended && trim(read_file(rc)) != "0";
-      auto a = actions.find(site.name);
-      std::string error;
-      std::string answer = caller.call(site, words_for(req.id, a == actions.end() ? nullptr : &a->second), error);
-      if (error.empty()) read_site_answer(answer, p);
-      else p.error = error;
-      std::string line = summary(p);
-      if (last[site.name] != line) say(fmt::format("site {}: {}", site.name, line));
-      last[site.name] = line;
-      polls.push_back(std::move(p));
-    }
+    std::vector<SitePoll> polls = poll_sites(dir, req.id, sites, actions, caller, last, say);
     const bool cancelled = fs::exists(dir + "/cancelled", ec);
     const RaceRounds rr = read_rounds(dir, rounds);
     RoundDecision rd;
@@ -280,28 +321,11 @@ int coordinate(const CoordinateRequest& req, SiteCaller& caller, Clock& clock, s
       if (now_rr.grant && relay_checkpoint(dir, req.id, now_rr, *now_rr.grant, sites, caller, log)) acted = true;
     }
     if (rd.open) {
-      nlohmann::json opening = {{"why", rd.open->why},
-                                {"from_site", rd.open->from_site},
-                                {"from_job", rd.open->from_job},
-                                {"opened_at", utc_now_iso()}};
-      try {
-        write_file_exclusive(fmt::format("{}/round.{}", dir, rd.open->round), opening.dump() + "\n");
-        say(fmt::format("round {} of the race: {}; site {} opens it first", rd.open->round, rd.open->why,
-                        rd.open->from_site));
-      } catch (const UserError&) {
-        // recorded already (a coordinator before this one)
-      }
+      record_round_opening(dir, *rd.open, say);
       acted = true;
     }
     if (d.done) {
-      nlohmann::json done = {{"ended_at", utc_now_iso()}};
-      if (auto g = read_site_grant(dir)) done["winner"] = {{"site", g->site}, {"job", g->job}};
-      if (site_race_round(dir) > 1) done["round"] = site_race_round(dir);
-      write_file_atomic(dir + "/coordinator.done", done.dump() + "\n");
-      say("the race is over: " + (read_site_grant(dir) ? std::string("its winner went through the gate, and no other "
-                                                                      "site has a job left")
-                                                        : std::string("nobody trained")) +
-          fmt::format("; {} ssh call(s)", caller.calls()));
+      record_race_over(dir, caller, say);
       return 0;
     }
     actions = d.actions;
