@@ -3,18 +3,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
-#include <thread>
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 #include <stdexcept>
+#include <thread>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/child.hpp"
 #include "base/diagnostics.hpp"
 #include "base/text.hpp"
 
@@ -28,34 +26,6 @@ namespace {
 // Slurm answer ddpctl reads is near it, a command that floods must not
 // exhaust memory, and an answer cut short must never pass for a whole one.
 constexpr size_t kMaxCapture = 64u << 20;
-
-struct Pipe {
-  int fd[2] = {-1, -1};
-  Pipe() {
-#ifdef __linux__
-    if (pipe2(fd, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-#else  // macOS (a user's machine running ddpctl --on): no pipe2; ddpctl starts no threads that fork meanwhile
-    if (::pipe(fd) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-    for (int f : fd) ::fcntl(f, F_SETFD, FD_CLOEXEC);
-#endif
-  }
-  ~Pipe() { close_all(); }
-  void close_all() {
-    for (int& f : fd)
-      if (f >= 0) ::close(f), f = -1;
-  }
-};
-
-// In a child before exec: dies with ddpctl (Linux; elsewhere the child
-// outlives a killed ddpctl), and not at all if ddpctl died already.
-void die_with_parent(int signal, pid_t parent) {
-#ifdef __linux__
-  ::prctl(PR_SET_PDEATHSIG, signal);
-#else
-  (void)signal;
-#endif
-  if (::getppid() != parent) ::_exit(127);  // ddpctl died before prctl
-}
 
 std::string first_line(const std::string& s) {
   size_t start = s.find_first_not_of(" \n");
@@ -119,71 +89,6 @@ std::string CommandResult::describe_whole() const {
 
 namespace {
 
-// In the child, after its setup: exec argv; when that fails, the errno goes
-// to the parent through `status_fd` and the child exits 127.
-[[noreturn]] void exec_or_report(std::vector<char*>& cargv, int status_fd) {
-  ::execvp(cargv[0], cargv.data());
-  int e = errno;
-  ssize_t ignored = ::write(status_fd, &e, sizeof e);
-  (void)ignored;
-  ::_exit(127);
-}
-
-// In the parent: the child's exec errno, 0 when the exec succeeded (the
-// close-on-exec pipe closed without a word).
-int exec_errno_of(Pipe& exec_status) {
-  ::close(exec_status.fd[1]), exec_status.fd[1] = -1;
-  int exec_errno = 0;
-  ssize_t got;
-  while ((got = ::read(exec_status.fd[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
-  }
-  return got == static_cast<ssize_t>(sizeof exec_errno) ? exec_errno : 0;
-}
-
-}  // namespace
-
-int run_in_foreground(const std::vector<std::string>& argv) {
-  if (argv.empty()) throw std::logic_error("run_in_foreground: empty argv");
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  struct sigaction ignore {}, old_int {}, old_quit {};
-  ignore.sa_handler = SIG_IGN;
-  sigemptyset(&ignore.sa_mask);
-  ::sigaction(SIGINT, &ignore, &old_int);
-  ::sigaction(SIGQUIT, &ignore, &old_quit);
-  const pid_t parent = ::getpid();
-  Pipe exec_status;
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    ::sigaction(SIGINT, &old_int, nullptr);
-    ::sigaction(SIGQUIT, &old_quit, nullptr);
-    throw UserError(fmt::format("cannot start {}: {}", argv[0], std::strerror(errno)));
-  }
-  if (pid == 0) {
-    die_with_parent(SIGTERM, parent);
-    ::sigaction(SIGINT, &old_int, nullptr);
-    ::sigaction(SIGQUIT, &old_quit, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::signal(SIGPIPE, SIG_DFL);
-    exec_or_report(cargv, exec_status.fd[1]);
-  }
-  int exec_errno = exec_errno_of(exec_status);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGQUIT, &old_quit, nullptr);
-  if (exec_errno != 0) throw UserError(fmt::format("cannot start {}: {}", argv[0], std::strerror(exec_errno)));
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
-}
-
-namespace {
-
 // The child of SystemCommandRunner::run, after fork: only async-signal-safe
 // calls until exec. Its own process group, so that a timeout can stop it and
 // its children; and killed with ddpctl, so that a ddpctl killed or
@@ -204,10 +109,62 @@ namespace {
   exec_or_report(cargv, exec_status.fd[1]);
 }
 
-// Reads the child's stdout and stderr into `result` until both close; kills
-// its process group when `timeout` passes (timed_out) or when one says more
-// than kMaxCapture (output_cut).
-void capture(pid_t pid, const Pipe& out, const Pipe& err, std::chrono::milliseconds timeout, CommandResult& result) {
+// Where the child's stdout goes: into result.out (at most kMaxCapture), or
+// into `fd` within `bound` (run_to_file).
+struct StdoutSink {
+  int fd = -1;
+  const StdoutBound* bound = nullptr;
+  long long written = 0, limit = -1;
+  bool limited = false;  // `limit` was set from the stream's first line (or there is none to wait for)
+  std::string head;      // the first bytes, until the first line is whole
+};
+
+bool write_all(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return false;
+    p += w, n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// Takes `got` bytes of stdout into the file; false when the bound is passed
+// (or the first line refused, or the file cannot be written): stop.
+bool take_into_file(StdoutSink& sink, const char* buf, size_t got, CommandResult& result) {
+  if (!sink.limited) {
+    sink.head.append(buf, std::min<size_t>(got, 512));
+    if (sink.head.find('\n') != std::string::npos || sink.head.size() >= 256 || !sink.bound->from_first_line) {
+      sink.limit = stdout_limit(*sink.bound, sink.head);
+      sink.limited = true;
+      if (sink.limit == -2) {
+        result.output_cut = true;
+        result.err += (result.err.empty() ? "" : "\n") + std::string("its answer does not begin with the size line asked for");
+        return false;
+      }
+    } else {
+      sink.limit = sink.bound->max_bytes;
+    }
+  }
+  if (sink.limit >= 0 && sink.written + static_cast<long long>(got) > sink.limit) {
+    result.output_cut = true;
+    return false;
+  }
+  if (!write_all(sink.fd, buf, got)) {
+    result.err += fmt::format("{}cannot write its answer here: {}", result.err.empty() ? "" : "\n", std::strerror(errno));
+    result.output_cut = true;
+    return false;
+  }
+  sink.written += static_cast<long long>(got);
+  return true;
+}
+
+// Reads the child's stdout and stderr until both close (stdout into
+// result.out, or into the file of `sink`); kills its process group when
+// `timeout` passes (timed_out) or when one says more than it may
+// (output_cut).
+void capture(pid_t pid, const Pipe& out, const Pipe& err, std::chrono::milliseconds timeout, CommandResult& result,
+             StdoutSink* sink = nullptr) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
   std::string* sinks[2] = {&result.out, &result.err};
@@ -225,7 +182,12 @@ void capture(pid_t pid, const Pipe& out, const Pipe& err, std::chrono::milliseco
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
-      if (got > 0) {
+      if (got > 0 && i == 0 && sink) {
+        if (!take_into_file(*sink, buf, static_cast<size_t>(got), result)) {
+          ::kill(-pid, SIGKILL);
+          break;
+        }
+      } else if (got > 0) {
         size_t room = kMaxCapture - sinks[i]->size();
         sinks[i]->append(buf, std::min(room, static_cast<size_t>(got)));
         if (static_cast<size_t>(got) > room) {
@@ -243,11 +205,14 @@ void capture(pid_t pid, const Pipe& out, const Pipe& err, std::chrono::milliseco
 
 }  // namespace
 
-CommandResult SystemCommandRunner::run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+namespace {
+
+CommandResult run_captured(const std::vector<std::string>& argv, std::chrono::milliseconds timeout, StdoutSink* sink) {
   CommandResult result;
   result.argv = argv;
   if (argv.empty()) throw std::logic_error("CommandRunner::run: empty argv");
 
+  ForkTurn turn;
   Pipe out, err, exec_status;  // exec_status: the child's errno if exec fails
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
@@ -256,6 +221,7 @@ CommandResult SystemCommandRunner::run(const std::vector<std::string>& argv, std
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(errno)));
   if (pid == 0) exec_captured(cargv, out, err, exec_status, parent);
+  turn.release();
   if (int exec_errno = exec_errno_of(exec_status); exec_errno != 0) {
     int ignored_status = 0;
     while (::waitpid(pid, &ignored_status, 0) < 0 && errno == EINTR) {
@@ -268,7 +234,7 @@ CommandResult SystemCommandRunner::run(const std::vector<std::string>& argv, std
   }
   ::close(out.fd[1]), out.fd[1] = -1;
   ::close(err.fd[1]), err.fd[1] = -1;
-  capture(pid, out, err, timeout, result);
+  capture(pid, out, err, timeout, result, sink);
   int status = 0;
   if (result.timed_out || result.output_cut) {
     // A process in uninterruptible sleep (nvidia-smi on a GPU that fell off
@@ -286,6 +252,60 @@ CommandResult SystemCommandRunner::run(const std::vector<std::string>& argv, std
   if (WIFEXITED(status) && !result.timed_out) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status) && !result.timed_out) result.term_signal = WTERMSIG(status);
   return result;
+}
+
+}  // namespace
+
+CommandResult SystemCommandRunner::run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  return run_captured(argv, timeout, nullptr);
+}
+
+CommandResult SystemCommandRunner::run_to_file(const std::vector<std::string>& argv, const std::string& file,
+                                               std::chrono::milliseconds timeout, const StdoutBound& bound) {
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) throw UserError(Location{file}, "", fmt::format("cannot be written: {}", std::strerror(errno)));
+  StdoutSink sink;
+  sink.fd = fd;
+  sink.bound = &bound;
+  CommandResult r;
+  try {
+    r = run_captured(argv, timeout, &sink);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (::close(fd) != 0 && r.ok()) {
+    r.err += fmt::format("cannot write its answer here: {}", std::strerror(errno));
+    r.exit_code = -1;
+  }
+  return r;
+}
+
+long long stdout_limit(const StdoutBound& bound, const std::string& head) {
+  if (!bound.from_first_line) return bound.max_bytes;
+  size_t nl = head.find('\n');
+  long long limit = bound.from_first_line(head.substr(0, nl == std::string::npos ? std::min<size_t>(head.size(), 256) : nl));
+  if (limit < 0) return -2;
+  return bound.max_bytes >= 0 ? std::min(limit, bound.max_bytes) : limit;
+}
+
+CommandResult CommandRunner::run_to_file(const std::vector<std::string>& argv, const std::string& file,
+                                         std::chrono::milliseconds timeout, const StdoutBound& bound) {
+  CommandResult r = run(argv, timeout);
+  long long limit = stdout_limit(bound, r.out.substr(0, 512));
+  std::string out = std::move(r.out);
+  r.out.clear();
+  if (limit == -2 || (limit >= 0 && static_cast<long long>(out.size()) > limit)) {
+    r.output_cut = true;
+    r.exit_code = -1;
+    if (limit == -2) r.err += "its answer does not begin with the size line asked for";
+    out.resize(limit == -2 ? 0 : static_cast<size_t>(limit));
+  }
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0 || !write_all(fd, out.data(), out.size()))
+    throw UserError(Location{file}, "", fmt::format("cannot be written: {}", std::strerror(errno)));
+  ::close(fd);
+  return r;
 }
 
 }  // namespace ddpctl

@@ -5,6 +5,7 @@
 // tests of the workflows' decisions pass a scripted runner
 // (tests/unit/fake_runner.hpp) in place of SystemCommandRunner.
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,7 @@ struct CommandResult {
   // It printed more than the runner keeps of stdout or of stderr (64 MiB)
   // and was stopped there: it did not exit (exit_code -1), and `out` and
   // `err` hold only their start. An answer that can be that large goes to a
-  // file instead (ssh.hpp's with_stdout_to: what fetch brings).
+  // file instead (run_to_file: what fetch brings).
   bool output_cut = false;
   std::string out;
   std::string err;
@@ -36,6 +37,17 @@ struct CommandResult {
   std::string describe_whole() const;
 };
 
+// How much of a command's stdout run_to_file writes: at most `max_bytes`
+// (-1: no bound but the disk's); with `from_first_line`, the stream's first
+// line (at most 256 bytes, its newline included in what is written) says
+// what the whole may be, and the bound becomes what it returns for it (-1:
+// the line is not what was asked for: stop at once). Past the bound the
+// command is killed and the result says output_cut.
+struct StdoutBound {
+  long long max_bytes = -1;
+  std::function<long long(const std::string& first_line)> from_first_line;
+};
+
 class CommandRunner {
  public:
   virtual ~CommandRunner() = default;
@@ -44,7 +56,18 @@ class CommandRunner {
   // output_cut set, when its stdout or stderr passes what the runner keeps
   // (64 MiB): output is never cut silently.
   virtual CommandResult run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) = 0;
+  // As run, with stdout streamed into the file `file` (created or
+  // truncated; `out` stays empty) within `bound`: an answer that can be
+  // larger than memory (what fetch brings, a checkpoint). This default runs
+  // run() and writes its `out` (test doubles); SystemCommandRunner streams.
+  virtual CommandResult run_to_file(const std::vector<std::string>& argv, const std::string& file,
+                                    std::chrono::milliseconds timeout, const StdoutBound& bound);
 };
+
+// The bound `bound` sets for a stream whose first bytes are `head` (at
+// least its first line, or 256 bytes of it): -1 for none, -2 when its first
+// line is refused.
+long long stdout_limit(const StdoutBound& bound, const std::string& head);
 
 // Runs commands as child processes (fork, exec), capturing stdout and stderr.
 // A child is killed if ddpctl dies (PR_SET_PDEATHSIG): no sbatch outlives an
@@ -52,14 +75,8 @@ class CommandRunner {
 class SystemCommandRunner : public CommandRunner {
  public:
   CommandResult run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) override;
+  CommandResult run_to_file(const std::vector<std::string>& argv, const std::string& file,
+                            std::chrono::milliseconds timeout, const StdoutBound& bound) override;
 };
-
-// Runs argv in the foreground, attached to ddpctl's own stdin, stdout and
-// stderr (a remote `ddpctl logs -f` over ssh streams as it comes), in
-// ddpctl's process group so that the terminal's Ctrl-C reaches it; ddpctl
-// ignores SIGINT and SIGQUIT meanwhile, as system() does, and the child dies
-// with ddpctl. Returns its exit status, or 128 + the signal that ended it;
-// throws UserError when it cannot be started.
-int run_in_foreground(const std::vector<std::string>& argv);
 
 }  // namespace ddpctl

@@ -1,9 +1,14 @@
 #include "base/ssh.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/diagnostics.hpp"
+#include "base/foreground.hpp"
 #include "base/shell.hpp"
 #include "base/text.hpp"
 
@@ -49,13 +54,36 @@ std::string SshConnection::describe() const {
   return fmt::format("a new ssh connection to {}, kept open 10 minutes ({})", host, control_path);
 }
 
+std::string control_folder(const std::string& home) {
+  if (home.find("${") != std::string::npos) return fmt::format("/tmp/ddpctl-ssh-{}", ::getuid());
+  return home + "/.ssh";
+}
+
+namespace {
+
+// The /tmp folder of control_folder: this user's alone (made 0700, or one
+// found so), or a UserError: a socket another user could reach is no
+// connection to trust.
+void make_private_folder(const std::string& folder) {
+  if (::mkdir(folder.c_str(), 0700) != 0 && errno != EEXIST)
+    throw UserError(Location{folder}, "", fmt::format("cannot be made for ssh's connection: {}", std::strerror(errno)));
+  struct stat st {};
+  if (::lstat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid() || (st.st_mode & 077) != 0)
+    throw UserError(Location{folder}, "",
+                    "is not a folder of this user's alone, so ddpctl keeps no ssh connection in it (your home holds "
+                    "\"${\", which ssh would read as a variable in a ControlPath under it)");
+}
+
+}  // namespace
+
 std::string ddpctl_control_path(const std::string& home) {
   // ssh reads -o's value as a line of its config: % starts a token (%% is
   // one %), and a blank ends the word unless the word is in double quotes
-  // (where \" and \\ are one character each). %C is ssh's own.
+  // (where \" and \\ are one character each). %C is ssh's own; "${" would
+  // start a variable, so a home with it is not in the path (control_folder).
   std::string path;
-  for (char ch : home) path += ch == '%' ? std::string("%%") : std::string(1, ch);
-  path += "/.ssh/ddpctl-%C";
+  for (char ch : control_folder(home)) path += ch == '%' ? std::string("%%") : std::string(1, ch);
+  path += "/ddpctl-%C";
   if (path.find_first_of(" \t\"'\\#") == std::string::npos) return path;
   std::string quoted = "\"";
   for (char ch : path) {
@@ -142,6 +170,7 @@ SshConnection ssh_connect(CommandRunner& local, const std::string& host, const s
   }
   // 2. ddpctl's own, opened earlier.
   c.control_path = ddpctl_control_path(home);
+  if (control_folder(home) != home + "/.ssh") make_private_folder(control_folder(home));
   if (ssh({"-o", "BatchMode=yes", "-o", "ControlPath=" + c.control_path, "-O", "check", host}).ok()) {
     c.via = SshConnection::Via::DdpctlMaster;
     return c;
@@ -206,11 +235,6 @@ std::vector<std::string> with_stdin_from(const std::string& file, const std::vec
   return out;
 }
 
-std::vector<std::string> with_stdout_to(const std::string& file, const std::vector<std::string>& argv) {
-  std::vector<std::string> out = {"sh", "-c", "exec \"$@\" >\"$0\"", file};
-  out.insert(out.end(), argv.begin(), argv.end());
-  return out;
-}
 
 CommandResult SshRunner::run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
   return run_with_input(argv, "", timeout);
@@ -224,8 +248,10 @@ CommandResult SshRunner::run_with_input(const std::vector<std::string>& argv, co
 }
 
 CommandResult SshRunner::run_to_file(const std::vector<std::string>& argv, const std::string& output_file,
-                                     std::chrono::milliseconds timeout) {
-  return run_ssh(with_stdout_to(output_file, ssh_command(connection_, argv, SshInput::None)), argv, timeout);
+                                     std::chrono::milliseconds timeout, const StdoutBound& bound) {
+  calls_++;
+  CommandResult r = local_.run_to_file(ssh_command(connection_, argv, SshInput::None), output_file, timeout, bound);
+  return settle_ssh(r, argv);
 }
 
 int SshRunner::run_attached(const std::vector<std::string>& argv, SshInput input, const std::string& input_file) {
@@ -237,7 +263,10 @@ int SshRunner::run_attached(const std::vector<std::string>& argv, SshInput input
 CommandResult SshRunner::run_ssh(const std::vector<std::string>& ssh, const std::vector<std::string>& argv,
                                  std::chrono::milliseconds timeout) {
   calls_++;
-  CommandResult r = local_.run(ssh, timeout);
+  return settle_ssh(local_.run(ssh, timeout), argv);
+}
+
+CommandResult SshRunner::settle_ssh(CommandResult r, const std::vector<std::string>& argv) const {
   r.argv = argv;  // what ran, as the callers name it ("squeue exited with ...")
   if (ssh_failed(r)) {
     r.err = fmt::format("ssh to {} failed: {}", connection_.host, plain_line(last_line(r.err)));

@@ -17,6 +17,7 @@
 // SshRunner is a CommandRunner (process.hpp) that runs each argv on the
 // login host through that connection, so every decision above it (SlurmClient,
 // the workflows) is the same as on the login node and testable as it is.
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -44,8 +45,14 @@ struct SshConnection {
 // host, port and user), so one path per destination, short enough for a
 // Unix socket's 108 bytes. As ssh's config reads it (`-o ControlPath=...`):
 // a % of the home doubled, the whole in double quotes where the home has a
-// blank, a quote, a backslash or a #.
+// blank, a quote, a backslash or a #. A home holding "${" (which ssh would
+// expand as a variable, with no way to write it literally) is not used:
+// the socket goes in ddpctl's own folder under /tmp instead
+// (control_folder).
 std::string ddpctl_control_path(const std::string& home);
+// The folder of ddpctl's ControlPath: <home>/.ssh, or /tmp/ddpctl-ssh-<uid>
+// where the home holds "${".
+std::string control_folder(const std::string& home);
 
 // The ssh to run: $DDPCTL_SSH_COMMAND as git runs GIT_SSH_COMMAND, a
 // command line for sh with ssh's arguments after it (`ssh -F
@@ -86,10 +93,6 @@ std::vector<std::string> ssh_command(const SshConnection& c, const std::vector<s
 // A local argv that runs `argv` with its stdin read from `file` (POSIX sh:
 // `sh -c 'exec "$@" <"$0"' FILE ARGV...`), as CommandRunner gives none.
 std::vector<std::string> with_stdin_from(const std::string& file, const std::vector<std::string>& argv);
-// A local argv that runs `argv` with its stdout written to `file` (`sh -c
-// 'exec "$@" >"$0"' FILE ARGV...`): an answer as large as it is, where
-// CommandRunner keeps 64 MiB at most (process.hpp).
-std::vector<std::string> with_stdout_to(const std::string& file, const std::vector<std::string>& argv);
 
 // Runs a local command attached to ddpctl's own stdin, stdout and stderr,
 // not captured: --on's command there, through ssh (SshRunner::run_attached),
@@ -102,7 +105,7 @@ class TerminalRunner {
   // Its exit status, or 128 + the signal that ended it.
   virtual int run_attached(const std::vector<std::string>& argv) = 0;
 };
-// This terminal's: process.hpp's run_in_foreground.
+// This terminal's: foreground.hpp's run_in_foreground.
 TerminalRunner& this_terminal();
 
 // Runs every argv on the login host: `ssh OPTIONS HOST -- LINE`. A failure of
@@ -116,10 +119,11 @@ class SshRunner : public CommandRunner {
   // same connection).
   CommandResult run_with_input(const std::vector<std::string>& argv, const std::string& input_file,
                                std::chrono::milliseconds timeout);
-  // As run, with the remote command's stdout written to `output_file` here,
-  // whole (the result's `out` is empty): what fetch brings.
+  // As run, with the remote command's stdout written to `output_file` here
+  // within `bound` (the result's `out` is empty): what fetch brings, a
+  // checkpoint relayed.
   CommandResult run_to_file(const std::vector<std::string>& argv, const std::string& output_file,
-                            std::chrono::milliseconds timeout);
+                            std::chrono::milliseconds timeout, const StdoutBound& bound = {});
   // Runs argv on the login host attached to this terminal, through the
   // TerminalRunner given: its output is the user's. `input` is its stdin
   // (Stdin: `input_file`'s bytes). Returns ssh's exit status: the remote
@@ -131,10 +135,12 @@ class SshRunner : public CommandRunner {
  private:
   CommandResult run_ssh(const std::vector<std::string>& local_argv, const std::vector<std::string>& argv,
                         std::chrono::milliseconds timeout);
+  // ssh's own failure told apart from the command's (connection_failed).
+  CommandResult settle_ssh(CommandResult r, const std::vector<std::string>& argv) const;
   CommandRunner& local_;
   TerminalRunner& terminal_;
   SshConnection connection_;
-  int calls_ = 0;
+  std::atomic<int> calls_{0};  // calls may come from several threads (a race's relay beside its polls)
 };
 
 }  // namespace ddpctl

@@ -3,6 +3,8 @@
 // The real OpenSSH against the local cluster's sshd: tests/slurm/test_remote_*.
 #include "catch.hpp"
 
+#include <unistd.h>
+
 #include "fake_runner.hpp"
 #include "helpers.hpp"
 #include "base/ssh.hpp"
@@ -138,6 +140,16 @@ TEST_CASE("ddpctl's ControlPath reaches ssh as the home's own bytes, with blanks
     INFO("home " << home << ": " << *at);
     CHECK(seen.rfind("controlpath " + home + "/.ssh/ddpctl-", 0) == 0);
   }
+  // A home holding "${X}" would be a variable there, with no way to write
+  // it literally: the socket goes in this user's own folder under /tmp.
+  const std::string odd = "/home/a${HOME}b";
+  SshConnection c;
+  c.via = SshConnection::Via::NewMaster;
+  c.control_path = ddpctl_control_path(odd);
+  CHECK(control_folder(odd) == "/tmp/ddpctl-ssh-" + std::to_string(::getuid()));
+  std::string seen = test::run_bash("ssh -F /dev/null -G -o \"ControlPath=$1\" login 2>&1 | grep -i '^controlpath '",
+                                    {c.control_path});
+  CHECK(seen.rfind("controlpath " + control_folder(odd) + "/ddpctl-", 0) == 0);
 }
 
 TEST_CASE("an empty or blank --on is no host: nothing runs, here or there") {
