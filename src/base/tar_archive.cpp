@@ -185,7 +185,7 @@ std::string describe_tar_type(const TarMember& m) {
   return "a member of tar type " + printable(std::string(1, m.flag));
 }
 
-TarListing read_tar_members(const std::string& path) {
+TarListing read_tar_members(const std::string& path, long long start) {
   TarListing l;
   Fd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st {};
@@ -194,7 +194,7 @@ TarListing read_tar_members(const std::string& path) {
     return l;
   }
   const long long file_size = st.st_size;
-  long long at = 0;
+  long long at = start;
   auto fail = [&](const std::string& why) {
     l.members.clear();
     l.problem = fmt::format("{} (at byte {})", why, at);
@@ -233,18 +233,59 @@ TarListing read_tar_members(const std::string& path) {
   }
 }
 
-void unpack_tar_members(const std::string& path, const std::vector<TarMember>& members, const std::string& dest) {
+std::optional<std::string> tar_name_problem(const std::string& name) {
+  if (name.empty()) return "an empty name";
+  if (name[0] == '/') return "an absolute name";
+  if (name.size() > 4096) return "a name longer than 4096 bytes";
+  if (find_invalid_utf8(name)) return "a name that is not UTF-8";
+  if (find_control_char(name)) return "a name with a control character";
+  for (const auto& part : split(name, '/')) {
+    if (part.empty()) return "a name with an empty component";
+    if (part == "." || part == "..") return fmt::format("a name with a '{}' component", part);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> tar_link_problem(const TarMember& m) {
+  const std::string& t = m.link;
+  if (t.empty()) return "a symbolic link to nothing";
+  if (t[0] == '/') return "a symbolic link to an absolute path (" + printable(t) + ")";
+  if (t.size() > 4096 || find_invalid_utf8(t) || find_control_char(t))
+    return "a symbolic link whose target is not plain text (" + printable(t) + ")";
+  // Where it points from the folder the link stands in, by names alone.
+  std::vector<std::string> at = split(m.name, '/');
+  at.pop_back();
+  for (const auto& part : split(t, '/')) {
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (at.empty()) return "a symbolic link out of the folder (" + printable(t) + ")";
+      at.pop_back();
+    } else {
+      at.push_back(part);
+    }
+  }
+  if (at.empty()) return "a symbolic link to the folder itself (" + printable(t) + ")";
+  return std::nullopt;
+}
+
+void unpack_tar_members(const std::string& path, const std::vector<TarMember>& members, const std::string& dest,
+                        const std::string& what) {
   Fd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (in.fd < 0) throw UserError(Location{path}, "", fmt::format("cannot be read: {}", std::strerror(errno)));
   const mode_t mask = ::umask(0);
   ::umask(mask);
   std::vector<char> buf(1 << 20);
+  std::vector<const TarMember*> links;
   for (const auto& m : members) {
     const fs::path to = fs::path(dest) / m.name;
     std::error_code ec;
     auto cannot = [&](const std::string& why) {
-      return UserError(Location{to.string()}, "", "cannot write the fetched file: " + why);
+      return UserError(Location{to.string()}, "", fmt::format("cannot write {}: {}", what, why));
     };
+    if (m.type == TarMember::Type::SymbolicLink) {
+      links.push_back(&m);
+      continue;
+    }
     if (m.type != TarMember::Type::File && m.type != TarMember::Type::Folder)
       throw std::logic_error("unpack_tar_members: " + describe_tar_type(m));
     fs::create_directories(m.type == TarMember::Type::Folder ? to : to.parent_path(), ec);
@@ -272,6 +313,14 @@ void unpack_tar_members(const std::string& path, const std::vector<TarMember>& m
       throw cannot(std::strerror(errno));
     }
     out.fd = -1;
+  }
+  for (const TarMember* m : links) {
+    const fs::path to = fs::path(dest) / m->name;
+    std::error_code ec;
+    fs::create_directories(to.parent_path(), ec);
+    if (ec || ::symlink(m->link.c_str(), to.c_str()) != 0)
+      throw UserError(Location{to.string()}, "",
+                      fmt::format("cannot write {}: {}", what, ec ? ec.message() : std::strerror(errno)));
   }
 }
 

@@ -195,12 +195,28 @@ std::string printable(std::string_view s, size_t max_len) {
 
 std::string plain_line(std::string_view s, size_t max_len) {
   std::string out;
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size();) {
     if (out.size() >= max_len) {
       out += "...";
       break;
     }
-    out += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      out += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    // A whole UTF-8 character passes, but a C1 control (U+0080-U+009F: a
+    // terminal reads U+009B as CSI) and a byte that begins none are '?'.
+    const size_t n = c >= 0xF0 && c < 0xF5 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+    if (n == 0 || i + n > s.size() || find_invalid_utf8(s.substr(i, n)) ||
+        (c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0)) {
+      out += '?';
+      i += n == 0 || i + n > s.size() || find_invalid_utf8(s.substr(i, n)) ? 1 : n;
+      continue;
+    }
+    out.append(s.substr(i, n));
+    i += n;
   }
   return out;
 }

@@ -100,7 +100,7 @@ TEST_CASE("tar: GNU's base-256 numbers are read") {
   CHECK(l.members[0].size == 5);
 }
 
-TEST_CASE("tar: unpacking writes files and folders only, executable or not, with no set-id or sticky bit") {
+TEST_CASE("tar: unpacking writes files, folders and links, executable or not, with no set-id or sticky bit") {
   test::TempDir dir;
   std::string tar = written(dir.path + "/t.tar", test::tar_member("r1/", '5', "", 07777) +
                                                      test::tar_member("r1/tool", '0', "#!/bin/sh\n", 06755) +
@@ -120,7 +120,31 @@ TEST_CASE("tar: unpacking writes files and folders only, executable or not, with
   CHECK((st.st_mode & 07777) == 0644);
   std::ifstream in(dir.path + "/out/r1/tool");
   CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "#!/bin/sh\n");
-  std::vector<TarMember> link = {TarMember{TarMember::Type::SymbolicLink, '2', "r1/l", "/etc", 0777, 0, 0, 0}};
-  CHECK_THROWS_AS(unpack_tar_members(tar, link, dir.path + "/out"), std::logic_error);
-  CHECK_FALSE(fs::exists(fs::symlink_status(dir.path + "/out/r1/l")));
+  std::vector<TarMember> device = {TarMember{TarMember::Type::CharDevice, '3', "r1/d", "", 0666, 0, 0, 0}};
+  CHECK_THROWS_AS(unpack_tar_members(tar, device, dir.path + "/out"), std::logic_error);
+  CHECK_FALSE(fs::exists(fs::symlink_status(dir.path + "/out/r1/d")));
+  // A link (its target checked by the caller, tar_link_problem) is made as
+  // a link, after the files: nothing of the archive is written through it.
+  std::vector<TarMember> link = {TarMember{TarMember::Type::SymbolicLink, '2', "r1/latest", "tool", 0777, 0, 0, 0}};
+  unpack_tar_members(tar, link, dir.path + "/out");
+  CHECK(fs::read_symlink(dir.path + "/out/r1/latest") == "tool");
+}
+
+TEST_CASE("tar: a link stays inside the folder it is unpacked in, or is said to leave it") {
+  auto link = [](const std::string& name, const std::string& target) {
+    return TarMember{TarMember::Type::SymbolicLink, '2', name, target, 0777, 0, 0, 0};
+  };
+  CHECK_FALSE(tar_link_problem(link("latest", "step-41.pt")));
+  CHECK_FALSE(tar_link_problem(link("sub/latest", "../step-41.pt")));
+  CHECK_FALSE(tar_link_problem(link("a/b/c", "../../x/./y")));
+  CHECK(tar_link_problem(link("latest", "../step-41.pt")) == "a symbolic link out of the folder ('../step-41.pt')");
+  CHECK(tar_link_problem(link("a/l", "../../x")) == "a symbolic link out of the folder ('../../x')");
+  CHECK(tar_link_problem(link("l", "/etc/passwd")) == "a symbolic link to an absolute path ('/etc/passwd')");
+  CHECK(tar_link_problem(link("l", "")) == "a symbolic link to nothing");
+  CHECK(tar_link_problem(link("l", ".")) == "a symbolic link to the folder itself ('.')");
+  CHECK(tar_link_problem(link("l", "a\x1b[2J")).value().find("not plain text") != std::string::npos);
+  CHECK(tar_name_problem("r1/\xff") == "a name that is not UTF-8");
+  CHECK(tar_name_problem("r1/a\x1b" "b") == "a name with a control character");
+  CHECK(tar_name_problem("r1/../x") == "a name with a '..' component");
+  CHECK_FALSE(tar_name_problem("r1/lr=0.1,seed=2/x"));
 }

@@ -106,3 +106,11 @@ TEST_CASE("the small string helpers every folder shares") {
   CHECK(file_name_of("train.py") == "train.py");
   CHECK(file_name_of("logs/") == "");
 }
+
+TEST_CASE("plain_line: C1 controls (U+009B, a terminal's CSI) and bytes that are not UTF-8 become '?'") {
+  CHECK(ddpctl::plain_line("ddpctl 1.0\xc2\x9b" "2J") == "ddpctl 1.0?2J");
+  CHECK(ddpctl::plain_line("a\x1b[2Jb") == "a?[2Jb");
+  CHECK(ddpctl::plain_line("caf\xc3\xa9 \xe2\x9c\x93") == "caf\xc3\xa9 \xe2\x9c\x93");  // whole characters pass
+  CHECK(ddpctl::plain_line("x\xff\x9by") == "x??y");
+  CHECK(ddpctl::plain_line("\xc3") == "?");
+}
