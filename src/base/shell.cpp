@@ -80,10 +80,20 @@ struct QuoteFrame {
   ShellQuoting quoting;
   char close;      // what ends it: " ' ) ` }; 0 for the line itself
   int parens = 0;  // ( ... ) inside a $( ) frame
+  int cases = 0;   // case ... esac open in it: a pattern's `)` ends no $( )
 };
 
 bool starts_word(std::string_view s, size_t i) {
   return i == 0 || std::string_view(" \t;&|()<>").find(s[i - 1]) != std::string_view::npos;
+}
+
+bool ends_word(std::string_view s, size_t i) {
+  return i >= s.size() || std::string_view(" \t;&|()<>").find(s[i]) != std::string_view::npos;
+}
+
+// The reserved word `word` stands at i (a word of its own).
+bool word_at(std::string_view s, size_t i, std::string_view word) {
+  return starts_word(s, i) && s.substr(i, word.size()) == word && ends_word(s, i + word.size());
 }
 
 }  // namespace
@@ -147,16 +157,101 @@ std::vector<ShellQuoting> shell_quoting_of(std::string_view s) {
       push(Q::AnsiC, '\'');
     } else if (c == '}' && f.close == '}') {
       pop();
+    } else if (f.quoting == Q::Unquoted && word_at(s, i, "case")) {
+      ++f.cases;
+      i += 3;
+    } else if (f.quoting == Q::Unquoted && f.cases > 0 && word_at(s, i, "esac")) {
+      --f.cases;
+      i += 3;
     } else if (c == '(' && f.close == ')') {
       ++f.parens;
     } else if (c == ')' && f.close == ')') {
       if (f.parens > 0) --f.parens;
-      else pop();
+      else if (f.cases == 0) pop();  // else a case pattern's end
     } else if (c == '#' && f.quoting == Q::Unquoted && starts_word(s, i)) {
       break;  // a comment: the rest of the line is unquoted
     }
   }
   return out;
+}
+
+namespace {
+
+bool name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// The end of what opens at `from` and closes with `close` (nested
+// `open`...`close` counted); s.size() when it does not close.
+size_t closing(std::string_view s, size_t from, std::string_view open, std::string_view close) {
+  int depth = 1;
+  for (size_t i = from; i < s.size(); ++i) {
+    if (s.substr(i, open.size()) == open) {
+      ++depth;
+      i += open.size() - 1;
+    } else if (s.substr(i, close.size()) == close) {
+      if (--depth == 0) return i;
+      i += close.size() - 1;
+    }
+  }
+  return s.size();
+}
+
+// The end of the simple command that goes on at `from`.
+size_t command_end(std::string_view s, size_t from) {
+  size_t end = s.find_first_of(";&|\n", from);
+  return end == std::string_view::npos ? s.size() : end;
+}
+
+}  // namespace
+
+std::vector<bool> shell_arithmetic_of(std::string_view s) {
+  std::vector<bool> out(s.size(), false);
+  auto mark = [&](size_t from, size_t to) {
+    for (size_t k = from; k < std::min(to, s.size()); ++k) out[k] = true;
+  };
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.substr(i, 3) == "$((") {
+      mark(i, closing(s, i + 3, "((", "))") + 2);
+    } else if (s.substr(i, 2) == "$[") {
+      mark(i, closing(s, i + 2, "[", "]") + 1);
+    } else if (s.substr(i, 2) == "((") {
+      mark(i, closing(s, i + 2, "((", "))") + 2);  // (( ... )), for (( ... ))
+    } else if (s.substr(i, 2) == "[[" && starts_word(s, i)) {
+      size_t end = closing(s, i + 2, "[[", "]]");
+      std::string_view test = s.substr(i, end - i);
+      for (std::string_view op : {"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+        for (size_t at = test.find(op); at != std::string_view::npos; at = test.find(op, at + 1))
+          if (at > 0 && (test[at - 1] == ' ' || test[at - 1] == '\t') && ends_word(test, at + 3)) mark(i, end + 2);
+    } else if (word_at(s, i, "let")) {
+      mark(i, command_end(s, i));
+    } else if (word_at(s, i, "declare") || word_at(s, i, "typeset") || word_at(s, i, "local") ||
+               word_at(s, i, "readonly") || word_at(s, i, "export")) {
+      // An integer variable's assignment is arithmetic: declare -i n=...
+      size_t end = command_end(s, i);
+      for (size_t k = i; k < end; ++k)
+        if (s[k] == '-' && (k == 0 || s[k - 1] == ' ' || s[k - 1] == '\t')) {
+          size_t w = k + 1;
+          while (w < end && name_char(s[w])) ++w;
+          if (s.substr(k + 1, w - k - 1).find('i') != std::string_view::npos) mark(i, end);
+        }
+    } else if (s[i] == '[' && i > 0 && (name_char(s[i - 1]) || s[i - 1] == '(')) {
+      // An array's subscript (a[...]=, unset 'a[...]', (...[i]=v ...)).
+      mark(i, closing(s, i + 1, "[", "]") + 1);
+    }
+  }
+  return out;
+}
+
+bool plain_number(std::string_view s) {
+  size_t i = s.size() > 1 && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  size_t digits = 0, dots = 0;
+  for (; i < s.size(); ++i) {
+    if (s[i] >= '0' && s[i] <= '9') ++digits;
+    else if (s[i] == '.' && ++dots == 1) continue;
+    else return false;
+  }
+  return digits > 0 && digits <= 30;
 }
 
 std::optional<std::string> shell_variable_at(ShellQuoting q, const std::string& name) {

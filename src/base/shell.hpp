@@ -39,6 +39,18 @@ enum class ShellQuoting { Unquoted, Double, Single, AnsiC, Parameter };
 // through a variable (shell_variable_at) needs only this much: where the
 // reading is wrong, the value may be split into words, never run.
 std::vector<ShellQuoting> shell_quoting_of(std::string_view line);
+// Whether bash evaluates each byte of `line` as arithmetic, where the value
+// of a variable is read as an expression and an array subscript in it runs
+// what $( ) it holds (`a[$(touch x)]`): $(( )), $[ ], (( )) and for (( )),
+// [[ ]] with -eq, -ne, -lt, -le, -gt or -ge, `let`, an assignment of
+// `declare -i` (typeset, local, readonly, export), and an array's subscript
+// (`a[...]`, `unset 'a[...]'`, `(...)` of a compound assignment). It reads
+// the text, not the quotes: where it errs, it errs towards arithmetic.
+std::vector<bool> shell_arithmetic_of(std::string_view line);
+// A value that is only a number ("12", "-3", "0.5"): the only kind that may
+// stand where bash evaluates arithmetic.
+bool plain_number(std::string_view s);
+
 // The text that, at a place quoted `q`, expands to the variable `name`'s
 // value as exactly that part of its word (nothing when it is unset):
 // "${NAME-}" outside quotes, ${NAME-} inside "...", '"${NAME-}"' inside

@@ -35,7 +35,8 @@ std::optional<std::string> replace_placeholders(const std::string& text, const G
                                                 std::string* problem, PlaceholderUse use,
                                                 std::vector<std::string>* inserted) {
   std::vector<ShellQuoting> quoting;
-  if (use == PlaceholderUse::ShellLine) quoting = shell_quoting_of(text);
+  std::vector<bool> arithmetic;
+  if (use == PlaceholderUse::ShellLine) quoting = shell_quoting_of(text), arithmetic = shell_arithmetic_of(text);
   std::string out;
   bool changed = false;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -67,6 +68,16 @@ std::optional<std::string> replace_placeholders(const std::string& text, const G
     }
     const std::string variable = n.cell ? "DDPCTL_CELL" : n.key->variable;
     if (use == PlaceholderUse::ShellLine) {
+      // Where bash evaluates arithmetic, a variable's value is an expression
+      // it evaluates (and a subscript in it runs commands): only a number.
+      const std::string value = n.cell ? cell.name : cell.value_of(n.key->path);
+      if (arithmetic[i] && !value.empty() && !plain_number(value)) {
+        *problem = fmt::format("{{{}}} stands where bash evaluates arithmetic or an array's subscript ($(( )), (( )), "
+                               "[[ -gt ]], let, declare -i, a[...]), where a value is run as an expression, not read "
+                               "as text; only a plain number may stand there, and cell {} gives it {}",
+                               name, cell.name, printable(value, 60));
+        return std::nullopt;
+      }
       // The shell reads the value from the cell's variable: it never parses it.
       auto word = shell_variable_at(quoting[i], variable);
       if (!word) {

@@ -6,6 +6,7 @@
 
 #include "spec/grid_expand.hpp"
 #include "base/overrides.hpp"
+#include "base/shell.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
 
@@ -59,14 +60,23 @@ struct GridReader {
     return path;
   }
 
-  // A grid value's problem, at its line: none, or a control character.
-  bool value_ok(const YAML::Node& v, const std::string& field) {
+  // A grid value's problem, at its line: none, or a control character; for
+  // `env.NAME`, a value holding $NAME, which env: reads as the variable's
+  // earlier value (shell.hpp) and could not reach NAME as it is.
+  bool value_ok(const YAML::Node& v, const std::string& field, const std::string& path) {
     if (!v.IsDefined() || v.IsNull()) {
       diags.error(at(field, v), field, "a grid value cannot be empty (write '' for an empty string)");
       return false;
     }
     if (auto problem = script_value_problem(value_text(v))) {
       diags.error(at(field, v), field, "a grid value " + *problem);
+      return false;
+    }
+    if (path.rfind("env.", 0) == 0 && v.IsScalar() && refers_to_itself(path.substr(4), v.Scalar())) {
+      diags.error(at(field, v), field,
+                  fmt::format("the value {} holds ${}, which env: reads as {}'s earlier value, so it cannot reach "
+                              "{} as it is; put the value in another variable",
+                              printable(v.Scalar(), 60), path.substr(4), path.substr(4), path.substr(4)));
       return false;
     }
     return true;
@@ -96,7 +106,7 @@ std::vector<GridPartial> read_partials(GridReader& r, const YAML::Node& list, co
     p.where = r.at(f, entry);
     for (auto it = entry.begin(); it != entry.end(); ++it) {
       auto path = r.key(it->first, f);
-      if (!path || !r.value_ok(it->second, f + "." + *path)) continue;
+      if (!path || !r.value_ok(it->second, f + "." + *path, *path)) continue;
       p.values.push_back({*path, value_text(it->second), it->second, -1, static_cast<int>(i)});
     }
     out.push_back(std::move(p));
@@ -121,7 +131,7 @@ void read_axis(GridReader& r, const YAML::Node& key, const YAML::Node& list, Gri
   for (size_t j = 0; j < list.size(); ++j) {
     YAML::Node v = list[j];
     std::string vf = fmt::format("{}[{}]", f, j);
-    if (!r.value_ok(v, vf)) continue;
+    if (!r.value_ok(v, vf, *path)) continue;
     GridValue gv{*path, value_text(v), v, static_cast<int>(j), -1};
     if (!seen.insert(gv.text).second) {
       r.diags.error(r.at(vf, v), vf, fmt::format("{} is in this list twice", printable(gv.text)));

@@ -119,3 +119,49 @@ TEST_CASE("shell_quoting_of reads a line's quotes as bash does, and shell_variab
   }
   CHECK_FALSE(std::filesystem::exists(dir.path + "/M"));
 }
+
+TEST_CASE("shell_quoting_of: a case pattern's ) inside $( ) does not end the $( )") {
+  using ddpctl::shell_quoting_of;
+  using ddpctl::shell_variable_at;
+  using Q = ddpctl::ShellQuoting;
+  const std::string line = "printf '%s\\0' \"$(case a in a) printf %s X;; (b) :;; esac)\" X";
+  std::vector<Q> q = shell_quoting_of(line);
+  size_t x = line.find('X'), last = line.rfind('X');
+  CHECK(q[x] == Q::Unquoted);     // inside $( ), which starts afresh
+  CHECK(q[last] == Q::Unquoted);  // after the whole "...", the line's own
+  // What bash makes of it: a value with blanks and a glob stays one word.
+  const std::string put = line.substr(0, x) + *shell_variable_at(q[x], "V") + line.substr(x + 1, last - x - 1) + "-";
+  ddpctl::test::TempDir dir;
+  CHECK(run_bash("cd " + shell_quote(dir.path) + " && touch ab && export V='a  b*' && " + put) ==
+        std::string("a  b*") + '\0' + "-" + '\0');
+}
+
+TEST_CASE("shell_arithmetic_of: where bash evaluates a value as arithmetic or a subscript") {
+  using ddpctl::shell_arithmetic_of;
+  auto at_x = [](const std::string& line) {
+    std::vector<bool> a = shell_arithmetic_of(line);
+    std::vector<bool> out;
+    for (size_t i = 0; i < line.size(); ++i)
+      if (line[i] == 'X') out.push_back(a[i]);
+    return out;
+  };
+  // The hostile round's seven, each arithmetic.
+  for (const char* line : {"[[ X -gt 0 ]]", "echo $(( X + 1 ))", "(( X ))", "let y=X", "declare -i n=X", "a[X]=1",
+                           "for (( i = 0; i < X; i++ )); do :; done", "echo $[X]", "unset 'a[X]'",
+                           "local -ri n=X", "arr=([X]=v)", "[[ -n $1 && X -eq 2 ]]"}) {
+    INFO(line);
+    CHECK(at_x(line) == std::vector<bool>{true});
+  }
+  // Not arithmetic: words, tests of text, a glob's brackets after a blank.
+  for (const char* line : {"echo X", "[[ X == y ]]", "[ X -gt 0 ]", "declare -a v=X", "echo [X]", "let_it=X",
+                           "python3 train.py --lr=X", "echo \"X\" > out.txt"}) {
+    INFO(line);
+    CHECK(at_x(line) == std::vector<bool>{false});
+  }
+  CHECK(ddpctl::plain_number("12"));
+  CHECK(ddpctl::plain_number("-0.5"));
+  CHECK_FALSE(ddpctl::plain_number("1e3"));
+  CHECK_FALSE(ddpctl::plain_number("a[$(touch M)]"));
+  CHECK_FALSE(ddpctl::plain_number("DDPCTL_GRID_Y"));  // a name: its value would be evaluated in turn
+  CHECK_FALSE(ddpctl::plain_number(""));
+}
