@@ -45,6 +45,16 @@ std::optional<JobState> parse_job_state(const std::string& name) {
   return std::nullopt;
 }
 
+bool is_slurm_job_id(std::string_view id) {
+  if (id.empty() || id.size() > 32) return false;
+  auto digits = [](std::string_view s) {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  size_t sep = id.find_first_of("_+");
+  if (sep == std::string_view::npos) return digits(id);
+  return digits(id.substr(0, sep)) && digits(id.substr(sep + 1));
+}
+
 bool is_terminal(JobState state) {
   switch (state) {
     case JobState::Completed:

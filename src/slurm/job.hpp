@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ddpctl {
@@ -69,6 +70,11 @@ const char* state_name(JobState state);
 std::optional<JobState> parse_job_state(const std::string& name);
 // The job has ended and will not run again unless requeued.
 bool is_terminal(JobState state);
+
+// A job id in one of the forms Slurm gives: "123", an array task "123_4", a
+// heterogeneous job's component "123+1"; at most 32 bytes. What another
+// host says is a job id is checked so before it is recorded or passed on.
+bool is_slurm_job_id(std::string_view id);
 
 // How a job's processes ended, as Slurm recorded it.
 struct ExitStatus {

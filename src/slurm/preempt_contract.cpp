@@ -27,7 +27,7 @@ std::string mode_of(const std::string& text) {
 bool is_none(const std::string& s) { return s.empty() || s == "(null)" || s == "N/A" || s == "NONE"; }
 
 // "Key=Value Key=Value" (scontrol -o).
-std::map<std::string, std::string> fields_of(const std::string& line) {
+std::map<std::string, std::string> scontrol_fields(const std::string& line) {
   std::map<std::string, std::string> out;
   for (const auto& word : split_ws(line)) {
     auto eq = word.find('=');
@@ -58,7 +58,7 @@ void read_partitions(const std::string& text, PreemptContract& c) {
   std::vector<PartitionRead> parts;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
-    auto f = fields_of(line);
+    auto f = scontrol_fields(line);
     if (!f.count("PartitionName")) continue;
     PartitionRead p;
     p.name = f["PartitionName"];

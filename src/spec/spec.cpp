@@ -196,6 +196,7 @@ RunSpec parse_one_view(const YamlDocument& doc) {
                   fmt::format("two shapes are both labelled '{}'; give each {} its own `label`", s.label,
                               spec.has_sweep ? "sweep entry" : "alternative"));
   }
+  check_site_names(spec, diags);
   diags.throw_if_any();
   return spec;
 }

@@ -99,9 +99,12 @@ NcclSettings read_nccl_settings(MapReader& parent, const std::string& key) {
   flag("blocking_wait");
   if (auto v = r.integer("timeout", 1, 86400)) set("timeout", std::to_string(*v));
   if (auto extra = r.string_map("extra")) {
+    // Each problem at its own entry's line (one --set made may have no other).
+    MapReader entries(r.document(), r.node("extra"), r.field("extra"), r.diagnostics());
     for (const auto& [name, value] : *extra) {
       if (!is_env_name(name) || !(name.rfind("NCCL_", 0) == 0 || name.rfind("TORCH_NCCL_", 0) == 0)) {
-        r.error("extra", fmt::format("{} is not an NCCL_* or TORCH_NCCL_* variable name", printable(name)));
+        r.diagnostics().error(entries.where(name), r.field("extra"),
+                              fmt::format("{} is not an NCCL_* or TORCH_NCCL_* variable name", printable(name)));
         continue;
       }
       out.extra.emplace_back(name, value);

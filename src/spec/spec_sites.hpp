@@ -45,4 +45,17 @@ std::vector<std::string> spec_hosts(const RunSpec& spec);
 // digits, '.', '_' and '-' (others become '_').
 std::string site_name(const std::string& host, const std::vector<std::string>& hosts);
 
+// The most bytes a site's name may have: its files here are named after it
+// (site.<name>.submit.log), and a file name has at most 255.
+constexpr size_t kMaxSiteName = 128;
+
+// Why the spec's hosts cannot be told apart by their site names, if they
+// cannot: two hosts whose names are one ("h!x" and "h?x" are both h_x), or a
+// name too long for a file. Checked as the spec is read, at each `on:`.
+void check_site_names(const RunSpec& spec, Diagnostics& diags);
+
+// Whether two YAML values say the same: maps key by key in any order,
+// sequences item by item, scalars by their text (whatever their quoting).
+bool same_yaml_value(const YAML::Node& a, const YAML::Node& b);
+
 }  // namespace ddpctl

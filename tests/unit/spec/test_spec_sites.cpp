@@ -133,3 +133,55 @@ TEST_CASE("a site's name is its host without the user, or the whole host where t
   CHECK(site_name(clash[0], clash) == "a_x.org");
   CHECK(site_name("we ird/host", {"we ird/host"}) == "we_ird_host");
 }
+
+TEST_CASE("two hosts whose site names would be one are refused at their line, and so is a name too long for a file") {
+  std::string err = user_error_of([] {
+    parse_run_spec("r.yaml", "name: r\ncluster: a\ngpus_per_node: 1\ncommand: 'true'\non: \"h!x\"\n"
+                             "alternatives:\n  - {on: \"h?x\", nodes: 2}\n");
+  });
+  CHECK_THAT(err, Catch::Contains("r.yaml:7:"));
+  CHECK_THAT(err, Catch::Contains("'h!x' and 'h?x' would both be site h_x"));
+  err = user_error_of([] {
+    parse_run_spec("r.yaml", "name: r\ncluster: a\ngpus_per_node: 1\ncommand: 'true'\non: \"a_h\"\n"
+                             "alternatives:\n  - {on: \"b@h\", nodes: 2}\n  - {on: \"a@h\", nodes: 3}\n");
+  });
+  CHECK_THAT(err, Catch::Contains("would both be site a_h"));
+  err = user_error_of([] {
+    parse_run_spec("r.yaml", "name: r\ncluster: a\ngpus_per_node: 1\ncommand: 'true'\non: h1\nalternatives:\n"
+                             "  - {on: " + std::string(240, 'h') + ", nodes: 2}\n");
+  });
+  CHECK_THAT(err, Catch::Contains("r.yaml:7:") && Catch::Contains("makes a site's name of 240 bytes, too long"));
+  // One login host under two names (an alias and user@host) is two sites,
+  // each its own run there (race-gate --site keeps them apart).
+  RunSpec two = parse_run_spec("r.yaml", "name: r\ncluster: a\ngpus_per_node: 1\ncommand: 'true'\non: h1\n"
+                                         "alternatives:\n  - {on: u@h1, nodes: 2}\n");
+  CHECK(site_name("h1", spec_hosts(two)) == "h1");
+  CHECK(site_name("u@h1", spec_hosts(two)) == "u_h1");
+}
+
+TEST_CASE("remote_dir: without on: names a folder nowhere: refused at its line") {
+  std::string err = user_error_of([] {
+    parse_run_spec("r.yaml", "name: r\ncluster: a\ngpus_per_node: 1\ncommand: 'true'\nremote_dir: proj\n");
+  });
+  CHECK_THAT(err, Catch::Contains("r.yaml:5:13: remote_dir: is the folder at the login host `on:` names"));
+  err = user_error_of([] {
+    parse_run_spec("r.yaml", "name: r\ncluster: a\ngpus_per_node: 1\ncommand: 'true'\n"
+                             "alternatives:\n  - {remote_dir: proj, nodes: 2}\n");
+  });
+  CHECK_THAT(err, Catch::Contains("alternatives[0].remote_dir: is the folder at a site's login host"));
+}
+
+TEST_CASE("a site's keys: the same value in another order or style is the same, and its command: replaces trainer:") {
+  RunSpec spec = parse_run_spec(
+      "r.yaml",
+      "name: r\ncluster: a\ngpus_per_node: 1\ntrainer: {model: resnet50, data: /d, epochs: 3}\non: h1\n"
+      "alternatives:\n"
+      "  - {on: h2, nodes: 3, env: {A: '1', B: two}, command: [python3, t.py]}\n"
+      "  - on: h2\n    nodes: 2\n    env:\n      B: \"two\"\n      A: 1\n    command: [python3, t.py]\n");
+  RunSpec h2 = parse_run_spec("r.yaml",
+                              "name: r\ncluster: a\ngpus_per_node: 1\ntrainer: {model: resnet50, data: /d, epochs: 3}\n"
+                              "on: h1\nalternatives:\n  - {on: h2, nodes: 2, command: [python3, t.py]}\n",
+                              {}, "h2");
+  CHECK(h2.command_argv == std::vector<std::string>{"python3", "t.py"});
+  CHECK(spec.shapes.size() == 3);
+}
