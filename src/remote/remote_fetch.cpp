@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 
 #include "base/diagnostics.hpp"
 #include "base/files.hpp"
+#include "base/sized_stream.hpp"
 #include "script/runs.hpp"
 #include "base/text.hpp"
 #include "remote/remote.hpp"
@@ -33,6 +35,14 @@ std::vector<std::string> remote_fetch_argv(const std::string& dir_word, const st
                                : "echo \"ddpctl: error: '$a': no run with this name or id under $d/$r\" >&2; exit 1; ") +
       "fi; case \" $ids \" in *\" $id \"*) ;; *) ids=\"$ids $id\" ;; esac; done; "
       "if [ -z \"$ids\" ]; then exit 0; fi; "
+      // First its size, as tar will write it at most (a header and the
+      // data in 512-byte blocks each, a long name's own header, the end and
+      // tar's blocking): fetch here takes no more than that (and room for
+      // files that grow as tar reads them), and no more than its disk has.
+      "n=$(find $ids \\( -name workdir -o -name '.workdir.*' -o -name .fetched \\) -prune -o -printf '%s %p\\n' "
+      "2>/dev/null | awk '{ s = $1; sub(/^[^ ]* /, \"\"); b += 512 + int((s + 511) / 512) * 512; "
+      "if (length($0) >= 99) b += 1024 + int((length($0) + 512) / 512) * 512 } END { printf \"%d\", b + 20480 }'); "
+      "echo \"" + std::string(kFetchSizeWord) + " $n\"; "
       // Runs that jobs are writing: a file that changed or went while tar
       // read it is GNU tar's exit 1, and the copy is as of then. A hard link
       // goes as the file it is (fetch here takes files and folders only).
@@ -45,20 +55,6 @@ std::vector<std::string> remote_fetch_argv(const std::string& dir_word, const st
 }
 
 namespace {
-
-// Why a member's name is not one to write under a folder here, if it is not.
-std::optional<std::string> name_problem(const std::string& name) {
-  if (name.empty()) return "an empty name";
-  if (name[0] == '/') return "an absolute name";
-  if (name.size() > 4096) return "a name longer than 4096 bytes";
-  if (find_invalid_utf8(name)) return "a name that is not UTF-8";
-  if (find_control_char(name)) return "a name with a control character";
-  for (const auto& part : split(name, '/')) {
-    if (part.empty()) return "a name with an empty component";
-    if (part == "." || part == "..") return fmt::format("a name with a '{}' component", part);
-  }
-  return std::nullopt;
-}
 
 bool asked_for(const std::string& id, const std::vector<std::string>& targets, bool prefixes) {
   for (const auto& t : targets)
@@ -88,7 +84,7 @@ FetchAnswer check_fetch_answer(const std::vector<TarMember>& members, const std:
   std::map<std::string, TarMember::Type> kinds;
   for (const auto& m : members) {
     auto refuse = [&](const std::string& why) { a.refused.push_back(printable(m.name, 120) + ": " + why); };
-    if (auto why = name_problem(m.name)) {
+    if (auto why = tar_name_problem(m.name)) {
       refuse(*why);
       continue;
     }
@@ -116,6 +112,15 @@ FetchAnswer check_fetch_answer(const std::vector<TarMember>& members, const std:
 }
 
 namespace {
+
+// The line a file begins with (at most 256 bytes).
+std::string read_first_line(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  char c;
+  while (line.size() < 256 && in.get(c) && c != '\n') line += c;
+  return line;
+}
 
 // Removed, with all in it, however fetch ends.
 struct IncomingFolder {
@@ -158,11 +163,18 @@ std::vector<std::string> fetch_into(SshRunner& ssh, const std::string& dir_word,
   if (fs::create_directories(incoming.path + "/runs", ec); ec)
     throw UserError(Location{incoming.path}, "", "cannot make the folder fetch unpacks into: " + ec.message());
   const std::string tar = incoming.path + "/answer.tar";
-  CommandResult r = ssh.run_to_file(remote_fetch_argv(dir_word, runs, targets, skip_missing), tar,
-                                    std::chrono::minutes(10));
+  std::string why;
+  StdoutBound bound = sized_stream_bound(kFetchSizeWord, incoming.path, why);
+  CommandResult r =
+      ssh.run_to_file(remote_fetch_argv(dir_word, runs, targets, skip_missing), tar, std::chrono::minutes(10), bound);
+  if (r.output_cut)
+    throw UserError(Location{"--on"}, "", fmt::format("what {} sent was refused, so nothing was replaced here: {}", host,
+                                                      why.empty() ? "it sent more than was asked for" : why));
   if (!r.ok()) fetch_failed(r, host);
   if (fs::file_size(tar, ec) == 0 && !ec) return {};  // nothing there (skip_missing)
-  TarListing listing = read_tar_members(tar);
+  // The archive follows its size line.
+  const long long start = static_cast<long long>(read_first_line(tar).size()) + 1;
+  TarListing listing = read_tar_members(tar, start);
   if (!listing.problem.empty())
     throw UserError(Location{"--on"}, "",
                     fmt::format("what {} sent is not a whole tar archive, so nothing was replaced here: {}", host,

@@ -15,9 +15,13 @@
 
 namespace ddpctl {
 
+// The word of the size line the login host sends first ("ddpctl-fetch BYTES",
+// base/sized_stream.hpp): the most its tar will be.
+inline constexpr const char* kFetchSizeWord = "ddpctl-fetch";
+
 // The login host's sh line: in <dir>/<runs>, each target (a run id, or a
-// name or prefix: its newest run) as a tar on stdout; a target with no run
-// is an error naming it, or (`skip_missing`) left out.
+// name or prefix: its newest run) as a size line and a tar on stdout; a
+// target with no run is an error naming it, or (`skip_missing`) left out.
 std::vector<std::string> remote_fetch_argv(const std::string& dir_word, const std::string& runs,
                                            const std::vector<std::string>& targets, bool skip_missing = false);
 
@@ -44,7 +48,8 @@ struct FetchRequest {
   std::string local_runs_root;       // here
 };
 // One ssh call, its answer streamed to a file beside the runs here (a run
-// may be far larger than memory) and checked whole (check_fetch_answer)
+// may be far larger than memory), bounded by the size the host declares
+// first and the free space here, and checked whole (check_fetch_answer)
 // before anything is written: an answer cut short or holding anything
 // refused is an error that names what, and replaces nothing. Then each run
 // replaces its copy here whole, marked as a copy of that host's folder

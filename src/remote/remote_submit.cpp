@@ -59,8 +59,8 @@ std::vector<std::string> remote_submit_argv(const std::string& dir_word, const s
                      "if [ -e \"$p\" ] && ! cmp -s \"$t/spec.$i\" \"$p\"; then "
                      "b=$p.replaced-$(date -u +%Y%m%dT%H%M%SZ); cp -p -- \"$p\" \"$b\"; "
                      "echo \"ddpctl: note: $d/$p differed from the spec sent; it is kept as $d/$b\" >&2; fi; "
-                     "mkdir -p -- \"$(dirname -- \"$p\")\"; cp -- \"$t/spec.$i\" \"$p.ddpctl-new\"; "
-                     "mv -f -- \"$p.ddpctl-new\" \"$p\"; i=$((i + 1)); done; "
+                     "mkdir -p -- \"$(dirname -- \"$p\")\"; cp -- \"$t/spec.$i\" \"$p.ddpctl-new.$tok\"; "
+                     "mv -f -- \"$p.ddpctl-new.$tok\" \"$p\"; i=$((i + 1)); done; "
                      "set +e; \"$@\" </dev/null; rc=$?; exit $rc";
   std::vector<std::string> argv = {"sh", "-c", line, "sh", dir_word, runs, token, std::to_string(places.size())};
   argv.insert(argv.end(), places.begin(), places.end());

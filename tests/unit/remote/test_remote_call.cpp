@@ -29,7 +29,7 @@ const std::string kCallVersion = "0.1.0 (git 1a2b3c4d5e6f)";
 const std::string kProbe = "'sh' '-c' 'echo \"home=";             // the probe's remote line begins so
 const std::string kInDir = "'sh' '-c' 'cd -- \"$1\" 2>/dev/null"; // the command's (remote_ddpctl_argv)
 const std::string kCat = "'sh' '-c' 'cd -- \"$1\" && exec cat";    // bring_back_file's
-const std::string kToFile = "exec \"$@\" >\"$0\"";                 // an answer into a file (run_to_file)
+const std::string kFetch = "'sh' '-c' 'd=$1;";                     // fetch's remote line begins so
 
 using test::write;
 using test::slurp;
@@ -178,9 +178,9 @@ TEST_CASE("remote call status: the copies here of that folder's runs are fetched
   write(l.runs + "/r1/run.json", "old");
   write(l.runs + "/victim/run.json", "mine");
   std::string answer;
-  l.local.on("sh", {kToFile}, [&](const std::vector<std::string>& argv) {
-    write(argv.at(3), answer);  // `sh -c 'exec "$@" >"$0"' FILE ssh ...`: the answer into FILE
-    return test::exits(0);
+  l.local.on("ssh", {kFetch}, [&](const std::vector<std::string>&) {
+    // Its size, then its tar (run_to_file writes what it prints into the answer's file).
+    return test::exits(0, "ddpctl-fetch " + std::to_string(answer.size()) + "\n" + answer);
   });
   answer = test::tar_member("r1/", '5', "", 0755) + test::tar_member("r1/run.json", '0', "new") + test::tar_end();
   std::ostringstream err;
@@ -213,9 +213,8 @@ TEST_CASE("remote call fetch: one ssh call asks for the runs by the words given,
   Login l;
   std::string answer = test::tar_member("train-2/", '5', "", 0755) + test::tar_member("train-2/run.json", '0', "{}\n") +
                        test::tar_end();
-  l.local.on("sh", {kToFile}, [&](const std::vector<std::string>& argv) {
-    write(argv.at(3), answer);
-    return test::exits(0);
+  l.local.on("ssh", {kFetch}, [&](const std::vector<std::string>&) {
+    return test::exits(0, "ddpctl-fetch " + std::to_string(answer.size()) + "\n" + answer);
   });
   fs::create_directories(l.runs);
   FetchRequest f;

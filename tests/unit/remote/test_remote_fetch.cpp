@@ -13,6 +13,7 @@
 #include "base/files.hpp"
 #include "helpers.hpp"
 #include "base/process.hpp"
+#include "base/sized_stream.hpp"
 #include "remote/remote_fetch.hpp"
 #include "tar_fixtures.hpp"
 
@@ -31,7 +32,8 @@ std::string member(const std::string& name, char type, const std::string& data =
 std::string end_of_archive() { return test::tar_end(); }
 
 // A login host: `ssh -O check` finds a master; every command there prints
-// what the sh script `answer` prints.
+// what the sh script `answer` prints. fetch's answer begins with its size
+// line ("ddpctl-fetch BYTES", the most its tar will be).
 struct FakeLoginHost {
   test::TempDir dir;
   std::string ssh = dir.path + "/ssh";
@@ -40,10 +42,10 @@ struct FakeLoginHost {
     fs::permissions(ssh, fs::perms::owner_all);
   }
   void answer_script(const std::string& sh) { write(ssh + ".answer", sh); }
-  // Answers with these bytes.
+  // Answers with these bytes, after their size.
   void answer(const std::string& tar) {
     write(dir.path + "/answer.tar", tar);
-    answer_script("exec cat '" + dir.path + "/answer.tar'\n");
+    answer_script(fmt::format("echo 'ddpctl-fetch {}'; exec cat '{}/answer.tar'\n", tar.size(), dir.path));
   }
 };
 
@@ -119,7 +121,8 @@ TEST_CASE("fetch: a run asked by name may come as its newest id, and GNU tar's l
   write(host.dir.path + "/there/" + deep, "deep\n");
   write(host.dir.path + "/there/" + id + "/run.json", "{}\n");
   for (const char* format : {"gnu", "pax"}) {
-    host.answer_script(fmt::format("cd '{}/there' && exec tar --format={} -cf - {}\n", host.dir.path, format, id));
+    host.answer_script(fmt::format("echo 'ddpctl-fetch 100000'; cd '{}/there' && exec tar --format={} -cf - {}\n",
+                                   host.dir.path, format, id));
     std::ostringstream out;
     CHECK(fetch(host, here, {"train"}, out) == std::vector<std::string>{id});
     CHECK(slurp(here.runs + "/" + deep) == "deep\n");
@@ -134,7 +137,8 @@ TEST_CASE("fetch: a run of more than 64 MiB comes whole, through a file, not the
   // 65 MiB and a tail: a sparse file (nothing written here but the tail),
   // sent as 65 MiB of tar.
   test::run_bash("truncate -s 65M \"$1\" && printf tail >>\"$1\"", {big});
-  host.answer_script(fmt::format("cd '{}/there' && exec tar -cf - r1\n", host.dir.path));
+  host.answer_script(fmt::format("echo 'ddpctl-fetch {}'; cd '{}/there' && exec tar -cf - r1\n", (65 << 20) + 30000,
+                                 host.dir.path));
   std::ostringstream out;
   CHECK(fetch(host, here, {"r1"}, out) == std::vector<std::string>{"r1"});
   CHECK(fs::file_size(here.runs + "/r1/big") == (65u << 20) + 4);
@@ -144,6 +148,45 @@ TEST_CASE("fetch: a run of more than 64 MiB comes whole, through a file, not the
   in.read(tail.data(), 4);
   CHECK(tail == "tail");
   CHECK(out.str().find("fetched r1 from login: 2 files, 65 MiB") != std::string::npos);
+}
+
+TEST_CASE("fetch: an endless answer is stopped at the size it declared, or at once without one") {
+  FakeLoginHost host;
+  Here here;
+  SECTION("zeros without end, no size line") {
+    host.answer_script("exec cat /dev/zero\n");
+    CHECK_THAT(refusal(host, here), Catch::Matchers::Contains("does not begin with its size (\"ddpctl-fetch BYTES\")"));
+  }
+  SECTION("a small size declared, then zeros without end") {
+    host.answer_script("echo 'ddpctl-fetch 1000'; exec cat /dev/zero\n");
+    CHECK_THAT(refusal(host, here), Catch::Matchers::Contains("it sent more than the 1000 B it declared"));
+  }
+  SECTION("more declared than this disk has") {
+    host.answer_script("echo 'ddpctl-fetch 999999999999999'; exec cat /dev/zero\n");
+    CHECK_THAT(refusal(host, here), Catch::Matchers::Contains("it declares") && Catch::Matchers::Contains("free"));
+  }
+  CHECK(here.untouched());
+  CHECK(here.leftovers().empty());
+}
+
+TEST_CASE("fetch: the login host's size line bounds its tar, counted as GNU tar writes it") {
+  // The real sh line fetch runs there, on runs of this machine: the size it
+  // declares is at least the tar it then sends.
+  test::TempDir there;
+  write(there.path + "/p/runs/r1/run.json", "{}\n");
+  write(there.path + "/p/runs/r1/" + std::string(150, 'n') + "/x", std::string(70000, 'x'));
+  write(there.path + "/p/runs/r1/workdir/huge", std::string(300000, 'w'));  // left out, as tar leaves it out
+  std::vector<std::string> argv = remote_fetch_argv(there.path + "/p", "runs", {"r1"});
+  SystemCommandRunner local;
+  CommandResult r = local.run(argv, std::chrono::seconds(30));
+  REQUIRE(r.ok());
+  size_t nl = r.out.find('\n');
+  REQUIRE(nl != std::string::npos);
+  auto declared = declared_size(r.out.substr(0, nl), kFetchSizeWord);
+  REQUIRE(declared);
+  const long long tar = static_cast<long long>(r.out.size() - nl - 1);
+  CHECK(*declared >= tar);
+  CHECK(*declared < tar + 200000);  // not the left-out workdir's
 }
 
 TEST_CASE("fetch: an answer cut short is an error, and nothing is replaced") {
@@ -303,7 +346,8 @@ TEST_CASE("fetch: the login host sends a run once however it was named, and a ha
   for (const auto& w : remote_fetch_argv("~/proj", "runs", {"train", "train-20261127T110000Z-bbbbbb"}))
     args.push_back(w);
   test::run_bash("cd \"$1\"; HOME=$1; shift; \"$@\" >\"$HOME/answer.tar\"", args);
-  TarListing l = read_tar_members(home.path + "/answer.tar");
+  const std::string answer = slurp(home.path + "/answer.tar");
+  TarListing l = read_tar_members(home.path + "/answer.tar", static_cast<long long>(answer.find('\n')) + 1);
   REQUIRE(l.problem.empty());
   CHECK(l.members.size() == 3);  // the folder and its two files, once
   for (const auto& m : l.members) CHECK(m.type != TarMember::Type::HardLink);

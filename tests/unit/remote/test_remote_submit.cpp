@@ -233,7 +233,9 @@ TEST_CASE("fetch: the login host sends the runs named, newest of a name, without
   write(runs + "/train-20261127T110000Z-bbbbbb/workdir/train.py", "code\n");
   std::vector<std::string> args = {home.path};
   for (const auto& w : remote_fetch_argv("~/proj", "runs", {"train"})) args.push_back(w);
-  std::string out = test::run_bash("cd \"$1\"; HOME=$1; shift; \"$@\" | tar -tf - | sort", args);
+  // Its size line first, then the tar.
+  std::string out = test::run_bash("cd \"$1\"; HOME=$1; shift; \"$@\" | { IFS= read -r size; echo \"$size\"; tar -tf -; } | sort", args);
+  CHECK(out.find("ddpctl-fetch ") != std::string::npos);
   CHECK(out.find("train-20261127T110000Z-bbbbbb/metrics.jsonl") != std::string::npos);
   CHECK(out.find("aaaaaa") == std::string::npos);
   CHECK(out.find("workdir") == std::string::npos);
