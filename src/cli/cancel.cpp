@@ -1,4 +1,5 @@
 // ddpctl cancel RUN|JOBID...: scancel, then confirm what Slurm did (src/workflows/cancel.hpp).
+#include <fmt/format.h>
 #include <iostream>
 #include <memory>
 
@@ -26,8 +27,15 @@ void setup_cancel(CLI::App& app, Context& ctx) {
     run_on_remote_if_asked(o->remote, ctx);
     o->req.runs_root = runs_root(o->runs);
     // A race across sites: every site at once, the coordinator told first.
-    if (o->req.targets.size() == 1 && o->req.cells.empty())
+    if (o->req.targets.size() == 1)
       if (auto dir = find_site_race(o->req.runs_root, o->req.targets.front())) {
+        if (!o->req.cells.empty())
+          throw UserError(Location{"--cell"}, "",
+                          fmt::format("{} is a race across sites, not a grid's sweep here: cancel it whole "
+                                      "(`ddpctl cancel {}`), or a cell of the sweep at the site that won it "
+                                      "(`ddpctl cancel SITE_RUN --cell CELL --on HOST`; `ddpctl status {}` names both)",
+                                      printable(o->req.targets.front()), o->req.targets.front(),
+                                      o->req.targets.front()));
         SshSiteCaller sites(site_race_target(*dir + "/sites.json", ctx), ctx.runner);
         std::vector<std::string> said;
         int untold = cancel_site_race(*dir, sites, said);

@@ -1,6 +1,7 @@
 // ddpctl coordinate RUN: the coordinator of a race across sites (docs/race.md
 // "Across sites"); `submit` starts it, and this runs it again where the last
 // one stopped.
+#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
@@ -49,7 +50,11 @@ void setup_coordinate(CLI::App& app, Context& ctx) {
       throw UserError(Location{record}, "", fmt::format("no race across sites {} here ({} is not there)", req.id, record));
     SshSiteCaller sites(site_race_target(record, ctx), ctx.runner);
     int code = coordinate(req, sites, ctx.clock, std::cout);
-    if (code != 0) throw CLI::RuntimeError(code);
+    // A call to a site still in flight (one that hangs) is not waited for:
+    // this process ends now, and its ssh with it (process.hpp).
+    std::cout.flush();
+    std::cerr.flush();
+    std::_Exit(code);
   });
 }
 

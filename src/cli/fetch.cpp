@@ -25,7 +25,9 @@ struct FetchOptions {
 };
 
 // Without --on: races across sites (docs/race.md "Across sites"), each its
-// winner's run, from the site where it won.
+// winner's run, from the site where it won, into the race's own folder
+// (runs/RACE/fetched/SITE_RUN): the run a site names is checked against the
+// one the race recorded for it, and a fetch of a race writes nothing else.
 void fetch_site_races(const FetchOptions& o, Context& ctx) {
   std::vector<std::string> dirs;
   for (const auto& t : o.targets) {
@@ -46,7 +48,9 @@ void fetch_site_races(const FetchOptions& o, Context& ctx) {
     f.target.dir_option = w.site.remote_dir;
     f.targets = {w.run};
     f.runs_option = o.runs;
-    f.local_runs_root = runs_root(o.runs);
+    // Only under the race: what a site names never replaces a run here.
+    f.local_runs_root = dir + "/fetched";
+    std::filesystem::create_directories(f.local_runs_root);
     fetch_runs(f, ctx.runner, std::cout);
   }
 }

@@ -19,6 +19,7 @@ void setup_race_gate(CLI::App& app, Context& ctx) {
   cmd->group("");  // the coordinator's own use
   cmd->add_option("coordinator", o->coordinator, "The race's run on the machine that submitted")->required();
   cmd->add_option("--runs", *runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
+  cmd->add_option("--site", o->site, "The site (its host as the spec names it) whose run is asked for");
   cmd->add_option("--grant", o->grant, "This job trains: the gate's one grant names it");
   cmd->add_option("--stand-down", o->stand_down, "Another site won (\"SITE JOB TIME\"): every job here stands down");
   cmd->add_option("--round", o->round, "The race's round --grant and --stand-down are for (default: the newest here)")

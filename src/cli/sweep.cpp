@@ -43,6 +43,7 @@ bool sweep_across_sites_if_named(const SweepOptions& o, Context& ctx) {
   r.snapshot = o.req.snapshot;
   r.again = o.req.again;
   r.gate_s = o.req.across.gate_s;
+  r.preflight = !o.no_preflight;
   r.self = executable_dir() + "/ddpctl";
   ConsoleOutput out;
   submit_across_sites(r, ctx, out);

@@ -47,6 +47,15 @@ std::optional<std::string> gate_coordinator(const std::string& run_dir) {
   }
 }
 
+std::string gate_site(const std::string& run_dir) {
+  try {
+    auto j = nlohmann::json::parse(read_file(run_dir + "/race/gate/site.json"));
+    return j.value("site", "");
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 GateState read_gate(const Run& run) {
   GateState g;
   const std::string dir = gate_dir(run);

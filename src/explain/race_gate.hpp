@@ -55,6 +55,8 @@ bool open_gate_round(const Run& run, int n, const std::string& why, double now);
 // The coordinator a run's gate names (its site.json alone, without loading
 // the run), if the run is one site of a race across sites.
 std::optional<std::string> gate_coordinator(const std::string& run_dir);
+// The site (host) a run's gate was submitted as ("" : none said).
+std::string gate_site(const std::string& run_dir);
 // Writes the grant for `job_id` into a round's folder `dir` unless it has
 // one (a link, so two writers cannot both win); returns the grant it holds now.
 GateGrant write_grant(const std::string& dir, const std::string& job_id, const std::string& site, double now);

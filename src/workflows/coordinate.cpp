@@ -15,6 +15,9 @@
 #include "base/diagnostics.hpp"
 #include "base/files.hpp"
 #include "base/text.hpp"
+#include "workflows/site_answer.hpp"
+#include "workflows/site_polls.hpp"
+#include "workflows/site_records.hpp"
 
 namespace ddpctl {
 
@@ -43,15 +46,8 @@ class CoordinatorLock {
   int fd_ = -1;
 };
 
-std::vector<SiteOfRace> read_sites(const nlohmann::json& record) {
-  std::vector<SiteOfRace> sites;
-  for (const auto& s : record.at("sites"))
-    sites.push_back({s.value("name", ""), s.value("host", ""), s.value("remote_dir", ""),
-                     s.value("labels", std::vector<std::string>{})});
-  return sites;
-}
-
 // One line per site, written when it changes: what the log shows of a poll.
+// Everything in it from the site was checked as it was read (site_answer).
 std::string summary(const SitePoll& p) {
   if (!p.reached && !p.submission_ended) return "being submitted to (not ready there yet: " + p.error + ")";
   if (!p.reached)
@@ -72,62 +68,28 @@ std::string summary(const SitePoll& p) {
   return s;
 }
 
-std::vector<std::string> words_for(const std::string& id, const SiteAction* a) {
-  std::vector<std::string> w = {"race-gate", id};
-  if (a && !a->grant.empty()) w.insert(w.end(), {"--grant", a->grant});
-  if (a && !a->stand_down.empty()) w.insert(w.end(), {"--stand-down", a->stand_down});
-  if (a && a->round >= 2) w.insert(w.end(), {"--round", std::to_string(a->round)});
+std::vector<std::string> words_for(const std::string& id, const SiteOfRace& site, const SiteAction* a) {
+  // --site: the run there that is this site's, where one login host is two
+  // sites of the race under two names (an alias and user@host).
+  std::vector<std::string> w = {"race-gate", id, "--site=" + site.host};
+  // Each value joined to its option: a job id or a line from a site never
+  // reads as an option of its own.
+  if (a && !a->grant.empty()) w.push_back("--grant=" + a->grant);
+  if (a && !a->stand_down.empty()) w.push_back("--stand-down=" + a->stand_down);
+  if (a && a->round >= 2) w.push_back("--round=" + std::to_string(a->round));
   if (a && a->open_round >= 2) {
-    w.insert(w.end(), {"--open-round", std::to_string(a->open_round), "--because", a->because});
+    w.insert(w.end(), {"--open-round=" + std::to_string(a->open_round), "--because=" + a->because});
     if (a->resubmit) w.push_back("--resubmit");
   }
   return w;
 }
 
-std::string grant_path(const std::string& dir, int round) {
-  return round <= 1 ? dir + "/grant" : fmt::format("{}/grant.{}", dir, round);
-}
-
-std::optional<SiteGrant> read_grant_file(const std::string& path) {
-  std::ifstream in(path);
-  SiteGrant g;
-  if (!(in >> g.site >> g.job >> g.at)) return std::nullopt;
-  return g;
-}
-
-// The newest round recorded here (round.N), 1 without one.
-int newest_round(const std::string& dir) {
-  int n = 1;
-  std::error_code ec;
-  while (fs::exists(fmt::format("{}/round.{}", dir, n + 1), ec)) ++n;
-  return n;
-}
-
-RaceRounds read_rounds(const std::string& dir, int most) {
-  RaceRounds rr;
-  rr.rounds = most;
-  rr.round = newest_round(dir);
-  rr.grant = read_grant_file(grant_path(dir, rr.round));
-  rr.relayed = true;
-  if (rr.round >= 2) {
-    try {
-      auto j = nlohmann::json::parse(read_file(fmt::format("{}/round.{}", dir, rr.round)));
-      rr.why = j.value("why", "");
-      rr.from_site = j.value("from_site", "");
-      rr.from_job = j.value("from_job", "");
-    } catch (const std::exception&) {
-    }
-    if (auto before = read_grant_file(grant_path(dir, rr.round - 1))) rr.checkpoint_site = before->site;
-    std::error_code ec;
-    rr.relayed = fs::exists(fmt::format("{}/relay.{}", dir, rr.round), ec);
-  }
-  return rr;
-}
-
 // The checkpoint of the site that trained last, to the grantee's site:
-// through a file here (the only machine that reaches both).
-bool relay_checkpoint(const std::string& dir, const std::string& id, const RaceRounds& rr, const SiteGrant& g,
-                      const std::vector<SiteOfRace>& sites, SiteCaller& caller, std::ostream& log) {
+// through a file here (the only machine that reaches both). Run beside the
+// polls (Background); returns its log line, and records relay.N (or
+// relay.N.error, which `status` shows).
+std::string relay_checkpoint(const std::string& dir, const std::string& id, const RaceRounds& rr, const SiteGrant& g,
+                             const std::vector<SiteOfRace>& sites, SiteCaller& caller) {
   auto site = [&](const std::string& name) -> const SiteOfRace* {
     for (const auto& s : sites)
       if (s.name == name) return &s;
@@ -135,22 +97,23 @@ bool relay_checkpoint(const std::string& dir, const std::string& id, const RaceR
   };
   const SiteOfRace* from = site(rr.checkpoint_site);
   const SiteOfRace* to = site(g.site);
-  if (!from || !to) return false;
+  if (!from || !to) return fmt::format("round {}: site {} or {} is not in sites.json", rr.round, rr.checkpoint_site, g.site);
   const std::string file = fmt::format("{}/checkpoint.round.{}.tar", dir, rr.round);
   std::string answer, error;
-  bool ok = caller.relay(*from, {"race-checkpoint", id, "--send"}, *to, {"race-checkpoint", id, "--receive"}, file,
-                         answer, error);
+  bool ok = caller.relay(*from, {"race-checkpoint", id, "--site=" + from->host, "--send"}, *to,
+                         {"race-checkpoint", id, "--site=" + to->host, "--receive"}, file, answer, error);
   std::error_code ec;
   fs::remove(file, ec);
-  log << utc_now_iso() << " "
-      << (ok ? fmt::format("round {}: the checkpoint went from site {} to site {}: {}", rr.round, from->name, to->name,
-                           trim(answer))
-             : fmt::format("round {}: the checkpoint could not go from site {} to site {} (tried again at the next "
-                           "poll; job {} waits for it): {}",
-                           rr.round, from->name, to->name, g.job, error))
-      << std::endl;
-  if (ok) write_file_atomic(fmt::format("{}/relay.{}", dir, rr.round), trim(answer) + "\n");
-  return ok;
+  if (ok) {
+    write_file_atomic(fmt::format("{}/relay.{}", dir, rr.round), plain_line(trim(answer), 2000) + "\n");
+    return fmt::format("round {}: the checkpoint went from site {} to site {}: {}", rr.round, from->name, to->name,
+                       plain_line(trim(answer), 400));
+  }
+  const std::string why = plain_line(error, 400);
+  write_file_atomic(fmt::format("{}/relay.{}.error", dir, rr.round), why + "\n");
+  return fmt::format("round {}: the checkpoint could not go from site {} to site {} (tried again at the next poll; "
+                     "job {} waits for it): {}",
+                     rr.round, from->name, to->name, g.job, why);
 }
 
 }  // namespace
@@ -165,44 +128,19 @@ std::optional<long> running_coordinator(const std::string& dir) {
   return pid;
 }
 
-std::optional<SiteGrant> read_site_grant(const std::string& dir) {
-  for (int n = newest_round(dir); n >= 1; --n)
-    if (auto g = read_grant_file(grant_path(dir, n))) return g;
-  return std::nullopt;
-}
-
-int site_race_round(const std::string& dir) { return newest_round(dir); }
-
-std::optional<SiteGrant> site_round_grant(const std::string& dir, int n) { return read_grant_file(grant_path(dir, n)); }
-
-std::string site_round_why(const std::string& dir, int n) {
-  try {
-    return nlohmann::json::parse(read_file(fmt::format("{}/round.{}", dir, n))).value("why", "");
-  } catch (const std::exception&) {
-    return "";
-  }
-}
-
-SiteGrant record_site_grant(const std::string& dir, const SiteGrant& grant, int round) {
-  const std::string path = grant_path(dir, round);
-  write_file_exclusive(path, fmt::format("{} {} {:.3f}\n", grant.site, grant.job, grant.at));
-  auto g = read_grant_file(path);
-  if (!g) throw UserError(Location{path}, "", "the race's grant cannot be read");
-  return *g;
-}
-
 int cancel_site_race(const std::string& dir, SiteCaller& caller, std::vector<std::string>& said) {
   const std::string id = fs::path(dir).filename().string();
   const std::string line = fmt::format("cancelled {}", utc_now_iso());
   std::error_code ec;
   if (!fs::exists(dir + "/cancelled", ec)) write_file_atomic(dir + "/cancelled", line + "\n");
+  const std::vector<SiteOfRace> sites = read_race_sites(dir);
+  std::vector<SiteCall> calls = SitePolls::ask_all(caller, sites, [&](const SiteOfRace& site) {
+    return std::vector<std::string>{"race-gate", id, "--site=" + site.host, "--stand-down=" + line};
+  });
   int untold = 0;
-  for (const auto& site : read_sites(nlohmann::json::parse(read_file(dir + "/sites.json")))) {
-    std::string error;
-    std::string answer = caller.call(site, {"race-gate", id, "--stand-down", line}, error);
-    SitePoll p;
-    if (error.empty()) read_site_answer(answer, p);
-    else p.error = error;
+  for (size_t i = 0; i < sites.size(); ++i) {
+    const SiteOfRace& site = sites[i];
+    SitePoll p = site_poll_of(dir, site, calls[i]);
     if (!p.reached) {
       ++untold;
       said.push_back(fmt::format("site {}: not reached ({}); the coordinator cancels its jobs when it reaches it",
@@ -214,9 +152,7 @@ int cancel_site_race(const std::string& dir, SiteCaller& caller, std::vector<std
       continue;
     }
     std::vector<std::string> jobs;
-    nlohmann::json j = nlohmann::json::parse(answer, nullptr, false);
-    if (j.is_object() && j.contains("cancelled") && j["cancelled"].is_array())
-      for (const auto& job : j["cancelled"]) jobs.push_back("job " + job.get<std::string>());
+    for (const auto& job : cancelled_jobs_of(calls[i].out)) jobs.push_back("job " + job);
     said.push_back(fmt::format("site {}: run {} stood down{}{}", site.name, p.run,
                                jobs.empty() ? "; no job of it was left to cancel" : "; cancelled " + join(jobs, ", "),
                                p.error.empty() ? "" : " (" + p.error + ")"));
@@ -226,32 +162,6 @@ int cancel_site_race(const std::string& dir, SiteCaller& caller, std::vector<std
 
 namespace {
 using Say = std::function<void(const std::string&)>;
-
-// One call to each site (carrying what the last decision told it); what it
-// answered, its log line said when it changed.
-std::vector<SitePoll> poll_sites(const std::string& dir, const std::string& id, const std::vector<SiteOfRace>& sites,
-                                 const std::map<std::string, SiteAction>& actions, SiteCaller& caller,
-                                 std::map<std::string, std::string>& last, const Say& say) {
-  std::error_code ec;
-  std::vector<SitePoll> polls;
-  for (const auto& site : sites) {
-    SitePoll p;
-    p.name = site.name;
-    const std::string rc = fmt::format("{}/site.{}.submit.rc", dir, site.name);
-    p.submission_ended = fs::exists(rc, ec);
-    p.submission_failed = p.submission_ended && trim(read_file(rc)) != "0";
-    auto a = actions.find(site.name);
-    std::string error;
-    std::string answer = caller.call(site, words_for(id, a == actions.end() ? nullptr : &a->second), error);
-    if (error.empty()) read_site_answer(answer, p);
-    else p.error = error;
-    std::string line = summary(p);
-    if (last[site.name] != line) say(fmt::format("site {}: {}", site.name, line));
-    last[site.name] = line;
-    polls.push_back(std::move(p));
-  }
-  return polls;
-}
 
 // runs/RUN/round.N, once (a coordinator before this one may have written it).
 void record_round_opening(const std::string& dir, const RoundOpening& open, const Say& say) {
@@ -278,12 +188,85 @@ void record_race_over(const std::string& dir, const SiteCaller& caller, const Sa
       fmt::format("; {} ssh call(s)", caller.calls()));
 }
 
+// A poll waits at most this long for the sites' answers (seconds), and a
+// call in flight for less than kSlowAnswer is not said in the log.
+constexpr double kAnswerWait = 2;
+constexpr double kSlowAnswer = 10;
+
+// The coordinator's state between polls.
+struct Coordinator {
+  const CoordinateRequest& req;
+  std::string dir;
+  std::vector<SiteOfRace> sites;
+  int rounds = 1;
+  SiteCaller& caller;
+  Clock& clock;
+  Say say;
+  std::map<std::string, SiteAction> actions;  // what the last decision tells each site
+  std::map<std::string, std::string> last;    // each site's last log line
+  SitePolls polls;
+  Background relay;
+
+  Coordinator(const CoordinateRequest& r, std::vector<SiteOfRace> s, int n, SiteCaller& c, Clock& k, Say sy)
+      : req(r), dir(r.runs_root + "/" + r.id), sites(s), rounds(n), caller(c), clock(k), say(std::move(sy)),
+        polls(c, std::move(s)) {}
+
+  // How long a poll waits for the sites' answers: a healthy site answers
+  // within it, and a site slower than that is taken at a later poll, so a
+  // hung one delays no other's grant by more than this.
+  double answer_wait() const { return std::min(std::max(req.poll_s, 0.05), kAnswerWait); }
+
+  // Every site asked at once; at most answer_wait() waited for them.
+  std::vector<SitePoll> poll(bool& waited_out) {
+    std::vector<SiteCall> calls = polls.ask(
+        [&](const SiteOfRace& site) {
+          auto a = actions.find(site.name);
+          return words_for(req.id, site, a == actions.end() ? nullptr : &a->second);
+        },
+        std::chrono::milliseconds(static_cast<long long>(answer_wait() * 1000)));
+    std::vector<SitePoll> out;
+    waited_out = false;
+    for (size_t i = 0; i < sites.size(); ++i) {
+      waited_out = waited_out || !calls[i].answered;
+      SitePoll p = site_poll_of(dir, sites[i], calls[i]);
+      // A call in flight for less than a while is a slow answer, not news.
+      const bool slow = !calls[i].answered && steady_seconds() - calls[i].asked_at < kSlowAnswer;
+      std::string line = summary(p);
+      if (!slow && last[p.name] != line) say(fmt::format("site {}: {}", p.name, line));
+      if (!slow) last[p.name] = line;
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+
+  // The checkpoint's relay, started beside the polls (once at a time);
+  // true when one ended since the last poll.
+  bool relay_step(bool wanted) {
+    bool acted = false;
+    if (auto said = relay.finished()) {
+      say(*said);
+      acted = true;
+    }
+    if (wanted && !relay.running()) {
+      RaceRounds now = read_rounds(dir, rounds);
+      std::error_code ec;
+      if (now.grant && !fs::exists(fmt::format("{}/relay.{}", dir, now.round), ec)) {
+        // Copies of what it reads: it may outlive this loop (--for).
+        relay.run([dir = dir, id = req.id, now, g = *now.grant, sites = sites, &caller = caller] {
+          return relay_checkpoint(dir, id, now, g, sites, caller);
+        });
+      }
+    }
+    return acted;
+  }
+};
+
 }  // namespace
 
 int coordinate(const CoordinateRequest& req, SiteCaller& caller, Clock& clock, std::ostream& log) {
   const std::string dir = req.runs_root + "/" + req.id;
   auto say = [&](const std::string& text) { log << utc_now_iso() << " " << text << std::endl; };
-  nlohmann::json record = nlohmann::json::parse(read_file(dir + "/sites.json"));
+  nlohmann::json record = nlohmann::json::parse(read_file(dir + "/sites.json"), nullptr, false);
   CoordinatorLock lock(dir);
   if (!lock.held()) {
     say(fmt::format("another coordinator of {} runs (pid {}); this one stops", req.id,
@@ -291,15 +274,15 @@ int coordinate(const CoordinateRequest& req, SiteCaller& caller, Clock& clock, s
     return 0;
   }
   write_file_atomic(dir + "/coordinator.pid", std::to_string(::getpid()) + "\n");
-  std::vector<SiteOfRace> sites = read_sites(record);
-  const int rounds = std::max(1, record.value("rounds", 1));
-  say(fmt::format("coordinating {} across {} site(s), a poll every {} s", req.id, sites.size(), req.poll_s));
-  std::map<std::string, SiteAction> actions;
-  std::map<std::string, std::string> last;
+  const int rounds =
+      record.is_object() && record["rounds"].is_number_integer() ? std::max(1, record["rounds"].get<int>()) : 1;
+  Coordinator c(req, read_race_sites(dir), rounds, caller, clock, say);
+  say(fmt::format("coordinating {} across {} site(s), a poll every {} s", req.id, c.sites.size(), req.poll_s));
   const double began = clock.monotonic();
   std::error_code ec;
   for (;;) {
-    std::vector<SitePoll> polls = poll_sites(dir, req.id, sites, actions, caller, last, say);
+    bool waited_out = false;
+    std::vector<SitePoll> polls = c.poll(waited_out);
     const bool cancelled = fs::exists(dir + "/cancelled", ec);
     const RaceRounds rr = read_rounds(dir, rounds);
     RoundDecision rd;
@@ -316,27 +299,26 @@ int coordinate(const CoordinateRequest& req, SiteCaller& caller, Clock& clock, s
     }
     for (const auto& line : d.said) say(line);
     bool acted = d.new_grant.has_value();
-    if (rd.relay) {
-      RaceRounds now_rr = read_rounds(dir, rounds);
-      if (now_rr.grant && relay_checkpoint(dir, req.id, now_rr, *now_rr.grant, sites, caller, log)) acted = true;
-    }
+    if (c.relay_step(rd.relay)) acted = true;
     if (rd.open) {
       record_round_opening(dir, *rd.open, say);
       acted = true;
     }
-    if (d.done) {
+    if (d.done && !c.relay.running()) {
       record_race_over(dir, caller, say);
       return 0;
     }
-    actions = d.actions;
+    c.actions = d.actions;
     if (req.max_s > 0 && clock.monotonic() - began >= req.max_s) {
       say(fmt::format("stopping after {} s (--for); the race goes on: `ddpctl coordinate {}` resumes it", req.max_s,
                       req.id));
       return 1;
     }
     // While its winner trains and may be requeued, one call every 6 polls.
+    // A poll that waited for a site still answering waited its time already.
     const bool watching = rr.grant && d.actions.empty() && !acted && !cancelled && rr.round < rounds;
-    if (!acted) clock.sleep(watching ? req.poll_s * 6 : req.poll_s);
+    const double pause = (watching ? req.poll_s * 6 : req.poll_s) - (waited_out ? c.answer_wait() : 0);
+    if (!acted && pause > 0) clock.sleep(pause);
   }
 }
 

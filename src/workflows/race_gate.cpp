@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/files.hpp"
+#include "base/text.hpp"
 #include "explain/race.hpp"
 #include "explain/race_gate.hpp"
 #include "runs/jobs.hpp"
@@ -22,11 +23,12 @@ nlohmann::json event_json(const RaceEvent& e) {
 
 // Asked every poll: only each run's gate/site.json is read, and the
 // matching runs loaded.
-std::optional<Run> race_site_run(const std::string& root, const std::string& coordinator) {
+std::optional<Run> race_site_run(const std::string& root, const std::string& coordinator, const std::string& site) {
   std::vector<Run> found;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(root, ec))
-    if (gate_coordinator(entry.path().string()) == coordinator) try {
+    if (gate_coordinator(entry.path().string()) == coordinator &&
+        (site.empty() || gate_site(entry.path().string()) == site)) try {
         found.push_back(load_run(entry.path().string()));
       } catch (const UserError&) {  // unreadable: skipped, as list_runs does
       }
@@ -66,8 +68,13 @@ void stand_down_here(const Run& run, const std::string& dir, const RaceGateReque
                       fmt::format("{} {:.3f}\n", id, ctx.clock.wall()));
 }
 
-void grant_here(const GateState& gate, const RaceGateRequest& req, JobStates& states,
-                nlohmann::json& out, Context& ctx) {
+void grant_here(const GateState& gate, const RaceGateRequest& req, const std::map<std::string, std::string>& jobs,
+                JobStates& states, nlohmann::json& out, Context& ctx) {
+  // Only a job of this run: the coordinator's word names one it was told of.
+  if (!jobs.count(req.grant)) {
+    out["error"] = fmt::format("no job {} is of this run here: no grant written", printable(req.grant, 40));
+    return;
+  }
   GateGrant g = write_grant(gate.round_dir, req.grant, gate.site, ctx.clock.wall());
   if (g.job_id != req.grant) {
     out["error"] = fmt::format("the gate here already granted job {}", g.job_id);
@@ -125,7 +132,7 @@ void open_round_here(Run& run, const GateState& gate, const RaceGateRequest& req
 
 nlohmann::json race_gate(const RaceGateRequest& req, Context& ctx) {
   nlohmann::json out = {{"coordinator", req.coordinator}, {"run", nullptr}};
-  std::optional<Run> run = race_site_run(req.runs_root, req.coordinator);
+  std::optional<Run> run = race_site_run(req.runs_root, req.coordinator, req.site);
   if (!run) return out;
   out["run"] = run->id;
   GateState gate = read_gate(*run);
@@ -147,7 +154,7 @@ nlohmann::json race_gate(const RaceGateRequest& req, Context& ctx) {
     if (req.round > 0 && req.round != gate.round)
       out["error"] = fmt::format("round {} is not the newest here (round {}): no grant written", req.round, gate.round);
     else
-      grant_here(gate, req, states, out, ctx);
+      grant_here(gate, req, jobs, states, out, ctx);
   }
   if (!req.stand_down.empty() && (req.round == 0 || req.round >= gate.round))
     stand_down_here(*run, gate.round_dir, req, jobs, states, out, ctx);

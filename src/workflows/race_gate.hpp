@@ -1,8 +1,10 @@
 #pragma once
-// `ddpctl race-gate COORDINATOR` (docs/race.md "Across sites"): one site's
-// side of a race across sites, what the coordinator asks each site in its one
-// ssh call per poll. It finds the site's run of that race (its race/gate/
-// names the coordinator's run), does what the coordinator says:
+// `ddpctl race-gate COORDINATOR --site HOST` (docs/race.md "Across sites"):
+// one site's side of a race across sites, what the coordinator asks each
+// site in its one ssh call per poll. It finds the site's run of that race
+// (its race/gate/ names the coordinator's run and the site HOST: one login
+// host named twice in a spec, as an alias and as user@host, is two sites
+// whose runs share a folder), does what the coordinator says:
 //   --grant JOB       JOB trains: the gate's grant (only one, ever) names it,
 //                     and a JOB that stood down held for want of a grant in
 //                     time is released;
@@ -34,6 +36,7 @@ namespace ddpctl {
 struct RaceGateRequest {
   std::string runs_root;
   std::string coordinator;  // the race's run on the machine that submitted
+  std::string site;         // --site: the host the run's gate was submitted as ("": any, the newest)
   std::string grant;        // --grant JOB
   std::string stand_down;   // --stand-down "SITE JOB TIME" of the winner
   int round = 0;            // --round (0: the newest here)
@@ -42,9 +45,10 @@ struct RaceGateRequest {
   bool resubmit = false;    // --resubmit
 };
 
-// The newest run under `root` that is the race's site (its gate names
-// `coordinator`).
-std::optional<Run> race_site_run(const std::string& root, const std::string& coordinator);
+// The newest run under `root` that is the race's site `site` (its gate names
+// `coordinator` and `site`; "" : any site).
+std::optional<Run> race_site_run(const std::string& root, const std::string& coordinator,
+                                 const std::string& site = "");
 
 nlohmann::json race_gate(const RaceGateRequest& req, Context& ctx);
 

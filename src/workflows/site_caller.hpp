@@ -3,12 +3,15 @@
 // OpenSSH, as --on goes (remote_call.hpp): per site one connection, found or
 // opened at the first call and probed once (which ddpctl of this version is
 // there, the folder), then one ssh call per poll. A site that cannot be
-// reached is asked again at the next poll, from the start.
+// reached is asked again at the next poll, from the start. Calls to several
+// sites run at once (site_polls.hpp), and a relay beside them.
+#include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
 
 #include "remote/remote_call.hpp"
-#include "workflows/coordinate.hpp"
+#include "workflows/site_call.hpp"
 
 namespace ddpctl {
 
@@ -27,18 +30,21 @@ class SshSiteCaller : public SiteCaller {
   struct Site {
     std::unique_ptr<RemoteSession> session;
     std::string ddpctl, dir;
-    int counted = 0;  // its session's calls already in calls_
   };
   // The site's session, opened and probed at the first call; nullptr with
   // `error` when it cannot be.
-  Site* ready(const SiteOfRace& site, std::string& error);
-  // One call; `to_file`: its stdout there, `from_file`: its stdin.
-  CommandResult run(const SiteOfRace& site, Site& s, const std::vector<std::string>& words,
-                    const std::string& to_file = "", const std::string& from_file = "");
+  std::shared_ptr<Site> ready(const SiteOfRace& site, std::string& error);
+  // A site whose connection failed is opened afresh at its next call.
+  void forget(const SiteOfRace& site, const std::shared_ptr<Site>& s);
   RemoteTarget base_;
   CommandRunner& local_;
-  std::map<std::string, Site> sites_;
-  int calls_ = 0;
+  std::mutex mutex_;  // sites_
+  std::map<std::string, std::shared_ptr<Site>> sites_;
+  std::atomic<int> calls_{0};
 };
+
+// Why a call to a site failed, as a line for the coordinator's log and
+// `status`: ssh's own failure, no answer in time, or what ddpctl there said.
+std::string site_call_failure(const CommandResult& r);
 
 }  // namespace ddpctl

@@ -10,20 +10,6 @@ namespace ddpctl {
 
 namespace {
 
-std::vector<RaceEvent> events_of(const nlohmann::json& a) {
-  std::vector<RaceEvent> out;
-  if (!a.is_array()) return out;
-  for (const auto& e : a) {
-    RaceEvent r;
-    r.job_id = e.value("job", "");
-    r.label = e.value("label", "");
-    r.at = e.value("at", 0.0);
-    r.attempt = e.value("attempt", 0);
-    if (!r.job_id.empty()) out.push_back(r);
-  }
-  return out;
-}
-
 const SiteJob* job_of(const SitePoll& s, const std::string& id) {
   for (const auto& j : s.jobs)
     if (j.id == id) return &j;
@@ -74,51 +60,7 @@ std::optional<SiteGrant> pick(const std::vector<SitePoll>& sites, double now) {
   return SiteGrant{sites[best->site].name, best->job, now};
 }
 
-bool plain_run_id(const std::string& id) {
-  if (id.empty() || id.size() > 200 || id[0] == '.' || id[0] == '-') return false;
-  return std::all_of(id.begin(), id.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-           c == '-';
-  });
-}
-
 }  // namespace
-
-bool read_site_answer(const std::string& text, SitePoll& poll) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const std::exception&) {
-    poll.error = "its answer is not the gate's JSON";
-    return false;
-  }
-  if (!j.is_object() || !j.contains("coordinator")) {
-    poll.error = "its answer is not the gate's JSON";
-    return false;
-  }
-  // What a site sends back is data: its run becomes a word of later calls and
-  // a folder's name here (fetch), so it must be a plain run id.
-  if (j["run"].is_string() && !plain_run_id(j["run"].get<std::string>())) {
-    poll.error = "its answer names a run that is not a run id: " + printable(j["run"].get<std::string>(), 80);
-    return false;
-  }
-  poll.reached = true;
-  poll.submitted = j["run"].is_string();
-  if (!poll.submitted) return true;
-  poll.run = j["run"].get<std::string>();
-  for (const auto& e : j.value("jobs", nlohmann::json::array()))
-    poll.jobs.push_back({e.value("job", ""), e.value("label", ""), e.value("state", ""), e.value("reason", ""),
-                         e.value("ended", false)});
-  poll.at_gate = events_of(j.value("at_gate", nlohmann::json()));
-  poll.passed = events_of(j.value("passed", nlohmann::json()));
-  poll.timeouts = events_of(j.value("timeouts", nlohmann::json()));
-  if (j.contains("grant") && j["grant"].is_object()) poll.grant = j["grant"].value("job", "");
-  poll.stood_down = j.contains("stand_down");
-  if (j.contains("error") && j["error"].is_string()) poll.error = j["error"].get<std::string>();
-  if (j.contains("round") && j["round"].is_number_integer()) poll.round = std::max(1, j["round"].get<int>());
-  if (j.contains("round_opened") && j["round_opened"].is_string()) poll.round_opened = j["round_opened"].get<std::string>();
-  return true;
-}
 
 SiteDecision decide_sites(const std::vector<SitePoll>& sites, const std::optional<SiteGrant>& granted, double now) {
   SiteDecision d;

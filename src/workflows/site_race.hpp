@@ -37,6 +37,7 @@ struct SitePoll {
   std::string error;      // why not (ssh, the ddpctl there)
   bool submitted = false; // a run there is this race's site
   std::string run;        // that run
+  std::string site;       // the host that run's gate says it is (race-gate's --site)
   std::vector<SiteJob> jobs;
   std::vector<RaceEvent> at_gate, passed, timeouts;
   std::optional<std::string> grant;  // the job the gate there grants
@@ -84,10 +85,6 @@ struct SiteDecision {
 // The job has ended, by its site's word or its state (an ended state, not
 // COMPLETING).
 bool site_job_ended(const SiteJob& j);
-
-// Reads a site's answer (race_gate's JSON) into `poll`; false with
-// poll.error when it is not one.
-bool read_site_answer(const std::string& text, SitePoll& poll);
 
 // From this poll and the recorded grant (none yet: the first job waiting at
 // a gate, one still running before one that stood down held, earliest by

@@ -9,6 +9,8 @@
 #include "base/files.hpp"
 #include "base/text.hpp"
 #include "runs/jobs.hpp"
+#include "workflows/site_polls.hpp"
+#include "workflows/site_records.hpp"
 
 namespace ddpctl {
 
@@ -64,21 +66,13 @@ std::string job_info(const SitePoll& p, const SiteJob& j, const std::optional<Si
   return "";
 }
 
-std::vector<SiteOfRace> sites_of_record(const std::string& dir) {
-  nlohmann::json record = nlohmann::json::parse(read_file(dir + "/sites.json"));
-  std::vector<SiteOfRace> out;
-  for (const auto& s : record.at("sites"))
-    out.push_back({s.value("name", ""), s.value("host", ""), s.value("remote_dir", ""),
-                   s.value("labels", std::vector<std::string>{})});
-  return out;
-}
-
 }  // namespace
 
 std::vector<SiteRow> site_race_rows(const std::string& dir, SiteCaller& sites) {
   std::optional<SiteGrant> grant = read_site_grant(dir);
   std::error_code ec;
   std::vector<SiteRow> rows;
+  const std::string id = fs::path(dir).filename().string();
   const bool over = fs::exists(dir + "/coordinator.done", ec);
   std::optional<long> coordinator = running_coordinator(dir);
   std::string race_info =
@@ -86,38 +80,43 @@ std::vector<SiteRow> site_race_rows(const std::string& dir, SiteCaller& sites) {
   // A re-race: its round, why, and whether its grant waits for the checkpoint.
   if (const int round = site_race_round(dir); round >= 2) {
     std::optional<SiteGrant> now = site_round_grant(dir, round);
-    race_info = fmt::format("round {} (re-raced: {}): ", round, site_round_why(dir, round)) +
+    const bool relayed = fs::exists(fmt::format("{}/relay.{}", dir, round), ec);
+    const std::string from = read_rounds(dir, round).checkpoint_site;
+    std::string waits;
+    if (now && !relayed && !from.empty() && from != now->site) {
+      // A grant recorded but not sent: it waits for the checkpoint, said so.
+      const std::string why = relay_error(dir, round);
+      waits = fmt::format("; not sent yet: it waits for the checkpoint to go from site {}{}", from,
+                          why.empty() ? "" : " (last try: " + why + ")");
+    }
+    race_info = fmt::format("round {} (re-raced: {}): ", round, plain_line(site_round_why(dir, round), 300)) +
                 (!now ? "racing again"
                       : fmt::format("won by job {} at site {}", now->job, now->site) +
-                            (fs::exists(fmt::format("{}/relay.{}", dir, round), ec)
-                                 ? "; its checkpoint was carried there"
-                                 : ""));
+                            (relayed ? "; its checkpoint was carried there" : waits));
   }
   race_info += over ? "; the race is over" : coordinator ? fmt::format("; its coordinator runs (pid {})", *coordinator)
-                                                         : "; no coordinator runs: `ddpctl coordinate " +
-                                                               fs::path(dir).filename().string() + "` runs it";
+                                                         : "; no coordinator runs: `ddpctl coordinate " + id +
+                                                               "` runs it";
   rows.push_back({"-", "-", "race", grant ? "WON" : over ? "OVER" : "RACING", race_info, "", true});
-  for (const auto& site : sites_of_record(dir)) {
-    std::string error;
-    std::string answer = sites.call(site, {"race-gate", fs::path(dir).filename().string()}, error);
-    SitePoll p;
-    if (error.empty()) read_site_answer(answer, p);
-    else p.error = error;
+  const std::vector<SiteOfRace> record = read_race_sites(dir);
+  // Every site at once: one that does not answer holds no other back.
+  std::vector<SiteCall> calls = SitePolls::ask_all(sites, record, [&](const SiteOfRace& site) {
+    return std::vector<std::string>{"race-gate", id, "--site=" + site.host};
+  });
+  for (size_t i = 0; i < record.size(); ++i) {
+    const SiteOfRace& site = record[i];
+    SitePoll p = site_poll_of(dir, site, calls[i]);
     if (!p.reached) {
       // A site left out at its submission (it failed) has nothing more to come.
-      std::string rc = fs::exists(fmt::format("{}/site.{}.submit.rc", dir, site.name), ec)
-                           ? trim(read_file(fmt::format("{}/site.{}.submit.rc", dir, site.name)))
-                           : "";
-      rows.push_back({site.name, "-", "-", "UNKNOWN", "not reached: " + p.error, "", !rc.empty() && rc != "0"});
+      rows.push_back({site.name, "-", "-", "UNKNOWN", "not reached: " + p.error, "", p.submission_failed});
       continue;
     }
     if (!p.submitted) {
-      bool ended = fs::exists(fmt::format("{}/site.{}.submit.rc", dir, site.name), ec);
       rows.push_back({site.name, "-", join(site.labels, ","), "-",
-                      ended ? fmt::format("nothing submitted there (its submission: {}/site.{}.submit.log)", dir,
-                                          site.name)
-                            : "being submitted to",
-                      "", ended});
+                      p.submission_ended ? fmt::format("nothing submitted there (its submission: {}/site.{}.submit.log)",
+                                                       dir, site.name)
+                                         : "being submitted to",
+                      "", p.submission_ended});
       continue;
     }
     for (const auto& j : p.jobs)
@@ -136,7 +135,7 @@ std::vector<std::string> format_site_rows(const std::string& id, const std::vect
   for (const auto& c : cells) {
     std::string line;
     for (size_t i = 0; i < 5; ++i) line += c[i] + std::string(width[i] - c[i].size() + 2, ' ');
-    out.push_back(line + plain_line(c[5], 400));
+    out.push_back(line + plain_line(c[5], 400));  // the rest was checked as it was read (site_answer)
   }
   return out;
 }
@@ -160,13 +159,14 @@ WinnerSite winner_site(const std::string& dir, SiteCaller& sites, const std::str
                     fmt::format("is a race across sites that no job has won yet, so it has no {} here; `ddpctl status "
                                 "{}` shows every site's jobs, and `ddpctl {} SITE_RUN --on HOST` one site's",
                                 command, id, command));
-  for (const auto& site : sites_of_record(dir)) {
+  for (const auto& site : read_race_sites(dir)) {
     if (site.name != grant->site) continue;
-    std::string error;
-    std::string answer = sites.call(site, {"race-gate", id}, error);
-    SitePoll p;
-    if (error.empty()) read_site_answer(answer, p);
-    else p.error = error;
+    std::vector<SiteCall> calls = SitePolls::ask_all(sites, {site}, [&](const SiteOfRace& s) {
+      return std::vector<std::string>{"race-gate", id, "--site=" + s.host};
+    });
+    // Checked against the run this race recorded for the site: a site that
+    // names another run (this race's own id, another run here) is refused.
+    SitePoll p = site_poll_of(dir, site, calls.front());
     if (!p.reached || !p.submitted)
       throw UserError(Location{id}, "",
                       fmt::format("was won by job {} at site {}, which did not say its run there: {}", grant->job,

@@ -40,6 +40,9 @@ std::vector<std::string> site_submit_argv(const SitesSubmitRequest& req, const S
                                    "--gate-timeout", std::to_string(req.gate_s)};
   for (const auto& s : req.sets) argv.insert(argv.end(), {"--set", s});
   if (!req.snapshot) argv.push_back("--no-snapshot");
+  if (!req.preflight) argv.push_back("--no-preflight");
+  // Another race of the same spec: each site submits its shapes anew too.
+  if (req.again) argv.push_back("--again");
   argv.insert(argv.end(), {"--on", site.host});
   if (!site.remote_dir.empty()) argv.insert(argv.end(), {"--remote-dir", site.remote_dir});
   return argv;
@@ -100,6 +103,31 @@ nlohmann::json race_record(const SitesSubmitRequest& req, const RunSpec& spec, c
   return j;
 }
 
+// One site's submission, its log and exit status recorded in the race's
+// folder. It runs on a thread of its own: nothing thrown may leave it (that
+// would end ddpctl with jobs queued and nothing said), a failure is this
+// site's.
+CommandResult submit_to_site(const SitesSubmitRequest& req, const SiteOfRace& site, const std::string& id,
+                             Context& ctx) {
+  const std::string dir = req.runs_root + "/" + id;
+  CommandResult r;
+  try {
+    r = ctx.runner.run(site_submit_argv(req, site, id), std::chrono::minutes(30));
+  } catch (const std::exception& e) {
+    r.exit_code = -1;
+    r.err = std::string("ddpctl could not run its submission: ") + e.what();
+  }
+  try {
+    write_file_atomic(fmt::format("{}/site.{}.submit.log", dir, site.name), r.out + r.err);
+    write_file_atomic(fmt::format("{}/site.{}.submit.rc", dir, site.name), std::to_string(r.exit_code) + "\n");
+  } catch (const std::exception& e) {
+    // The jobs there are queued all the same: said, never hidden.
+    r.out += std::string("\nddpctl: warning: its outcome could not be recorded here: ") + e.what();
+    r.err += std::string("\nits outcome could not be recorded here: ") + e.what();
+  }
+  return r;
+}
+
 }  // namespace
 
 void submit_across_sites(const SitesSubmitRequest& req, Context& ctx, Output& out) {
@@ -146,9 +174,7 @@ void submit_across_sites(const SitesSubmitRequest& req, Context& ctx, Output& ou
   std::vector<std::thread> threads;
   for (const auto& site : sites)
     threads.emplace_back([&, site] {
-      CommandResult r = ctx.runner.run(site_submit_argv(req, site, id), std::chrono::minutes(30));
-      write_file_atomic(fmt::format("{}/site.{}.submit.log", dir, site.name), r.out + r.err);
-      write_file_atomic(fmt::format("{}/site.{}.submit.rc", dir, site.name), std::to_string(r.exit_code) + "\n");
+      CommandResult r = submit_to_site(req, site, id, ctx);
       std::lock_guard<std::mutex> hold(said);
       if (r.ok()) {
         ++submitted;

@@ -26,6 +26,7 @@ struct SitesSubmitRequest {
   std::vector<std::string> sets;  // --set
   std::string runs_root;          // here
   bool snapshot = true;           // false: --no-snapshot
+  bool preflight = true;          // false: --no-preflight, passed to every site
   bool again = false;             // --again
   long long gate_s = 300;         // --gate-timeout: the longest a started job waits for the grant
   double poll_s = 5;              // the coordinator's poll

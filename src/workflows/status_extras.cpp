@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <tuple>
 
+#include "base/text.hpp"
+
 namespace ddpctl {
 
 TaskAttempts task_attempts(std::vector<Job> records) {
@@ -68,8 +70,8 @@ std::string StatusExtras::preemptor(const Job& attempt) {
     if (!first || *j.start_time < *first->start_time) first = &j;
   }
   if (!first) return "";
-  return first->partition.empty() ? fmt::format("job {}", first->id)
-                                  : fmt::format("job {} (partition {})", first->id, first->partition);
+  return first->partition.empty() ? fmt::format("job {}", plain_line(first->id, 40))
+                                  : fmt::format("job {} (partition {})", plain_line(first->id, 40), plain_line(first->partition, 60));
 }
 
 }  // namespace ddpctl

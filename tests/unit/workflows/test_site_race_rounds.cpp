@@ -7,16 +7,18 @@
 #include "catch.hpp"
 
 #include <filesystem>
+#include <mutex>
 #include <sstream>
 
 #include "fake_runner.hpp"
+#include "fake_sites.hpp"
 #include "helpers.hpp"
-#include "tar_fixtures.hpp"
 #include "base/diagnostics.hpp"
 #include "base/files.hpp"
+#include "base/text.hpp"
 #include "workflows/coordinate.hpp"
-#include "workflows/race_checkpoint.hpp"
 #include "workflows/site_race.hpp"
+#include "workflows/site_records.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;
@@ -182,10 +184,11 @@ struct ReRaceSites : SiteCaller {
   std::string grant2_when_relayed;
   std::string dir;
 
-  static bool has(const std::vector<std::string>& w, const std::string& x) {
-    return std::find(w.begin(), w.end(), x) != w.end();
-  }
+  std::mutex mutex;  // calls come from several threads (site_polls.hpp), a relay beside them
+
+  static bool has(const std::vector<std::string>& w, const std::string& x) { return test::has_word(w, x); }
   std::string call(const SiteOfRace& site, const std::vector<std::string>& w, std::string&) override {
+    std::lock_guard<std::mutex> hold(mutex);
     asked.emplace_back(site.name, w);
     if (site.name == "a") {
       ++polls;
@@ -222,8 +225,9 @@ struct ReRaceSites : SiteCaller {
   }
   bool relay(const SiteOfRace& from, const std::vector<std::string>& from_words, const SiteOfRace& to,
              const std::vector<std::string>& to_words, const std::string&, std::string& answer, std::string&) override {
+    std::lock_guard<std::mutex> hold(mutex);
     relay_words = {from.name, from_words.at(0), from_words.back(), to.name, to_words.at(0), to_words.back()};
-    grant2_when_relayed = fs::exists(dir + "/grant.2") ? read_file(dir + "/grant.2") : "";
+    grant2_when_relayed = fs::exists(dir + "/grant.2") ? site_round_grant(dir, 2)->site : "";
     relayed = true;
     answer = R"({"folder":"/b/ckpt","files":2,"bytes":10})";
     return true;
@@ -250,80 +254,17 @@ TEST_CASE("the coordinator re-races a requeued winner across sites and carries i
   req.max_s = 3600;
   REQUIRE(coordinate(req, sites, clock, log) == 0);
   INFO(log.str());
-  CHECK(read_file(tmp.path + "/race-1/grant").rfind("a 1 ", 0) == 0);
-  CHECK(read_file(tmp.path + "/race-1/grant.2").rfind("b 9 ", 0) == 0);
+  CHECK(site_round_grant(tmp.path + "/race-1", 1)->job == "1");
+  CHECK(site_round_grant(tmp.path + "/race-1", 1)->site == "a");
+  CHECK(site_round_grant(tmp.path + "/race-1", 2)->job == "9");
+  CHECK(site_round_grant(tmp.path + "/race-1", 2)->site == "b");
   CHECK_THAT(read_file(tmp.path + "/race-1/round.2"), Catch::Matchers::Contains("the winner of round 1, was requeued"));
   CHECK(sites.relay_words == std::vector<std::string>{"a", "race-checkpoint", "--send", "b", "race-checkpoint", "--receive"});
-  CHECK(sites.grant2_when_relayed.rfind("b 9 ", 0) == 0);  // recorded here before the checkpoint moved
+  CHECK(sites.grant2_when_relayed == "b");  // recorded here before the checkpoint moved
   CHECK(fs::exists(tmp.path + "/race-1/relay.2"));
   CHECK(sites.a_stood_down2);
   CHECK_THAT(read_file(tmp.path + "/race-1/coordinator.done"), Catch::Matchers::Contains(R"("round":2)"));
   CHECK_THAT(read_file(tmp.path + "/race-1/coordinator.done"), Catch::Matchers::Contains(R"("site":"b")"));
   CHECK_THAT(log.str(), Catch::Matchers::Contains("the checkpoint went from site a to site b"));
   CHECK(read_site_grant(tmp.path + "/race-1")->site == "b");  // the newest round's
-}
-
-namespace {
-
-Run checkpoint_run(const std::string& dir, const std::string& export_line) {
-  Run run;
-  run.dir = dir;
-  run.cwd = dir + "/submit";
-  RunShape shape;
-  shape.label = "1x4";
-  shape.script = "job.sbatch";
-  run.shapes.push_back(shape);
-  fs::create_directories(dir);
-  write_file_atomic(dir + "/job.sbatch", "#!/bin/bash\n" + export_line + "\nsrun ddp-train\n");
-  return run;
-}
-
-}  // namespace
-
-TEST_CASE("a run's checkpoint folder is the one its script gives its jobs") {
-  test::TempDir tmp;
-  CHECK(run_checkpoint_folder(checkpoint_run(tmp.path + "/r1", "export DDPCTL_CHECKPOINT_DIR=/scratch/ck")) ==
-        "/scratch/ck");
-  CHECK(run_checkpoint_folder(checkpoint_run(tmp.path + "/r2", "export DDPCTL_CHECKPOINT_DIR='ck/lr 0.1'\\''s'")) ==
-        tmp.path + "/r2/submit/ck/lr 0.1's");
-  CHECK(run_checkpoint_folder(checkpoint_run(tmp.path + "/r3", "echo none")).empty());
-  CHECK(checkpoint_send_argv(tmp.path + "/absent") == std::vector<std::string>{"tar", "-cf", "-", "-T", "/dev/null"});
-}
-
-TEST_CASE("a checkpoint that comes is taken whole, or refused whole when it names anything but its own files") {
-  test::TempDir tmp;
-  Run run = checkpoint_run(tmp.path + "/run", "export DDPCTL_CHECKPOINT_DIR=" + tmp.path + "/ck");
-  fs::create_directories(tmp.path + "/ck");
-  write_file_atomic(tmp.path + "/ck/old.pt", "old");
-  const std::string tar = tmp.path + "/in.tar";
-  SECTION("files and folders: in place of the folder, the old one kept beside it") {
-    write_file_atomic(tar, test::tar_member("./", '5') + test::tar_member("./sub", '5') +
-                               test::tar_member("./sub/model.pt", '0', "weights") +
-                               test::tar_member("./step", '0', "1200\n") + test::tar_end());
-    nlohmann::json said = receive_checkpoint(run, tar);
-    CHECK(said["files"] == 2);
-    CHECK(said["bytes"] == 12);
-    CHECK(read_file(tmp.path + "/ck/sub/model.pt") == "weights");
-    CHECK(read_file(tmp.path + "/ck/step") == "1200\n");
-    CHECK_FALSE(fs::exists(tmp.path + "/ck/old.pt"));
-    REQUIRE(said.contains("kept"));
-    CHECK(read_file(said["kept"].get<std::string>() + "/old.pt") == "old");
-  }
-  SECTION("a name out of the folder: refused, and nothing replaced") {
-    write_file_atomic(tar, test::tar_member("./step", '0', "1\n") + test::tar_member("../../etc/x", '0', "x") +
-                               test::tar_end());
-    CHECK_THROWS_WITH(receive_checkpoint(run, tar), Catch::Matchers::Contains("'../../etc/x'"));
-    CHECK(read_file(tmp.path + "/ck/old.pt") == "old");
-  }
-  SECTION("a link: refused") {
-    write_file_atomic(tar, test::tar_member("./latest", '2', "", 0777, "/etc/passwd") + test::tar_end());
-    CHECK_THROWS_WITH(receive_checkpoint(run, tar), Catch::Matchers::Contains("not a file or folder"));
-    CHECK(read_file(tmp.path + "/ck/old.pt") == "old");
-  }
-  SECTION("cut short: refused") {
-    std::string whole = test::tar_member("./step", '0', std::string(2000, 'x')) + test::tar_end();
-    write_file_atomic(tar, whole.substr(0, 1200));
-    CHECK_THROWS_WITH(receive_checkpoint(run, tar), Catch::Matchers::Contains("not a whole tar archive"));
-    CHECK(read_file(tmp.path + "/ck/old.pt") == "old");
-  }
 }

@@ -4,6 +4,7 @@
 #include "catch.hpp"
 
 #include <filesystem>
+#include <mutex>
 
 #include "helpers.hpp"
 #include "base/diagnostics.hpp"
@@ -18,7 +19,9 @@ namespace {
 struct SiteRaceStatusSites : SiteCaller {
   std::map<std::string, std::string> answers;
   std::vector<std::vector<std::string>> asked;
+  std::mutex mutex;  // sites are asked at once (site_polls.hpp)
   std::string call(const SiteOfRace& site, const std::vector<std::string>& words, std::string& error) override {
+    std::lock_guard<std::mutex> hold(mutex);
     asked.push_back(words);
     auto it = answers.find(site.name);
     if (it == answers.end()) error = "ssh: connect to host a.org port 22: Connection refused";
@@ -79,8 +82,11 @@ TEST_CASE("status of a race across sites: who won, who trains, who stood down, a
         R"("stand_down":"a.org 12 1795300040.000"})";
     CHECK(f.row(2) == "b.org 7 2x4 CANCELLED stood down: site a.org won (job 12)");
   }
-  // Reading only: no call carries a grant or a stand-down.
-  for (const auto& words : f.sites.asked) CHECK(words.size() == 2);
+  // Reading only: no call carries a grant or a stand-down, and each names its site.
+  for (const auto& words : f.sites.asked) {
+    CHECK(words.size() == 3);
+    CHECK(words[2].rfind("--site=u@", 0) == 0);
+  }
 }
 
 TEST_CASE("status of a race across sites before any grant: a job at its gate, one held, one waiting") {
@@ -147,7 +153,7 @@ TEST_CASE("logs, report and fetch of a race across sites go to the winning site'
     CHECK(w.job == "7");
     CHECK(w.run == "rb-20261129T000001Z-aaaaaa");
     REQUIRE(f.sites.asked.size() == 1);
-    CHECK(f.sites.asked[0] == std::vector<std::string>{"race-gate", "race-20261129T000000Z-abc123"});
+    CHECK(f.sites.asked[0] == std::vector<std::string>{"race-gate", "race-20261129T000000Z-abc123", "--site=u@b.org"});
   }
   SECTION("a site that names a path as its run is not trusted") {
     f.sites.answers["b.org"] = R"({"coordinator":"x","run":"../../etc","jobs":[]})";
@@ -158,4 +164,19 @@ TEST_CASE("logs, report and fetch of a race across sites go to the winning site'
   SECTION("the winning site cannot be reached: said, with ssh's words") {
     CHECK_THROWS_WITH(winner_site(f.dir, f.sites, "report"), Catch::Matchers::Contains("Connection refused"));
   }
+}
+
+TEST_CASE("status of a re-race whose grant waits for the checkpoint says so, with the relay's last error") {
+  SiteRaceStatusFixture f;
+  write_file_atomic(f.dir + "/grant", R"({"site":"a.org","job":"12","at":1795300040})");
+  write_file_atomic(f.dir + "/round.2", R"({"why":"job 12 was requeued","from_site":"a.org","from_job":"12"})");
+  write_file_atomic(f.dir + "/grant.2", R"({"site":"b.org","job":"9","at":1795300400})");
+  write_file_atomic(f.dir + "/relay.2.error",
+                    "site a.org: its checkpoint was refused: it sent more than the 1.0 MiB it declared\n");
+  CHECK_THAT(f.row(0), Catch::Matchers::Contains("round 2 (re-raced: job 12 was requeued): won by job 9 at site b.org; "
+                                                 "not sent yet: it waits for the checkpoint to go from site a.org (last "
+                                                 "try: site a.org: its checkpoint was refused: it sent more than the 1.0 "
+                                                 "MiB it declared)"));
+  write_file_atomic(f.dir + "/relay.2", "{}\n");
+  CHECK_THAT(f.row(0), Catch::Matchers::Contains("won by job 9 at site b.org; its checkpoint was carried there"));
 }
