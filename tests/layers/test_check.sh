@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # tests/layers/check itself: it fails, naming the file, on an upward include,
+# on an include between two folders of one floor (a line `a b: why`),
 # on an include not by folder, on a folder src/LAYERS does not place and on a
 # placed folder that does not exist, on a cycle inside a folder and on a
 # written-down cycle that is gone, on a unit test that includes a folder above
@@ -29,6 +30,23 @@ printf '#pragma once\n#include "high/b.hpp"\n' >"$work/up/src/low/a.hpp"
 if out=$("$check" "$work/up" 2>&1); then fail "an upward include passed: $out"; fi
 grep -q 'src/low/a.hpp (low) includes "high/b.hpp" (high, above low in src/LAYERS): an upward include' <<<"$out" ||
   fail "the upward include is not named: $out"
+
+tree siblings
+printf '# x\nlow: the bottom\nhigh side: one floor, two folders\ncli: the top\n' >"$work/siblings/src/LAYERS"
+mkdir -p "$work/siblings/src/side"
+printf '#pragma once\n#include "low/a.hpp"\n' >"$work/siblings/src/side/s.hpp"
+out=$("$check" "$work/siblings" 2>&1) || fail "two folders of one floor, each including the floor below, failed: $out"
+grep -q '(4 folders on 3 floors' <<<"$out" || fail "the floors are not counted: $out"
+printf '#include "side/s.hpp"\n' >>"$work/siblings/src/high/b.hpp"
+if out=$("$check" "$work/siblings" 2>&1); then fail "an include between folders of one floor passed: $out"; fi
+grep -q 'src/high/b.hpp (high) includes "side/s.hpp" (side, on high'"'"'s floor in src/LAYERS): folders of one floor include none of each other' <<<"$out" ||
+  fail "the include between siblings is not named: $out"
+mkdir -p "$work/siblings/tests/unit/high"
+sed -i '$d' "$work/siblings/src/high/b.hpp"
+printf '#include "side/s.hpp"\n' >"$work/siblings/tests/unit/high/test_b.cpp"
+if out=$("$check" "$work/siblings" 2>&1); then fail "a unit test including a sibling folder passed: $out"; fi
+grep -q 'tests/unit/high/test_b.cpp (high) includes "side/s.hpp" (side, on high'"'"'s floor in src/LAYERS)' <<<"$out" ||
+  fail "the unit test's include of a sibling is not named: $out"
 
 tree bare
 printf '#include "a.hpp"\n' >>"$work/bare/src/high/b.hpp"
