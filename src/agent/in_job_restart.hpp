@@ -12,7 +12,7 @@
 
 #include "agent/in_job_record.hpp"
 #include "agent/step_failure.hpp"
-#include "spec/job_contract.hpp"
+#include "runs/job_contract.hpp"
 
 namespace ddpctl {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/clock.hpp"
-#include "spec/job_contract.hpp"
+#include "runs/job_contract.hpp"
 #include "base/process.hpp"
 #include "agent/master_port.hpp"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "spec/job_contract.hpp"
+#include "runs/job_contract.hpp"
 
 namespace ddpctl {
 

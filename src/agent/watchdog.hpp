@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "spec/job_contract.hpp"
+#include "runs/job_contract.hpp"
 #include "runs/usage.hpp"
 
 namespace ddpctl {

@@ -10,7 +10,7 @@
 #include "workflows/race_again.hpp"
 #include "remote/remote.hpp"
 #include "remote/remote_submit.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "base/ssh.hpp"
 #include "workflows/grid_continuation.hpp"
 #include "workflows/site_caller.hpp"

@@ -10,7 +10,7 @@
 #include "cli/common.hpp"
 #include "remote/remote_fetch.hpp"
 #include "base/text.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "workflows/site_caller.hpp"
 #include "workflows/sites_status.hpp"
 

@@ -13,7 +13,7 @@
 
 #include "cli/app.hpp"
 #include "agent/job_agent.hpp"
-#include "spec/job_contract.hpp"
+#include "runs/job_contract.hpp"
 #include "agent/stacks_hook.hpp"
 #include "base/paths.hpp"
 #include "base/text.hpp"

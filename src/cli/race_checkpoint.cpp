@@ -13,7 +13,7 @@
 #include "base/sized_stream.hpp"
 #include "cli/app.hpp"
 #include "cli/common.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "workflows/race_checkpoint.hpp"
 #include "workflows/race_gate.hpp"
 

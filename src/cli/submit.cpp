@@ -7,7 +7,7 @@
 #include "cli/app.hpp"
 #include "cli/common.hpp"
 #include "script/preemption_note.hpp"
-#include "script/snapshot_record.hpp"
+#include "runs/snapshot_record.hpp"
 #include "base/paths.hpp"
 #include "spec/spec.hpp"
 #include "workflows/sites_submit.hpp"

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 
 namespace ddpctl {
 

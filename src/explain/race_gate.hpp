@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "explain/race.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 
 namespace ddpctl {
 

@@ -12,7 +12,7 @@
 #include "runs/job_files.hpp"
 #include "base/diagnostics.hpp"
 #include "base/files.hpp"
-#include "script/snapshot_record.hpp"
+#include "runs/snapshot_record.hpp"
 #include "runs/usage.hpp"
 #include "base/text.hpp"
 

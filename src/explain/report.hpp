@@ -15,7 +15,7 @@
 #include "runs/jobs.hpp"
 #include "runs/output.hpp"
 #include "runs/progress.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "runs/usage.hpp"
 
 namespace ddpctl {

@@ -11,7 +11,7 @@
 #include "explain/failure.hpp"
 #include "base/files.hpp"
 #include "agent/provenance.hpp"
-#include "script/snapshot_record.hpp"
+#include "runs/snapshot_record.hpp"
 #include "base/text.hpp"
 
 namespace ddpctl {

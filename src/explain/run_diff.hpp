@@ -5,7 +5,7 @@
 #include <string>
 
 #include "base/process.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 
 namespace ddpctl {
 

@@ -12,7 +12,7 @@
 #include "base/diagnostics.hpp"
 #include "base/files.hpp"
 #include "base/sized_stream.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "base/text.hpp"
 #include "remote/remote.hpp"
 

@@ -1,4 +1,4 @@
-#include "spec/job_contract.hpp"
+#include "runs/job_contract.hpp"
 
 #include "base/text.hpp"
 
@@ -30,17 +30,6 @@ const KeyRow kStepEndedKeys[] = {
     {StepEndedKey::Spares, "spares", "spares"},
     {StepEndedKey::Exclude, "exclude", "exclude"},
     {StepEndedKey::Why, "why", "why"},
-};
-
-struct ActionRow {
-  StallAction action;
-  const char* text;
-};
-const ActionRow kActions[] = {
-    {StallAction::Warn, "warn"},
-    {StallAction::Cancel, "cancel"},
-    {StallAction::Requeue, "requeue"},
-    {StallAction::Restart, "restart"},
 };
 
 struct OutcomeRow {
@@ -118,19 +107,6 @@ std::string step_ended_line(StepEndedKey k, const std::string& value) { return s
 
 std::string checked_requeue_lines(const std::vector<std::string>& nodes, const std::string& reason) {
   return join(nodes, ",") + "\n" + reason + "\n";
-}
-
-const std::vector<StallAction>& stall_actions() {
-  static const auto all = all_of<StallAction>(kActions, [](const ActionRow& r) { return r.action; });
-  return all;
-}
-
-std::string stall_action_name(StallAction a) { return find_in(kActions, [a](const ActionRow& r) { return r.action == a; })->text; }
-
-std::optional<StallAction> parse_stall_action(const std::string& text) {
-  const ActionRow* r = find_in(kActions, [&](const ActionRow& x) { return text == x.text; });
-  if (!r) return std::nullopt;
-  return r->action;
 }
 
 const std::vector<WatchdogOutcome>& watchdog_outcomes() {

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "spec/stall_action.hpp"
+
 namespace ddpctl {
 
 // The agent's verdict: `job checked`'s and `job step-ended`'s exit status.
@@ -65,11 +67,8 @@ inline constexpr int kRequeueExit = 75;
 // connection): the step's cause is elsewhere, whichever task srun names first.
 inline constexpr int kPeerFailedExit = 76;
 
-// The watchdog's act on a stall (`job watch --action`, watchdog.action).
-enum class StallAction { Warn, Cancel, Requeue, Restart };
-const std::vector<StallAction>& stall_actions();
-std::string stall_action_name(StallAction a);  // "warn", "cancel", "requeue", "restart"
-std::optional<StallAction> parse_stall_action(const std::string& text);
+// The watchdog's act on a stall (`job watch --action`): the spec's
+// watchdog.action, whose words are the wire's (spec/stall_action.hpp).
 
 // What the watchdog did, as its record (<log base>.stall.json `taken`) keeps
 // it: nothing, a warning, or an act before it runs ("cancelling"), after it

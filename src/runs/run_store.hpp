@@ -1,7 +1,8 @@
 #pragma once
 // The run store: runs/<name>-<utc>-<token>/ with the spec as given, the
 // resolved shapes (run.json), the rendered scripts, and the ledger
-// (ledger.hpp) of every sbatch attempt; finding and loading runs.
+// (ledger.hpp) of every sbatch attempt; finding and loading runs. A run is
+// made at submit from what was resolved (script/run_create.hpp).
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -10,7 +11,6 @@
 #include <vector>
 
 #include "runs/ledger.hpp"
-#include "script/resolve.hpp"
 #include "runs/run_record.hpp"
 
 namespace ddpctl {
@@ -30,23 +30,6 @@ struct SpecSource {
 std::string run_identity(const std::vector<SpecSource>& specs, const std::vector<std::string>& overrides,
                          const std::string& shape);
 
-// Creates the run directory with spec.yaml, run.json, the scripts and an empty ledger.
-Run create_run(const std::string& root, const ResolvedRun& resolved, const std::string& spec_text,
-               const std::vector<std::string>& overrides, const std::string& hash,
-               const std::vector<std::pair<std::string, std::string>>& scripts);
-
-// One spec of a run made from several (`ddpctl race A.yaml B.yaml`): its
-// shapes join the run's, each remembering its spec and output folder.
-struct RunPart {
-  const ResolvedRun* resolved;
-  std::string spec_text;
-};
-// As above; the run's name, cluster and cwd come from the first part. With
-// several parts the specs are kept as spec.yaml (the first), spec.2.yaml, ...
-// `id` (new_run_id) when the scripts had to know it before the run existed.
-Run create_run(const std::string& root, const std::vector<RunPart>& parts, const std::vector<std::string>& overrides,
-               const std::string& hash, const std::vector<std::pair<std::string, std::string>>& scripts,
-               const std::string& id = "");
 // "<name>-<UTC stamp>-<6 hex>": a run folder's name.
 std::string new_run_id(const std::string& name, const std::string& created_at);
 // Writes run.grid as grid.json in the run folder (atomically); load_run reads it.

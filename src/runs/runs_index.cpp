@@ -1,4 +1,4 @@
-#include "script/runs_index.hpp"
+#include "runs/runs_index.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -9,7 +9,7 @@
 #include "base/files.hpp"
 #include "base/version.hpp"
 #include "runs/ledger.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 
 namespace ddpctl {
 

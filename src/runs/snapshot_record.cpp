@@ -1,4 +1,4 @@
-#include "script/snapshot_record.hpp"
+#include "runs/snapshot_record.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -6,34 +6,10 @@
 
 #include "base/files.hpp"
 #include "base/text.hpp"
-#include "script/snapshot_workdir.hpp"
 
 namespace fs = std::filesystem;
 
 namespace ddpctl {
-
-void record_snapshot(const std::string& run_dir, const SnapshotDecision& decision) {
-  nlohmann::json j;
-  if (!decision.snapshot) {
-    j["off"] = decision.off_reason;
-  } else {
-    const Snapshot& s = *decision.snapshot;
-    std::string workdir = make_workdir(run_dir, s);
-    j = {{"mode", s.mode}, {"id", s.id}, {"dir", s.dir}, {"code_dir", s.code_dir}, {"files", s.files},
-         {"bytes", s.bytes}, {"reused", s.reused}, {"live_dir", s.live_dir}, {"workdir", workdir}};
-    if (!s.sent_from.empty()) j["sent_from"] = s.sent_from;
-    if (s.mode == "git") {
-      j["commit"] = s.commit.empty() ? nlohmann::json() : nlohmann::json(s.commit);
-      j["branch"] = s.branch.empty() ? nlohmann::json() : nlohmann::json(s.branch);
-      j["dirty"] = s.dirty;
-      if (!s.diff.empty()) {
-        write_file_atomic(run_dir + "/snapshot.diff", s.diff);
-        j["diff"] = run_dir + "/snapshot.diff";
-      }
-    }
-  }
-  write_file_atomic(run_dir + "/snapshot.json", j.dump(2) + "\n");
-}
 
 std::string snapshot_record(const std::string& run_dir) {
   std::error_code ec;

@@ -1,18 +1,12 @@
 #pragma once
-// A run's snapshot.json: the code its jobs run (snapshot.hpp) and where it
-// comes from (commit, branch, diff), or why they run in place; written at submit, read by submit
-// (the jobs' working directory), status, report and diff.
+// A run's snapshot.json: the code its jobs run and where it comes from
+// (commit, branch, diff), or why they run in place; written at submit
+// (script/snapshot_workdir.hpp's record_snapshot), read by submit (the jobs'
+// working directory), status, report and diff.
 #include <string>
-
-#include "script/snapshot.hpp"
 
 namespace ddpctl {
 
-// Writes snapshot.json (and snapshot.diff for a dirty work tree) into a run's
-// folder: the snapshot and where it comes from, or why there is none; with a
-// snapshot, makes the run's working directory first (make_workdir) and
-// records it as "workdir".
-void record_snapshot(const std::string& run_dir, const SnapshotDecision& decision);
 // The working directory recorded for a run's jobs (make_workdir); "" for a
 // run without a snapshot (its jobs work in the submit folder).
 std::string job_workdir(const std::string& run_dir);

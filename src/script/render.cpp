@@ -9,7 +9,7 @@
 #include <memory>
 #include <optional>
 
-#include "spec/job_contract.hpp"
+#include "runs/job_contract.hpp"
 #include "runs/job_files.hpp"
 #include "base/files.hpp"
 #include "base/paths.hpp"

@@ -1,5 +1,6 @@
 #pragma once
-// The folder a run's jobs work in, made at submit from the run's snapshot
+// The folder a run's jobs work in, made at submit from the run's snapshot,
+// and the run's record of both (snapshot.json, runs/snapshot_record.hpp),
 // (snapshot.hpp) and the live folder it was taken from: the snapshot's
 // files linked in, and what it left out (ignored data, outputs, the logs)
 // linked to where it lives.
@@ -19,5 +20,11 @@ namespace ddpctl {
 // snapshot.sh); an earlier one of the same run is replaced. Returns the job's
 // working directory: the submit folder's place in it.
 std::string make_workdir(const std::string& run_dir, const Snapshot& snap);
+
+// Writes snapshot.json (runs/snapshot_record.hpp reads it) (and snapshot.diff for a dirty work tree) into a run's
+// folder: the snapshot and where it comes from, or why there is none; with a
+// snapshot, makes the run's working directory first (make_workdir) and
+// records it as "workdir".
+void record_snapshot(const std::string& run_dir, const SnapshotDecision& decision);
 
 }  // namespace ddpctl

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "spec/job_contract.hpp"
+#include "spec/stall_action.hpp"
 #include "spec/metric_pattern.hpp"
 #include "spec/progress_pattern.hpp"
 #include "base/text.hpp"
@@ -134,7 +134,7 @@ void read_running_sections(MapReader& top, RunSpec& spec) {
       MapReader r(top.document(), node, "watchdog", top.diagnostics());
       if (r.valid()) {
         if (auto v = r.span("stall_after")) spec.watchdog.stall_after_s = *v;
-        // `job watch --action`'s words (job_contract.hpp).
+        // `job watch --action`'s words (stall_action.hpp).
         static const std::vector<std::string> actions = [] {
           std::vector<std::string> names;
           for (StallAction a : stall_actions()) names.push_back(stall_action_name(a));

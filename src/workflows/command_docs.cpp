@@ -11,7 +11,7 @@
 #include "base/files.hpp"
 #include "base/paths.hpp"
 #include "script/resolve.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "base/text.hpp"
 
 namespace ddpctl {

@@ -9,7 +9,7 @@
 
 #include "base/lock.hpp"
 #include "runs/output.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "slurm/context.hpp"
 #include "slurm/slurm.hpp"
 

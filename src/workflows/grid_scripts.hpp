@@ -10,7 +10,7 @@
 
 #include "script/resolve.hpp"
 #include "script/resolve_grid.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "workflows/grid_arrays.hpp"
 
 namespace ddpctl {

@@ -7,7 +7,7 @@
 
 #include "slurm/context.hpp"
 #include "runs/output.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "explain/status_grid.hpp"
 
 namespace ddpctl {

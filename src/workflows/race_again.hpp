@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "runs/output.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "slurm/context.hpp"
 
 namespace ddpctl {

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 
 namespace ddpctl {
 

@@ -3,7 +3,7 @@
 // whole (docs/race.md): plan, dry run or submission of the group, then the
 // wait for a winner and, with --follow, for its end.
 #include "runs/output.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "slurm/context.hpp"
 #include "workflows/race_group.hpp"
 

@@ -9,7 +9,7 @@
 #include "explain/race_gate.hpp"
 #include "runs/jobs.hpp"
 #include "workflows/race_again.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 
 namespace ddpctl {
 

@@ -27,7 +27,7 @@
 #include <optional>
 #include <string>
 
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 
 #include "slurm/context.hpp"
 

@@ -9,7 +9,7 @@
 
 #include "script/render.hpp"
 #include "script/resolve.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "workflows/submit.hpp"
 
 namespace ddpctl {

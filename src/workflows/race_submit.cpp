@@ -11,9 +11,11 @@
 #include "base/text.hpp"
 #include "explain/race_gate.hpp"
 #include "script/preflight.hpp"
-#include "script/snapshot_record.hpp"
+#include "runs/snapshot_record.hpp"
+#include "script/snapshot_workdir.hpp"
 #include "slurm/site_limits_read.hpp"
 #include "workflows/race_rank.hpp"
+#include "script/run_create.hpp"
 
 namespace ddpctl {
 

@@ -7,7 +7,7 @@
 
 #include "explain/race.hpp"
 #include "runs/output.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "slurm/context.hpp"
 #include "workflows/race_group.hpp"
 #include "workflows/earlier_runs.hpp"

@@ -7,7 +7,7 @@
 #include "base/diagnostics.hpp"
 #include "explain/race.hpp"
 #include "explain/race_gate.hpp"
-#include "script/runs_index.hpp"
+#include "runs/runs_index.hpp"
 
 namespace ddpctl {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "runs/jobs.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "slurm/slurm.hpp"
 
 namespace ddpctl {

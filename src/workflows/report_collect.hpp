@@ -9,7 +9,7 @@
 #include "explain/report.hpp"
 #include "runs/jobs.hpp"
 #include "runs/output.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "spec/run_spec.hpp"
 #include "slurm/context.hpp"
 

@@ -8,7 +8,7 @@
 
 #include "base/files.hpp"
 #include "base/text.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "script/snapshot.hpp"
 #include "spec/spec.hpp"
 #include "spec/spec_sites.hpp"

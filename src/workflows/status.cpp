@@ -10,10 +10,10 @@
 
 #include "explain/experiments.hpp"
 #include "explain/race.hpp"
-#include "script/runs_index.hpp"
+#include "runs/runs_index.hpp"
 #include "explain/status_grid.hpp"
 #include "runs/jobs.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "workflows/status_extras.hpp"
 #include "workflows/status_rows.hpp"
 #include "workflows/status_view.hpp"

@@ -7,7 +7,7 @@
 #include "base/text.hpp"
 #include "runs/job_files.hpp"
 #include "script/snapshot.hpp"
-#include "script/snapshot_record.hpp"
+#include "runs/snapshot_record.hpp"
 #include "slurm/reasons.hpp"
 
 namespace ddpctl {

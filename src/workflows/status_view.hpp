@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "script/runs.hpp"
-#include "script/runs_index.hpp"
+#include "runs/run_store.hpp"
+#include "runs/runs_index.hpp"
 #include "workflows/status_rows.hpp"
 
 namespace ddpctl {

@@ -6,7 +6,7 @@
 #include <ostream>
 
 #include "agent/provenance.hpp"
-#include "script/snapshot_record.hpp"
+#include "runs/snapshot_record.hpp"
 
 namespace ddpctl {
 

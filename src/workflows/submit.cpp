@@ -13,8 +13,10 @@
 #include "base/values.hpp"
 #include "script/render.hpp"
 #include "script/snapshot.hpp"
-#include "script/snapshot_record.hpp"
+#include "runs/snapshot_record.hpp"
+#include "script/snapshot_workdir.hpp"
 #include "base/text.hpp"
+#include "script/run_create.hpp"
 
 namespace ddpctl {
 

@@ -11,7 +11,7 @@
 #include "runs/output.hpp"
 #include "script/render.hpp"
 #include "script/resolve.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "slurm/slurm.hpp"
 #include "workflows/earlier_runs.hpp"
 #include "workflows/submit_attempt.hpp"

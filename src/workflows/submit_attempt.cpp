@@ -8,7 +8,7 @@
 #include "base/lock.hpp"
 #include "base/text.hpp"
 #include "runs/jobs.hpp"
-#include "script/snapshot_record.hpp"
+#include "runs/snapshot_record.hpp"
 
 namespace ddpctl {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "slurm/slurm.hpp"
 
 namespace ddpctl {

@@ -8,13 +8,15 @@
 #include "script/preflight.hpp"
 #include "slurm/site_limits_read.hpp"
 #include "script/render.hpp"
-#include "script/snapshot_record.hpp"
+#include "runs/snapshot_record.hpp"
+#include "script/snapshot_workdir.hpp"
 #include "spec/spec.hpp"
 #include "workflows/submit.hpp"
 #include "workflows/sweep_grid.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
 #include "base/yaml_reader.hpp"
+#include "script/run_create.hpp"
 
 namespace ddpctl {
 

@@ -17,10 +17,12 @@
 #include "workflows/grid_limits.hpp"
 #include "workflows/grid_scripts.hpp"
 #include "workflows/race_submit.hpp"
-#include "script/snapshot_record.hpp"
+#include "runs/snapshot_record.hpp"
+#include "script/snapshot_workdir.hpp"
 #include "explain/status_grid.hpp"
 #include "workflows/submit.hpp"
 #include "base/text.hpp"
+#include "script/run_create.hpp"
 
 namespace ddpctl {
 

@@ -9,7 +9,7 @@
 
 #include "explain/status_grid.hpp"
 #include "runs/output.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "slurm/context.hpp"
 
 namespace ddpctl {

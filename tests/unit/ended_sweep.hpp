@@ -15,7 +15,8 @@
 #include "runs/ledger.hpp"
 #include "runs/task_logs.hpp"
 #include "script/resolve.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
+#include "script/run_create.hpp"
 #include "workflows/status.hpp"
 
 namespace ddpctl::test {

@@ -8,7 +8,7 @@
 
 #include "base/files.hpp"
 #include "helpers.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "base/text.hpp"
 
 namespace ddpctl::test {

@@ -7,7 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
+#include "base/files.hpp"
+#include "script/resolve.hpp"
+#include "script/run_create.hpp"
+#include "script/snapshot_workdir.hpp"
 
 namespace ddpctl::test {
 
@@ -66,6 +70,43 @@ TempDir::~TempDir() {
 Run make_local_cpu_run(const std::string& root) {
   ResolvedRun resolved = load_and_resolve(source_dir() + "/configs/local-cpu.yaml", {});
   return create_run(root, resolved, "name: local-cpu\n", {"nodes=2"}, "hash1", {{"local-cpu.sbatch", "#!/bin/bash\n"}});
+}
+
+Run make_run(const std::string& root, const std::vector<SpecPart>& parts, const std::vector<std::string>& sets,
+             const std::string& hash, const std::vector<std::pair<std::string, std::string>>& scripts,
+             const std::string& id) {
+  std::vector<ResolvedRun> resolved;
+  for (const auto& p : parts) {
+    resolved.push_back(load_and_resolve(p.file, sets));
+    if (!p.output_dir.empty()) resolved.back().spec.output_dir = p.output_dir;
+  }
+  std::vector<RunPart> run_parts;
+  for (size_t i = 0; i < parts.size(); ++i) run_parts.push_back({&resolved[i], parts[i].text});
+  return create_run(root, run_parts, sets, hash, scripts, id);
+}
+
+std::string new_id_of(const std::string& spec_file, const std::vector<std::string>& sets) {
+  return new_run_id(load_and_resolve(spec_file, sets).spec.name, utc_now_iso());
+}
+
+void record_git_snapshot(const std::string& run_dir, const std::string& id, const std::string& store,
+                         const std::string& live, const std::vector<std::pair<std::string, std::string>>& files,
+                         const std::string& commit) {
+  Snapshot s;
+  s.mode = "git";
+  s.id = id;
+  s.dir = s.code_dir = store + "/" + id;
+  s.live_dir = live;
+  s.commit = commit;
+  s.files = static_cast<long long>(files.size());
+  std::filesystem::create_directories(s.dir);
+  std::filesystem::create_directories(s.live_dir);
+  for (const auto& [name, text] : files) write_file_atomic(s.dir + "/" + name, text);
+  record_snapshot(run_dir, SnapshotDecision{s, ""});
+}
+
+void record_no_snapshot(const std::string& run_dir, const std::string& why) {
+  record_snapshot(run_dir, SnapshotDecision{std::nullopt, why});
 }
 
 }  // namespace ddpctl::test

@@ -1,6 +1,7 @@
 #pragma once
 // Shared helpers for the unit tests.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/diagnostics.hpp"
@@ -50,5 +51,26 @@ namespace test {
 // A run of configs/local-cpu.yaml created under `root` (its ledger empty):
 // what the run store's and the ledger's tests start from.
 Run make_local_cpu_run(const std::string& root);
+
+// Runs made as submit makes them (script/run_create.hpp), and their
+// snapshot records, for the tests of the folders beside script/ on its floor
+// (agent/, explain/), which include none of it.
+struct SpecPart {
+  std::string file;        // a spec file, resolved with `sets`
+  std::string text;        // what the run keeps as its spec.yaml (spec.N.yaml)
+  std::string output_dir;  // when set, the part's output_dir instead of its spec's
+};
+Run make_run(const std::string& root, const std::vector<SpecPart>& parts, const std::vector<std::string>& sets,
+             const std::string& hash, const std::vector<std::pair<std::string, std::string>>& scripts,
+             const std::string& id = "");
+// The run id submit would give a run of `spec_file` (resolved with `sets`).
+std::string new_id_of(const std::string& spec_file, const std::vector<std::string>& sets);
+// snapshot.json of a git snapshot of `files` (name, text) with id `id`,
+// stored under `store`, taken from the live folder `live`.
+void record_git_snapshot(const std::string& run_dir, const std::string& id, const std::string& store,
+                         const std::string& live, const std::vector<std::pair<std::string, std::string>>& files,
+                         const std::string& commit = "");
+// snapshot.json of a run without a snapshot, and why.
+void record_no_snapshot(const std::string& run_dir, const std::string& why);
 }  // namespace test
 }  // namespace ddpctl

@@ -6,7 +6,7 @@
 #include "base/files.hpp"
 #include "helpers.hpp"
 #include "explain/race.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "slurm/slurm_parse_replies.hpp"
 #include "base/text.hpp"
 
@@ -133,16 +133,15 @@ TEST_CASE("columns are aligned, the last one unpadded") {
 
 TEST_CASE("a race of two specs keeps each shape's spec and output folder, and the ranking") {
   TempDir t;
-  ResolvedRun a = load_and_resolve(test::source_dir() + "/configs/gilbreth-a100-1x4.yaml", {});
-  ResolvedRun b = load_and_resolve(test::source_dir() + "/configs/gilbreth-a100-4x1.yaml", {});
-  b.spec.output_dir = "elsewhere";
-  Run run = create_run(t.path, {{&a, "name: a\n"}, {&b, "name: b\n"}}, {}, "h", {});
+  const std::string file_a = test::source_dir() + "/configs/gilbreth-a100-1x4.yaml";
+  const std::string file_b = test::source_dir() + "/configs/gilbreth-a100-4x1.yaml";
+  Run run = test::make_run(t.path, {{file_a, "name: a\n", ""}, {file_b, "name: b\n", "elsewhere"}}, {}, "h", {});
   CHECK(read_file(run.dir + "/spec.yaml") == "name: a\n");
   CHECK(read_file(run.dir + "/spec.2.yaml") == "name: b\n");
   Run back = load_run(run.dir);
   REQUIRE(back.shapes.size() == 2);
-  CHECK(back.shapes[0].spec_file == fs::absolute(a.spec.file).string());
-  CHECK(back.shapes[1].spec_file == fs::absolute(b.spec.file).string());
+  CHECK(back.shapes[0].spec_file == fs::absolute(file_a).string());
+  CHECK(back.shapes[1].spec_file == fs::absolute(file_b).string());
   CHECK(back.shapes[1].output_dir == fs::absolute("elsewhere").string());
   CHECK(back.shapes[0].output_dir == back.output_dir);
 
@@ -212,8 +211,8 @@ TEST_CASE("ranking by finish without a run time for every shape falls back to st
 
 TEST_CASE("a re-raced group: generations, their claims and jobs, and the current winner") {
   TempDir t;
-  ResolvedRun a = load_and_resolve(test::source_dir() + "/configs/gilbreth-a100-hybrid.yaml", {});
-  Run run = create_run(t.path, {{&a, "name: a\n"}}, {}, "h", {});
+  Run run = test::make_run(t.path, {{test::source_dir() + "/configs/gilbreth-a100-hybrid.yaml", "name: a\n", ""}}, {},
+                           "h", {});
   init_race(run);
   record_race_job(run, "1x4", "11");
   record_race_job(run, "4x1", "12");

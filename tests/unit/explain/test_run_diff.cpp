@@ -10,10 +10,9 @@
 #include "helpers.hpp"
 #include "agent/provenance.hpp"
 #include "runs/ledger.hpp"
-#include "script/resolve.hpp"
 #include "explain/run_diff.hpp"
-#include "script/runs.hpp"
-#include "script/snapshot_record.hpp"
+#include "runs/run_store.hpp"
+#include "runs/snapshot_record.hpp"
 #include "runs/task_logs.hpp"
 
 using namespace ddpctl;
@@ -32,26 +31,18 @@ struct TwoRuns {
   Run make(const std::string& spec_text, const std::vector<std::string>& sets, const std::string& script) {
     std::vector<std::string> all = {"output_dir=" + logs};
     all.insert(all.end(), sets.begin(), sets.end());
-    ResolvedRun resolved = load_and_resolve(test::source_dir() + "/configs/local-cpu.yaml", all);
-    std::string id = new_run_id(resolved.spec.name, utc_now_iso());
+    const std::string file = test::source_dir() + "/configs/local-cpu.yaml";
+    std::string id = test::new_id_of(file, all);
     std::string text = script;
     for (size_t at = text.find("<RUN>"); at != std::string::npos; at = text.find("<RUN>")) text.replace(at, 5, id);
-    return create_run(tmp.path + "/runs", {{&resolved, spec_text}}, sets, "hash", {{"local-cpu.sbatch", text}}, id);
+    // The run keeps the overrides given (`sets`), resolved with the logs folder too.
+    Run run = test::make_run(tmp.path + "/runs", {{file, spec_text, logs}}, sets, "hash", {{"local-cpu.sbatch", text}}, id);
+    return run;
   }
   // A snapshot of `files` (name, text) recorded for `run`, its live folder an empty one.
   void snapshot(const Run& run, const std::string& id, const std::vector<std::pair<std::string, std::string>>& files,
                 const std::string& commit = "") {
-    Snapshot s;
-    s.mode = "git";
-    s.id = id;
-    s.dir = s.code_dir = tmp.path + "/runs/.snapshots/" + id;
-    s.live_dir = tmp.path + "/live";
-    s.commit = commit;
-    s.files = static_cast<long long>(files.size());
-    fs::create_directories(s.dir);
-    fs::create_directories(s.live_dir);
-    for (const auto& [name, text] : files) write_file_atomic(s.dir + "/" + name, text);
-    record_snapshot(run.dir, SnapshotDecision{s, ""});
+    test::record_git_snapshot(run.dir, id, tmp.path + "/runs/.snapshots", tmp.path + "/live", files, commit);
   }
   // Job `job_id` of the run's shape, with the environment record its agent writes.
   void job(Run& run, const std::string& job_id, const std::string& torch) {
@@ -125,7 +116,7 @@ TEST_CASE("diff: runs without snapshots or jobs say what is not known, and are n
   TwoRuns t;
   Run a = t.make("name: local-cpu\n", {}, "#!/bin/bash\n");
   Run b = t.make("name: local-cpu\n", {}, "#!/bin/bash\n");
-  record_snapshot(a.dir, SnapshotDecision{std::nullopt, "--no-snapshot"});
+  test::record_no_snapshot(a.dir, "--no-snapshot");
   RunDiff d = diff_runs(a, b, t.runner);
   INFO(d.text);
   CHECK_FALSE(d.same);

@@ -9,7 +9,7 @@
 #include "base/files.hpp"
 #include "grid_run.hpp"
 #include "helpers.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "slurm/slurm_parse_jobs.hpp"
 #include "explain/status_grid.hpp"
 

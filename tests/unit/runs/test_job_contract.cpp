@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "spec/job_contract.hpp"
+#include "runs/job_contract.hpp"
 #include "spec/spec.hpp"
 
 using namespace ddpctl;

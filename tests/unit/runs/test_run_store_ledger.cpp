@@ -7,7 +7,7 @@
 #include "base/files.hpp"
 #include "helpers.hpp"
 #include "runs/ledger.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;

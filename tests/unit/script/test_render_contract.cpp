@@ -12,7 +12,7 @@
 #include "script/render.hpp"
 #include "script/resolve.hpp"
 #include "spec/cluster.hpp"
-#include "spec/job_contract.hpp"
+#include "runs/job_contract.hpp"
 #include "spec/spec.hpp"
 
 using namespace ddpctl;

@@ -12,9 +12,10 @@
 #include "helpers.hpp"
 #include "snapshot_repo.hpp"
 #include "script/snapshot.hpp"
-#include "script/snapshot_record.hpp"
+#include "runs/snapshot_record.hpp"
 #include "spec/spec.hpp"
 #include "base/text.hpp"
+#include "script/snapshot_workdir.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::user_error_of;

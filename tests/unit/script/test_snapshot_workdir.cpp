@@ -19,8 +19,9 @@
 #include "script/render.hpp"
 #include "script/resolve.hpp"
 #include "script/snapshot.hpp"
-#include "script/snapshot_record.hpp"
+#include "runs/snapshot_record.hpp"
 #include "spec/spec.hpp"
+#include "script/snapshot_workdir.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::user_error_of;

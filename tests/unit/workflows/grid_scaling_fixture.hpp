@@ -9,7 +9,7 @@
 
 #include "base/files.hpp"
 #include "runs/job_files.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 
 namespace ddpctl::test {
 

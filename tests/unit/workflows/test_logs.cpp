@@ -14,7 +14,8 @@
 #include "runs/ledger.hpp"
 #include "workflows/logs.hpp"
 #include "script/resolve.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
+#include "script/run_create.hpp"
 #include "runs/task_logs.hpp"
 #include "base/text.hpp"
 

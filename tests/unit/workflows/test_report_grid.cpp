@@ -18,7 +18,7 @@
 #include "explain/parameter_plot.hpp"
 #include "explain/parameter_table.hpp"
 #include "workflows/report_grid_collect.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "spec/spec.hpp"
 
 using namespace ddpctl;

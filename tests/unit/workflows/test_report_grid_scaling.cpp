@@ -23,7 +23,7 @@
 #include "runs/job_files.hpp"
 #include "workflows/report_grid_collect.hpp"
 #include "explain/parameter_table.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "workflows/sweep.hpp"
 #include "workflows/sweep_grid.hpp"
 #include "workflows/sweep_retry.hpp"

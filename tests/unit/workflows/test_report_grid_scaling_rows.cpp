@@ -19,7 +19,7 @@
 #include "runs/job_files.hpp"
 #include "workflows/report_grid_collect.hpp"
 #include "explain/report_table.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 
 using namespace ddpctl;
 

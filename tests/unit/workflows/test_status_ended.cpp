@@ -12,7 +12,7 @@
 #include "helpers.hpp"
 #include "fixtures.hpp"
 #include "runs/ledger.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "workflows/status.hpp"
 #include "workflows/submit.hpp"
 #include "base/text.hpp"

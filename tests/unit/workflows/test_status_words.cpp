@@ -16,7 +16,7 @@
 #include "runs/jobs.hpp"
 #include "runs/task_logs.hpp"
 #include "runs/usage.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "workflows/race_group.hpp"
 #include "workflows/race_submit.hpp"
 #include "workflows/status.hpp"

@@ -11,7 +11,7 @@
 #include "fixtures.hpp"
 #include "helpers.hpp"
 #include "runs/ledger.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "slurm/slurm_parse_jobs.hpp"
 #include "workflows/submit.hpp"
 #include "workflows/submit_attempt.hpp"

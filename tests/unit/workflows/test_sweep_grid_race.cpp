@@ -16,7 +16,7 @@
 #include "runs/ledger.hpp"
 #include "explain/race.hpp"
 #include "script/resolve_grid.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "explain/status_grid.hpp"
 #include "workflows/grid_arrays.hpp"
 #include "workflows/grid_continuation.hpp"

@@ -15,7 +15,7 @@
 #include "explain/race_gate.hpp"
 #include "fixtures.hpp"
 #include "helpers.hpp"
-#include "script/runs.hpp"
+#include "runs/run_store.hpp"
 #include "workflows/grid_continuation.hpp"
 #include "workflows/race_waiting.hpp"
 #include "workflows/sweep_grid.hpp"
