@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/in_job_record.hpp"
-#include "agent/step_failure.hpp"
+#include "runs/in_job_record.hpp"
+#include "runs/step_failure.hpp"
 #include "runs/job_contract.hpp"
 
 namespace ddpctl {

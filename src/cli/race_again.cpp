@@ -10,7 +10,7 @@
 #include "cli/app.hpp"
 #include "cli/common.hpp"
 #include "agent/job_agent.hpp"
-#include "agent/straggler.hpp"
+#include "runs/slow_record.hpp"
 #include "base/text.hpp"
 #include "workflows/race_again.hpp"
 

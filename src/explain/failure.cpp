@@ -14,12 +14,12 @@
 #include <unistd.h>
 
 #include "base/files.hpp"
-#include "agent/in_job_restart.hpp"
+#include "runs/in_job_record.hpp"
 #include "base/regex.hpp"
 #include "slurm/slurm.hpp"
 #include "base/text.hpp"
 #include "runs/usage.hpp"
-#include "agent/watchdog.hpp"
+#include "runs/stall_record.hpp"
 
 namespace ddpctl {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "slurm/context.hpp"
-#include "agent/provenance.hpp"
+#include "runs/provenance_record.hpp"
 #include "runs/jobs.hpp"
 #include "runs/output.hpp"
 #include "runs/progress.hpp"

@@ -10,7 +10,7 @@
 #include "base/diagnostics.hpp"
 #include "explain/failure.hpp"
 #include "base/files.hpp"
-#include "agent/provenance.hpp"
+#include "runs/provenance_record.hpp"
 #include "runs/snapshot_record.hpp"
 #include "base/text.hpp"
 

@@ -1,4 +1,4 @@
-#include "agent/in_job_record.hpp"
+#include "runs/in_job_record.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

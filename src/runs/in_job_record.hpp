@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/step_failure.hpp"
+#include "runs/step_failure.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "agent/step_failure.hpp"
+#include "runs/step_failure.hpp"
 
 #include <cctype>
 

@@ -103,4 +103,14 @@ std::vector<NodeInfo> parse_scontrol_nodes_json(const std::string& text) {
   return nodes;
 }
 
+std::vector<std::string> job_node_list(const std::string& show, const std::string& key) {
+  std::vector<std::string> out;
+  size_t at = show.find(" " + key + "=");
+  if (at == std::string::npos) return out;
+  std::string v = show.substr(at + key.size() + 2);
+  v = v.substr(0, v.find_first_of(" \n"));
+  if (v != "(null)" && !v.empty()) out = expand_hostlist(v);
+  return out;
+}
+
 }  // namespace ddpctl

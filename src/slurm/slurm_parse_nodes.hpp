@@ -19,4 +19,8 @@ std::vector<NodeInfo> parse_scontrol_nodes_json(const std::string& text);
 std::map<std::string, int> parse_gres(const std::string& gres);  // "gpu:a100:4(S:0),gpu:2" -> {a100:4, "":2}
 int gpus_in_tres(const std::string& tres);                          // "cpu=2,gres/gpu=4" -> 4
 
+// A node list field (ExcNodeList, ReqNodeList, NodeList) of one job as
+// `scontrol show job -o` prints it, expanded; empty where it is (null).
+std::vector<std::string> job_node_list(const std::string& show, const std::string& key);
+
 }  // namespace ddpctl

@@ -11,7 +11,7 @@
 
 #include "base/files.hpp"
 #include "runs/jobs.hpp"
-#include "agent/node_check.hpp"
+#include "slurm/slurm_parse_nodes.hpp"
 #include "explain/race.hpp"
 #include "workflows/race_submit.hpp"
 #include "workflows/earlier_runs.hpp"

@@ -42,10 +42,10 @@ std::string unquoted(const std::string& word) {
 long long blocks(long long bytes) { return (bytes + 511) / 512 * 512; }
 
 // Removed, with all in it, unless kept (the checkpoint taken).
-struct IncomingFolder {
+struct IncomingCheckpoint {
   std::string path;
   bool keep = false;
-  ~IncomingFolder() {
+  ~IncomingCheckpoint() {
     std::error_code ec;
     if (!keep) fs::remove_all(path, ec);
   }
@@ -171,7 +171,7 @@ nlohmann::json receive_checkpoint(const Run& run, const std::string& tar) {
     }
     members.push_back(m);
   }
-  IncomingFolder incoming{fmt::format("{}.incoming-{}", folder, utc_now_iso())};
+  IncomingCheckpoint incoming{fmt::format("{}.incoming-{}", folder, utc_now_iso())};
   std::error_code ec;
   fs::remove_all(incoming.path, ec);
   fs::create_directories(incoming.path, ec);

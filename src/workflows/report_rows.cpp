@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "agent/in_job_record.hpp"
-#include "agent/provenance.hpp"
-#include "agent/straggler.hpp"
+#include "runs/in_job_record.hpp"
+#include "runs/provenance_record.hpp"
+#include "runs/slow_record.hpp"
 #include "base/diagnostics.hpp"
 #include "base/text.hpp"
 #include "explain/failure.hpp"

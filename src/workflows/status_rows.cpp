@@ -3,7 +3,7 @@
 #include <cctype>
 #include <fmt/format.h>
 
-#include "agent/provenance.hpp"
+#include "runs/provenance_record.hpp"
 #include "base/text.hpp"
 #include "runs/job_files.hpp"
 #include "script/snapshot.hpp"

@@ -5,7 +5,7 @@
 #include <map>
 #include <ostream>
 
-#include "agent/provenance.hpp"
+#include "runs/provenance_record.hpp"
 #include "runs/snapshot_record.hpp"
 
 namespace ddpctl {

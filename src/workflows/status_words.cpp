@@ -4,9 +4,9 @@
 #include <cmath>
 #include <fmt/format.h>
 
-#include "agent/in_job_restart.hpp"
-#include "agent/straggler.hpp"
-#include "agent/watchdog.hpp"
+#include "runs/in_job_record.hpp"
+#include "runs/slow_record.hpp"
+#include "runs/stall_record.hpp"
 #include "base/files.hpp"
 #include "base/text.hpp"
 #include "explain/cell_files.hpp"
@@ -16,6 +16,7 @@
 #include "runs/progress_read.hpp"
 #include "runs/usage.hpp"
 #include "slurm/reasons.hpp"
+#include "agent/usage_hints.hpp"
 
 namespace ddpctl {
 

@@ -11,7 +11,7 @@
 #include "explain/report.hpp"
 #include "explain/report_table.hpp"
 #include "explain/report_plot.hpp"
-#include "agent/provenance.hpp"
+#include "runs/provenance_record.hpp"
 #include "helpers.hpp"
 #include "runs/usage.hpp"
 

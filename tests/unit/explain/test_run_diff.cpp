@@ -8,7 +8,7 @@
 #include "fake_runner.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
-#include "agent/provenance.hpp"
+#include "runs/provenance_record.hpp"
 #include "runs/ledger.hpp"
 #include "explain/run_diff.hpp"
 #include "runs/run_store.hpp"

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "agent/in_job_record.hpp"
+#include "runs/in_job_record.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "helpers.hpp"
-#include "agent/watchdog.hpp"
+#include "agent/usage_hints.hpp"
 #include "runs/usage.hpp"
 
 using namespace ddpctl;
