@@ -1,4 +1,4 @@
-#include "script/container_failure.hpp"
+#include "explain/container_failure.hpp"
 
 #include "base/regex.hpp"
 #include "base/text.hpp"

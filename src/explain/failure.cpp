@@ -1,7 +1,7 @@
 #include "explain/failure.hpp"
 
 #include "runs/job_files.hpp"
-#include "script/container_failure.hpp"
+#include "explain/container_failure.hpp"
 
 #include <algorithm>
 #include <cctype>
