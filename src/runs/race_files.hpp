@@ -1,9 +1,10 @@
 #pragma once
-// Race groups (hybrid mode): every shape of a run is submitted; the scripts
-// claim <run dir>/race/claim with mkdir when they start, so the first shape
-// to start wins and the rest stand down, decided inside the jobs. ddpctl
+// A race group's files (hybrid mode, docs/race.md; their names and lines:
+// race_contract.hpp): every shape of a run is submitted; the scripts claim
+// <run dir>/race/claim with mkdir when they start, so the first shape to
+// start wins and the rest stand down, decided inside the jobs. ddpctl
 // records each job id in race/jobs/<label> (the winner cancels those) and
-// reads the outcome back from the same folder. docs/race.md tells the rules.
+// reads the outcome back from the same folder (explain/race.hpp words it).
 #include <map>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 #include "runs/jobs.hpp"
 #include "runs/run_store.hpp"
 #include "slurm/slurm.hpp"
+#include "slurm/job.hpp"
 
 namespace ddpctl {
 
@@ -35,23 +37,6 @@ struct RankedShape {
   // usage that keeps it waiting.
   std::string note;
 };
-
-// Earliest estimated start first (ties keep the given order, which is the
-// spec's), then shapes Slurm gave no estimate for, then the dropped ones.
-std::vector<RankedShape> rank_shapes(std::vector<RankedShape> shapes);
-
-// --rank-by finish. With a run time for every shape still in: each one's
-// predicted finish (its estimated start, or `now`, plus the run time); a
-// shape that even started `now` would finish after the best predicted finish
-// is dropped, saying so; the rest go earliest finish first (then shapes
-// without an estimated start, then the dropped). When a shape has no run
-// time, the ranking is by start and `note` says why.
-std::vector<RankedShape> rank_by_finish(std::vector<RankedShape> shapes, long long now, std::string& note);
-
-// The ranking as a table: rank, shape, estimated start (relative to `now`, and
-// the local clock time), the predicted run time and finish when known, nodes,
-// partition, and why a shape was dropped or has no estimate.
-std::vector<std::string> format_ranking(const std::vector<RankedShape>& ranking, long long now);
 
 // One round of the race. Generation 1 is the submission (race/claim,
 // race/jobs/); a re-race after the winner was requeued opens generation N
@@ -82,12 +67,6 @@ struct RaceState {
     return generations.empty() ? none : generations.back();
   }
 };
-
-// What became of a group: Won once a claim names its winner; Failed when
-// every shape's job has ended (in `states`) and none claimed the group;
-// Racing otherwise. status and `--wait` both ask this.
-enum class RaceOutcome { Racing, Won, Failed };
-RaceOutcome race_outcome(const RaceState& race, const JobStates& states);
 
 std::string race_dir(const Run& run);
 // One of the race's event files ("<job id> <label> <unix time> [<attempt>]",

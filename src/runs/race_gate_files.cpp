@@ -1,4 +1,4 @@
-#include "explain/race_gate.hpp"
+#include "runs/race_gate_files.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,6 +12,7 @@
 
 #include "base/files.hpp"
 #include "base/text.hpp"
+#include "runs/race_contract.hpp"
 
 namespace ddpctl {
 
@@ -21,24 +22,27 @@ namespace {
 
 std::optional<GateGrant> read_grant(const std::string& path) {
   std::ifstream in(path);
-  GateGrant g;
-  if (!(in >> g.job_id >> g.site >> g.at)) return std::nullopt;
-  return g;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::optional<GrantLine> l = parse_grant_line(text);
+  if (!l) return std::nullopt;
+  return GateGrant{l->job_id, l->site, l->at};
 }
+
+std::string in(const std::string& dir, RaceFile f) { return dir + "/" + race_file_name(f); }
 
 }  // namespace
 
-std::string gate_dir(const Run& run) { return race_dir(run) + "/gate"; }
+std::string gate_dir(const Run& run) { return in(race_dir(run), RaceFile::Gate); }
 
 void init_gate(const Run& run, const std::string& coordinator, const std::string& site, long long gate_s) {
   fs::create_directories(gate_dir(run));
   nlohmann::json j = {{"coordinator", coordinator}, {"site", site}, {"gate_s", gate_s}};
-  write_file_atomic(gate_dir(run) + "/site.json", j.dump(2) + "\n");
+  write_file_atomic(in(gate_dir(run), RaceFile::GateSite), j.dump(2) + "\n");
 }
 
 std::optional<std::string> gate_coordinator(const std::string& run_dir) {
   std::error_code ec;
-  const std::string path = run_dir + "/race/gate/site.json";
+  const std::string path = in(in(run_dir + "/race", RaceFile::Gate), RaceFile::GateSite);
   if (!fs::exists(path, ec)) return std::nullopt;
   try {
     return nlohmann::json::parse(read_file(path)).value("coordinator", "");
@@ -49,7 +53,7 @@ std::optional<std::string> gate_coordinator(const std::string& run_dir) {
 
 std::string gate_site(const std::string& run_dir) {
   try {
-    auto j = nlohmann::json::parse(read_file(run_dir + "/race/gate/site.json"));
+    auto j = nlohmann::json::parse(read_file(in(in(run_dir + "/race", RaceFile::Gate), RaceFile::GateSite)));
     return j.value("site", "");
   } catch (const std::exception&) {
     return "";
@@ -60,9 +64,9 @@ GateState read_gate(const Run& run) {
   GateState g;
   const std::string dir = gate_dir(run);
   std::error_code ec;
-  if (!fs::exists(dir + "/site.json", ec)) return g;
+  if (!fs::exists(in(dir, RaceFile::GateSite), ec)) return g;
   try {
-    auto j = nlohmann::json::parse(read_file(dir + "/site.json"));
+    auto j = nlohmann::json::parse(read_file(in(dir, RaceFile::GateSite)));
     g.coordinator = j.value("coordinator", "");
     g.site = j.value("site", "");
     g.gate_s = j.value("gate_s", 0LL);
@@ -74,32 +78,35 @@ GateState read_gate(const Run& run) {
   // not reached for).
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("round.", 0) != 0 || !entry.is_directory(ec)) continue;
-    const std::string n = name.substr(6);
+    const std::string round = race_file_name(RaceFile::Round);
+    if (name.rfind(round, 0) != 0 || !entry.is_directory(ec)) continue;
+    const std::string n = name.substr(round.size());
     if (n.empty() || n.size() > 4 || n.find_first_not_of("0123456789") != std::string::npos) continue;
     g.round = std::max(g.round, std::stoi(n));
   }
   g.round_dir = gate_round_dir(run, g.round);
-  if (g.round > 1 && fs::exists(g.round_dir + "/opened", ec)) g.opened = trim(read_file(g.round_dir + "/opened"));
+  if (g.round > 1 && fs::exists(in(g.round_dir, RaceFile::Opened), ec))
+    g.opened = trim(read_file(in(g.round_dir, RaceFile::Opened)));
   for (const auto& entry : fs::directory_iterator(g.round_dir, ec)) {
     const std::string name = entry.path().filename().string();
-    auto event = [&](const char* prefix, std::vector<RaceEvent>& into) {
+    auto event = [&](RaceFile file, std::vector<RaceEvent>& into) {
+      const std::string prefix = race_file_name(file);
       if (name.rfind(prefix, 0) != 0 || (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0)) return;
       if (auto e = read_race_event(entry.path().string())) into.push_back(*e);
     };
-    event("at.", g.at);
-    event("passed.", g.passed);
-    event("timeout.", g.timeouts);
+    event(RaceFile::AtGate, g.at);
+    event(RaceFile::Passed, g.passed);
+    event(RaceFile::Timeout, g.timeouts);
   }
   auto by_time = [](const RaceEvent& a, const RaceEvent& b) { return a.at < b.at; };
   for (auto* v : {&g.at, &g.passed, &g.timeouts}) std::sort(v->begin(), v->end(), by_time);
-  g.grant = read_grant(g.round_dir + "/grant");
-  if (fs::exists(g.round_dir + "/stand-down", ec)) g.stand_down = trim(read_file(g.round_dir + "/stand-down"));
+  g.grant = read_grant(in(g.round_dir, RaceFile::Grant));
+  if (fs::exists(in(g.round_dir, RaceFile::StandDown), ec)) g.stand_down = trim(read_file(in(g.round_dir, RaceFile::StandDown)));
   return g;
 }
 
 std::string gate_round_dir(const Run& run, int n) {
-  return n <= 1 ? gate_dir(run) : fmt::format("{}/round.{}", gate_dir(run), n);
+  return n <= 1 ? gate_dir(run) : fmt::format("{}/{}{}", gate_dir(run), race_file_name(RaceFile::Round), n);
 }
 
 bool open_gate_round(const Run& run, int n, const std::string& why, double now) {
@@ -108,19 +115,19 @@ bool open_gate_round(const Run& run, int n, const std::string& why, double now) 
   if (::mkdir(dir.c_str(), 0755) != 0) return false;
   std::string line = why;
   std::replace(line.begin(), line.end(), '\n', ' ');
-  write_file_atomic(dir + "/opened", fmt::format("{:.3f} {}\n", now, line));
+  write_file_atomic(in(dir, RaceFile::Opened), fmt::format("{:.3f} {}\n", now, line));
   return true;
 }
 
 GateGrant write_grant(const std::string& dir, const std::string& job_id, const std::string& site, double now) {
-  write_file_exclusive(dir + "/grant", fmt::format("{} {} {:.3f}\n", job_id, site, now));
-  auto g = read_grant(dir + "/grant");
-  if (!g) throw UserError(Location{dir + "/grant"}, "", "the gate's grant cannot be read");
+  write_file_exclusive(in(dir, RaceFile::Grant), grant_line({job_id, site, now}) + "\n");
+  auto g = read_grant(in(dir, RaceFile::Grant));
+  if (!g) throw UserError(Location{in(dir, RaceFile::Grant)}, "", "the gate's grant cannot be read");
   return *g;
 }
 
 void write_stand_down(const std::string& dir, const std::string& line) {
-  const std::string path = dir + "/stand-down";
+  const std::string path = in(dir, RaceFile::StandDown);
   std::error_code ec;
   if (fs::exists(path, ec)) return;
   write_file_atomic(path, line + "\n");

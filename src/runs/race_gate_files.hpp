@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "explain/race.hpp"
+#include "runs/race_files.hpp"
 #include "runs/run_store.hpp"
 
 namespace ddpctl {

@@ -1,4 +1,4 @@
-#include "workflows/site_records.hpp"
+#include "runs/site_records.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>

@@ -15,9 +15,34 @@
 #include <string>
 #include <vector>
 
-#include "workflows/site_race.hpp"
 
 namespace ddpctl {
+
+// A site of the race: its login host as `on:` names it, the folder there
+// (remote_dir), and its shapes.
+struct SiteOfRace {
+  std::string name, host, remote_dir;
+  std::vector<std::string> labels;
+};
+
+// The race's one grant, recorded on this machine before it is sent.
+struct SiteGrant {
+  std::string site, job;
+  double at = 0;
+};
+
+// The race's rounds as recorded on this machine (runs/RUN/): round 1 is the
+// submission; round N (2, 3, ...) a re-race after the winner was requeued,
+// round.N its record ({why, from_site, from_job}), grant.N its grant and
+// relay.N that the checkpoint went to the grantee's site.
+struct RaceRounds {
+  int rounds = 1;  // the most the race may have (1 + requeue.max_restarts; a grid: 1)
+  int round = 1;   // the newest opened
+  std::string why, from_site, from_job;  // the newest's (round 2 and on)
+  std::optional<SiteGrant> grant;        // the newest's
+  std::string checkpoint_site;           // where the run trained last: the round before's grantee's site
+  bool relayed = false;                  // the checkpoint is at the grantee's site (or needs no copy)
+};
 
 // The sites of the race as sites.json records them; a UserError naming the
 // file when it is not the record ddpctl writes.

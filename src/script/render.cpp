@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "runs/job_contract.hpp"
+#include "runs/race_contract.hpp"
 #include "runs/job_files.hpp"
 #include "base/files.hpp"
 #include "base/paths.hpp"
@@ -68,6 +69,8 @@ void set_job_files(mstch::data& d) {
   for (AgentVerdict v : agent_verdicts()) d.set("verdict_" + verdict_name(v), std::to_string(verdict_status(v)));
   for (StepEndedKey k : step_ended_keys()) d.set("step_ended_" + step_ended_key_name(k), step_ended_key_text(k));
   d.set("step_marker", kStepMarker);
+  // The race's files (race_contract.hpp): race.sh spells none of them itself.
+  for (RaceFile f : race_files_in_table()) d.set("race_" + race_file_var(f), race_file_name(f));
   d.set("trainer_requeue_exit", std::to_string(kRequeueExit));
 }
 

@@ -17,7 +17,7 @@
 #include "base/text.hpp"
 #include "workflows/site_answer.hpp"
 #include "workflows/site_polls.hpp"
-#include "workflows/site_records.hpp"
+#include "runs/site_records.hpp"
 
 namespace ddpctl {
 

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "explain/race.hpp"
-#include "explain/race_gate.hpp"
+#include "runs/race_gate_files.hpp"
 #include "workflows/grid_array_submit.hpp"
 #include "workflows/grid_arrays.hpp"
 #include "workflows/race_again.hpp"

@@ -19,11 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "runs/race_contract.hpp"
 #include "runs/run_store.hpp"
 
 namespace ddpctl {
-
-inline constexpr const char* kCheckpointSizeWord = "ddpctl-checkpoint";
 
 // The checkpoint folder a run's jobs are given: DDPCTL_CHECKPOINT_DIR in its
 // first shape's script (relative: to the folder it was submitted from); ""

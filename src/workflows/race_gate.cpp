@@ -6,7 +6,7 @@
 #include "base/files.hpp"
 #include "base/text.hpp"
 #include "explain/race.hpp"
-#include "explain/race_gate.hpp"
+#include "runs/race_gate_files.hpp"
 #include "runs/jobs.hpp"
 #include "workflows/race_again.hpp"
 #include "runs/run_store.hpp"

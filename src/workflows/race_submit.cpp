@@ -9,7 +9,7 @@
 
 #include "base/files.hpp"
 #include "base/text.hpp"
-#include "explain/race_gate.hpp"
+#include "runs/race_gate_files.hpp"
 #include "script/preflight.hpp"
 #include "runs/snapshot_record.hpp"
 #include "script/snapshot_workdir.hpp"

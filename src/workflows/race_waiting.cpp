@@ -6,7 +6,7 @@
 
 #include "base/diagnostics.hpp"
 #include "explain/race.hpp"
-#include "explain/race_gate.hpp"
+#include "runs/race_gate_files.hpp"
 #include "runs/runs_index.hpp"
 
 namespace ddpctl {

@@ -7,7 +7,7 @@
 #include "base/sized_stream.hpp"
 #include "base/text.hpp"
 #include "remote/remote.hpp"
-#include "workflows/race_checkpoint.hpp"
+#include "runs/race_contract.hpp"
 
 namespace ddpctl {
 

@@ -8,7 +8,7 @@
 #include "base/files.hpp"
 #include "base/text.hpp"
 #include "workflows/site_answer.hpp"
-#include "workflows/site_records.hpp"
+#include "runs/site_records.hpp"
 
 namespace ddpctl {
 

@@ -14,16 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "explain/race.hpp"
+#include "runs/race_files.hpp"
+#include "runs/site_records.hpp"
 
 namespace ddpctl {
-
-// A site of the race: its login host as `on:` names it, the folder there
-// (remote_dir), and its shapes.
-struct SiteOfRace {
-  std::string name, host, remote_dir;
-  std::vector<std::string> labels;
-};
 
 struct SiteJob {
   std::string id, label, state, reason;
@@ -57,12 +51,6 @@ struct SitePoll {
   std::string round_opened;
 };
 
-// The race's one grant, recorded on this machine before it is sent.
-struct SiteGrant {
-  std::string site, job;
-  double at = 0;
-};
-
 // What the next call to each site carries.
 struct SiteAction {
   std::string grant;       // --grant JOB
@@ -90,19 +78,6 @@ bool site_job_ended(const SiteJob& j);
 // a gate, one still running before one that stood down held, earliest by
 // its site's clock, gets it).
 SiteDecision decide_sites(const std::vector<SitePoll>& sites, const std::optional<SiteGrant>& granted, double now);
-
-// The race's rounds as recorded on this machine (runs/RUN/): round 1 is the
-// submission; round N (2, 3, ...) a re-race after the winner was requeued,
-// round.N its record ({why, from_site, from_job}), grant.N its grant and
-// relay.N that the checkpoint went to the grantee's site.
-struct RaceRounds {
-  int rounds = 1;  // the most the race may have (1 + requeue.max_restarts; a grid: 1)
-  int round = 1;   // the newest opened
-  std::string why, from_site, from_job;  // the newest's (round 2 and on)
-  std::optional<SiteGrant> grant;        // the newest's
-  std::string checkpoint_site;           // where the run trained last: the round before's grantee's site
-  bool relayed = false;                  // the checkpoint is at the grantee's site (or needs no copy)
-};
 
 // What opens the next round: the winner's job at `from_site` went through
 // and was requeued (Slurm shows it PENDING again).

@@ -10,7 +10,7 @@
 #include "base/text.hpp"
 #include "runs/jobs.hpp"
 #include "workflows/site_polls.hpp"
-#include "workflows/site_records.hpp"
+#include "runs/site_records.hpp"
 
 namespace ddpctl {
 

@@ -6,7 +6,7 @@
 #include "base/files.hpp"
 #include "base/paths.hpp"
 #include "explain/race.hpp"
-#include "explain/race_gate.hpp"
+#include "runs/race_gate_files.hpp"
 #include "script/resolve_grid.hpp"
 #include "script/preflight.hpp"
 #include "slurm/site_limits_read.hpp"

@@ -9,7 +9,7 @@
 #include "fake_runner.hpp"
 #include "fixtures.hpp"
 #include "helpers.hpp"
-#include "explain/race_gate.hpp"
+#include "runs/race_gate_files.hpp"
 #include "workflows/race_gate.hpp"
 #include "workflows/race_submit.hpp"
 

@@ -11,7 +11,7 @@
 #include "base/files.hpp"
 #include "workflows/site_answer.hpp"
 #include "workflows/site_polls.hpp"
-#include "workflows/site_records.hpp"
+#include "runs/site_records.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;

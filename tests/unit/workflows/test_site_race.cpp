@@ -17,7 +17,7 @@
 #include "workflows/coordinate.hpp"
 #include "workflows/site_answer.hpp"
 #include "workflows/site_race.hpp"
-#include "workflows/site_records.hpp"
+#include "runs/site_records.hpp"
 #include "workflows/sites_submit.hpp"
 
 using namespace ddpctl;

@@ -18,7 +18,7 @@
 #include "base/text.hpp"
 #include "workflows/coordinate.hpp"
 #include "workflows/site_race.hpp"
-#include "workflows/site_records.hpp"
+#include "runs/site_records.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;

@@ -12,7 +12,7 @@
 
 #include "fake_runner.hpp"
 #include "base/files.hpp"
-#include "explain/race_gate.hpp"
+#include "runs/race_gate_files.hpp"
 #include "fixtures.hpp"
 #include "helpers.hpp"
 #include "runs/run_store.hpp"
