@@ -1,10 +1,12 @@
 #include "workflows/race_gate.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 
 #include "base/files.hpp"
 #include "base/text.hpp"
+#include "runs/race_contract.hpp"
 #include "explain/race.hpp"
 #include "runs/race_gate_files.hpp"
 #include "runs/jobs.hpp"
@@ -47,48 +49,18 @@ std::map<std::string, std::string> race_jobs(const RaceState& race) {
   return jobs;
 }
 
-void stand_down_here(const Run& run, const std::string& dir, const RaceGateRequest& req,
-                     const std::map<std::string, std::string>& jobs, JobStates& states, nlohmann::json& out,
-                     Context& ctx) {
-  write_stand_down(dir, req.stand_down);
-  std::vector<std::string> active;
-  for (const auto& [id, label] : jobs) {
-    auto it = states.jobs.find(id);
-    if (it == states.jobs.end() || !is_terminal(it->second.state)) active.push_back(id);
-  }
-  if (active.empty()) return;
-  CommandResult r = ctx.slurm.cancel(active);
-  if (!r.ok()) {
-    out["error"] = "scancel: " + r.describe();
-    return;
-  }
-  out["cancelled"] = active;
-  for (const auto& id : active)
-    write_file_atomic(fmt::format("{}/cancelled.{}", race_dir(run), id),
-                      fmt::format("{} {:.3f}\n", id, ctx.clock.wall()));
+GateView read_view(const Run& run, Context& ctx) {
+  GateView v;
+  v.gate = read_gate(run);
+  v.jobs = race_jobs(read_race(run));
+  std::vector<std::string> ids;
+  for (const auto& [id, label] : v.jobs) ids.push_back(id);
+  v.states = lookup_jobs(ctx.slurm, ids);
+  return v;
 }
 
-void grant_here(const GateState& gate, const RaceGateRequest& req, const std::map<std::string, std::string>& jobs,
-                JobStates& states, nlohmann::json& out, Context& ctx) {
-  // Only a job of this run: the coordinator's word names one it was told of.
-  if (!jobs.count(req.grant)) {
-    out["error"] = fmt::format("no job {} is of this run here: no grant written", printable(req.grant, 40));
-    return;
-  }
-  GateGrant g = write_grant(gate.round_dir, req.grant, gate.site, ctx.clock.wall());
-  if (g.job_id != req.grant) {
-    out["error"] = fmt::format("the gate here already granted job {}", g.job_id);
-    return;
-  }
-  // A job that stood down held for want of a grant in time goes on now.
-  auto it = states.jobs.find(req.grant);
-  bool timed_out = std::any_of(gate.timeouts.begin(), gate.timeouts.end(),
-                               [&](const RaceEvent& e) { return e.job_id == req.grant; });
-  if (timed_out && it != states.jobs.end() && it->second.state == JobState::Pending) {
-    CommandResult r = ctx.slurm.raw({"scontrol", "release", req.grant});
-    out["released"] = r.ok();
-    if (!r.ok()) out["error"] = "scontrol release " + req.grant + ": " + r.err;
-  }
+bool gate_has_event(const std::vector<RaceEvent>& events, const std::string& id) {
+  return std::any_of(events.begin(), events.end(), [&](const RaceEvent& e) { return e.job_id == id; });
 }
 
 // What a resubmission says, kept for the answer (stdout is its JSON).
@@ -103,87 +75,155 @@ class LinesOutput : public Output {
   void note(const std::string& text) override { lines.push_back("note: " + text); }
 };
 
-// --open-round: see race_gate.hpp.
-void open_round_here(Run& run, const GateState& gate, const RaceGateRequest& req, nlohmann::json& out,
-                     Context& ctx) {
-  out["opened"] = false;
-  if (gate.round >= req.open_round) return;  // there already: the requeued job's, or an earlier call's
-  if (!req.resubmit && gate.passed.empty()) {
-    out["error"] = fmt::format("round {} here has no job through its gate: nothing to race again", gate.round);
+// Carries out `plan` at `run` (its gate as `view` read it); what happened
+// goes into the answer `out`.
+void carry_out(Run& run, const GateView& view, const GatePlan& plan, const RaceGateRequest& req, nlohmann::json& out,
+               Context& ctx) {
+  if (!plan.error.empty()) {
+    out["error"] = plan.error;
     return;
   }
-  if (!open_gate_round(run, req.open_round, req.because, ctx.clock.wall())) return;
-  out["opened"] = true;
-  if (!req.resubmit) return;
-  // The round's gate is there before any job of it can start.
-  LinesOutput said;
-  try {
-    RaceAgain again = race_again_for_round(run, req.open_round, req.because, ctx, said);
-    if (!again.opened) said.lines.push_back("not raced again: " + again.why_not);
-    out["submitted"] = again.submitted;
-  } catch (const UserError& e) {
-    said.lines.push_back(std::string("error: ") + e.what());
-    out["error"] = std::string("the shapes could not be submitted again: ") + e.what();
+  if (plan.open_round > 0) {
+    out["opened"] = open_gate_round(run, plan.open_round, req.because, ctx.clock.wall());
+    if (out["opened"] && plan.resubmit) {
+      // The round's gate is there before any job of it can start.
+      LinesOutput said;
+      try {
+        RaceAgain again = race_again_for_round(run, plan.open_round, req.because, ctx, said);
+        if (!again.opened) said.lines.push_back("not raced again: " + again.why_not);
+        out["submitted"] = again.submitted;
+      } catch (const UserError& e) {
+        said.lines.push_back(std::string("error: ") + e.what());
+        out["error"] = std::string("the shapes could not be submitted again: ") + e.what();
+      }
+      out["said"] = said.lines;
+    }
   }
-  out["said"] = said.lines;
+  if (plan.grant) {
+    GateGrant g = write_grant(view.gate.round_dir, *plan.grant, view.gate.site, ctx.clock.wall());
+    if (g.job_id != *plan.grant) {
+      out["error"] = fmt::format("the gate here already granted job {}", g.job_id);
+    } else if (plan.release) {
+      CommandResult r = ctx.slurm.raw({"scontrol", "release", *plan.grant});
+      out["released"] = r.ok();
+      if (!r.ok()) out["error"] = "scontrol release " + *plan.grant + ": " + r.err;
+    }
+  }
+  if (plan.stand_down) {
+    write_stand_down(view.gate.round_dir, *plan.stand_down);
+    if (plan.cancel.empty()) return;
+    CommandResult r = ctx.slurm.cancel(plan.cancel);
+    if (!r.ok()) {
+      out["error"] = "scancel: " + r.describe();
+      return;
+    }
+    out["cancelled"] = plan.cancel;
+    for (const auto& id : plan.cancel)
+      write_file_atomic(fmt::format("{}/{}{}", race_dir(run), race_file_name(RaceFile::Cancelled), id),
+                        cancelled_line(id, ctx.clock.wall()) + "\n");
+  }
 }
 
-}  // namespace
+nlohmann::json event_list(const std::vector<RaceEvent>& v) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& e : v) a.push_back(event_json(e));
+  return a;
+}
 
-nlohmann::json race_gate(const RaceGateRequest& req, Context& ctx) {
-  nlohmann::json out = {{"coordinator", req.coordinator}, {"run", nullptr}};
-  std::optional<Run> run = race_site_run(req.runs_root, req.coordinator, req.site);
-  if (!run) return out;
-  out["run"] = run->id;
-  GateState gate = read_gate(*run);
-  out["site"] = gate.site;
-  RaceState race = read_race(*run);
-  std::map<std::string, std::string> jobs = race_jobs(race);
-  std::vector<std::string> ids;
-  for (const auto& [id, label] : jobs) ids.push_back(id);
-  JobStates states = lookup_jobs(ctx.slurm, ids);
-  if (req.open_round > 0) {
-    open_round_here(*run, gate, req, out, ctx);
-    gate = read_gate(*run);
-    jobs = race_jobs(read_race(*run));
-    ids.clear();
-    for (const auto& [id, label] : jobs) ids.push_back(id);
-    states = lookup_jobs(ctx.slurm, ids);
-  }
-  if (!req.grant.empty()) {
-    if (req.round > 0 && req.round != gate.round)
-      out["error"] = fmt::format("round {} is not the newest here (round {}): no grant written", req.round, gate.round);
-    else
-      grant_here(gate, req, jobs, states, out, ctx);
-  }
-  if (!req.stand_down.empty() && (req.round == 0 || req.round >= gate.round))
-    stand_down_here(*run, gate.round_dir, req, jobs, states, out, ctx);
-  gate = read_gate(*run);
+// The answer's state: the gate's files and the jobs, as read after the call.
+void say_state(const Run& run, const GateView& view, nlohmann::json& out) {
+  const GateState& gate = view.gate;
   out["round"] = gate.round;
   if (gate.round > 1) out["round_opened"] = gate.opened.empty() ? "job" : "coordinator";
-  out["queue_answered"] = states.queue_answered;
-  if (!states.error.empty()) out["queue_error"] = states.error;
+  out["queue_answered"] = view.states.queue_answered;
+  if (!view.states.error.empty()) out["queue_error"] = view.states.error;
   nlohmann::json js = nlohmann::json::array();
-  for (const auto& [id, label] : jobs) {
-    const Job& j = states.jobs.at(id);
+  for (const auto& [id, label] : view.jobs) {
+    const Job& j = view.states.jobs.at(id);
     js.push_back({{"job", id},
                   {"label", label},
                   {"state", state_name(j.state)},
                   {"reason", j.reason},
-                  {"ended", states.final.count(id) > 0}});
+                  {"ended", view.states.final.count(id) > 0}});
   }
   out["jobs"] = js;
-  auto events = [](const std::vector<RaceEvent>& v) {
-    nlohmann::json a = nlohmann::json::array();
-    for (const auto& e : v) a.push_back(event_json(e));
-    return a;
-  };
-  out["at_gate"] = events(gate.at);
-  out["passed"] = events(gate.passed);
-  out["timeouts"] = events(gate.timeouts);
-  out["stood_down"] = events(read_race(*run).stood_down);
+  out["at_gate"] = event_list(gate.at);
+  out["passed"] = event_list(gate.passed);
+  out["timeouts"] = event_list(gate.timeouts);
+  out["stood_down"] = event_list(read_race(run).stood_down);
   if (gate.grant) out["grant"] = {{"job", gate.grant->job_id}, {"site", gate.grant->site}, {"at", gate.grant->at}};
   if (gate.stand_down) out["stand_down"] = *gate.stand_down;
+}
+
+}  // namespace
+
+GateVerb RaceGateRequest::verb() const {
+  int n = !grant.empty() + !stand_down.empty() + (open_round > 0);
+  if (n > 1)
+    throw UserError(Location{"race-gate"}, "",
+                    "takes one of --grant, --stand-down and --open-round in a call (the coordinator asks one thing "
+                    "of a site at a time)");
+  if (!grant.empty()) return GateVerb::Grant;
+  if (!stand_down.empty()) return GateVerb::StandDown;
+  if (open_round > 0) return GateVerb::OpenRound;
+  return GateVerb::Read;
+}
+
+GatePlan decide_gate(const GateView& view, const RaceGateRequest& req) {
+  GatePlan plan;
+  const GateState& gate = view.gate;
+  switch (req.verb()) {
+    case GateVerb::Read:
+      break;
+    case GateVerb::OpenRound:
+      if (gate.round >= req.open_round) break;  // there already: the requeued job's, or an earlier call's
+      if (!req.resubmit && gate.passed.empty()) {
+        plan.error = fmt::format("round {} here has no job through its gate: nothing to race again", gate.round);
+        break;
+      }
+      plan.open_round = req.open_round;
+      plan.resubmit = req.resubmit;
+      break;
+    case GateVerb::Grant: {
+      if (req.round > 0 && req.round != gate.round) {
+        plan.error = fmt::format("round {} is not the newest here (round {}): no grant written", req.round, gate.round);
+        break;
+      }
+      // Only a job of this run: the coordinator's word names one it was told of.
+      if (!view.jobs.count(req.grant)) {
+        plan.error = fmt::format("no job {} is of this run here: no grant written", printable(req.grant, 40));
+        break;
+      }
+      plan.grant = req.grant;
+      auto it = view.states.jobs.find(req.grant);
+      plan.release = gate_has_event(gate.timeouts, req.grant) && it != view.states.jobs.end() &&
+                     it->second.state == JobState::Pending;
+      break;
+    }
+    case GateVerb::StandDown:
+      if (req.round > 0 && req.round < gate.round) break;  // an older round's: nothing to do
+      plan.stand_down = req.stand_down;
+      for (const auto& [id, label] : view.jobs) {
+        auto it = view.states.jobs.find(id);
+        if (it == view.states.jobs.end() || !is_terminal(it->second.state)) plan.cancel.push_back(id);
+      }
+      break;
+  }
+  return plan;
+}
+
+nlohmann::json race_gate(const RaceGateRequest& req, Context& ctx) {
+  req.verb();  // one verb, or refused before anything is read
+  nlohmann::json out = {{"coordinator", req.coordinator}, {"run", nullptr}};
+  std::optional<Run> run = race_site_run(req.runs_root, req.coordinator, req.site);
+  if (!run) return out;
+  out["run"] = run->id;
+  GateView view = read_view(*run, ctx);
+  out["site"] = view.gate.site;
+  if (req.open_round > 0) out["opened"] = false;
+  carry_out(*run, view, decide_gate(view, req), req, out, ctx);
+  // The answer says the state after the call: read again.
+  say_state(*run, read_view(*run, ctx), out);
   return out;
 }
 

@@ -22,16 +22,26 @@
 //                     site that stood down) every shape is submitted again,
 //                     into the run's next generation;
 // and answers, as JSON, what the coordinator decides from: the run, its jobs
-// and their states (one squeue), and the gate's files (explain/race_gate.hpp).
+// and their states (one squeue), and the gate's files
+// (runs/race_gate_files.hpp). One call carries one verb (--grant,
+// --stand-down or --open-round, or none: it only reads); the gate's state is
+// read once into a GateView, the call decided from it alone (decide_gate,
+// pure), and only then written.
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "runs/run_store.hpp"
 
+#include "runs/jobs.hpp"
+#include "runs/race_gate_files.hpp"
 #include "slurm/context.hpp"
 
 namespace ddpctl {
+
+// What one call asks of the gate: one verb, or only to say its state.
+enum class GateVerb { Read, Grant, StandDown, OpenRound };
 
 struct RaceGateRequest {
   std::string runs_root;
@@ -43,7 +53,30 @@ struct RaceGateRequest {
   int open_round = 0;       // --open-round
   std::string because;      // --because
   bool resubmit = false;    // --resubmit
+  // The call's one verb (from the options above); a UserError when it asks
+  // more than one.
+  GateVerb verb() const;
 };
+
+// The gate's state as one call reads it, once: its files, the run's race
+// jobs (id -> label) and their states (one squeue).
+struct GateView {
+  GateState gate;
+  std::map<std::string, std::string> jobs;
+  JobStates states;
+};
+
+// What the call does, decided from the view alone (decide_gate), then done.
+struct GatePlan {
+  std::string error;                // refused, saying why (nothing written)
+  std::optional<std::string> grant; // write the round's grant for this job
+  bool release = false;             // and release it: it stood down held for want of a grant in time
+  std::optional<std::string> stand_down;  // write stand-down (this line), and cancel:
+  std::vector<std::string> cancel;        // every job of the run still queued or running
+  int open_round = 0;               // open round N here (mkdir), and with `resubmit`
+  bool resubmit = false;            // submit every shape again into it
+};
+GatePlan decide_gate(const GateView& view, const RaceGateRequest& req);
 
 // The newest run under `root` that is the race's site `site` (its gate names
 // `coordinator` and `site`; "" : any site).

@@ -132,3 +132,77 @@ TEST_CASE("standing down cancels every job of the run still there and says who w
   CHECK(fs::exists(race_dir(run) + "/cancelled.100"));
   CHECK_FALSE(read_gate(run).grant);
 }
+
+namespace {
+
+// A gate as one call reads it: job 11 (1x4) waited and stood down held,
+// job 12 (2x1) runs, job 13 ended.
+GateView gate_view() {
+  GateView v;
+  v.gate.is_gate = true;
+  v.gate.round = 2;
+  v.gate.round_dir = "/r/race/gate/round.2";
+  v.gate.timeouts = {{"11", "1x4", 100, 0}};
+  v.jobs = {{"11", "1x4"}, {"12", "2x1"}, {"13", "2x2"}};
+  Job held;
+  held.state = JobState::Pending;
+  Job running;
+  running.state = JobState::Running;
+  Job done;
+  done.state = JobState::Completed;
+  v.states.jobs = {{"11", held}, {"12", running}, {"13", done}};
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("the gate's decision, from its state alone: one verb a call") {
+  GateView v = gate_view();
+  RaceGateRequest req;
+  SECTION("a grant of a job held for want of one: written, and the job released") {
+    req.grant = "11";
+    GatePlan p = decide_gate(v, req);
+    CHECK(p.error.empty());
+    CHECK(p.grant == "11");
+    CHECK(p.release);
+  }
+  SECTION("a grant of a running job: written, nothing to release") {
+    req.grant = "12";
+    CHECK_FALSE(decide_gate(v, req).release);
+  }
+  SECTION("a grant for another round, or of a job not of this run: refused, nothing written") {
+    req.grant = "12";
+    req.round = 1;
+    CHECK(decide_gate(v, req).error == "round 1 is not the newest here (round 2): no grant written");
+    req.round = 0;
+    req.grant = "999";
+    GatePlan p = decide_gate(v, req);
+    CHECK(p.error == "no job '999' is of this run here: no grant written");
+    CHECK_FALSE(p.grant);
+  }
+  SECTION("a stand-down cancels every job still queued or running; an older round's does nothing") {
+    req.stand_down = "b.org 7 100.000";
+    GatePlan p = decide_gate(v, req);
+    CHECK(p.stand_down == "b.org 7 100.000");
+    CHECK(p.cancel == std::vector<std::string>{"11", "12"});
+    req.round = 1;
+    GatePlan old = decide_gate(v, req);
+    CHECK_FALSE(old.stand_down);
+    CHECK(old.cancel.empty());
+  }
+  SECTION("a round opens once, and at the requeued winner's site only after a job went through") {
+    req.open_round = 2;
+    CHECK(decide_gate(v, req).open_round == 0);  // there already
+    req.open_round = 3;
+    CHECK(decide_gate(v, req).error == "round 2 here has no job through its gate: nothing to race again");
+    req.resubmit = true;
+    GatePlan p = decide_gate(v, req);
+    CHECK(p.open_round == 3);
+    CHECK(p.resubmit);
+  }
+  SECTION("two verbs in one call are refused") {
+    req.grant = "11";
+    req.stand_down = "x";
+    CHECK_THROWS_WITH(decide_gate(v, req), Catch::Matchers::Contains("takes one of --grant, --stand-down and --open-round"));
+  }
+}
