@@ -1,4 +1,4 @@
-#include "workflows/command_docs.hpp"
+#include "assist/command_docs.hpp"
 
 #include <algorithm>
 #include <ctime>

@@ -1,4 +1,4 @@
-#include "workflows/container_import.hpp"
+#include "assist/container_import.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>

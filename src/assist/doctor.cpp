@@ -1,4 +1,4 @@
-#include "workflows/doctor.hpp"
+#include "assist/doctor.hpp"
 
 #include <algorithm>
 #include <ctime>

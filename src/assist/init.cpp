@@ -1,4 +1,4 @@
-#include "workflows/init.hpp"
+#include "assist/init.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -4,9 +4,9 @@
 #include <memory>
 
 #include "cli/app.hpp"
-#include "workflows/cancel.hpp"
-#include "workflows/site_caller.hpp"
-#include "workflows/sites_status.hpp"
+#include "submit/cancel.hpp"
+#include "sites/site_caller.hpp"
+#include "sites/sites_status.hpp"
 #include "cli/common.hpp"
 
 namespace ddpctl::cli {

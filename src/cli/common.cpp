@@ -7,14 +7,14 @@
 #include <unistd.h>
 
 #include "base/paths.hpp"
-#include "workflows/race_again.hpp"
+#include "race/race_again.hpp"
 #include "remote/remote.hpp"
 #include "remote/remote_submit.hpp"
 #include "runs/run_store.hpp"
 #include "base/ssh.hpp"
-#include "workflows/grid_continuation.hpp"
-#include "workflows/site_caller.hpp"
-#include "workflows/sites_status.hpp"
+#include "sweep/grid_continuation.hpp"
+#include "sites/site_caller.hpp"
+#include "sites/sites_status.hpp"
 #include "base/version.hpp"
 
 namespace ddpctl::cli {

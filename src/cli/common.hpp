@@ -8,7 +8,7 @@
 #include "remote/remote_call.hpp"
 #include "slurm/context.hpp"
 #include "runs/output.hpp"
-#include "workflows/race_group.hpp"
+#include "race/race_group.hpp"
 
 namespace ddpctl::cli {
 

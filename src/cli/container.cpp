@@ -7,7 +7,7 @@
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
-#include "workflows/container_import.hpp"
+#include "assist/container_import.hpp"
 
 namespace ddpctl::cli {
 

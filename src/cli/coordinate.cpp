@@ -12,7 +12,7 @@
 #include "base/version.hpp"
 #include "cli/app.hpp"
 #include "cli/common.hpp"
-#include "workflows/site_caller.hpp"
+#include "sites/site_caller.hpp"
 
 namespace ddpctl::cli {
 

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "cli/app.hpp"
-#include "workflows/command_docs.hpp"
+#include "assist/command_docs.hpp"
 
 namespace ddpctl::cli {
 

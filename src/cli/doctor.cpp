@@ -7,7 +7,7 @@
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
-#include "workflows/doctor.hpp"
+#include "assist/doctor.hpp"
 #include "base/files.hpp"
 #include "base/paths.hpp"
 #include "remote/remote.hpp"

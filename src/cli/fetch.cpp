@@ -11,8 +11,8 @@
 #include "remote/remote_fetch.hpp"
 #include "base/text.hpp"
 #include "runs/run_store.hpp"
-#include "workflows/site_caller.hpp"
-#include "workflows/sites_status.hpp"
+#include "sites/site_caller.hpp"
+#include "sites/sites_status.hpp"
 
 namespace ddpctl::cli {
 

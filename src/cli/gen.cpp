@@ -10,8 +10,8 @@
 #include "base/text.hpp"
 #include "spec/spec.hpp"
 #include "spec/spec_sites.hpp"
-#include "workflows/sweep.hpp"
-#include "workflows/grid_scripts.hpp"
+#include "sweep/sweep.hpp"
+#include "sweep/grid_scripts.hpp"
 
 namespace ddpctl::cli {
 

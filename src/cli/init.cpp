@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "cli/app.hpp"
-#include "workflows/init.hpp"
+#include "assist/init.hpp"
 
 namespace ddpctl::cli {
 

@@ -5,8 +5,8 @@
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
-#include "workflows/logs.hpp"
-#include "workflows/race_waiting.hpp"
+#include "logs/logs.hpp"
+#include "race/race_waiting.hpp"
 
 namespace ddpctl::cli {
 

@@ -6,7 +6,7 @@
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
-#include "workflows/report_collect.hpp"
+#include "report/report_collect.hpp"
 #include "base/text.hpp"
 
 namespace ddpctl::cli {

@@ -6,7 +6,7 @@
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
-#include "workflows/race_command.hpp"
+#include "race/race_command.hpp"
 
 namespace ddpctl::cli {
 

@@ -12,7 +12,7 @@
 #include "agent/job_agent.hpp"
 #include "runs/slow_record.hpp"
 #include "base/text.hpp"
-#include "workflows/race_again.hpp"
+#include "race/race_again.hpp"
 
 namespace ddpctl::cli {
 

@@ -14,8 +14,8 @@
 #include "cli/app.hpp"
 #include "cli/common.hpp"
 #include "runs/run_store.hpp"
-#include "workflows/race_checkpoint.hpp"
-#include "workflows/race_gate.hpp"
+#include "race/race_checkpoint.hpp"
+#include "race/race_gate.hpp"
 
 namespace ddpctl::cli {
 

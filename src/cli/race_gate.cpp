@@ -7,7 +7,7 @@
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
-#include "workflows/race_gate.hpp"
+#include "race/race_gate.hpp"
 
 namespace ddpctl::cli {
 

@@ -9,13 +9,13 @@
 #include "cli/app.hpp"
 #include "cli/common.hpp"
 #include "explain/report.hpp"
-#include "workflows/report_collect.hpp"
-#include "workflows/report_plot_run.hpp"
+#include "report/report_collect.hpp"
+#include "report/report_plot_run.hpp"
 #include "explain/report_table.hpp"
-#include "workflows/report_grid_collect.hpp"
+#include "report/report_grid_collect.hpp"
 #include "remote/remote_fetch.hpp"
 #include "base/text.hpp"
-#include "workflows/sites_status.hpp"
+#include "sites/sites_status.hpp"
 
 namespace ddpctl::cli {
 

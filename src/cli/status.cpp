@@ -12,11 +12,11 @@
 #include "cli/app.hpp"
 #include "cli/common.hpp"
 #include "remote/remote_fetch.hpp"
-#include "workflows/race_waiting.hpp"
-#include "workflows/site_caller.hpp"
-#include "workflows/sites_status.hpp"
-#include "workflows/status.hpp"
-#include "workflows/status_watch.hpp"
+#include "race/race_waiting.hpp"
+#include "sites/site_caller.hpp"
+#include "sites/sites_status.hpp"
+#include "status/status.hpp"
+#include "status/status_watch.hpp"
 
 namespace ddpctl::cli {
 

@@ -10,8 +10,8 @@
 #include "runs/snapshot_record.hpp"
 #include "base/paths.hpp"
 #include "spec/spec.hpp"
-#include "workflows/sites_submit.hpp"
-#include "workflows/submit.hpp"
+#include "sites/sites_submit.hpp"
+#include "submit/submit.hpp"
 
 namespace ddpctl::cli {
 

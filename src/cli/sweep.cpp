@@ -8,10 +8,10 @@
 #include "cli/common.hpp"
 #include "base/paths.hpp"
 #include "spec/spec.hpp"
-#include "workflows/sites_submit.hpp"
-#include "workflows/sweep.hpp"
-#include "workflows/grid_continuation.hpp"
-#include "workflows/sweep_retry.hpp"
+#include "sites/sites_submit.hpp"
+#include "sweep/sweep.hpp"
+#include "sweep/grid_continuation.hpp"
+#include "sweep/sweep_retry.hpp"
 
 namespace ddpctl::cli {
 

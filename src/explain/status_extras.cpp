@@ -1,4 +1,4 @@
-#include "workflows/status_extras.hpp"
+#include "explain/status_extras.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

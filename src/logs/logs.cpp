@@ -1,4 +1,4 @@
-#include "workflows/logs.hpp"
+#include "logs/logs.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -11,8 +11,8 @@
 #include "explain/failure.hpp"
 #include "runs/jobs.hpp"
 #include "explain/race.hpp"
-#include "workflows/race_again.hpp"
-#include "workflows/race_waiting.hpp"
+#include "race/race_again.hpp"
+#include "race/race_waiting.hpp"
 #include "runs/task_logs.hpp"
 #include "base/text.hpp"
 

@@ -1,4 +1,4 @@
-#include "workflows/race_again.hpp"
+#include "race/race_again.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,9 +13,9 @@
 #include "runs/jobs.hpp"
 #include "slurm/slurm_parse_nodes.hpp"
 #include "explain/race.hpp"
-#include "workflows/race_submit.hpp"
-#include "workflows/earlier_runs.hpp"
-#include "workflows/race_waiting.hpp"
+#include "race/race_submit.hpp"
+#include "submit/earlier_runs.hpp"
+#include "race/race_waiting.hpp"
 #include "base/text.hpp"
 
 

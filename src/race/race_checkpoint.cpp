@@ -1,4 +1,4 @@
-#include "workflows/race_checkpoint.hpp"
+#include "race/race_checkpoint.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "workflows/race_command.hpp"
+#include "race/race_command.hpp"
 
 #include <fmt/format.h>
 
@@ -6,10 +6,10 @@
 #include "explain/failure.hpp"
 #include "explain/race.hpp"
 #include "runs/jobs.hpp"
-#include "workflows/race_again.hpp"
-#include "workflows/race_rank.hpp"
-#include "workflows/race_submit.hpp"
-#include "workflows/submit.hpp"
+#include "race/race_again.hpp"
+#include "race/race_rank.hpp"
+#include "race/race_submit.hpp"
+#include "submit/submit.hpp"
 
 namespace ddpctl {
 

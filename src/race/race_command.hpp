@@ -5,7 +5,7 @@
 #include "runs/output.hpp"
 #include "runs/run_store.hpp"
 #include "slurm/context.hpp"
-#include "workflows/race_group.hpp"
+#include "race/race_group.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "workflows/race_gate.hpp"
+#include "race/race_gate.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -10,7 +10,7 @@
 #include "explain/race.hpp"
 #include "runs/race_gate_files.hpp"
 #include "runs/jobs.hpp"
-#include "workflows/race_again.hpp"
+#include "race/race_again.hpp"
 #include "runs/run_store.hpp"
 
 namespace ddpctl {

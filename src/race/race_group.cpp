@@ -1,4 +1,4 @@
-#include "workflows/race_group.hpp"
+#include "race/race_group.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>

@@ -10,7 +10,7 @@
 #include "script/render.hpp"
 #include "script/resolve.hpp"
 #include "runs/run_store.hpp"
-#include "workflows/submit.hpp"
+#include "submit/submit.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "workflows/race_rank.hpp"
+#include "race/race_rank.hpp"
 
 #include <algorithm>
 #include <ctime>
@@ -9,7 +9,7 @@
 
 #include "base/files.hpp"
 #include "base/text.hpp"
-#include "workflows/report_collect.hpp"
+#include "report/report_collect.hpp"
 #include "script/preemption_note.hpp"
 #include "script/preflight.hpp"
 #include "slurm/site_limits_read.hpp"

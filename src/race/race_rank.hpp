@@ -9,7 +9,7 @@
 #include "base/diagnostics.hpp"
 #include "explain/race.hpp"
 #include "slurm/slurm.hpp"
-#include "workflows/race_group.hpp"
+#include "race/race_group.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "workflows/race_submit.hpp"
+#include "race/race_submit.hpp"
 
 #include <algorithm>
 #include <ctime>
@@ -14,7 +14,7 @@
 #include "runs/snapshot_record.hpp"
 #include "script/snapshot_workdir.hpp"
 #include "slurm/site_limits_read.hpp"
-#include "workflows/race_rank.hpp"
+#include "race/race_rank.hpp"
 #include "script/run_create.hpp"
 
 namespace ddpctl {

@@ -9,9 +9,9 @@
 #include "runs/output.hpp"
 #include "runs/run_store.hpp"
 #include "slurm/context.hpp"
-#include "workflows/race_group.hpp"
-#include "workflows/earlier_runs.hpp"
-#include "workflows/submit_attempt.hpp"
+#include "race/race_group.hpp"
+#include "submit/earlier_runs.hpp"
+#include "submit/submit_attempt.hpp"
 
 namespace ddpctl {
 

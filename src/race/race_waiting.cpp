@@ -1,4 +1,4 @@
-#include "workflows/race_waiting.hpp"
+#include "race/race_waiting.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "workflows/report_collect.hpp"
+#include "report/report_collect.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,8 +8,8 @@
 #include "base/files.hpp"
 #include "explain/race.hpp"
 #include "explain/report.hpp"
-#include "workflows/report_grid_collect.hpp"
-#include "workflows/report_rows.hpp"
+#include "report/report_grid_collect.hpp"
+#include "report/report_rows.hpp"
 #include "script/resolve_grid.hpp"
 #include "script/resolve.hpp"
 #include "spec/spec.hpp"

@@ -1,4 +1,4 @@
-#include "workflows/report_plot_run.hpp"
+#include "report/report_plot_run.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "workflows/report_rows.hpp"
+#include "report/report_rows.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -13,7 +13,7 @@
 #include "runs/progress_read.hpp"
 #include "runs/task_logs.hpp"
 #include "runs/usage.hpp"
-#include "workflows/status_extras.hpp"
+#include "explain/status_extras.hpp"
 
 namespace ddpctl {
 

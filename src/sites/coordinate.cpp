@@ -1,4 +1,4 @@
-#include "workflows/coordinate.hpp"
+#include "sites/coordinate.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -15,8 +15,8 @@
 #include "base/diagnostics.hpp"
 #include "base/files.hpp"
 #include "base/text.hpp"
-#include "workflows/site_answer.hpp"
-#include "workflows/site_polls.hpp"
+#include "sites/site_answer.hpp"
+#include "sites/site_polls.hpp"
 #include "runs/site_records.hpp"
 
 namespace ddpctl {

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "base/clock.hpp"
-#include "workflows/site_call.hpp"
+#include "sites/site_call.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "workflows/site_answer.hpp"
+#include "sites/site_answer.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "workflows/site_race.hpp"
+#include "sites/site_race.hpp"
 
 namespace ddpctl {
 

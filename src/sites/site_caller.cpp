@@ -1,4 +1,4 @@
-#include "workflows/site_caller.hpp"
+#include "sites/site_caller.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>

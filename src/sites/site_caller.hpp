@@ -11,7 +11,7 @@
 #include <mutex>
 
 #include "remote/remote_call.hpp"
-#include "workflows/site_call.hpp"
+#include "sites/site_call.hpp"
 
 namespace ddpctl {
 

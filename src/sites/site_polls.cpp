@@ -1,4 +1,4 @@
-#include "workflows/site_polls.hpp"
+#include "sites/site_polls.hpp"
 
 #include <ctime>
 #include <exception>
@@ -7,7 +7,7 @@
 
 #include "base/files.hpp"
 #include "base/text.hpp"
-#include "workflows/site_answer.hpp"
+#include "sites/site_answer.hpp"
 #include "runs/site_records.hpp"
 
 namespace ddpctl {

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "workflows/site_call.hpp"
+#include "sites/site_call.hpp"
 
 namespace ddpctl {
 

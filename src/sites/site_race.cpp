@@ -1,4 +1,4 @@
-#include "workflows/site_race.hpp"
+#include "sites/site_race.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

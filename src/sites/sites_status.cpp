@@ -1,4 +1,4 @@
-#include "workflows/sites_status.hpp"
+#include "sites/sites_status.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -9,7 +9,7 @@
 #include "base/files.hpp"
 #include "base/text.hpp"
 #include "runs/jobs.hpp"
-#include "workflows/site_polls.hpp"
+#include "sites/site_polls.hpp"
 #include "runs/site_records.hpp"
 
 namespace ddpctl {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "workflows/coordinate.hpp"
-#include "workflows/status_watch.hpp"
+#include "sites/coordinate.hpp"
+#include "status/status_watch.hpp"
 
 namespace ddpctl {
 

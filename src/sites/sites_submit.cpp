@@ -1,4 +1,4 @@
-#include "workflows/sites_submit.hpp"
+#include "sites/sites_submit.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -12,8 +12,8 @@
 #include "script/snapshot.hpp"
 #include "spec/spec.hpp"
 #include "spec/spec_sites.hpp"
-#include "workflows/coordinate.hpp"
-#include "workflows/earlier_runs.hpp"
+#include "sites/coordinate.hpp"
+#include "submit/earlier_runs.hpp"
 
 namespace ddpctl {
 

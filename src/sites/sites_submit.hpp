@@ -14,7 +14,7 @@
 #include "runs/output.hpp"
 #include "slurm/context.hpp"
 #include "spec/run_spec.hpp"
-#include "workflows/site_race.hpp"
+#include "sites/site_race.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "workflows/status.hpp"
+#include "status/status.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -14,10 +14,10 @@
 #include "explain/status_grid.hpp"
 #include "runs/jobs.hpp"
 #include "runs/run_store.hpp"
-#include "workflows/status_extras.hpp"
-#include "workflows/status_rows.hpp"
-#include "workflows/status_view.hpp"
-#include "workflows/submit.hpp"
+#include "explain/status_extras.hpp"
+#include "status/status_rows.hpp"
+#include "status/status_view.hpp"
+#include "submit/submit.hpp"
 
 namespace ddpctl {
 

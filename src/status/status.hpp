@@ -11,7 +11,7 @@
 
 #include "runs/output.hpp"
 #include "slurm/slurm.hpp"
-#include "workflows/status_rows.hpp"
+#include "status/status_rows.hpp"
 
 namespace ddpctl {
 

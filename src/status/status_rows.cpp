@@ -1,4 +1,4 @@
-#include "workflows/status_rows.hpp"
+#include "status/status_rows.hpp"
 
 #include <cctype>
 #include <fmt/format.h>

@@ -11,7 +11,7 @@
 #include "explain/race.hpp"
 #include "explain/status_grid.hpp"
 #include "runs/output.hpp"
-#include "workflows/status_words.hpp"
+#include "status/status_words.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "workflows/status_view.hpp"
+#include "status/status_view.hpp"
 
 #include <stdexcept>
 

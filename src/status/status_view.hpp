@@ -8,7 +8,7 @@
 
 #include "runs/run_store.hpp"
 #include "runs/runs_index.hpp"
-#include "workflows/status_rows.hpp"
+#include "status/status_rows.hpp"
 
 namespace ddpctl {
 

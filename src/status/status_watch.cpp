@@ -1,4 +1,4 @@
-#include "workflows/status_watch.hpp"
+#include "status/status_watch.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/clock.hpp"
-#include "workflows/status.hpp"
+#include "status/status.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "workflows/status_words.hpp"
+#include "status/status_words.hpp"
 
 #include <algorithm>
 #include <cmath>

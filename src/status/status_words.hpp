@@ -17,7 +17,7 @@
 #include "explain/race.hpp"
 #include "explain/status_grid.hpp"
 #include "runs/output.hpp"
-#include "workflows/status_extras.hpp"
+#include "explain/status_extras.hpp"
 
 namespace ddpctl {
 

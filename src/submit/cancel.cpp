@@ -1,4 +1,4 @@
-#include "workflows/cancel.hpp"
+#include "submit/cancel.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -8,7 +8,7 @@
 #include "runs/jobs.hpp"
 #include "explain/status_grid.hpp"
 #include "base/text.hpp"
-#include "workflows/submit_attempt.hpp"
+#include "submit/submit_attempt.hpp"
 
 namespace ddpctl {
 

@@ -1,11 +1,11 @@
-#include "workflows/earlier_runs.hpp"
+#include "submit/earlier_runs.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
 
 #include "runs/jobs.hpp"
-#include "workflows/submit_attempt.hpp"
+#include "submit/submit_attempt.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "workflows/submit.hpp"
+#include "submit/submit.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>

@@ -13,8 +13,8 @@
 #include "script/resolve.hpp"
 #include "runs/run_store.hpp"
 #include "slurm/slurm.hpp"
-#include "workflows/earlier_runs.hpp"
-#include "workflows/submit_attempt.hpp"
+#include "submit/earlier_runs.hpp"
+#include "submit/submit_attempt.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "workflows/submit_attempt.hpp"
+#include "submit/submit_attempt.hpp"
 
 #include <algorithm>
 #include <ctime>

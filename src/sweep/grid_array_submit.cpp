@@ -1,11 +1,11 @@
-#include "workflows/grid_array_submit.hpp"
+#include "sweep/grid_array_submit.hpp"
 
 #include <fmt/format.h>
 #include <limits>
 
 #include "slurm/job_array.hpp"
 #include "base/values.hpp"
-#include "workflows/submit_attempt.hpp"
+#include "submit/submit_attempt.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "workflows/grid_arrays.hpp"
+#include "sweep/grid_arrays.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "workflows/grid_continuation.hpp"
+#include "sweep/grid_continuation.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -7,10 +7,10 @@
 
 #include "explain/race.hpp"
 #include "runs/race_gate_files.hpp"
-#include "workflows/grid_array_submit.hpp"
-#include "workflows/grid_arrays.hpp"
-#include "workflows/race_again.hpp"
-#include "workflows/earlier_runs.hpp"
+#include "sweep/grid_array_submit.hpp"
+#include "sweep/grid_arrays.hpp"
+#include "race/race_again.hpp"
+#include "submit/earlier_runs.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "workflows/grid_limits.hpp"
+#include "sweep/grid_limits.hpp"
 
 #include <fmt/format.h>
 

@@ -12,7 +12,7 @@
 #include "runs/output.hpp"
 #include "runs/run_record.hpp"
 #include "slurm/slurm.hpp"
-#include "workflows/grid_arrays.hpp"
+#include "sweep/grid_arrays.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "workflows/grid_scripts.hpp"
+#include "sweep/grid_scripts.hpp"
 
 #include <algorithm>
 #include <filesystem>

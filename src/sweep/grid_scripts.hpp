@@ -11,7 +11,7 @@
 #include "script/resolve.hpp"
 #include "script/resolve_grid.hpp"
 #include "runs/run_store.hpp"
-#include "workflows/grid_arrays.hpp"
+#include "sweep/grid_arrays.hpp"
 
 namespace ddpctl {
 

@@ -1,4 +1,4 @@
-#include "workflows/sweep.hpp"
+#include "sweep/sweep.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -11,8 +11,8 @@
 #include "runs/snapshot_record.hpp"
 #include "script/snapshot_workdir.hpp"
 #include "spec/spec.hpp"
-#include "workflows/submit.hpp"
-#include "workflows/sweep_grid.hpp"
+#include "submit/submit.hpp"
+#include "sweep/sweep_grid.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
 #include "base/yaml_reader.hpp"

@@ -10,7 +10,7 @@
 #include "runs/output.hpp"
 #include "script/resolve.hpp"
 #include "slurm/slurm.hpp"
-#include "workflows/sweep_request.hpp"
+#include "sweep/sweep_request.hpp"
 
 namespace ddpctl {
 

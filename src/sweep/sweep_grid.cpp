@@ -1,4 +1,4 @@
-#include "workflows/sweep_grid.hpp"
+#include "sweep/sweep_grid.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -12,15 +12,15 @@
 #include "slurm/site_limits_read.hpp"
 #include "script/snapshot.hpp"
 #include "slurm/job_array.hpp"
-#include "workflows/grid_array_submit.hpp"
-#include "workflows/grid_continuation.hpp"
-#include "workflows/grid_limits.hpp"
-#include "workflows/grid_scripts.hpp"
-#include "workflows/race_submit.hpp"
+#include "sweep/grid_array_submit.hpp"
+#include "sweep/grid_continuation.hpp"
+#include "sweep/grid_limits.hpp"
+#include "sweep/grid_scripts.hpp"
+#include "race/race_submit.hpp"
 #include "runs/snapshot_record.hpp"
 #include "script/snapshot_workdir.hpp"
 #include "explain/status_grid.hpp"
-#include "workflows/submit.hpp"
+#include "submit/submit.hpp"
 #include "base/text.hpp"
 #include "script/run_create.hpp"
 

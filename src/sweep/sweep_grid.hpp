@@ -9,7 +9,7 @@
 // and per shape an array script whose task N runs cells/<N + offset>.sh.
 #include "runs/output.hpp"
 #include "slurm/context.hpp"
-#include "workflows/sweep_request.hpp"
+#include "sweep/sweep_request.hpp"
 
 namespace ddpctl {
 

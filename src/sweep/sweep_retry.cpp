@@ -1,4 +1,4 @@
-#include "workflows/sweep_retry.hpp"
+#include "sweep/sweep_retry.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -7,10 +7,10 @@
 #include "explain/race.hpp"
 #include "explain/status_grid.hpp"
 #include "slurm/job_array.hpp"
-#include "workflows/grid_array_submit.hpp"
-#include "workflows/grid_continuation.hpp"
-#include "workflows/grid_limits.hpp"
-#include "workflows/earlier_runs.hpp"
+#include "sweep/grid_array_submit.hpp"
+#include "sweep/grid_continuation.hpp"
+#include "sweep/grid_limits.hpp"
+#include "submit/earlier_runs.hpp"
 #include "base/text.hpp"
 
 namespace ddpctl {

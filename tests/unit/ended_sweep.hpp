@@ -17,7 +17,7 @@
 #include "script/resolve.hpp"
 #include "runs/run_store.hpp"
 #include "script/run_create.hpp"
-#include "workflows/status.hpp"
+#include "status/status.hpp"
 
 namespace ddpctl::test {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "workflows/site_call.hpp"
+#include "sites/site_call.hpp"
 
 namespace ddpctl::test {
 

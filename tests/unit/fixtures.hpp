@@ -10,7 +10,9 @@
 #include "base/files.hpp"
 #include "helpers.hpp"
 #include "explain/race.hpp"
-#include "workflows/submit.hpp"
+#include "race/race_group.hpp"
+#include "race/race_submit.hpp"
+#include "submit/submit.hpp"
 
 namespace ddpctl::test {
 
@@ -37,6 +39,26 @@ inline void claim_race(const Run& run, const std::string& job_id, const std::str
 }
 
 // A temporary folder, a fake Slurm, and a one-shape spec ready to submit.
+// A race of the spec `spec` submitted as `ddpctl race` submits it, into
+// `runs_root` (for the tests of status and the folders below race/, which
+// include none of it); says nothing.
+inline Run submit_race_of(const std::string& spec, const std::string& runs_root, const std::string& templates_dir,
+                          Context& ctx) {
+  RaceRequest race;
+  race.specs = {spec};
+  race.runs_root = runs_root;
+  race.templates_dir = templates_dir;
+  struct Quiet : Output {
+    void line(const std::string&) override {}
+    void state_line(const std::string&, const std::string&, Tone) override {}
+    void raw(const std::string&) override {}
+    void warning(const std::string&) override {}
+    void error(const std::string&) override {}
+    void note(const std::string&) override {}
+  } quiet;
+  return submit_race(load_race_group(race.specs, {}), race, ctx, quiet).run;
+}
+
 struct SubmitFixture {
   TempDir tmp;
   FakeSlurm slurm;
@@ -50,5 +72,31 @@ struct SubmitFixture {
   SubmitResult submit() { return submit_one(load_and_resolve(req.spec, req.sets), req, slurm.ctx, out); }
   std::vector<Run> runs() { return list_runs(req.runs_root); }
 };
+
+// A race submitted through the fake queue, for the re-race tests (race/) and
+// logs -f of a re-raced race (logs/).
+struct RaceAgainFixture {
+  test::TempDir tmp;
+  FakeSlurm slurm;
+  RaceRequest req;
+  test::RecordingOutput out;
+  RaceAgainFixture() {
+    req.specs = {test::write_race_spec(tmp.path)};
+    req.runs_root = tmp.path + "/runs";
+    req.templates_dir = test::source_dir() + "/templates";
+  }
+  RaceSubmission submit() { return submit_race(load_race_group(req.specs, req.sets), req, slurm.ctx, out); }
+};
+
+// A race whose winner may be re-raced once (requeue.max_restarts 1).
+struct RequeueFixture : RaceAgainFixture {
+  RequeueFixture() {
+    req.specs = {test::write_one_shape_spec(
+        tmp.path, "race",
+        "requeue: {signal: USR1, grace: 60, max_restarts: 1}\n"
+        "alternatives:\n  - {nodes: 2, partition: a100-80gb, label: 2x1}\n")};
+  }
+};
+
 
 }  // namespace ddpctl::test

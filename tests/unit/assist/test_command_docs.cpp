@@ -3,7 +3,7 @@
 #include "catch.hpp"
 #include <filesystem>
 
-#include "workflows/command_docs.hpp"
+#include "assist/command_docs.hpp"
 #include "fake_runner.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"

@@ -5,7 +5,7 @@
 // test doctor_drafts_a_usable_profile.
 #include "catch.hpp"
 
-#include "workflows/doctor.hpp"
+#include "assist/doctor.hpp"
 #include "fake_runner.hpp"
 #include "base/text.hpp"
 

@@ -5,7 +5,7 @@
 
 #include "helpers.hpp"
 #include "spec/cluster.hpp"
-#include "workflows/init.hpp"
+#include "assist/init.hpp"
 
 using namespace ddpctl;
 using ddpctl::test::user_error_of;

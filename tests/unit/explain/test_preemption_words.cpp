@@ -10,7 +10,7 @@
 #include "explain/requeue.hpp"
 #include "fake_runner.hpp"
 #include "helpers.hpp"
-#include "workflows/status_extras.hpp"
+#include "explain/status_extras.hpp"
 
 using namespace ddpctl;
 

@@ -12,7 +12,7 @@
 #include "helpers.hpp"
 #include "runs/job_files.hpp"
 #include "runs/ledger.hpp"
-#include "workflows/logs.hpp"
+#include "logs/logs.hpp"
 #include "script/resolve.hpp"
 #include "runs/run_store.hpp"
 #include "script/run_create.hpp"

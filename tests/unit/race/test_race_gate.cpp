@@ -10,8 +10,8 @@
 #include "fixtures.hpp"
 #include "helpers.hpp"
 #include "runs/race_gate_files.hpp"
-#include "workflows/race_gate.hpp"
-#include "workflows/race_submit.hpp"
+#include "race/race_gate.hpp"
+#include "race/race_submit.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;

@@ -9,8 +9,8 @@
 #include "fake_runner.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
-#include "workflows/race_command.hpp"
-#include "workflows/race_submit.hpp"
+#include "race/race_command.hpp"
+#include "race/race_submit.hpp"
 #include "fixtures.hpp"
 
 using namespace ddpctl;

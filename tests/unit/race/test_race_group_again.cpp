@@ -1,7 +1,8 @@
 // Racing again (race_again.cpp): a race whose winner was requeued opens its
 // next generation, once, bounded by requeue.max_restarts, the shapes raced
 // again leaving out the nodes the winner's job leaves out; status and logs -f
-// only read, noting a requeued winner with the command that re-races.
+// only reads, noting a requeued winner with the command that re-races
+// (logs -f: tests/unit/logs/test_logs_race.cpp).
 #include "catch.hpp"
 #include <algorithm>
 #include <filesystem>
@@ -9,42 +10,17 @@
 #include "fake_runner.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
-#include "workflows/logs.hpp"
-#include "workflows/race_again.hpp"
-#include "workflows/race_submit.hpp"
-#include "workflows/race_waiting.hpp"
+#include "race/race_again.hpp"
+#include "race/race_submit.hpp"
+#include "race/race_waiting.hpp"
 #include "fixtures.hpp"
 
 using namespace ddpctl;
 using test::FakeSlurm;
 namespace fs = std::filesystem;
 
-namespace {
-
-struct RaceAgainFixture {
-  test::TempDir tmp;
-  FakeSlurm slurm;
-  RaceRequest req;
-  test::RecordingOutput out;
-  RaceAgainFixture() {
-    req.specs = {test::write_race_spec(tmp.path)};
-    req.runs_root = tmp.path + "/runs";
-    req.templates_dir = test::source_dir() + "/templates";
-  }
-  RaceSubmission submit() { return submit_race(load_race_group(req.specs, req.sets), req, slurm.ctx, out); }
-};
-
-// A race whose winner may be re-raced once (requeue.max_restarts 1).
-struct RequeueFixture : RaceAgainFixture {
-  RequeueFixture() {
-    req.specs = {test::write_one_shape_spec(
-        tmp.path, "race",
-        "requeue: {signal: USR1, grace: 60, max_restarts: 1}\n"
-        "alternatives:\n  - {nodes: 2, partition: a100-80gb, label: 2x1}\n")};
-  }
-};
-
-}  // namespace
+using test::RaceAgainFixture;
+using test::RequeueFixture;
 
 TEST_CASE("race_again: only a requeued winner opens the next generation, once, bounded by max_restarts") {
   RequeueFixture f;
@@ -203,47 +179,4 @@ TEST_CASE("race_again: a group without requeue: is never re-raced") {
         "the group has had 1 generation(s), requeue.max_restarts (0) allows 1");
   std::vector<Run> runs = {run};
   CHECK(requeued_winners(runs, f.slurm.ctx.slurm).empty());
-}
-
-TEST_CASE("logs -f of a race already re-raced says once which generation's winner it follows") {
-  RequeueFixture f;
-  RaceSubmission r = f.submit();
-  Run run = r.run;
-  test::claim_race(run, "100", "1x1");
-  f.slurm.job("100")->state = "PENDING";  // requeued: generation 2 races job 100 and 2x1 again
-  REQUIRE(race_again(run, "", f.slurm.ctx, f.out).opened);
-  fs::create_directory(claim_dir(run, 2));
-  write_file_atomic(claim_dir(run, 2) + "/winner", "102 2x1 1795300020 0\n");
-  f.slurm.job("102")->state = "COMPLETED";
-  LogsRequest req;
-  req.run = run.id;
-  req.runs_root = f.req.runs_root;
-  req.follow = true;
-  f.out = {};
-  show_logs(req, f.slurm.ctx, f.out);
-  std::string line = "==> race " + run.id + ": generation 2 won by shape 2x1 (job 102); following it <==";
-  CHECK(std::count(f.out.lines.begin(), f.out.lines.end(), line) == 1);
-}
-
-TEST_CASE("logs -f only reads: a requeued winner nobody re-raced is noted once, and nothing is submitted") {
-  RequeueFixture f;
-  Run run = f.submit().run;
-  test::claim_race(run, "100", "1x1");
-  f.slurm.job("101")->state = "CANCELLED";
-  f.slurm.job("100")->state = "PENDING";  // requeued, waiting
-  int polls = 0;
-  f.slurm.clock.on_sleep = [&] {
-    if (++polls == 5) f.slurm.job("100")->state = "COMPLETED";  // it started again by itself and ended
-  };
-  LogsRequest req;
-  req.run = run.id;
-  req.runs_root = f.req.runs_root;
-  req.follow = true;
-  show_logs(req, f.slurm.ctx, f.out);
-  std::string note = "==> job 100 was requeued and waits; `ddpctl race-again " + run.id +
-                     "` races the other shapes again (logs only reads) <==";
-  CHECK(polls >= 5);
-  CHECK(std::count(f.out.lines.begin(), f.out.lines.end(), note) == 1);
-  CHECK(f.slurm.runner.count("sbatch") == 2);
-  CHECK(read_race(load_run(run.dir)).generations.size() == 1);
 }

@@ -17,7 +17,7 @@
 #include "explain/parameter_report.hpp"
 #include "explain/parameter_plot.hpp"
 #include "explain/parameter_table.hpp"
-#include "workflows/report_grid_collect.hpp"
+#include "report/report_grid_collect.hpp"
 #include "runs/run_store.hpp"
 #include "spec/spec.hpp"
 

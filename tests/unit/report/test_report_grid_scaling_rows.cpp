@@ -17,7 +17,7 @@
 #include "grid_scaling_fixture.hpp"
 #include "helpers.hpp"
 #include "runs/job_files.hpp"
-#include "workflows/report_grid_collect.hpp"
+#include "report/report_grid_collect.hpp"
 #include "explain/report_table.hpp"
 #include "runs/run_store.hpp"
 

@@ -9,8 +9,8 @@
 
 #include "helpers.hpp"
 #include "base/files.hpp"
-#include "workflows/site_answer.hpp"
-#include "workflows/site_polls.hpp"
+#include "sites/site_answer.hpp"
+#include "sites/site_polls.hpp"
 #include "runs/site_records.hpp"
 
 using namespace ddpctl;

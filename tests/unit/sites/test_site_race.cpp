@@ -14,11 +14,11 @@
 #include "helpers.hpp"
 #include "base/files.hpp"
 #include "spec/spec.hpp"
-#include "workflows/coordinate.hpp"
-#include "workflows/site_answer.hpp"
-#include "workflows/site_race.hpp"
+#include "sites/coordinate.hpp"
+#include "sites/site_answer.hpp"
+#include "sites/site_race.hpp"
 #include "runs/site_records.hpp"
-#include "workflows/sites_submit.hpp"
+#include "sites/sites_submit.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;

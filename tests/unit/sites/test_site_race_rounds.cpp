@@ -16,8 +16,8 @@
 #include "base/diagnostics.hpp"
 #include "base/files.hpp"
 #include "base/text.hpp"
-#include "workflows/coordinate.hpp"
-#include "workflows/site_race.hpp"
+#include "sites/coordinate.hpp"
+#include "sites/site_race.hpp"
 #include "runs/site_records.hpp"
 
 using namespace ddpctl;

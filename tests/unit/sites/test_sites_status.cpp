@@ -9,7 +9,7 @@
 #include "helpers.hpp"
 #include "base/diagnostics.hpp"
 #include "base/files.hpp"
-#include "workflows/sites_status.hpp"
+#include "sites/sites_status.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;

@@ -9,12 +9,11 @@
 #include "fake_runner.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
-#include "workflows/race_submit.hpp"
 #include "fixtures.hpp"
 #include "runs/ledger.hpp"
 #include "runs/run_store.hpp"
-#include "workflows/status.hpp"
-#include "workflows/submit.hpp"
+#include "status/status.hpp"
+#include "submit/submit.hpp"
 #include "base/text.hpp"
 #include "agent/watchdog.hpp"
 
@@ -121,12 +120,7 @@ TEST_CASE("an attempt that made no job has a row of its own") {
 
 TEST_CASE("a race shows its group row, then each job marked won or lost") {
   StatusFixture f;
-  RaceRequest race;
-  race.specs = {test::write_race_spec(f.tmp.path)};
-  race.runs_root = f.req.runs_root;
-  race.templates_dir = f.req.templates_dir;
-  test::RecordingOutput out;
-  RaceSubmission r = submit_race(load_race_group(race.specs, {}), race, f.slurm.ctx, out);
+  struct { Run run; } r{test::submit_race_of(test::write_race_spec(f.tmp.path), f.req.runs_root, f.req.templates_dir, f.slurm.ctx)};
   StatusReport racing = f.status();
   REQUIRE(racing.rows.size() == 3);
   CHECK(racing.rows[0].state == "RACING");

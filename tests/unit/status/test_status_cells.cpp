@@ -5,7 +5,7 @@
 #include "base/files.hpp"
 #include "ended_sweep.hpp"
 #include "runs/job_files.hpp"
-#include "workflows/status.hpp"
+#include "status/status.hpp"
 
 using namespace ddpctl;
 using test::EndedSweep;

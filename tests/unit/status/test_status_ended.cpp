@@ -13,8 +13,8 @@
 #include "fixtures.hpp"
 #include "runs/ledger.hpp"
 #include "runs/run_store.hpp"
-#include "workflows/status.hpp"
-#include "workflows/submit.hpp"
+#include "status/status.hpp"
+#include "submit/submit.hpp"
 #include "base/text.hpp"
 
 using namespace ddpctl;

@@ -14,8 +14,7 @@
 #include "base/files.hpp"
 #include "fixtures.hpp"
 #include "helpers.hpp"
-#include "workflows/race_submit.hpp"
-#include "workflows/status_watch.hpp"
+#include "status/status_watch.hpp"
 #include "base/text.hpp"
 
 using namespace ddpctl;
@@ -178,11 +177,7 @@ TEST_CASE("status --watch on a terminal redraws one frame in place, the last sho
 
 TEST_CASE("status --watch follows a race live: RACING, then WON with the winner marked, until every job ended") {
   Watch f;
-  RaceRequest race;
-  race.specs = {test::write_race_spec(f.tmp.path)};
-  race.runs_root = f.req.runs_root;
-  race.templates_dir = f.req.templates_dir;
-  RaceSubmission r = submit_race(load_race_group(race.specs, {}), race, f.slurm.ctx, f.out);
+  struct { Run run; } r{test::submit_race_of(test::write_race_spec(f.tmp.path), f.req.runs_root, f.req.templates_dir, f.slurm.ctx)};
   f.status.targets = {r.run.id};
   f.then = {[&] {
               test::claim_race(r.run, "101", "2x1");

@@ -17,10 +17,8 @@
 #include "runs/task_logs.hpp"
 #include "runs/usage.hpp"
 #include "runs/run_store.hpp"
-#include "workflows/race_group.hpp"
-#include "workflows/race_submit.hpp"
-#include "workflows/status.hpp"
-#include "workflows/status_words.hpp"
+#include "status/status.hpp"
+#include "status/status_words.hpp"
 
 using namespace ddpctl;
 
@@ -233,12 +231,7 @@ TEST_CASE("status's words, in-job restart: the latest restart in the job before 
 
 TEST_CASE("status's words, race: won or lost before everything else, a loser's cancel no failure") {
   test::SubmitFixture f;
-  RaceRequest race;
-  race.specs = {test::write_race_spec(f.tmp.path)};
-  race.runs_root = f.req.runs_root;
-  race.templates_dir = f.req.templates_dir;
-  test::RecordingOutput out;
-  RaceSubmission r = submit_race(load_race_group(race.specs, {}), race, f.slurm.ctx, out);
+  struct { Run run; } r{test::submit_race_of(test::write_race_spec(f.tmp.path), f.req.runs_root, f.req.templates_dir, f.slurm.ctx)};
   std::filesystem::create_directory(race_dir(r.run) + "/claim");
   write_file_atomic(race_dir(r.run) + "/claim/winner", "101 2x1 " + std::to_string(parse_utc_iso(r.run.created_at) + 7) + "\n");
   write_file_atomic(race_dir(r.run) + "/cancelled.100", "100 " + std::to_string(parse_utc_iso(r.run.created_at) + 7) + "\n");

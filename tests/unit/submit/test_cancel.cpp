@@ -2,11 +2,11 @@
 // each job ended, within a time limit, through a scripted Slurm.
 #include "catch.hpp"
 
-#include "workflows/cancel.hpp"
+#include "submit/cancel.hpp"
 #include "fake_runner.hpp"
 #include "helpers.hpp"
 #include "fixtures.hpp"
-#include "workflows/submit.hpp"
+#include "submit/submit.hpp"
 
 using namespace ddpctl;
 using test::FakeSlurm;

@@ -11,7 +11,7 @@
 #include "base/files.hpp"
 #include "helpers.hpp"
 #include "fixtures.hpp"
-#include "workflows/submit.hpp"
+#include "submit/submit.hpp"
 #include "base/lock.hpp"
 #include <unistd.h>
 

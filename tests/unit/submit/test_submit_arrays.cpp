@@ -13,8 +13,8 @@
 #include "runs/ledger.hpp"
 #include "runs/run_store.hpp"
 #include "slurm/slurm_parse_jobs.hpp"
-#include "workflows/submit.hpp"
-#include "workflows/submit_attempt.hpp"
+#include "submit/submit.hpp"
+#include "submit/submit_attempt.hpp"
 
 using namespace ddpctl;
 

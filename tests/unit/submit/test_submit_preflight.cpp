@@ -10,7 +10,7 @@
 #include "base/files.hpp"
 #include "fixtures.hpp"
 #include "helpers.hpp"
-#include "workflows/submit.hpp"
+#include "submit/submit.hpp"
 
 using namespace ddpctl;
 

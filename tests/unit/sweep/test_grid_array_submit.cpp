@@ -6,7 +6,7 @@
 #include "helpers.hpp"
 #include "slurm/slurm_parse_jobs.hpp"
 #include "explain/status_grid.hpp"
-#include "workflows/grid_array_submit.hpp"
+#include "sweep/grid_array_submit.hpp"
 
 using namespace ddpctl;
 using test::fixture;

@@ -10,11 +10,11 @@
 #include "fake_runner.hpp"
 #include "base/files.hpp"
 #include "fixtures.hpp"
-#include "workflows/grid_limits.hpp"
+#include "sweep/grid_limits.hpp"
 #include "helpers.hpp"
 #include "slurm/site_limits_read.hpp"
-#include "workflows/sweep_grid.hpp"
-#include "workflows/sweep_retry.hpp"
+#include "sweep/sweep_grid.hpp"
+#include "sweep/sweep_retry.hpp"
 #include "base/text.hpp"
 
 using namespace ddpctl;

@@ -15,7 +15,7 @@
 #include "script/resolve.hpp"
 #include "script/resolve_grid.hpp"
 #include "base/shell.hpp"
-#include "workflows/grid_scripts.hpp"
+#include "sweep/grid_scripts.hpp"
 #include "base/text.hpp"
 
 using namespace ddpctl;

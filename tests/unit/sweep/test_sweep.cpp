@@ -3,7 +3,7 @@
 #include "catch.hpp"
 
 #include "helpers.hpp"
-#include "workflows/sweep.hpp"
+#include "sweep/sweep.hpp"
 
 using namespace ddpctl;
 

@@ -18,10 +18,10 @@
 #include "script/resolve_grid.hpp"
 #include "runs/run_store.hpp"
 #include "explain/status_grid.hpp"
-#include "workflows/grid_arrays.hpp"
-#include "workflows/grid_continuation.hpp"
-#include "workflows/race_waiting.hpp"
-#include "workflows/sweep_grid.hpp"
+#include "sweep/grid_arrays.hpp"
+#include "sweep/grid_continuation.hpp"
+#include "race/race_waiting.hpp"
+#include "sweep/sweep_grid.hpp"
 
 using namespace ddpctl;
 namespace fs = std::filesystem;

@@ -16,9 +16,9 @@
 #include "fixtures.hpp"
 #include "helpers.hpp"
 #include "runs/run_store.hpp"
-#include "workflows/grid_continuation.hpp"
-#include "workflows/race_waiting.hpp"
-#include "workflows/sweep_grid.hpp"
+#include "sweep/grid_continuation.hpp"
+#include "race/race_waiting.hpp"
+#include "sweep/sweep_grid.hpp"
 
 using namespace ddpctl;
 

@@ -9,7 +9,7 @@
 #include "helpers.hpp"
 #include "slurm/slurm_parse_jobs.hpp"
 #include "explain/status_grid.hpp"
-#include "workflows/sweep_retry.hpp"
+#include "sweep/sweep_retry.hpp"
 
 using namespace ddpctl;
 using test::fixture;
