@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "remote/remote.hpp"
 #include "slurm/preempt_contract.hpp"
 #include "slurm/site_limits_read.hpp"
 #include "slurm/slurm_answer.hpp"
@@ -284,6 +285,20 @@ SiteReport diagnose_site(SlurmClient& slurm, const std::string& name, const std:
   PreemptContract preempt = probe_preemption(slurm, report);
   report.profile_yaml = draft_profile(version, now_iso, cluster_name, parts, all_types, seen, preempt);
   return report;
+}
+
+SiteReport diagnose_remote_site(RemoteSession& session, const std::string& name, const std::string& now_iso,
+                                std::vector<std::string>& said) {
+  SlurmClient remote_slurm(session.ssh());
+  SiteReport site = diagnose_site(remote_slurm, name, now_iso);
+  // The job's side of ddpctl must be this version (remote.hpp): which one the cluster has.
+  const std::string& host = session.target().host;
+  RemoteDdpctl job_side =
+      choose_remote_ddpctl(probe_remote(session.ssh(), host, session.target().version), session.target().version);
+  said.push_back(fmt::format("ddpctl: asked {} through {}: {} ssh call(s)", host, session.connection().describe(),
+                             session.ssh().calls()));
+  said.push_back(fmt::format("ddpctl: ddpctl on {}: {}", host, job_side.text));
+  return site;
 }
 
 }  // namespace ddpctl

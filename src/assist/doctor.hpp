@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "remote/remote_call.hpp"
 #include "slurm/slurm.hpp"
 
 namespace ddpctl {
@@ -44,5 +45,11 @@ std::map<std::string, PartitionFacts> partition_facts(const std::vector<NodeInfo
 // `name`: the profile's name; empty: Slurm's ClusterName, else "mysite".
 // `now_iso`: the time written into the draft's heading.
 SiteReport diagnose_site(SlurmClient& slurm, const std::string& name, const std::string& now_iso);
+
+// `doctor --on HOST`: the same of the login host's Slurm, asked from here
+// through the session (each Slurm command one ssh call), and which ddpctl
+// the jobs there would run (remote.hpp); `said` gets the lines that say so.
+SiteReport diagnose_remote_site(RemoteSession& session, const std::string& name, const std::string& now_iso,
+                                std::vector<std::string>& said);
 
 }  // namespace ddpctl

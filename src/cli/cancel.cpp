@@ -1,4 +1,4 @@
-// ddpctl cancel RUN|JOBID...: scancel, then confirm what Slurm did (src/workflows/cancel.hpp).
+// ddpctl cancel RUN|JOBID...: scancel, then confirm what Slurm did (src/submit/cancel.hpp).
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
@@ -36,7 +36,7 @@ void setup_cancel(CLI::App& app, Context& ctx) {
                                       "(`ddpctl cancel SITE_RUN --cell CELL --on HOST`; `ddpctl status {}` names both)",
                                       printable(o->req.targets.front()), o->req.targets.front(),
                                       o->req.targets.front()));
-        SshSiteCaller sites(site_race_target(*dir + "/sites.json", ctx), ctx.runner);
+        SshSiteCaller sites(race_remote_base(*dir, ctx.env), ctx.runner);
         std::vector<std::string> said;
         int untold = cancel_site_race(*dir, sites, said);
         for (const auto& line : said) std::cout << line << '\n';

@@ -15,6 +15,7 @@
 #include "sweep/grid_continuation.hpp"
 #include "sites/site_caller.hpp"
 #include "sites/sites_status.hpp"
+#include "sites/winning_site.hpp"
 #include "base/version.hpp"
 
 namespace ddpctl::cli {
@@ -71,16 +72,7 @@ bool remote_asked(const RemoteOptions& o) {
   return true;
 }
 
-RemoteTarget remote_target(const RemoteOptions& o, Context& ctx) {
-  RemoteTarget t;
-  t.host = o.on;
-  t.dir_option = o.dir;
-  t.home = ctx.env.value("HOME");
-  t.ssh_command = ctx.env.value("DDPCTL_SSH_COMMAND");
-  t.version = ddpctl_version();
-  t.cwd = std::filesystem::current_path().string();
-  return t;
-}
+RemoteTarget remote_target(const RemoteOptions& o, Context& ctx) { return remote_target_for(o.on, o.dir, ctx.env); }
 
 namespace {
 // The words the user typed, less the --on and --remote-dir the parser took.
@@ -100,24 +92,13 @@ void run_at_winning_site(const std::string& query, const std::string& runs_optio
                          Context& ctx, const AfterRemote& after) {
   std::optional<std::string> dir = find_site_race(runs_root(runs_option), query);
   if (!dir) return;
-  RemoteTarget base = site_race_target(*dir + "/sites.json", ctx);
+  const RemoteTarget base = race_remote_base(*dir, ctx.env);
   SshSiteCaller sites(base, ctx.runner);
-  WinnerSite w = winner_site(*dir, sites, command);
-  std::cerr << fmt::format("ddpctl: race {} was won by job {} at site {}: its run there is {} ({})\n",
-                           std::filesystem::path(*dir).filename().string(), w.job, w.site.name, w.run, w.site.host);
-  // The command as typed, on the site's run there (the race's id named here).
-  std::vector<std::string> words = remote_words();
-  for (size_t i = 1; i < words.size(); ++i)
-    if (words[i] == query) {
-      words[i] = w.run;
-      break;
-    }
-  RemoteTarget t = base;
-  t.host = w.site.host;
-  t.dir_option = w.site.remote_dir;
+  WinningSiteCall call = winning_site_call(*dir, query, remote_words(), base, sites, command);
+  std::cerr << call.said << '\n';
   std::cout.flush();
-  RemoteSession session(t, ctx.runner);
-  int code = run_remote_call(RemoteCall{words, after}, session, ::isatty(0) && ::isatty(1), std::cerr);
+  RemoteSession session(call.target, ctx.runner);
+  int code = run_remote_call(RemoteCall{call.words, after}, session, ::isatty(0) && ::isatty(1), std::cerr);
   throw CLI::RuntimeError(code);
 }
 
@@ -144,17 +125,8 @@ void add_site_options(CLI::App* cmd, AcrossSites& across) {
 
 void submit_on_remote_if_asked(const RemoteOptions& o, const RemoteSubmitOptions& s, Context& ctx) {
   if (!remote_asked(o)) return;
-  RemoteSubmit r;
-  r.target = remote_target(o, ctx);
-  r.words = remote_words();
-  r.specs = s.specs;
-  r.sets = s.sets;
-  r.runs_option = s.runs;
-  r.local_runs_root = runs_root(s.runs);
-  r.snapshot = s.snapshot;
-  r.dry_run = s.dry_run;
-  r.portable = ctx.env.value("DDPCTL_PORTABLE");
-  r.sent_from = ctx.env.hostname() + ":" + std::filesystem::current_path().string();
+  RemoteSubmit r = remote_submit_for(remote_target(o, ctx), remote_words(), s.specs, s.sets, s.runs, runs_root(s.runs),
+                                     s.snapshot, s.dry_run, ctx.env);
   std::cout.flush();
   int code = run_remote_submit(r, ctx.runner, std::cerr);
   throw CLI::RuntimeError(code);

@@ -82,8 +82,6 @@ struct RemoteSubmitOptions {
 };
 void submit_on_remote_if_asked(const RemoteOptions& o, const RemoteSubmitOptions& s, Context& ctx);
 void add_remote_submit_options(CLI::App* cmd, RemoteOptions& o, std::string& snapshot_from);
-// How a race across sites (its sites.json: `record`) reaches its sites.
-RemoteTarget site_race_target(const std::string& record, Context& ctx);
 // --site, --coordinator, --gate-timeout: one site of a race across sites.
 void add_site_options(CLI::App* cmd, AcrossSites& across);
 // The words after `ddpctl`, kept by app.cpp for run_on_remote_if_asked,

@@ -16,16 +16,6 @@
 
 namespace ddpctl::cli {
 
-RemoteTarget site_race_target(const std::string& record, Context& ctx) {
-  RemoteTarget base;
-  base.home = ctx.env.value("HOME");
-  base.ssh_command = ctx.env.value("DDPCTL_SSH_COMMAND");
-  base.version = ddpctl_version();
-  // Each site's folder there follows the folder the race was submitted from.
-  base.cwd = nlohmann::json::parse(read_file(record)).value("cwd", std::filesystem::current_path().string());
-  return base;
-}
-
 void setup_coordinate(CLI::App& app, Context& ctx) {
   struct Options {
     std::string run, runs;
@@ -48,7 +38,7 @@ void setup_coordinate(CLI::App& app, Context& ctx) {
     const std::string record = req.runs_root + "/" + req.id + "/sites.json";
     if (!std::filesystem::exists(record))
       throw UserError(Location{record}, "", fmt::format("no race across sites {} here ({} is not there)", req.id, record));
-    SshSiteCaller sites(site_race_target(record, ctx), ctx.runner);
+    SshSiteCaller sites(race_remote_base(req.runs_root + "/" + req.id, ctx.env), ctx.runner);
     int code = coordinate(req, sites, ctx.clock, std::cout);
     // A call to a site still in flight (one that hangs) is not waited for:
     // this process ends now, and its ssh with it (process.hpp).

@@ -1,5 +1,5 @@
 // ddpctl doctor: what this site's Slurm can do, and a cluster profile draft
-// (src/workflows/doctor.hpp).
+// (src/assist/doctor.hpp).
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
@@ -10,10 +10,8 @@
 #include "assist/doctor.hpp"
 #include "base/files.hpp"
 #include "base/paths.hpp"
-#include "remote/remote.hpp"
 #include "remote/remote_call.hpp"
 #include "base/text.hpp"
-#include "base/version.hpp"
 
 namespace ddpctl::cli {
 
@@ -29,20 +27,14 @@ void setup_doctor(CLI::App& app, Context& ctx) {
                                     "Probe the Slurm of this login host from here, through your own ssh (user@host or "
                                     "a Host of your ~/.ssh/config; docs/remote.md)");
   cmd->callback([o, on, &ctx] {
-    std::optional<RemoteSession> remote;
-    if (on->count() > 0)  // `--on ''` too: ssh_connect refuses it, never probes here
-      remote.emplace(remote_target(RemoteOptions{o->on, "", true}, ctx), ctx.runner);
-    // Its Slurm commands run there, each one ssh call (ssh.hpp).
-    std::optional<SlurmClient> remote_slurm;
-    if (remote) remote_slurm.emplace(remote->ssh());
-    SiteReport site = diagnose_site(remote_slurm ? *remote_slurm : ctx.slurm, o->name, utc_now_iso());
-    if (remote) {
-      // The job's side of ddpctl must be this version (remote.hpp): which one the cluster has.
-      const std::string& host = remote->target().host;
-      RemoteDdpctl job_side = choose_remote_ddpctl(probe_remote(remote->ssh(), host, ddpctl_version()), ddpctl_version());
-      std::cerr << fmt::format("ddpctl: asked {} through {}: {} ssh call(s)\n", host, remote->connection().describe(),
-                               remote->ssh().calls());
-      std::cerr << fmt::format("ddpctl: ddpctl on {}: {}\n", host, job_side.text);
+    SiteReport site;
+    if (on->count() > 0) {  // `--on ''` too: ssh_connect refuses it, never probes here
+      RemoteSession remote(remote_target(RemoteOptions{o->on, "", true}, ctx), ctx.runner);
+      std::vector<std::string> said;
+      site = diagnose_remote_site(remote, o->name, utc_now_iso(), said);
+      for (const auto& line : said) std::cerr << line << '\n';
+    } else {
+      site = diagnose_site(ctx.slurm, o->name, utc_now_iso());
     }
     for (const auto& c : site.checks)
       std::cerr << fmt::format("{:<28} {} {}\n", c.what, c.ok ? paint("ok  ", Tone::Good) : paint("FAIL", Tone::Bad),

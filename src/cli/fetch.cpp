@@ -39,7 +39,7 @@ void fetch_site_races(const FetchOptions& o, Context& ctx) {
   }
   for (const auto& dir : dirs) {
     FetchRequest f;
-    f.target = site_race_target(dir + "/sites.json", ctx);
+    f.target = race_remote_base(dir, ctx.env);
     SshSiteCaller sites(f.target, ctx.runner);
     WinnerSite w = winner_site(dir, sites, "fetch");
     std::cout << fmt::format("race {}: won by job {} at site {}; its run there is {}\n",

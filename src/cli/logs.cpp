@@ -1,5 +1,5 @@
 // ddpctl logs RUN [-f] [--rank N] [--cell NAME]: the job's logs (a grid
-// cell's), followed across requeues (src/workflows/logs.hpp).
+// cell's), followed across requeues (src/logs/logs.hpp).
 #include <iostream>
 #include <memory>
 

@@ -1,6 +1,6 @@
 // ddpctl race-checkpoint COORDINATOR --site HOST --send|--receive: a re-race
 // across sites carries the run's checkpoint from the site that trained last
-// to the one that won (workflows/race_checkpoint.hpp); the coordinator's own use.
+// to the one that won (race/race_checkpoint.hpp); the coordinator's own use.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>

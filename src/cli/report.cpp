@@ -1,6 +1,6 @@
 // ddpctl report RUN|EXPERIMENT...: the scaling table of runs; --plot draws it
 // through gnuplot (src/explain/report.hpp). A grid's sweep: its cells by parameter,
-// and the scaling table of the shapes it varies (src/workflows/report_grid_collect.hpp).
+// and the scaling table of the shapes it varies (src/report/report_grid_collect.hpp).
 #include <ctime>
 #include <fmt/format.h>
 #include <iostream>

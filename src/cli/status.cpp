@@ -1,5 +1,5 @@
 // ddpctl status [RUN|JOBID...]: ddpctl's runs and their jobs, with in-job
-// progress (src/workflows/status.hpp assembles the rows, src/workflows/status_watch.hpp prints
+// progress (src/status/status.hpp assembles the rows, src/status/status_watch.hpp prints
 // them and runs --watch).
 #include <algorithm>
 #include <filesystem>
@@ -69,7 +69,7 @@ void run_status(StatusOptions& o, Context& ctx) {
 // A race across sites: every site's jobs, one call to each (sites_status.hpp).
 // --watch: one call per site each poll, through the same connections.
 void site_race_status(const std::string& dir, const StatusOptions& o, Context& ctx) {
-  SshSiteCaller sites(site_race_target(dir + "/sites.json", ctx), ctx.runner);
+  SshSiteCaller sites(race_remote_base(dir, ctx.env), ctx.runner);
   const std::string id = std::filesystem::path(dir).filename().string();
   auto frame = [&] {
     std::vector<SiteRow> rows = site_race_rows(dir, sites);

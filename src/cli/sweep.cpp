@@ -1,5 +1,5 @@
 // ddpctl sweep SPEC: one run per entry of the spec's `sweep:` list, as one
-// experiment (src/workflows/sweep.hpp).
+// experiment (src/sweep/sweep.hpp).
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>

@@ -7,7 +7,7 @@
 // group) by a metric and direction the user names (docs/report.md). It is
 // printed by parameter_table.hpp and drawn by parameter_plot.hpp.
 // Reading the cells' rows from Slurm and their files is the workflow's
-// (workflows/report_grid_collect.hpp).
+// (report/report_grid_collect.hpp).
 #include <map>
 #include <optional>
 #include <string>

@@ -4,7 +4,7 @@
 // with Slurm's accounting, compared against the smallest shape, and printed
 // as a table, Markdown, CSV or JSON (report_table.hpp), or plotted through
 // gnuplot (report_plot.hpp). Collecting the rows from runs and Slurm, and
-// planning from them, are the workflow's (workflows/report_collect.hpp).
+// planning from them, are the workflow's (report/report_collect.hpp).
 #include <map>
 #include <optional>
 #include <string>

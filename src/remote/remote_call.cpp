@@ -1,12 +1,26 @@
 #include "remote/remote_call.hpp"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "base/diagnostics.hpp"
 #include "base/text.hpp"
+#include "base/version.hpp"
 #include "remote/remote.hpp"
 
 namespace ddpctl {
+
+RemoteTarget remote_target_for(const std::string& host, const std::string& dir_option, const Environment& env) {
+  RemoteTarget t;
+  t.host = host;
+  t.dir_option = dir_option;
+  t.home = env.value("HOME");
+  t.ssh_command = env.value("DDPCTL_SSH_COMMAND");
+  t.version = ddpctl_version();
+  t.cwd = std::filesystem::current_path().string();
+  return t;
+}
 
 RemoteSession::RemoteSession(RemoteTarget target, CommandRunner& local, TerminalRunner& terminal)
     : target_(std::move(target)),

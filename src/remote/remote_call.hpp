@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/process.hpp"
+#include "base/environment.hpp"
 #include "base/ssh.hpp"
 
 namespace ddpctl {
@@ -27,6 +28,10 @@ struct RemoteTarget {
   std::string version;      // this build's (ddpctl_version())
   std::string cwd;          // this folder: the folder there follows it (remote_dir_word)
 };
+
+// --on HOST and --remote-dir DIR from this folder: this user's home and ssh
+// ($HOME, $DDPCTL_SSH_COMMAND, from `env`), this version, this folder.
+RemoteTarget remote_target_for(const std::string& host, const std::string& dir_option, const Environment& env);
 
 // One command's connection to the login host: found (or opened) once by
 // ssh_connect through `local`, then every call through `ssh()`, which counts

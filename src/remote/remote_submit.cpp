@@ -18,6 +18,23 @@ namespace fs = std::filesystem;
 
 namespace ddpctl {
 
+RemoteSubmit remote_submit_for(RemoteTarget target, std::vector<std::string> words, std::vector<std::string> specs,
+                               std::vector<std::string> sets, const std::string& runs_option,
+                               const std::string& local_runs_root, bool snapshot, bool dry_run, const Environment& env) {
+  RemoteSubmit r;
+  r.target = std::move(target);
+  r.words = std::move(words);
+  r.specs = std::move(specs);
+  r.sets = std::move(sets);
+  r.runs_option = runs_option;
+  r.local_runs_root = local_runs_root;
+  r.snapshot = snapshot;
+  r.dry_run = dry_run;
+  r.portable = env.value("DDPCTL_PORTABLE");
+  r.sent_from = env.hostname() + ":" + r.target.cwd;
+  return r;
+}
+
 std::vector<std::string> remote_spec_places(const std::vector<std::string>& specs, const std::string& cwd) {
   std::vector<std::string> places;
   for (const auto& spec : specs) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "base/process.hpp"
+#include "base/environment.hpp"
 #include "remote/remote_call.hpp"
 
 namespace ddpctl {
@@ -40,6 +41,13 @@ struct RemoteSubmit {
   std::string portable;            // $DDPCTL_PORTABLE
   std::string sent_from;           // "host:folder" of this machine, for the records
 };
+
+// A remote submit of `specs` through `target` as this machine makes it: the
+// portable build to install there ($DDPCTL_PORTABLE) and where it is sent
+// from ("host:folder"), from `env`.
+RemoteSubmit remote_submit_for(RemoteTarget target, std::vector<std::string> words, std::vector<std::string> specs,
+                               std::vector<std::string> sets, const std::string& runs_option,
+                               const std::string& local_runs_root, bool snapshot, bool dry_run, const Environment& env);
 
 // Where each spec goes under the remote folder: its path relative to this
 // folder (`./-n.yaml` for one that begins with `-`: the place is also the

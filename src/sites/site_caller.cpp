@@ -2,8 +2,11 @@
 
 #include <filesystem>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "base/diagnostics.hpp"
+#include "base/files.hpp"
+#include "base/version.hpp"
 #include "base/sized_stream.hpp"
 #include "base/text.hpp"
 #include "remote/remote.hpp"
@@ -18,6 +21,17 @@ constexpr std::chrono::minutes kCallTimeout{2};
 constexpr std::chrono::hours kRelayTimeout{2};
 
 }  // namespace
+
+RemoteTarget race_remote_base(const std::string& dir, const Environment& env) {
+  RemoteTarget base;
+  base.home = env.value("HOME");
+  base.ssh_command = env.value("DDPCTL_SSH_COMMAND");
+  base.version = ddpctl_version();
+  nlohmann::json record = nlohmann::json::parse(read_file(dir + "/sites.json"), nullptr, false);
+  base.cwd = record.is_object() && record["cwd"].is_string() ? record["cwd"].get<std::string>()
+                                                             : std::filesystem::current_path().string();
+  return base;
+}
 
 std::string site_call_failure(const CommandResult& r) {
   if (r.timed_out)

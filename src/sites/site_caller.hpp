@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 
+#include "base/environment.hpp"
 #include "remote/remote_call.hpp"
 #include "sites/site_call.hpp"
 
@@ -42,6 +43,11 @@ class SshSiteCaller : public SiteCaller {
   std::map<std::string, std::shared_ptr<Site>> sites_;
   std::atomic<int> calls_{0};
 };
+
+// How a race across sites at `dir` (its sites.json) reaches its sites: this
+// user's home and ssh ($HOME, $DDPCTL_SSH_COMMAND), this version, and the
+// folder the race was submitted from (each site's folder there follows it).
+RemoteTarget race_remote_base(const std::string& dir, const Environment& env);
 
 // Why a call to a site failed, as a line for the coordinator's log and
 // `status`: ssh's own failure, no answer in time, or what ddpctl there said.

@@ -3,7 +3,7 @@
 // expressions (RE2, regex.hpp) with named groups, each group a metric, and
 // the LAST match of each group in the job's rank-0 log is the metric's value
 // (`metric: 'val_loss=(?P<val_loss>[0-9.eE+-]+)'`). `report` of a grid's
-// sweep shows them per cell (workflows/report_grid_collect.hpp); the bundled trainer's metrics
+// sweep shows them per cell (report/report_grid_collect.hpp); the bundled trainer's metrics
 // file needs none.
 #include <map>
 #include <optional>

@@ -1,5 +1,5 @@
 #pragma once
-// Sites of a race across sites as scripted answers (workflows/site_call.hpp),
+// Sites of a race across sites as scripted answers (sites/site_call.hpp),
 // for the coordinator's, status's and cancel's tests: each site answers
 // through its handler (none: "ssh: connection refused"), and what each was
 // asked is recorded. Calls come from several threads at once

@@ -1,7 +1,7 @@
 // A grid cell's files (cell_files.hpp): its metrics, read the same way for
 // `report SWEEP` and `status SWEEP`, and the last one of them, from files
 // only (the sweep: ended_sweep.hpp; status SWEEP's rows:
-// tests/unit/workflows/test_status_cells.cpp).
+// tests/unit/status/test_status_cells.cpp).
 #include "catch.hpp"
 
 #include "explain/cell_files.hpp"

@@ -1,6 +1,6 @@
 // A grid cell's placeholders and variables (grid_cell.hpp), read from the
 // grid alone; the cells' scripts gen renders, run with hostile values, are
-// tested in tests/unit/workflows/test_grid_scripts.cpp.
+// tested in tests/unit/sweep/test_grid_scripts.cpp.
 #include "catch.hpp"
 
 #include "base/yaml_document.hpp"
