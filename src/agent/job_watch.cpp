@@ -18,7 +18,7 @@
 #include "base/text.hpp"
 #include "base/values.hpp"
 #include "runs/job_files.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "runs/progress_read.hpp"
 #include "runs/usage.hpp"
 

@@ -7,7 +7,7 @@
 #include "base/json_fields.hpp"
 #include "runs/job_files.hpp"
 #include "base/files.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "base/text.hpp"
 
 namespace ddpctl {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "runs/run_record.hpp"
 #include "slurm/slurm.hpp"
 #include "runs/task_logs.hpp"

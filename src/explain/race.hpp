@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "runs/race_files.hpp"
 
 namespace ddpctl {

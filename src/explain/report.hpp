@@ -12,7 +12,7 @@
 
 #include "slurm/context.hpp"
 #include "runs/provenance_record.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "runs/output.hpp"
 #include "runs/progress.hpp"
 #include "runs/run_store.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "runs/run_record.hpp"
-#include "slurm/job.hpp"
+#include "slurm/slurm_job.hpp"
 
 namespace ddpctl {
 

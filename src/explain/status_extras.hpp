@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "explain/failure.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "slurm/slurm.hpp"
 
 namespace ddpctl {

@@ -9,7 +9,7 @@
 #include "runs/job_files.hpp"
 #include "explain/experiments.hpp"
 #include "explain/failure.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "explain/race.hpp"
 #include "race/race_again.hpp"
 #include "race/race_waiting.hpp"

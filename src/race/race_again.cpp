@@ -10,7 +10,7 @@
 #include <unistd.h>  // environ (g++ defines _GNU_SOURCE)
 
 #include "base/files.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "slurm/slurm_parse_nodes.hpp"
 #include "explain/race.hpp"
 #include "race/race_submit.hpp"

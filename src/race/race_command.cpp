@@ -5,7 +5,7 @@
 #include "base/text.hpp"
 #include "explain/failure.hpp"
 #include "explain/race.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "race/race_again.hpp"
 #include "race/race_rank.hpp"
 #include "race/race_submit.hpp"

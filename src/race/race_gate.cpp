@@ -9,7 +9,7 @@
 #include "runs/race_contract.hpp"
 #include "explain/race.hpp"
 #include "runs/race_gate_files.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "race/race_again.hpp"
 #include "runs/run_store.hpp"
 

@@ -34,7 +34,7 @@
 
 #include "runs/run_store.hpp"
 
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "runs/race_gate_files.hpp"
 #include "slurm/context.hpp"
 

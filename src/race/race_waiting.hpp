@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "runs/run_store.hpp"
 #include "slurm/slurm.hpp"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "explain/report.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "runs/output.hpp"
 #include "runs/run_store.hpp"
 #include "spec/run_spec.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "slurm/context.hpp"
-#include "slurm/job.hpp"
+#include "slurm/slurm_job.hpp"
 #include "runs/output.hpp"
 #include "explain/parameter_report.hpp"
 #include "explain/report.hpp"

@@ -1,4 +1,4 @@
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 // tests record it. Final results come back as return values instead.
 #include <string>
 
-#include "slurm/job.hpp"
+#include "slurm/slurm_job.hpp"
 
 namespace ddpctl {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "slurm/job.hpp"
+#include "slurm/slurm_job.hpp"
 #include "runs/progress.hpp"
 #include "spec/progress_pattern.hpp"
 #include "runs/run_record.hpp"

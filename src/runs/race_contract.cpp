@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <sstream>
 
-#include "slurm/job.hpp"
+#include "slurm/slurm_job.hpp"
 
 namespace ddpctl {
 

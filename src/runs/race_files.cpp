@@ -11,7 +11,7 @@
 
 #include "base/json_fields.hpp"
 #include "base/files.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "base/text.hpp"
 #include "runs/race_contract.hpp"
 

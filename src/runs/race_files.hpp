@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "runs/run_store.hpp"
 #include "slurm/slurm.hpp"
-#include "slurm/job.hpp"
+#include "slurm/slurm_job.hpp"
 
 namespace ddpctl {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "slurm/job.hpp"
+#include "slurm/slurm_job.hpp"
 #include "spec/run_spec.hpp"
 
 namespace ddpctl {

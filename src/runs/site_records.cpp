@@ -8,7 +8,7 @@
 #include "base/diagnostics.hpp"
 #include "base/files.hpp"
 #include "base/text.hpp"
-#include "slurm/job.hpp"
+#include "slurm/slurm_job.hpp"
 
 namespace ddpctl {
 

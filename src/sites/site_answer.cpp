@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text.hpp"
-#include "slurm/job.hpp"
+#include "slurm/slurm_job.hpp"
 
 namespace ddpctl {
 

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/text.hpp"
-#include "slurm/job.hpp"
+#include "slurm/slurm_job.hpp"
 
 namespace ddpctl {
 

@@ -8,7 +8,7 @@
 #include "base/diagnostics.hpp"
 #include "base/files.hpp"
 #include "base/text.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "sites/site_polls.hpp"
 #include "runs/site_records.hpp"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "slurm/job.hpp"
+#include "slurm/slurm_job.hpp"
 #include "base/process.hpp"
 
 namespace ddpctl {

@@ -1,5 +1,5 @@
 // Words for a job's state and exit (job.hpp).
-#include "slurm/job.hpp"
+#include "slurm/slurm_job.hpp"
 
 #include <cstring>
 #include <fmt/format.h>

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "slurm/job.hpp"
+#include "slurm/slurm_job.hpp"
 
 namespace ddpctl {
 

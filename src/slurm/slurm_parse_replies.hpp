@@ -1,6 +1,6 @@
 #pragma once
 // Reading sbatch's replies: --parsable's job id, --test-only's estimate.
-#include "slurm/job.hpp"
+#include "slurm/slurm_job.hpp"
 #include "base/process.hpp"
 
 namespace ddpctl {
@@ -10,7 +10,7 @@ namespace ddpctl {
 SbatchResult parse_sbatch_result(const CommandResult& r);
 
 // Reads the answer of `env SLURM_TIME_FORMAT=%s sbatch --test-only ...`
-// (job.hpp says what it answers);
+// (slurm_job.hpp says what it answers);
 // the start time may also be ISO 8601 local time (YYYY-MM-DDTHH:MM:SS).
 StartEstimate parse_test_only(const CommandResult& r);
 

@@ -12,7 +12,7 @@
 #include "explain/race.hpp"
 #include "runs/runs_index.hpp"
 #include "explain/status_grid.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "runs/run_store.hpp"
 #include "explain/status_extras.hpp"
 #include "status/status_rows.hpp"

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "explain/experiments.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "explain/status_grid.hpp"
 #include "base/text.hpp"
 #include "submit/submit_attempt.hpp"

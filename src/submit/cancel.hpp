@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "slurm/context.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "runs/output.hpp"
 
 namespace ddpctl {

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <map>
 
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "submit/submit_attempt.hpp"
 
 namespace ddpctl {

@@ -5,7 +5,7 @@
 
 #include "explain/failure.hpp"
 #include "base/files.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "runs/progress_read.hpp"
 #include "script/preflight.hpp"
 #include "slurm/site_limits_read.hpp"

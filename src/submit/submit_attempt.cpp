@@ -7,7 +7,7 @@
 
 #include "base/lock.hpp"
 #include "base/text.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "runs/snapshot_record.hpp"
 
 namespace ddpctl {

@@ -7,7 +7,7 @@
 #include "fake_runner.hpp"
 #include "base/files.hpp"
 #include "helpers.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 
 using namespace ddpctl;
 using test::FakeSlurm;

@@ -6,7 +6,7 @@
 
 #include "base/files.hpp"
 #include "helpers.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "spec/progress_pattern.hpp"
 #include "runs/progress_read.hpp"
 #include "spec/spec.hpp"

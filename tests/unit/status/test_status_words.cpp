@@ -13,7 +13,7 @@
 #include "fixtures.hpp"
 #include "helpers.hpp"
 #include "runs/job_files.hpp"
-#include "runs/jobs.hpp"
+#include "runs/job_states.hpp"
 #include "runs/task_logs.hpp"
 #include "runs/usage.hpp"
 #include "runs/run_store.hpp"
