@@ -36,7 +36,7 @@ std::optional<Failure> find_failure(const RunShape& shape, const Job& job, int a
 // nodes' states for a NODE_FAIL, and who cancelled a job that squeue (which
 // does not say) still shows.
 std::optional<Failure> explain_failure(const RunShape& shape, const Job& job, SlurmClient& slurm);
-// The same with what a lookup (jobs.hpp) already holds: a recorded end has
+// The same with what a lookup (job_states.hpp) already holds: a recorded end has
 // its node states and who cancelled it in the ledger, a job sacct answered
 // for has who cancelled it; Slurm is asked only for the rest, and the node
 // states at most once per `nodes` cache.

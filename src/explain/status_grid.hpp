@@ -38,7 +38,7 @@ std::vector<CellState> cell_states(const Run& run, const std::vector<Job>& recor
 std::vector<std::string> array_ids(const Run& run, bool unended_only = false);
 
 // Records in the run's ledger the cells' ends that are final: squeue
-// answered without them and sacct says they ended (jobs.hpp's rule); an
+// answered without them and sacct says they ended (job_states.hpp's rule); an
 // array whose every cell has one gets its own end (the run can then end
 // for good, as status's window and index ask). `earlier`: sacct's earlier
 // attempts of requeued cells, by the task's own job id, kept with its end.

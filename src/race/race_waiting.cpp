@@ -46,7 +46,7 @@ std::vector<RequeuedWinner> requeued_winners(std::vector<Run>& runs, SlurmClient
     if (!race.is_race || !race.winner() || run.grid) continue;
     const RunShape* shape = run.shape(race.winner()->label);
     if (!shape || race.generations.size() >= static_cast<size_t>(1 + shape->max_requeues)) continue;
-    // A winner whose end is recorded can no longer be requeued (jobs.hpp).
+    // A winner whose end is recorded can no longer be requeued (job_states.hpp).
     if (const Attempt* a = job_attempt(run, race.winner()->job_id); a && a->end) continue;
     candidates.push_back({&run, race.winner()->job_id});
     ids.push_back(race.winner()->job_id);

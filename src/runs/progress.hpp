@@ -1,6 +1,6 @@
 #pragma once
 // How far a job got, as data: the progress file that rank 0 rewrites while it
-// trains (jobs.hpp reads it) and the metrics file's epoch lines (report.hpp
+// trains (job_states.hpp reads it) and the metrics file's epoch lines (report.hpp
 // reads them); progress_read.hpp makes both from the log of a program that
 // writes neither. Model layer (docs/architecture.md).
 #include <optional>

@@ -1,6 +1,6 @@
 #pragma once
 // `ddpctl status`: ddpctl's runs and their jobs as one table, merging what
-// squeue and sacct say (jobs.hpp), the trainer's progress file, and the race
+// squeue and sacct say (job_states.hpp), the trainer's progress file, and the race
 // records (race.hpp). The CLI prints the rows as a table or JSON. This
 // gathers the runs and asks Slurm; a row's kinds are status_rows.hpp's, a
 // job's words status_words.hpp's table.

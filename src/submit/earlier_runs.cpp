@@ -36,7 +36,7 @@ EarlierRuns find_earlier_runs(const std::string& root, const std::string& identi
     bool all_absent = !run.attempts.empty();
     for (const auto& a : run.attempts) {
       if (a.outcome != Outcome::Absent) all_absent = false;
-      if (a.outcome == Outcome::Submitted && !a.end) {  // a recorded end is final (jobs.hpp)
+      if (a.outcome == Outcome::Submitted && !a.end) {  // a recorded end is final (job_states.hpp)
         (a.array.empty() ? ids : arrays).push_back(a.job_id);
         run_of[a.job_id] = run.id;
       }
