@@ -74,7 +74,9 @@ set -e
 grep -qE " login-24.11 +$a_job +a +COMPLETED " "$T/rout" || fail "status --watch did not end with site a's job COMPLETED: $(cat "$T/rout")"
 run_here fetch "$(basename "$race")"
 [ "$rcode" -eq 0 ] || fail "fetch of the race ended with $rcode: $(cat "$T/rout" "$T/rerr")"
-[ -d "$DDPCTL_RUNS/$a_run" ] || fail "fetch did not bring site a's run $a_run here: $(cat "$T/rout" "$T/rerr")"
+# Under the race's own folder: what a site names never replaces a run here.
+[ -d "$race/fetched/$a_run" ] || fail "fetch did not bring site a's run $a_run under the race: $(cat "$T/rout" "$T/rerr")"
+[ ! -e "$DDPCTL_RUNS/$a_run" ] || fail "fetch wrote site a's run outside the race"
 run_here report "$(basename "$race")"
 [ "$rcode" -eq 0 ] || fail "report of the race ended with $rcode: $(cat "$T/rout" "$T/rerr")"
 grep -qF "$a_run" "$T/rout" || fail "report does not show site a's run $a_run: $(cat "$T/rout" "$T/rerr")"
