@@ -1,6 +1,8 @@
 #include "cli/app.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <sstream>
 #include <fmt/format.h>
 #include <iostream>
 #include <string>
@@ -8,6 +10,8 @@
 
 #include "base/clock.hpp"
 #include "cli/common.hpp"
+#include "cli/json_output.hpp"
+#include "base/json_document.hpp"
 #include "ddpctl_version.hpp"
 #include "base/diagnostics.hpp"
 #include "base/process.hpp"
@@ -27,9 +31,42 @@ struct Subcommand {
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> table = {
       {"gen", setup_gen},       {"submit", setup_submit}, {"race", setup_race}, {"race-again", setup_race_again}, {"race-gate", setup_race_gate}, {"race-checkpoint", setup_race_checkpoint}, {"coordinate", setup_coordinate}, {"sweep", setup_sweep}, {"status", setup_status}, {"report", setup_report}, {"plan", setup_plan},
-      {"cancel", setup_cancel}, {"logs", setup_logs}, {"diff", setup_diff}, {"container", setup_container}, {"init", setup_init}, {"doctor", setup_doctor}, {"fetch", setup_fetch}, {"completion", setup_docs}, {"job", setup_job},
+      {"cancel", setup_cancel}, {"logs", setup_logs}, {"diff", setup_diff}, {"container", setup_container}, {"init", setup_init}, {"doctor", setup_doctor}, {"fetch", setup_fetch}, {"completion", setup_docs}, {"job", setup_job}, {"events", setup_events}, {"schema", setup_schema},
   };
   return table;
+}
+
+// The commands that print a document of their own kind with --json
+// (docs/json.md); the job's, the coordinator's and a site's own commands
+// speak their own protocols, and `events` prints its stream as it is.
+const std::vector<std::pair<std::string, std::string>>& json_kinds() {
+  static const std::vector<std::pair<std::string, std::string>> kinds = {
+      {"gen", "gen"},       {"submit", "submit"}, {"race", "race"},   {"sweep", "sweep"},   {"status", "status"},
+      {"report", "report"}, {"plan", "plan"},     {"cancel", "cancel"}, {"logs", "logs"},     {"diff", "diff"},
+      {"init", "init"},     {"doctor", "doctor"}, {"fetch", "fetch"},   {"schema", "schemas"}, {"container", "container"},
+      {"race-again", "race"}};
+  return kinds;
+}
+
+std::string json_kind_of(const std::string& command) {
+  for (const auto& [name, kind] : json_kinds())
+    if (name == command) return kind;
+  return "";
+}
+
+// --version --json: this ddpctl and the majors of every document it prints,
+// which a program checks before it reads any (the Python client does).
+nlohmann::json version_document() {
+  nlohmann::json doc = json_document("version");
+  doc["version"] = DDPCTL_VERSION;
+  doc["commit"] = DDPCTL_COMMIT;
+  nlohmann::json majors = nlohmann::json::object();
+  for (const auto& [name, kind] : json_kinds()) majors[kind] = {kJsonMajor};
+  for (const char* kind : {"error", "version", "event"}) majors[kind] = {kJsonMajor};
+  majors["status"] = {0, kJsonMajor};
+  majors["report"] = {0, kJsonMajor};
+  doc["documents"] = majors;
+  return doc;
 }
 
 void print_user_error(const UserError& e) {
@@ -50,6 +87,13 @@ int run(int argc, char** argv) {
   SystemEnvironment env;
   Context ctx{runner, slurm, clock, env, poll_interval_from_env()};
   for (const auto& s : subcommands()) s.setup(app, ctx);
+  // --json on every command that prints a document (json_output.hpp); a
+  // command that reads it itself (status) has its own.
+  static int json_major_option = -1;
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (!json_kind_of(sub->get_name()).empty() && !sub->get_option_no_throw("--json"))
+      sub->add_flag("--json{1}", json_major_option, "Print one JSON document for programs (docs/json.md)")
+          ->check(CLI::Range(kOldestJsonMajor, kJsonMajor));
   // CLI11 takes the words from the back of this reversed list: --on looks
   // at what is left as it is taken (set_command_words).
   std::vector<std::string> unparsed(argv + std::min(argc, 1), argv + argc);
@@ -72,20 +116,49 @@ int run(int argc, char** argv) {
     }
   }
 
+  // JSON mode (docs/json.md): one document on stdout, whatever happens.
+  std::vector<std::string> words(argv + std::min(argc, 1), argv + argc);
+  const int json_major = json_major_asked(words);
+  if (json_major >= 0 && std::find(words.begin(), words.end(), "--version") != words.end() &&
+      (words.empty() || words[0][0] == '-')) {
+    std::cout << version_document().dump() << std::endl;
+    return kOk;
+  }
+  const std::string kind = argc > 1 ? json_kind_of(argv[1]) : "";
+  std::unique_ptr<JsonCapture> capture;
+  // Major 0 is status's and report's bare document of before the envelope.
+  if (json_major >= 1 && !kind.empty()) capture = std::make_unique<JsonCapture>(kind, json_major);
+  auto fail = [&](int code, const std::vector<Diagnostic>& errors, const std::string& human) {
+    if (capture) capture->finish(code, errors);
+    std::cerr << human;
+    return code;
+  };
   try {
     app.parse(unparsed);
   } catch (const CLI::RuntimeError& e) {
-    return e.get_exit_code();  // `ddpctl job ...` exit statuses the sbatch script reads
+    // `ddpctl job ...` exit statuses the sbatch script reads; a remote
+    // command's own; a command that says why itself.
+    if (capture) capture->finish(e.get_exit_code());
+    return e.get_exit_code();
   } catch (const CLI::ParseError& e) {
+    if (capture && e.get_exit_code() != 0)
+      return fail(kUsage, {Diagnostic{Location{}, "", e.what()}}, "");
+    capture.reset();
     int code = app.exit(e);
     return code == 0 ? kOk : kUsage;
   } catch (const UserError& e) {
-    print_user_error(e);
-    return kUserError;
+    if (!capture) {
+      print_user_error(e);
+      return kUserError;
+    }
+    std::ostringstream human;
+    for (const Diagnostic& d : e.diagnostics()) human << "ddpctl: error: " << d.str() << '\n';
+    return fail(kUserError, e.diagnostics(), human.str());
   } catch (const std::exception& e) {
-    std::cerr << "ddpctl: internal error: " << e.what() << '\n';
-    return kInternal;
+    return fail(kInternal, {Diagnostic{Location{}, "", std::string("internal error: ") + e.what()}},
+                std::string("ddpctl: internal error: ") + e.what() + "\n");
   }
+  if (capture) capture->finish(kOk);
   return kOk;
 }
 

@@ -1,4 +1,5 @@
 #include "cli/common.hpp"
+#include "cli/json_output.hpp"
 
 #include <cstdlib>
 #include <fmt/format.h>
@@ -84,7 +85,8 @@ void run_on_remote_if_asked(const RemoteOptions& o, Context& ctx, const AfterRem
   std::cout.flush();
   RemoteCall call{remote_words(), after};
   RemoteSession session(remote_target(o, ctx), ctx.runner);
-  int code = run_remote_call(call, session, ::isatty(0) && ::isatty(1), std::cerr);
+  int code = run_remote_call(call, session, ::isatty(0) && ::isatty(1) && !json_capture(), std::cerr);
+  if (JsonCapture* c = json_capture()) c->relayed();
   throw CLI::RuntimeError(code);
 }
 
@@ -98,7 +100,9 @@ void run_at_winning_site(const std::string& query, const std::string& runs_optio
   std::cerr << call.said << '\n';
   std::cout.flush();
   RemoteSession session(call.target, ctx.runner);
-  int code = run_remote_call(RemoteCall{call.words, after}, session, ::isatty(0) && ::isatty(1), std::cerr);
+  int code = run_remote_call(RemoteCall{call.words, after}, session, ::isatty(0) && ::isatty(1) && !json_capture(),
+                             std::cerr);
+  if (JsonCapture* c = json_capture()) c->relayed();
   throw CLI::RuntimeError(code);
 }
 
@@ -129,6 +133,7 @@ void submit_on_remote_if_asked(const RemoteOptions& o, const RemoteSubmitOptions
                                      s.snapshot, s.dry_run, ctx.env);
   std::cout.flush();
   int code = run_remote_submit(r, ctx.runner, std::cerr);
+  if (JsonCapture* c = json_capture()) c->relayed();
   throw CLI::RuntimeError(code);
 }
 
@@ -140,7 +145,7 @@ std::string templates_dir(const std::string& flag) {
 
 bool use_color() {
   static const bool on = isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
-  return on;
+  return on && !json_capture();  // a document for programs is never painted
 }
 
 std::string paint(const std::string& text, Tone tone) {
@@ -165,6 +170,7 @@ void ConsoleOutput::raw(const std::string& text) {
 void ConsoleOutput::warning(const std::string& text) { std::cerr << "ddpctl: warning: " << text << '\n'; }
 void ConsoleOutput::error(const std::string& text) { std::cerr << "ddpctl: error: " << text << '\n'; }
 void ConsoleOutput::note(const std::string& text) { std::cerr << "ddpctl: note: " << text << '\n'; }
+void ConsoleOutput::fact(const std::string& key, const nlohmann::json& value) { json_fact(key, value); }
 
 void add_rank_by_options(CLI::App* cmd, std::string& rank_by) {
   CLI::Option* by = cmd->add_option("--rank-by", rank_by,

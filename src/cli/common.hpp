@@ -28,6 +28,7 @@ class ConsoleOutput : public Output {
   void warning(const std::string& text) override;
   void error(const std::string& text) override;
   void note(const std::string& text) override;
+  void fact(const std::string& key, const nlohmann::json& value) override;
 };
 
 // For what a command does besides its result (status, logs re-racing a

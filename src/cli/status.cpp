@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "cli/app.hpp"
+#include "base/json_document.hpp"
 #include "cli/common.hpp"
+#include "cli/json_output.hpp"
 #include "remote/remote_fetch.hpp"
 #include "race/race_waiting.hpp"
 #include "sites/site_caller.hpp"
@@ -25,7 +27,8 @@ namespace {
 struct StatusOptions {
   StatusRequest req;
   std::string runs;
-  bool json = false, watch = false;
+  int json = -1;  // --json's major (-1: none; 0: the bare rows of before the envelope)
+  bool watch = false;
   RemoteOptions remote;
   std::set<std::string> noted;  // the waiting acts said so far (--watch says each once)
 };
@@ -51,17 +54,43 @@ StatusFrame poll(StatusOptions& o, Context& ctx) {
   return status_frame(report, o.req, paint);
 }
 
+// The rows of a frame printed as JSON (status_frame), for the document:
+// each with the keys every document uses ("job" beside the older "job_id").
+nlohmann::json rows_of(const StatusFrame& f) {
+  nlohmann::json rows = f.lines.empty() ? nlohmann::json::array() : nlohmann::json::parse(f.lines.front());
+  for (auto& r : rows)
+    if (r.is_object() && r.contains("job_id") && !r.contains("job")) r["job"] = r["job_id"];
+  return rows;
+}
+
+// --json=1: the frame as the status document (ddpctl.status/1); its rows are
+// the document's, never printed as text.
+StatusFrame as_document(StatusFrame f, const StatusOptions& o) {
+  if (o.json < 1 || !json_capture()) return f;
+  nlohmann::json rows = rows_of(f);
+  if (!o.watch) {
+    json_fact("rows", rows);
+    f.lines.clear();
+    return f;
+  }
+  nlohmann::json doc = json_capture()->envelope();
+  doc["rows"] = rows;
+  json_capture()->emit(doc);
+  f.lines.clear();
+  return f;
+}
+
 void run_status(StatusOptions& o, Context& ctx) {
   o.req.runs_root = runs_root(o.runs);
-  o.req.json = o.json;
+  o.req.json = o.json >= 0;
   if (!o.watch) {
-    for (const auto& line : poll(o, ctx).lines) std::cout << line << '\n';
+    for (const auto& line : as_document(poll(o, ctx), o).lines) std::cout << line << '\n';
     return;
   }
   StatusWatch w;
-  w.poll = [&] { return poll(o, ctx); };
-  w.terminal = isatty(STDOUT_FILENO);
-  w.json = o.json;
+  w.poll = [&] { return as_document(poll(o, ctx), o); };
+  w.terminal = isatty(STDOUT_FILENO) && o.json < 0;
+  w.json = o.json >= 0;
   w.poll_s = ctx.poll_s;
   watch_status(w, ctx.clock, std::cout);
 }
@@ -74,14 +103,14 @@ void site_race_status(const std::string& dir, const StatusOptions& o, Context& c
   auto frame = [&] {
     std::vector<SiteRow> rows = site_race_rows(dir, sites);
     StatusFrame f = site_race_frame(id, rows);
-    if (!o.json) return f;
+    if (o.json < 0) return f;
     nlohmann::json j = nlohmann::json::array();
     for (const auto& r : rows)
       j.push_back({{"run", id}, {"site", r.site}, {"job_id", r.job}, {"shape", r.shape}, {"state", r.state},
                    {"info", r.info}, {"site_run", r.site_run}, {"ended", r.ended}});
     f.lines = {j.dump(2)};
     f.keys.clear(), f.news.clear();  // JSON is printed whole at each poll
-    return f;
+    return as_document(f, o);
   };
   if (!o.watch) {
     for (const auto& line : frame().lines) std::cout << line << '\n';
@@ -89,8 +118,8 @@ void site_race_status(const std::string& dir, const StatusOptions& o, Context& c
   }
   StatusWatch w;
   w.poll = frame;
-  w.terminal = isatty(STDOUT_FILENO);
-  w.json = o.json;
+  w.terminal = isatty(STDOUT_FILENO) && o.json < 0;
+  w.json = o.json >= 0;
   w.poll_s = std::max(ctx.poll_s, 5.0);
   watch_status(w, ctx.clock, std::cout);
 }
@@ -103,7 +132,9 @@ void setup_status(CLI::App& app, Context& ctx) {
   cmd->add_option("targets", o->req.targets, "Runs (name, id or path) or job ids; default: recent runs");
   cmd->add_option("--runs", o->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
   cmd->add_flag("--all", o->req.all, "Every run, also those that ended over 24 h ago");
-  cmd->add_flag("--json", o->json, "Print JSON for scripts");
+  cmd->add_flag("--json{1}", o->json,
+                "Print the status document for programs (docs/json.md); --json=0: the bare rows of before")
+      ->check(CLI::Range(0, kJsonMajor));
   cmd->add_flag("--watch", o->watch, "Refresh until every job shown has ended");
   add_remote_options(cmd, o->remote);
   cmd->callback([o, &ctx] {

@@ -2,7 +2,10 @@
 // Where a long-running workflow (submit --wait, race, sweep, cancel, logs -f)
 // says what happens as it happens. The CLI prints it (results on stdout,
 // warnings and errors on stderr, job states in colour on a terminal); unit
-// tests record it. Final results come back as return values instead.
+// tests record it. Final results come back as return values instead; what
+// a program needs to know of them (which run was made) is said as a fact,
+// which --json's document takes (docs/json.md) and the human view leaves out.
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "slurm/slurm_job.hpp"
@@ -58,6 +61,9 @@ class Output {
   virtual void warning(const std::string& text) = 0;
   virtual void error(const std::string& text) = 0;
   virtual void note(const std::string& text) = 0;
+  // A fact for programs: `key` of the command's JSON document ("run": the
+  // run it made). Said once per key; the human view ignores it.
+  virtual void fact(const std::string& key, const nlohmann::json& value) { (void)key, (void)value; }
 };
 
 }  // namespace ddpctl
