@@ -12,6 +12,7 @@
 // fake clock. This header gathers them for the CLI (src/cli/job.cpp).
 #include "agent/job_acts.hpp"
 #include "agent/job_check.hpp"
+#include "agent/job_events.hpp"
 #include "agent/provenance.hpp"
 #include "agent/job_place.hpp"
 #include "agent/job_sample.hpp"

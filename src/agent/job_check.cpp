@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "agent/job_events.hpp"
 #include "agent/job_place.hpp"
 #include "base/files.hpp"
 
@@ -42,7 +43,19 @@ CheckDecision read_node_checks(const std::string& log_base, const std::vector<st
     }
     results.push_back(r);
   }
-  return decide_after_check(nodes, results, attempt, max_requeues);
+  CheckDecision d = decide_after_check(nodes, results, attempt, max_requeues);
+  // The run's events (job_events.hpp): each unfit node, with its problem.
+  const JobEventSource events = job_event_source(ctx.env);
+  for (const auto& n : d.bad_nodes) {
+    std::string why;
+    for (const auto& l : d.lines)
+      if (l.find(n) != std::string::npos) {
+        why = l;
+        break;
+      }
+    job_event(events, EventType::NodeCheckFailed, {{"node", n}, {"reason", why.empty() ? "no result of its check" : why}});
+  }
+  return d;
 }
 
 }  // namespace ddpctl

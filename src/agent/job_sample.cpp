@@ -3,15 +3,18 @@
 #include <csignal>
 #include <fmt/format.h>
 #include <fstream>
+#include <optional>
 #include <signal.h>
 #include <unistd.h>
 
+#include "agent/job_events.hpp"
 #include "agent/job_place.hpp"
 #include "agent/job_stacks.hpp"
 #include "agent/log_folder.hpp"
 #include "agent/sampler.hpp"
 #include "base/diagnostics.hpp"
 #include "base/files.hpp"
+#include "runs/job_files.hpp"
 #include "runs/usage.hpp"
 
 namespace ddpctl {
@@ -43,6 +46,19 @@ class SigtermNoted {
   struct sigaction old_ = {};
 };
 
+// At SIGTERM: a preemption is an event of the run where Slurm says so
+// (PreemptTime, Slurm 23.02 and on); a cancel or the time limit is not.
+void say_if_preempted(const JobEventSource& events, const JobPlace& place, Context& ctx) {
+  if (events.run_dir.empty()) return;
+  CommandResult r = ctx.runner.run({"scontrol", "show", "job", "-o", place.slurm_id}, std::chrono::seconds(5));
+  const size_t at = r.out.find("PreemptTime=");
+  if (!r.ok() || at == std::string::npos) return;
+  const std::string when = r.out.substr(at + 12, r.out.find_first_of(" \n", at) - at - 12);
+  if (when.empty() || when == "None" || when == "Unknown") return;
+  job_event_once(events, fmt::format("preempted.{}.{}", place.slurm_id, place.attempt), EventType::Preempted,
+                 {{"reason", "Slurm preempted the job at " + when + "; SIGTERM reached the training step"}});
+}
+
 }  // namespace
 
 void run_sampler(const SampleOptions& o, Context& ctx) {
@@ -68,15 +84,30 @@ void run_sampler(const SampleOptions& o, Context& ctx) {
   std::string request = stacks_request_path(o.log_base, so.attempt);
   std::string stacks = stacks_path(o.log_base, so.attempt, so.node);
   double budget = stacks_budget(ctx.env);
+  // The first node's sampler says what the training says (job_events.hpp).
+  const JobEventSource events = job_event_source(ctx.env);
+  const bool first_node = ctx.env.value("SLURM_NODEID", "0") == "0";
+  std::optional<TrainingEvents> training;
+  if (first_node && !events.run_dir.empty())
+    training.emplace(events, TrainingFiles{ctx.env.value("DDPCTL_PROGRESS_FILE"), ctx.env.value("DDPCTL_METRICS_FILE"),
+                                           job_files::step_log(o.log_base, so.attempt, 0),
+                                           fmt::format("{}.{}.{}", place.slurm_id, so.attempt,
+                                                       ctx.env.value("DDPCTL_RESTART", "0"))});
   double next = 0;
   for (int taken = 0; o.count == 0 || taken < o.count;) {
     if (g_sigterm) {
       write_file_atomic(preempted, fmt::format("{:.3f} SIGTERM from Slurm reached the training step on {}\n",
                                                ctx.clock.wall(), so.node));
+      if (first_node) say_if_preempted(events, place, ctx);
+      if (training) training->tick(ctx.clock.wall() + 1e9);  // the last metrics, and the progress, said
       return;
     }
-    if (o.parent_pid > 0 && ::getppid() != o.parent_pid) return;  // the program it sampled for has ended
+    if (o.parent_pid > 0 && ::getppid() != o.parent_pid) {  // the program it sampled for has ended
+      if (training) training->tick(ctx.clock.wall() + 1e9);
+      return;
+    }
     double now = ctx.clock.wall();
+    if (training) training->tick(now);
     if (now >= next) {
       UsageSample s = sampler.take(now);
       std::ofstream out(path, std::ios::app);

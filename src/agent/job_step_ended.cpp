@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <iostream>
 
+#include "agent/job_events.hpp"
 #include "agent/job_check.hpp"
 #include "agent/job_place.hpp"
 #include "agent/log_folder.hpp"
@@ -112,10 +113,26 @@ void record_decision(const StepEndedOptions& o, int attempt, const RestartDecisi
 
 }  // namespace
 
+namespace {
+
+// The run's events of the decision (job_events.hpp): the nodes left out,
+// and the restart on the nodes it takes; a requeue says itself (requeue.sh).
+void say_decision(const StepEndedOptions& o, const RestartDecision& d, Context& ctx) {
+  const JobEventSource events = job_event_source(ctx.env);
+  if (!d.left_out.empty() && d.verdict == AgentVerdict::Go)
+    job_event(events, EventType::NodeExcluded, {{"nodes", d.left_out}, {"reason", d.cause}});
+  if (d.verdict == AgentVerdict::Go)
+    job_event(events, EventType::Restarted,
+              {{"restart", o.restarts_done + 1}, {"nodes", d.nodes}, {"taken", d.taken}, {"reason", d.text}});
+}
+
+}  // namespace
+
 RestartDecision on_step_ended(const StepEndedOptions& o, Context& ctx) {
   JobPlace place = job_place(ctx.env);
   RestartDecision d = decide_restart(restart_input(o, place.attempt, ctx));
   record_decision(o, place.attempt, d, ctx);
+  say_decision(o, d, ctx);
   if (d.verdict == AgentVerdict::Go)
     for (const auto& n : d.nodes) std::remove(node_check_path(o.log_base, place.attempt, n).c_str());
   return d;

@@ -83,6 +83,7 @@ Watcher::Watcher(WatchOptions o, CommandRunner& runner, Clock& clock, double sta
   record_.step = o_.step;
   record_.stall_after_s = o_.stall_after_s;
   record_.action = stall_action_name(o_.action);
+  slow_.events_to(o_.events);
 }
 
 void Watcher::save() {
@@ -138,6 +139,7 @@ bool Watcher::act(const StallVerdict& v, double now) {
   if (o_.action == StallAction::Warn) {
     record_.taken = WatchdogOutcome::Warned;
     save();
+    say_stalled();
     std::cerr << "ddpctl: watchdog: warning: " << describe_stall(record_) << " (watchdog.action: warn: it runs on)\n";
     return true;
   }
@@ -147,6 +149,7 @@ bool Watcher::act(const StallVerdict& v, double now) {
   record_.taken = watchdog_outcome(act_taken(), OutcomePhase::Acting);
   save();
   gather_stacks(now);
+  say_stalled();
   return !take_action();
 }
 
@@ -196,6 +199,19 @@ void Watcher::gather_stacks(double now) {
     save();
 }
 
+void Watcher::say_stalled() {
+  nlohmann::json j = {{"reason", describe_stall(record_)}, {"action", record_.action}, {"for_s", record_.for_s}};
+  if (record_.culprit_named) {
+    j["culprit"] = record_.culprit;
+    // "rank 1 (g1) ...": the culprit's rank, for programs.
+    if (record_.culprit.rfind("rank ", 0) == 0) {
+      const int rank = std::atoi(record_.culprit.c_str() + 5);
+      if (rank > 0 || record_.culprit.compare(5, 1, "0") == 0) j["rank"] = rank;
+    }
+  }
+  job_event(o_.events, EventType::Stalled, j);
+}
+
 bool Watcher::take_action() {
   constexpr int kTries = 3;
   tries_++;
@@ -230,6 +246,8 @@ bool Watcher::take_action() {
                                  "login node does it\n", *why, o_.race_run);
     }
     failed = requeue_job(runner_, target, exclude);
+    if (!failed)
+      job_event(o_.events, EventType::Requeued, {{"reason", "by the watchdog: " + what}, {"nodes", exclude}});
     record_.result = failed ? "scontrol requeue failed: " + *failed : fmt::format("scontrol requeue {}: done", target);
   } else {
     std::cerr << fmt::format("ddpctl: watchdog: cancelling job {}: {}\n", o_.job_id, what);
@@ -263,6 +281,7 @@ void run_watch(WatchOptions o, Context& ctx) {
     o.in_job = true;
   }
   o.fr_dump_prefix = ctx.env.value("TORCH_FR_DUMP_TEMP_FILE", ctx.env.value("TORCH_NCCL_DEBUG_INFO_TEMP_FILE"));
+  o.events = job_event_source(ctx.env);
   // The step's srun still there (it may be another user's pid only after it ended and the pid was reused: rare, and
   // then the batch shell's kill ends this).
   auto step_running = [pid = o.step_pid] { return pid <= 0 || ::kill(pid, 0) == 0 || errno == EPERM; };

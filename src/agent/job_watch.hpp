@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/job_events.hpp"
 #include "agent/job_stacks.hpp"
 #include "agent/straggler.hpp"
 #include "agent/watchdog.hpp"
@@ -43,6 +44,7 @@ struct WatchOptions {
   // the watcher races the group again with `race_program race-again`, as the
   // script's own requeues do; "": the job is not raced again from here.
   std::string race_run, race_program;
+  JobEventSource events;  // where its events go (job_events.hpp)
 };
 
 // One observation of the running step from its files.
@@ -78,6 +80,7 @@ class Watcher {
  private:
   bool act(const StallVerdict& v, double now);  // true: the watch goes on
   bool take_action();  // scancel or scontrol requeue; true when it did
+  void say_stalled();  // the run's `stalled` event, with the culprit where named
   void save();         // the record, atomically; a failure is reported, not thrown
   void gather_stacks(double now);  // stall_evidence.hpp, then the record saved
   // An in-job restart's step: its first progress (the progress file, else

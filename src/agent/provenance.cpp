@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 
+#include "agent/job_events.hpp"
 #include "runs/job_files.hpp"
 #include "base/files.hpp"
 #include "base/text.hpp"
@@ -215,6 +216,10 @@ Provenance collect_provenance(const ProvenanceOptions& o, CommandRunner& runner,
 }
 
 Provenance record_provenance(const std::string& log_base, const ProvenanceOptions& o, Context& ctx) {
+  // The attempt started: its first step (an in-job restart's is `restarted`).
+  const JobEventSource events = job_event_source(ctx.env);
+  job_event_once(events, fmt::format("started.{}.{}", events.keys.value("job", ""), events.keys.value("attempt", 0)),
+                 EventType::Started, {{"nodes", o.nodes}});
   Provenance e = collect_provenance(o, ctx.runner, ctx.env, ctx.clock);
   write_file_atomic(provenance_path(log_base, e.attempt), provenance_json(e).dump(2) + "\n");
   return e;

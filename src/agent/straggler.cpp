@@ -49,6 +49,13 @@ void StragglerMonitor::save() {
   saved_at_ = record_.updated;
 }
 
+void StragglerMonitor::say_named(double now) {
+  for (const auto& r : record_.slow)
+    if (said_.insert(r.id.key()).second)
+      job_event(events_, EventType::Straggler,
+                {{"rank", r.id.key()}, {"node", r.id.node}, {"speed", r.speed}, {"reason", describe_slow(record_, now)}});
+}
+
 void StragglerMonitor::tick(double now) try {
   std::optional<std::vector<RankWork>> reading;
   auto use = [&](SpeedBasis b) {
@@ -105,6 +112,7 @@ void StragglerMonitor::tick(double now) try {
   if (v.changed) {
     std::string now_slow = describe_slow(record_, now);
     std::cerr << "ddpctl: watchdog: " << (now_slow.empty() ? "no rank is slow any more" : "slow: " + now_slow) << '\n';
+    say_named(now);
   }
   if (v.changed || !have_reading_ || now - saved_at_ >= 60) save();
   have_reading_ = true;

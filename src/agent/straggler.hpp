@@ -6,9 +6,11 @@
 // (runs/slow_record.hpp). With `watchdog.exclude_slow` a named rank's node
 // is left out of the job's next attempt (slow_nodes_to_exclude).
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "agent/job_events.hpp"
 #include "agent/rank_work.hpp"
 #include "agent/straggler_watch.hpp"
 #include "runs/slow_record.hpp"
@@ -38,8 +40,11 @@ class StragglerMonitor {
   const SlowRecord& record() const { return record_; }
   // The nodes the next requeue leaves out (empty without exclude).
   std::vector<std::string> exclusion() const { return record_.exclude ? record_.exclude_nodes : std::vector<std::string>{}; }
+  // Each rank named slow becomes a `straggler` event of the run (once a rank).
+  void events_to(JobEventSource events) { events_ = std::move(events); }
 
  private:
+  void say_named(double now);
   void save();
   StragglerOptions o_;
   double started_at_;
@@ -50,6 +55,8 @@ class StragglerMonitor {
   double progress_mtime_ = 0, saved_at_ = 0;
   bool have_reading_ = false;
   SlowRecord record_;
+  JobEventSource events_;
+  std::set<int> said_;  // the ranks said slow
 };
 
 // The window the speeds are read over: a fifth of slow_after, at least four

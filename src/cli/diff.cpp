@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/app.hpp"
+#include "cli/json_output.hpp"
 #include "cli/common.hpp"
 #include "explain/run_diff.hpp"
 
@@ -20,6 +21,9 @@ void setup_diff(CLI::App& app, Context& ctx) {
   cmd->callback([o, &ctx] {
     std::string root = runs_root(o->runs);
     RunDiff d = diff_runs(find_run(root, o->a), find_run(root, o->b), ctx.runner);
+    json_fact("runs", nlohmann::json::array({o->a, o->b}));
+    json_fact("same", d.same);
+    json_fact("diff", d.text);
     std::cout << d.text;
     if (d.same) std::cout << "the two runs ran the same spec, code and script\n";
   });

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cli/app.hpp"
+#include "cli/json_output.hpp"
 #include "cli/common.hpp"
 #include "assist/doctor.hpp"
 #include "base/files.hpp"
@@ -36,10 +37,15 @@ void setup_doctor(CLI::App& app, Context& ctx) {
     } else {
       site = diagnose_site(ctx.slurm, o->name, utc_now_iso());
     }
+    nlohmann::json checks = nlohmann::json::array();
+    for (const auto& c : site.checks) checks.push_back({{"check", c.what}, {"ok", c.ok}, {"detail", c.detail}});
+    json_fact("checks", checks);
     for (const auto& c : site.checks)
       std::cerr << fmt::format("{:<28} {} {}\n", c.what, c.ok ? paint("ok  ", Tone::Good) : paint("FAIL", Tone::Bad),
                                c.detail);
     if (!site.fatal.empty()) throw UserError(site.fatal);
+    json_fact("profile_yaml", site.profile_yaml);
+    if (!o->output.empty()) json_fact("file", o->output);
     if (o->output.empty()) {
       std::cout << site.profile_yaml;
     } else {

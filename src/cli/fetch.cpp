@@ -8,6 +8,7 @@
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
+#include "cli/json_output.hpp"
 #include "remote/remote_fetch.hpp"
 #include "base/text.hpp"
 #include "runs/run_store.hpp"
@@ -37,6 +38,7 @@ void fetch_site_races(const FetchOptions& o, Context& ctx) {
                                                         "({} is not a race across sites here)", printable(t)));
     dirs.push_back(*dir);
   }
+  nlohmann::json fetched = nlohmann::json::array();
   for (const auto& dir : dirs) {
     FetchRequest f;
     f.target = race_remote_base(dir, ctx.env);
@@ -51,8 +53,11 @@ void fetch_site_races(const FetchOptions& o, Context& ctx) {
     // Only under the race: what a site names never replaces a run here.
     f.local_runs_root = dir + "/fetched";
     std::filesystem::create_directories(f.local_runs_root);
-    fetch_runs(f, ctx.runner, std::cout);
+    for (const auto& id : fetch_runs(f, ctx.runner, std::cout))
+      fetched.push_back({{"run", id}, {"dir", f.local_runs_root + "/" + id}, {"race", std::filesystem::path(dir).filename().string()},
+                         {"site", w.site.name}, {"job", w.job}});
   }
+  json_fact("fetched", fetched);
 }
 
 }  // namespace
@@ -73,7 +78,10 @@ void setup_fetch(CLI::App& app, Context& ctx) {
     f.targets = o->targets;
     f.runs_option = o->runs;
     f.local_runs_root = runs_root(o->runs);
-    fetch_runs(f, ctx.runner, std::cout);
+    nlohmann::json fetched = nlohmann::json::array();
+    for (const auto& id : fetch_runs(f, ctx.runner, std::cout))
+      fetched.push_back({{"run", id}, {"dir", f.local_runs_root + "/" + id}});
+    json_fact("fetched", fetched);
   });
 }
 

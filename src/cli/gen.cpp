@@ -5,6 +5,7 @@
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
+#include "cli/json_output.hpp"
 #include "script/preemption_note.hpp"
 #include "script/render.hpp"
 #include "base/text.hpp"
@@ -35,12 +36,16 @@ void setup_gen(CLI::App& app, Context&) {
     RunSpec read = load_run_spec(o->spec, o->sets);
     if (read.has_grid) {  // each array's script, then each cell's
       if (o->to_stdout) {
+        nlohmann::json files = nlohmann::json::array();
         for (const auto& [file, text] : render_grid_scripts(o->spec, o->sets, o->out_dir, templates_dir(o->templates)))
-          std::cout << "# ==> " << file << " <==\n" << text;
+          std::cout << "# ==> " << file << " <==\n" << text, files.push_back({{"file", file}, {"text", text}});
+        json_fact("scripts", files);
         return;
       }
+      nlohmann::json files = nlohmann::json::array();
       for (const auto& path : write_grid_scripts(o->spec, o->sets, o->out_dir, templates_dir(o->templates)))
-        std::cout << path << '\n';
+        std::cout << path << '\n', files.push_back({{"file", path}});
+      json_fact("scripts", files);
       return;
     }
     // A spec naming sites is rendered per site: each has its own profile.
@@ -59,10 +64,18 @@ void setup_gen(CLI::App& app, Context&) {
       if (std::string note = sweep_list_note(o->spec, false); !note.empty()) ConsoleOutput().note(note);
     for (const auto& n : preemption_notes(run)) ConsoleOutput().note(n);
     auto scripts = select_shape(render_scripts(run, templates_dir(o->templates)), o->shape);
+    nlohmann::json files = nlohmann::json::array();
     if (!o->to_stdout) {
-      for (const auto& path : write_scripts(scripts, o->out_dir)) std::cout << path << '\n';
+      std::vector<std::string> paths = write_scripts(scripts, o->out_dir);
+      for (size_t i = 0; i < paths.size(); ++i) {
+        std::cout << paths[i] << '\n';
+        files.push_back({{"file", paths[i]}, {"shape", scripts[i].label}});
+      }
+      json_fact("scripts", files);
       return;
     }
+    for (const auto& s : scripts) files.push_back({{"file", s.file_name}, {"shape", s.label}, {"text", s.text}});
+    json_fact("scripts", files);
     for (const auto& s : scripts) {
       if (scripts.size() > 1) std::cout << "# ==> " << s.file_name << " <==\n";
       std::cout << s.text;

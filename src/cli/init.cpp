@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/app.hpp"
+#include "cli/json_output.hpp"
 #include "assist/init.hpp"
 
 namespace ddpctl::cli {
@@ -29,6 +30,7 @@ void setup_init(CLI::App& app, Context&) {
     std::time_t now = std::time(nullptr);
     std::strftime(today, sizeof today, "%Y-%m-%d", std::localtime(&now));
     std::string written = write_starter_spec(*o, today);
+    json_fact("file", written);
     std::cout << "wrote " << written << ": check it with `ddpctl gen " << written
               << " --stdout`, then `ddpctl submit " << written << "`\n";
   });

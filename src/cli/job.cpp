@@ -256,11 +256,23 @@ void setup_requeue(CLI::App* job, Context& ctx) {
       for (const auto& n : slow)
         if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
     }
-    if (auto why = requeue_job(ctx.runner, place.slurm_id, nodes)) {
+    std::optional<std::string> why = requeue_job(ctx.runner, place.slurm_id, nodes);
+    if (!nodes.empty() && (!why || why->rfind("the nodes could not", 0) != 0))
+      job_event(job_event_source(ctx.env), EventType::NodeExcluded, {{"nodes", nodes}, {"reason", "left out of the requeued job"}});
+    if (why) {
       std::cerr << "ddpctl: requeue: " << *why << '\n';
       throw CLI::RuntimeError(1);
     }
   });
+}
+
+void setup_event(CLI::App* job, Context& ctx) {
+  auto type = std::make_shared<std::string>();
+  auto words = std::make_shared<std::vector<std::string>>();
+  CLI::App* c = job->add_subcommand("event", "Write an event of the job's run (the job script's own: a race's claim, a requeue)");
+  c->add_option("type", *type, "The event's type (docs/json.md \"Events\")")->required();
+  c->add_option("fields", *words, "KEY=VALUE words: the event's fields");
+  c->callback([type, words, &ctx] { job_event_from_words(ctx.env, *type, *words); });
 }
 
 }  // namespace
@@ -270,7 +282,7 @@ void setup_job(CLI::App& app, Context& ctx) {
   job->group("");
   job->require_subcommand(1);
   for (auto setup : {setup_sample, setup_watch, setup_check, setup_checked, setup_step_ended, setup_stacks, setup_python_hook, setup_provenance,
-                     setup_requeue})
+                     setup_requeue, setup_event})
     setup(job, ctx);
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/app.hpp"
+#include "cli/json_output.hpp"
 #include "cli/common.hpp"
 #include "report/report_collect.hpp"
 #include "base/text.hpp"
@@ -26,7 +27,21 @@ void setup_plan(CLI::App& app, Context& ctx) {
   cmd->callback([o, &ctx] {
     o->req.runs_root = runs_root(o->runs);
     ConsoleOutput out;
-    for (const auto& line : plan_lines(o->req, make_plan(o->req, ctx.slurm, out, ctx.clock.now()))) std::cout << line << '\n';
+    const Plan plan = make_plan(o->req, ctx.slurm, out, ctx.clock.now());
+    nlohmann::json shapes = nlohmann::json::array();
+    for (size_t i = 0; i < plan.shapes.size(); ++i) {
+      const Prediction& p = plan.shapes[i];
+      shapes.push_back({{"shape", p.shape.label}, {"nodes", p.shape.nodes}, {"ranks_per_node", p.shape.ranks_per_node},
+                        {"gpus_per_node", p.shape.gpus_per_node}, {"efficiency", p.efficiency},
+                        {"efficiency_from", p.efficiency_from}, {"img_per_s", p.img_per_s}, {"time_s", p.time_s},
+                        {"node_hours", p.node_hours},
+                        {"gpu_hours", p.gpu_hours ? nlohmann::json(*p.gpu_hours) : nlohmann::json()},
+                        {"fastest", i == plan.fastest}, {"cheapest", i == plan.cheapest}});
+    }
+    json_fact("shapes", shapes);
+    json_fact("epochs", plan.epochs);
+    json_fact("measured_runs", plan.measured);
+    for (const auto& line : plan_lines(o->req, plan)) std::cout << line << '\n';
   });
 }
 

@@ -8,6 +8,7 @@
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
+#include "cli/json_output.hpp"
 #include "explain/report.hpp"
 #include "report/report_collect.hpp"
 #include "report/report_plot_run.hpp"
@@ -34,7 +35,8 @@ void print_grid_report(const Run& run, const ReportOptions& o, Context& ctx) {
   ConsoleOutput out;
   GridReports r = collect_grid_reports(run, ctx.slurm, g, out, ctx.clock.now());
   std::vector<std::string> warnings;
-  std::cout << format_grid_reports(r, o.format, warnings);
+  if (json_capture()) json_fact("grid", nlohmann::json::parse(format_grid_reports(r, "json", warnings)));
+  else std::cout << format_grid_reports(r, o.format, warnings);
   for (const auto& w : warnings) std::cerr << "ddpctl: warning: " << w << '\n';
   if (o.plot.empty()) return;
   for (const auto& line : plot_grid_reports(r, o.plot, o.plot_metric, o.x, ctx.runner))
@@ -52,12 +54,16 @@ void run_report(const ReportOptions& o, Context& ctx) {
     if (given) throw UserError(Location{name}, "", "is for the report of a grid's sweep (`ddpctl report SWEEP`)");
   ConsoleOutput out;
   std::vector<ReportRow> rows = collect_report(o.targets, runs_root(o.runs), ctx.slurm, out, ctx.clock.now());
-  if (o.format == "table") std::cout << report_table(rows);
+  if (json_capture()) {  // --json: the rows in the report's document
+    json_fact("rows", nlohmann::json::parse(report_json(rows)));
+    for (const auto& note : {mixed_code_note(rows), mixed_provenance_note(rows)})
+      if (!note.empty()) std::cerr << "ddpctl: warning: " << note << '\n';
+  } else if (o.format == "table") std::cout << report_table(rows);
   if (o.format == "markdown") std::cout << report_markdown(rows);
   if (o.format == "csv") std::cout << report_csv(rows);
   if (o.format == "json") std::cout << report_json(rows);
   // The table and Markdown say it in their notes; CSV and JSON have no place for it.
-  if (o.format == "csv" || o.format == "json")
+  if (!json_capture() && (o.format == "csv" || o.format == "json"))
     for (const auto& note : {mixed_code_note(rows), mixed_provenance_note(rows)})
       if (!note.empty()) std::cerr << "ddpctl: warning: " << note << '\n';
   if (o.plot.empty()) return;

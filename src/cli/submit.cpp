@@ -7,6 +7,7 @@
 #include "cli/app.hpp"
 #include "cli/common.hpp"
 #include "script/preemption_note.hpp"
+#include "runs/run_json.hpp"
 #include "runs/snapshot_record.hpp"
 #include "base/paths.hpp"
 #include "spec/spec.hpp"
@@ -68,12 +69,17 @@ void run_submit(SubmitOptions& o, Context& ctx) {
   note_lock_wait(r.lock_waited_s);
   switch (r.kind) {
     case SubmitResult::Kind::AlreadySubmitted:
+      out.fact("already", true);
+      out.fact("run", r.active.run_id);
+      out.fact("jobs", nlohmann::json::array({{{"job", r.active.job_id}, {"run", r.active.run_id}}}));
       std::cout << fmt::format(
           "already submitted: job {} of run {} is still queued or running; not submitting it again "
           "(--again submits another)\n",
           r.active.job_id, r.active.run_id);
       return;
     case SubmitResult::Kind::DryRun:
+      out.fact("dry_run", true);
+      out.fact("would_run", r.would_run);
       std::cout << fmt::format("dry run: {} passed validation{}; nothing was submitted\n", o.req.spec,
                                o.req.preflight ? " and the cluster preflight" : "");
       std::cout << "would run: " << r.would_run << '\n';
@@ -82,6 +88,7 @@ void run_submit(SubmitOptions& o, Context& ctx) {
       break;
   }
   const Attempt& a = r.attempt;
+  state_run(out, r.run);
   std::cout << fmt::format("submitted job {}{} (shape {}) as run {}\n", a.job_id,
                            a.cluster.empty() ? "" : " on cluster " + a.cluster, a.shape, r.run.id);
   std::cout << "  code:   " << snapshot_summary(r.run.dir) << '\n';

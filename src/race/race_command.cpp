@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "runs/run_json.hpp"
 #include "base/text.hpp"
 #include "explain/failure.hpp"
 #include "explain/race.hpp"
@@ -19,6 +20,7 @@ void wait_for_race(Context& ctx, const Run& given, bool follow, Output& out) {
   for (;;) {
     RaceState race = read_race(run);
     if (race.winner()) {
+      out.fact("winner", {{"shape", race.winner()->label}, {"job", race.winner()->job_id}});
       size_t generation = race.generations.size();
       if (generation > 1)
         out.line(fmt::format("race: generation {} won by shape {} (job {}) {:.1f} s after the re-race",
@@ -86,6 +88,8 @@ double race_command(const RaceRequest& req, bool plan, bool wait, bool follow, C
     std::string note;
     std::vector<RankedShape> ranking = plan_race(group, req, ctx.slurm, note);
     print_plan(ranking, req.rank_by != "start", note, ctx.clock.now(), out);
+    out.fact("plan", true);
+    out.fact("would_race", kept_labels(ranking));
     return 0;
   }
   if (!req.dry_run) try {
@@ -96,11 +100,15 @@ double race_command(const RaceRequest& req, bool plan, bool wait, bool follow, C
   RaceSubmission r = submit_race(group, req, ctx, out);
   switch (r.kind) {
     case RaceSubmission::Kind::AlreadySubmitted:
+      out.fact("already", true);
+      out.fact("run", r.active.run_id);
+      out.fact("jobs", nlohmann::json::array({{{"job", r.active.job_id}, {"run", r.active.run_id}}}));
       out.line(fmt::format("already submitted: job {} of race run {} is still queued or running; not submitting it "
                            "again (--again submits another)",
                            r.active.job_id, r.active.run_id));
       return r.lock_waited_s;
     case RaceSubmission::Kind::DryRun:
+      out.fact("dry_run", true);
       out.line(fmt::format("dry run: {} passed validation{}; nothing was submitted", join(req.specs, ", "),
                            !req.preflight || !req.rank_by.empty() ? "" : " and the cluster preflight"));
       if (!req.rank_by.empty()) print_plan(r.ranking, req.rank_by == "finish", r.ranking_note, ctx.clock.now(), out);
@@ -110,6 +118,8 @@ double race_command(const RaceRequest& req, bool plan, bool wait, bool follow, C
     case RaceSubmission::Kind::Submitted:
       break;
   }
+  state_run(out, r.run);
+  out.fact("race", true);
   out.line(fmt::format("submitted race of {} as run {}: the first to start trains, the others are cancelled",
                        join(r.submitted, ", "), r.run.id));
   out.line(fmt::format("  status: ddpctl status {}\n  logs:   ddpctl logs {}", r.run.id, r.run.id));

@@ -59,6 +59,7 @@ Run record_race_run(const RaceGroup& g, const RaceRequest& req, Context& ctx) {
   // wins the race again resumes what the last one saved.
   std::string run_folder = absolute_path(frozen.parts.front().spec.output_dir + "/" + run.id);
   for (auto& p : frozen.parts) create_checkpoint_folder(p, set_checkpoint_folder(p, run_folder));
+  for (auto& p : frozen.parts) set_run_dir(p, run.dir);
   for (const auto& s : render_group(frozen, req.templates_dir, race_dir(run)))
     write_file_atomic(run.dir + "/" + s.file_name, s.text, 0755);
   return run;

@@ -336,6 +336,12 @@ std::string checkpoint_folder(const ResolvedRun& run, const std::string& run_fol
   return folder;
 }
 
+void set_run_dir(ResolvedRun& run, const std::string& run_dir) {
+  constexpr std::string_view kName = "DDPCTL_RUN_DIR";
+  if (std::any_of(run.env.begin(), run.env.end(), [&](const auto& e) { return e.first == kName; })) return;
+  run.env.emplace_back(kName, run_dir);
+}
+
 std::string set_checkpoint_folder(ResolvedRun& run, const std::string& run_folder) {
   constexpr std::string_view kName = "DDPCTL_CHECKPOINT_DIR";
   if (std::any_of(run.env.begin(), run.env.end(), [&](const auto& e) { return e.first == kName; })) return "";

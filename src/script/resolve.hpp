@@ -77,6 +77,9 @@ void apply_snapshot(ResolvedRun& run, const SnapshotDecision& decision, const st
 // nothing. Returns the folder when ddpctl chose it (the caller creates it
 // at submit), else "".
 std::string set_checkpoint_folder(ResolvedRun& run, const std::string& run_folder);
+// DDPCTL_RUN_DIR, the run's own folder in the store (where the job's agent
+// appends the run's events, runs/events.hpp), once the run's id is known.
+void set_run_dir(ResolvedRun& run, const std::string& run_dir);
 // The folder set_checkpoint_folder sets, without setting it; `chosen`: ddpctl chose it.
 std::string checkpoint_folder(const ResolvedRun& run, const std::string& run_folder, bool* chosen);
 // Creates the folder set_checkpoint_folder chose ("" : nothing to do).

@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "runs/events.hpp"
 #include "base/diagnostics.hpp"
 #include "base/files.hpp"
 #include "base/text.hpp"
@@ -261,6 +262,21 @@ struct Coordinator {
   }
 };
 
+// The race's events (runs/events.hpp) in its run here: a grant, each site
+// told to stand down (once a round), a round opened.
+void say_events(const std::string& dir, int round, const SiteDecision& d, const std::optional<RoundOpening>& open) {
+  if (d.new_grant)
+    append_event_once(dir, fmt::format("granted.{}", round), EventType::Granted,
+                      {{"site", d.new_grant->site}, {"job", d.new_grant->job}, {"round", round}});
+  for (const auto& [site, a] : d.actions)
+    if (!a.stand_down.empty())
+      append_event_once(dir, fmt::format("stood_down.{}.{}", site, round), EventType::StoodDown,
+                        {{"site", site}, {"round", round}, {"reason", a.stand_down}});
+  if (open)
+    append_event_once(dir, fmt::format("round_opened.{}", open->round), EventType::RoundOpened,
+                      {{"round", open->round}, {"reason", open->why}, {"site", open->from_site}, {"from_job", open->from_job}});
+}
+
 }  // namespace
 
 int coordinate(const CoordinateRequest& req, SiteCaller& caller, Clock& clock, std::ostream& log) {
@@ -298,6 +314,11 @@ int coordinate(const CoordinateRequest& req, SiteCaller& caller, Clock& clock, s
       }
     }
     for (const auto& line : d.said) say(line);
+    try {
+      say_events(dir, rr.round, d, rd.open);
+    } catch (const std::exception& e) {
+      say(std::string("warning: the race's events were not written: ") + e.what());
+    }
     bool acted = d.new_grant.has_value();
     if (c.relay_step(rd.relay)) acted = true;
     if (rd.open) {

@@ -15,6 +15,7 @@
 #include "runs/job_states.hpp"
 #include "runs/run_store.hpp"
 #include "explain/status_extras.hpp"
+#include "status/status_events.hpp"
 #include "status/status_rows.hpp"
 #include "status/status_view.hpp"
 #include "submit/submit.hpp"
@@ -54,6 +55,9 @@ class Refresh {
     add_grid_rows(extras);
     record_grid_ends();
     add_attempt_rows();
+    // After its jobs' ends (a grid's cells are said where they are shown).
+    for (const auto& run : runs_)
+      if (shown(run) && (!run.grid || !req_.targets.empty())) say_run_ended(run);
     if (req_.targets.empty()) index_and_sort();
     return finish();
   }
@@ -217,6 +221,7 @@ void Refresh::add_job_rows(StatusExtras& extras) {
         if (r.dropped) g.rows.push_back(dropped_row(*ref.run, r));
     }
     g.rows.push_back(job_row({ref, job, now_, shape, extras, &race}));
+    if (ref.attempt && states_.ends.count(ref.job_id)) say_job_ended(*ref.run, *ref.attempt, g.rows.back());
   }
 }
 
@@ -249,6 +254,7 @@ void Refresh::add_cell_rows(const Run& run, const std::vector<CellState>& cells,
     facts.cells = &cells;
     facts.cell = &c;
     g.rows.push_back(cell_row(facts));
+    if (c.attempt->task_end(c.cell->index)) say_job_ended(run, *c.attempt, g.rows.back(), c.cell->name);
   }
 }
 

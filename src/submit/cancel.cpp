@@ -5,6 +5,7 @@
 #include <set>
 
 #include "explain/experiments.hpp"
+#include "runs/events.hpp"
 #include "runs/job_states.hpp"
 #include "explain/status_grid.hpp"
 #include "base/text.hpp"
@@ -29,6 +30,7 @@ void cancel_grid_cells(const std::vector<Run*>& sweeps, const std::vector<std::s
   std::vector<std::string> names, found, racing;
   for (Run* run : sweeps) {
     std::set<std::string> whole;  // arrays cancelled whole
+    const size_t first_target = targets.size();
     for (const auto& c : cell_states(*run, q.jobs)) {
       names.push_back(c.cell->name);
       bool named = std::find(cells.begin(), cells.end(), c.cell->name) != cells.end();
@@ -63,6 +65,8 @@ void cancel_grid_cells(const std::vector<Run*>& sweeps, const std::vector<std::s
                                  })))
           a.cancel_requested_at = utc_now_iso();
     });
+    for (size_t i = first_target; i < targets.size(); ++i)
+      try_append_event(run->dir, EventType::CancelAsked, {{"job", targets[i]}});
   }
   for (const auto& want : cells)
     if (std::find(found.begin(), found.end(), want) == found.end())
@@ -131,10 +135,14 @@ void record_cancel_requests(std::vector<Run>& runs, const std::vector<std::strin
   auto is_live = [&live](const Attempt& a) { return std::find(live.begin(), live.end(), a.job_id) != live.end(); };
   for (auto& run : runs)
     if (std::any_of(run.attempts.begin(), run.attempts.end(), is_live))
+    {
       update_ledger(run, [&](std::vector<Attempt>& attempts) {
         for (auto& a : attempts)
           if (is_live(a)) a.cancel_requested_at = utc_now_iso();
       });
+      for (const auto& a : run.attempts)
+        if (is_live(a)) try_append_event(run.dir, EventType::CancelAsked, {{"job", a.job_id}, {"shape", a.shape}});
+    }
 }
 
 // Confirm: every job must reach a terminal state (or leave the queue)

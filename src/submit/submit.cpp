@@ -138,6 +138,7 @@ SubmitResult submit_one(const ResolvedRun& resolved, const SubmitRequest& req, C
   const bool retry = earlier.retry && !req.again;
   std::string id = retry ? earlier.retry->id : new_run_id(resolved.spec.name, utc_now_iso());
   std::string checkpoints = set_checkpoint_folder(run_as, absolute_path(run_as.spec.output_dir + "/" + id));
+  set_run_dir(run_as, absolute_path(req.runs_root + "/" + id));
   std::vector<RenderedScript> rendered = render_scripts(run_as, req.templates_dir);
   for (const auto& w : container_warnings(run_as)) out.warning(w);
   if (req.dry_run) {

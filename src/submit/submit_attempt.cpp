@@ -7,7 +7,9 @@
 
 #include "base/lock.hpp"
 #include "base/text.hpp"
+#include "runs/events.hpp"
 #include "runs/job_states.hpp"
+#include "runs/run_json.hpp"
 #include "runs/snapshot_record.hpp"
 
 namespace ddpctl {
@@ -95,13 +97,17 @@ std::vector<Attempt> settle_attempts(Run& run, SlurmClient& slurm) {
     a.decided_at = utc_now_iso();
     decided.push_back(a);
   }
-  if (!decided.empty())
+  if (!decided.empty()) {
+    std::vector<Attempt> settled_here;
     update_ledger(run, [&](std::vector<Attempt>& attempts) {
+      settled_here.clear();
       for (const auto& d : decided) {
         Attempt& rec = attempt_by_token(attempts, d.token);
-        if (!rec.settled()) rec = d;  // another ddpctl may have settled it meanwhile
+        if (!rec.settled()) rec = d, settled_here.push_back(d);  // another ddpctl may have settled it meanwhile
       }
     });
+    for (const auto& d : settled_here) try_append_event(run.dir, EventType::Submitted, answer_event_fields(d));
+  }
   return unsettled;
 }
 
@@ -117,7 +123,9 @@ int adopt_found_jobs(Run& run, const std::vector<Job>& queue) {
       }
   }
   if (found.empty()) return 0;
+  std::vector<Attempt> adopted;
   update_ledger(run, [&](std::vector<Attempt>& attempts) {
+    adopted.clear();
     for (const auto& [token, job] : found) {
       Attempt& rec = attempt_by_token(attempts, token);
       if (rec.outcome == Outcome::Submitted) continue;
@@ -126,8 +134,10 @@ int adopt_found_jobs(Run& run, const std::vector<Job>& queue) {
       rec.outcome = Outcome::Submitted;
       rec.job_id = submission_id(job);
       rec.decided_at = utc_now_iso();
+      adopted.push_back(rec);
     }
   });
+  for (const auto& a : adopted) try_append_event(run.dir, EventType::Submitted, answer_event_fields(a));
   return static_cast<int>(found.size());
 }
 
@@ -162,6 +172,7 @@ Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, cons
   a.host = host_name();
   auto record = [&run, &a] { update_ledger(run, [&a](std::vector<Attempt>& all) { attempt_by_token(all, a.token) = a; }); };
   record();  // the intent, before anything can happen
+  try_append_event(run.dir, EventType::Submitting, answer_event_fields(a));
 
   SbatchResult r = slurm.submit(args);
   a.decided_at = utc_now_iso();
@@ -180,6 +191,7 @@ Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, cons
       break;
   }
   record();  // the outcome
+  try_append_event(run.dir, EventType::Submitted, answer_event_fields(a));
   if (a.outcome == Outcome::Unconfirmed) {
     // Only a sighting settles it now: a controller that timed out may still be
     // creating the job, so absence is judged later, by the next `submit`.
@@ -190,6 +202,7 @@ Attempt submit_attempt(Run& run, const RunShape& shape, SlurmClient& slurm, cons
       a.reason = "sbatch's answer was lost (" + a.reason + "); found by its token in " + l.job.source;
       a.decided_at = utc_now_iso();
       record();
+      try_append_event(run.dir, EventType::Submitted, answer_event_fields(a));
     }
   }
   return a;

@@ -78,6 +78,7 @@ GridPlan plan_grid(ResolvedGrid& g, const std::string& run_dir, const std::strin
     for (auto& [name, value] : cell_environment(g.grid, cell)) r.env.emplace_back(name, value);
     r.env.emplace_back("DDPCTL_CELL_DIR", dir);
     if (std::string c = set_checkpoint_folder(r, dir); !c.empty()) plan.checkpoint_folders.push_back(c);
+    if (absolute_paths) set_run_dir(r, run_dir);  // a sweep's, not gen's
     // A raced grid's first cell claims the race in its scripts; its winner
     // submits the other cells, and a requeue does not race again.
     std::vector<RenderedScript> rendered = renderer.render(r);

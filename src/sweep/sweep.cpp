@@ -95,6 +95,7 @@ bool submit_sweep_shape(const SweepRequest& o, const ResolvedRun& resolved, cons
   // Each shape is a run of its own, with a checkpoint folder of its own.
   std::string id = new_run_id(resolved.spec.name, utc_now_iso());
   create_checkpoint_folder(one, set_checkpoint_folder(one, absolute_path(one.spec.output_dir + "/" + id)));
+  set_run_dir(one, absolute_path(o.runs_root + "/" + id));
   std::vector<std::pair<std::string, std::string>> files;
   for (const auto& s : render_scripts(one, o.templates_dir)) files.emplace_back(s.file_name, s.text);
   Run run = create_run(o.runs_root, {{&one, spec_text}}, o.sets, identity, files, id);

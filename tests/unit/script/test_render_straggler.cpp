@@ -68,8 +68,10 @@ TEST_CASE("the script passes slow_after and exclude_slow to the watchdog and the
                           "ddpctl_attempt=0 SLURM_JOB_ID=42 ddpctl_log_base=/logs/r_42 ddpctl_agent=" + agent + "\n" +
                           function + "(ddpctl_requeue " + args + ") 2>/dev/null");
   };
-  CHECK(requeue("agent", "''") == "agent job requeue --exclude  --slow-of /logs/r_42\n");
-  CHECK(requeue("agent", "'by the node check' g2") == "agent job requeue --exclude g2 --slow-of /logs/r_42\n");
+  // Each requeue is first the run's event, with why and the nodes left out.
+  CHECK(requeue("agent", "''") == "agent job event requeued reason= nodes=\nagent job requeue --exclude  --slow-of /logs/r_42\n");
+  CHECK(requeue("agent", "'by the node check' g2") ==
+        "agent job event requeued reason=by the node check nodes=g2\nagent job requeue --exclude g2 --slow-of /logs/r_42\n");
   // Where the agent cannot run, a plain requeue.
   CHECK(requeue("''", "''") == "scontrol requeue 42\n");
 }

@@ -49,6 +49,9 @@ ddpctl_continue_grid() {
     echo "ddpctl: race: ddpctl is not on this node; 'ddpctl sweep continue GEN_DIR' on the login node submits the grid's other cells" >&2
   fi
 }
+# The run's events (docs/json.md "Events"): the claim won or lost, written
+# where ddpctl runs on this node (a failure is said, never the job's).
+ddpctl_race_event() { [ ! -x ddpctl ] || DDPCTL_RUN_DIR=GEN_DIR ddpctl job event "$@" || true; }
 ddpctl_race=GEN_DIR/race
 ddpctl_generation=1
 while [ -d "$ddpctl_race/gen.$((ddpctl_generation + 1))" ]; do ddpctl_generation=$((ddpctl_generation + 1)); done
@@ -80,6 +83,7 @@ elif mkdir "$ddpctl_claim" 2>/dev/null; then
   echo "$SLURM_JOB_ID 4x1 $(date +%s.%N) $ddpctl_attempt" >"$ddpctl_claim/winner.tmp"
   mv "$ddpctl_claim/winner.tmp" "$ddpctl_claim/winner"
   echo "ddpctl: race: shape 4x1 (job $SLURM_JOB_ID) started first and won generation $ddpctl_generation; cancelling the other shapes"
+  ddpctl_race_event race_won "shape=4x1" "generation=$ddpctl_generation"
   for ddpctl_f in "$(ddpctl_jobs_of "$ddpctl_generation")"/*; do
     [ -f "$ddpctl_f" ] || continue
     ddpctl_id=$(cat "$ddpctl_f")
@@ -100,6 +104,7 @@ else
   if [ "${ddpctl_winner%% *}" != "$SLURM_JOB_ID" ]; then
     echo "ddpctl: race: shape 4x1 (job $SLURM_JOB_ID) lost generation $ddpctl_generation to ${ddpctl_winner:-an unrecorded job} (job, shape, claim time, attempt); standing down without training"
     echo "$SLURM_JOB_ID 4x1 $(date +%s.%N)" >"$ddpctl_race/stood-down.$SLURM_JOB_ID"
+    ddpctl_race_event race_lost "shape=4x1" "generation=$ddpctl_generation" "reason=lost to ${ddpctl_winner:-an unrecorded job} (job, shape, claim time, attempt)"
     scancel "$SLURM_JOB_ID" 2>/dev/null || true
     exit 0
   fi
@@ -183,6 +188,8 @@ trap ddpctl_on_signal USR1
 # reads it after "): "), $2 names nodes to leave out of the next attempt.
 ddpctl_requeue() {
   echo "ddpctl: requeueing job $SLURM_JOB_ID (restart $((ddpctl_attempt + 1)) of 2)${1:+: $1}" >&2
+  # The run's event (docs/json.md "Events"), where the agent runs.
+  [ -z "${ddpctl_agent:-}" ] || "$ddpctl_agent" job event requeued "reason=${1:-}" "nodes=${2:-}" || true
 
   # A re-raced shape may already have won and cancelled this job.
   if [ -n "${2:-}" ]; then
