@@ -10,6 +10,7 @@
 
 #include "base/clock.hpp"
 #include "cli/common.hpp"
+#include "cli/json_into.hpp"
 #include "cli/json_output.hpp"
 #include "base/json_document.hpp"
 #include "ddpctl_version.hpp"
@@ -90,10 +91,23 @@ int run(int argc, char** argv) {
   // --json on every command that prints a document (json_output.hpp); a
   // command that reads it itself (status) has its own.
   static int json_major_option = -1;
-  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+  static std::string json_into_file;
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     if (!json_kind_of(sub->get_name()).empty() && !sub->get_option_no_throw("--json"))
       sub->add_flag("--json{1}", json_major_option, "Print one JSON document for programs (docs/json.md)")
           ->check(CLI::Range(kOldestJsonMajor, kJsonMajor));
+    // The human view on the terminal, the runs' events into a file.
+    for (const char* name : {"submit", "race", "sweep", "status"})
+      if (sub->get_name() == name)
+        sub->add_option("--json-into", json_into_file,
+                        "Also write the events of the runs it makes (status --watch: shows) into FILE, as `ddpctl "
+                        "events` prints them (docs/json.md)")
+            ->trigger_on_parse()
+            ->each([](const std::string& file) { start_json_into(file); });
+  }
+  struct IntoEnds {
+    ~IntoEnds() { finish_json_into(); }
+  } into_ends;
   // CLI11 takes the words from the back of this reversed list: --on looks
   // at what is left as it is taken (set_command_words).
   std::vector<std::string> unparsed(argv + std::min(argc, 1), argv + argc);

@@ -42,6 +42,8 @@ void note_taken(const std::string& name, const std::string& value) {
 }
 }  // namespace
 
+const std::vector<std::string>& typed_words() { return command_words().words; }
+
 void set_command_words(int argc, char** argv, const std::vector<std::string>* unparsed) {
   command_words().words.assign(argv + std::min(argc, 1), argv + argc);
   command_words().unparsed = unparsed;

@@ -89,6 +89,8 @@ void add_site_options(CLI::App* cmd, AcrossSites& across);
 // and `unparsed`, the reversed words the parser takes from its back: as it
 // takes --on and --remote-dir, what is left says which words they were.
 void set_command_words(int argc, char** argv, const std::vector<std::string>* unparsed);
+// The words after `ddpctl` as typed.
+const std::vector<std::string>& typed_words();
 
 // Races the request's shapes and prints the outcome; `plan` only ranks them,
 // `wait`/`follow` then wait for a winner (and follow it).

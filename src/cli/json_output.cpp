@@ -31,7 +31,7 @@ JsonCapture::JsonCapture(std::string kind, int major) : kind_(std::move(kind)), 
   tee_ = std::make_unique<Tee>(err_.rdbuf(), std::cerr.rdbuf());
   cerr_ = std::cerr.rdbuf(tee_.get());
   current() = this;
-  observe_events(&JsonCapture::on_event);
+  observer_ = add_event_observer(&JsonCapture::on_event);
 }
 
 void JsonCapture::on_event(const std::string& run_dir, const nlohmann::json& event) {
@@ -73,7 +73,8 @@ JsonCapture::~JsonCapture() { restore(); }
 void JsonCapture::restore() {
   if (cout_) std::cout.rdbuf(cout_), cout_ = nullptr;
   if (cerr_) std::cerr.rdbuf(cerr_), cerr_ = nullptr;
-  if (current() == this) current() = nullptr, observe_events(nullptr);
+  if (current() == this) current() = nullptr;
+  if (observer_) remove_event_observer(observer_), observer_ = 0;
 }
 
 void JsonCapture::fact(const std::string& key, const nlohmann::json& value) { facts_[key] = value; }

@@ -76,6 +76,7 @@ class JsonCapture {
   };
   std::unique_ptr<Tee> tee_;
   bool relayed_ = false;
+  int observer_ = 0;
   std::streambuf* cout_ = nullptr;
   std::streambuf* cerr_ = nullptr;
   nlohmann::json facts_ = nlohmann::json::object();

@@ -12,6 +12,7 @@
 #include "cli/app.hpp"
 #include "base/json_document.hpp"
 #include "cli/common.hpp"
+#include "cli/json_into.hpp"
 #include "cli/json_output.hpp"
 #include "remote/remote_fetch.hpp"
 #include "race/race_waiting.hpp"
@@ -63,9 +64,26 @@ nlohmann::json rows_of(const StatusFrame& f) {
   return rows;
 }
 
+// The runs a frame shows (its keys begin with the run; its JSON has "run").
+std::vector<std::string> status_run_ids(const StatusFrame& f, const StatusOptions& o) {
+  std::vector<std::string> ids;
+  if (o.json >= 0) {
+    for (const auto& r : rows_of(f))
+      if (r.is_object() && r.contains("run") && r["run"].is_string()) ids.push_back(r["run"]);
+  } else {
+    for (const auto& k : f.keys) ids.push_back(k.substr(0, k.find('\x1f')));
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
 // --json=1: the frame as the status document (ddpctl.status/1); its rows are
 // the document's, never printed as text.
 StatusFrame as_document(StatusFrame f, const StatusOptions& o) {
+  if (JsonInto* into = json_into())  // --json-into: the runs shown, from now
+    for (const auto& line : status_run_ids(f, o))
+      if (std::filesystem::is_directory(o.req.runs_root + "/" + line)) into->follow(o.req.runs_root + "/" + line, false);
   if (o.json < 1 || !json_capture()) return f;
   nlohmann::json rows = rows_of(f);
   if (!o.watch) {
@@ -138,6 +156,8 @@ void setup_status(CLI::App& app, Context& ctx) {
   cmd->add_flag("--watch", o->watch, "Refresh until every job shown has ended");
   add_remote_options(cmd, o->remote);
   cmd->callback([o, &ctx] {
+    // CLI11 reads `--json=0` as a flag turned off: the major as typed.
+    o->json = json_major_asked(typed_words());
     // The copies here of that folder's runs (`fetch`) follow its status.
     run_on_remote_if_asked(o->remote, ctx, refresh_copies_after(runs_root("")));
     if (o->req.targets.size() == 1)

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <mutex>
 #include <string_view>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -131,10 +132,24 @@ std::optional<EventType> parse_event_type(const std::string& name) {
 std::string events_path(const std::string& run_dir) { return run_dir + "/events.ndjson"; }
 
 namespace {
-EventObserver g_observer = nullptr;
+std::mutex g_observers_mutex;
+std::map<int, EventObserver>& observers() {
+  static std::map<int, EventObserver> all;
+  return all;
+}
 }  // namespace
 
-void observe_events(EventObserver observer) { g_observer = observer; }
+int add_event_observer(EventObserver observer) {
+  std::lock_guard<std::mutex> lock(g_observers_mutex);
+  static int next = 0;
+  observers()[++next] = std::move(observer);
+  return next;
+}
+
+void remove_event_observer(int id) {
+  std::lock_guard<std::mutex> lock(g_observers_mutex);
+  observers().erase(id);
+}
 
 double event_now() {
   struct timespec ts {};
@@ -180,7 +195,10 @@ long long append_locked(const std::string& run_dir, EventType type, const nlohma
   const std::string line = (torn ? "\n" : "") + event.dump() + "\n";
   if (!write_all(log.fd, line))
     throw UserError(Location{path}, "", fmt::format("cannot be written: {}", std::strerror(errno)));
-  if (g_observer) g_observer(run_dir, event);
+  {
+    std::lock_guard<std::mutex> lock(g_observers_mutex);
+    for (auto& [id, observer] : observers()) observer(run_dir, event);
+  }
   if (!marker.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(run_dir + "/events.once", ec);

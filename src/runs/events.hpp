@@ -12,6 +12,7 @@
 // events.lock (flock), reads the last event's number, and appends its line
 // with one write. A writer that died mid-line (a node crashed) leaves a torn
 // line: the next writer ends it first, and a reader skips it and says so.
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -55,8 +56,10 @@ std::string events_path(const std::string& run_dir);
 // Told of every event this process appends, after it is written: a
 // command in JSON mode states what it did from them (the runs and jobs it
 // made, the jobs it asked to cancel). nullptr: none.
-using EventObserver = void (*)(const std::string& run_dir, const nlohmann::json& event);
-void observe_events(EventObserver observer);
+using EventObserver = std::function<void(const std::string& run_dir, const nlohmann::json& event)>;
+// Returns what stops it (remove_event_observer).
+int add_event_observer(EventObserver observer);
+void remove_event_observer(int id);
 
 // Now, in Unix seconds (the events' clock: the wall clock of the writer).
 double event_now();

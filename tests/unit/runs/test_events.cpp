@@ -136,10 +136,10 @@ TEST_CASE("the process's observer is told of each event it appends") {
   const std::string dir = run_dir(tmp);
   static std::vector<std::string> seen;
   seen.clear();
-  observe_events([](const std::string&, const nlohmann::json& e) { seen.push_back(e["type"]); });
+  const int id = add_event_observer([](const std::string&, const nlohmann::json& e) { seen.push_back(e["type"]); });
   append_event(dir, EventType::Submitting, {});
   try_append_event(dir, EventType::Submitted, {{"job", "5"}});
-  observe_events(nullptr);
+  remove_event_observer(id);
   append_event(dir, EventType::CancelAsked, {{"job", "5"}});
   CHECK(seen == std::vector<std::string>{"submitting", "submitted"});
   CHECK_FALSE(try_append_event("", EventType::Started, {}));
