@@ -48,6 +48,7 @@ PY
 doc schemas 0 schema --json
 [ "$(field schemas 'len(d["kinds"])')" -ge 17 ] || fail "schema --json lists $(field schemas 'len(d["kinds"])') kinds"
 doc schema_status 0 schema status --json
+# shellcheck disable=SC2016 # "$id" is the schema's key, read by python, not a shell variable
 [ "$(field schema_status 'd["schema_document"]["$id"]')" = "https://ddpctl.invalid/schemas/ddpctl.status.1.json" ] ||
   fail "schema status: $(cat "$T/schema_status.json")"
 doc schema_nope 1 schema nope --json

@@ -136,7 +136,8 @@ echo "sweep: $(cat "$T/rout" "$T/rerr")"
 race=$DDPCTL_RUNS/$(sed -n 's/^race \([^ ]*\) across .*/\1/p' "$T/rout")
 [ -f "$race/sites.json" ] || fail "sweep named no race here: $(cat "$T/rout" "$T/rerr")"
 wait_race_over
-won5=$(sed -n 's/^\([^ ]*\) .*/\1/p' "$race/grant")
+won5=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["site"])' "$race/grant") ||
+  fail "race 5: the race's grant names no site: $(cat "$race/grant")"
 if [ "$won5" = login-24.11 ]; then winner_dir=$site_a loser_dir=$site_b; else winner_dir=$site_b loser_dir=$site_a; fi
 deadline=$((SECONDS + 120)) since=$SECONDS
 until [ -f "$winner_dir/cell.1" ] && [ -f "$winner_dir/cell.2" ] && [ -f "$winner_dir/cell.3" ]; do
@@ -197,7 +198,9 @@ fi
 [ "$second_step" -ge 20 ] || fail "race 6: site b's job resumed from step $second_step, not from site a's checkpoint (20 or more)"
 grep -qxF "$second_who 300" "$T/finished" || fail "race 6: site b's job did not finish: $(cat "$T/finished" 2>&1)"
 grep -qF "the winner of round 1, was requeued" "$race/round.2" || fail "race 6: round.2: $(cat "$race/round.2" 2>&1)"
-grep -q "^$host ${second_who#*:} " "$race/grant.2" || fail "race 6: round 2's grant: $(cat "$race/grant.2" 2>&1)"
+granted2=$(python3 -c 'import json, sys; g = json.load(open(sys.argv[1])); print(g["site"], g["job"])' "$race/grant.2") ||
+  fail "race 6: round 2's grant is not a grant: $(cat "$race/grant.2" 2>&1)"
+[ "$granted2" = "$host ${second_who#*:}" ] || fail "race 6: round 2's grant: $(cat "$race/grant.2" 2>&1)"
 [ -f "$race/relay.2" ] || fail "race 6: no relay.2: the checkpoint was not carried"
 grep -qF "round 2: the checkpoint went from site login-24.11 to site $host" "$race/coordinator.log" ||
   fail "race 6: the coordinator's log does not say the checkpoint went to site b"

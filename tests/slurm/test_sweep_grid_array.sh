@@ -134,7 +134,7 @@ expect_out "(training output, attempt 1, task 1)"
 # log (the task's own job id, from status --json, as %j names the log).
 "$LOCAL_SLURM" exec -- "$DDPCTL" status "$sweep" --json >"$T/status.json"
 python3 -c 'import json, sys
-for r in json.load(open(sys.argv[1])):
+for r in json.load(open(sys.argv[1]))["rows"]:
     m, seed = r.get("metric"), r["cell"][-1]
     if not m or m["name"] != "loss" or m["value"] != float("0.4" + seed):
         sys.exit("cell %s has no metric loss 0.4%s in status --json: %s" % (r["cell"], seed, m))

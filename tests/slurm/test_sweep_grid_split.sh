@@ -53,7 +53,7 @@ while :; do
   sleep 0.5
 done
 task=$(python3 -c 'import json, sys
-print([r["task_job_id"] for r in json.loads(sys.stdin.read()) if r["cell"] == "I=1001"][0])' \
+print([r["task_job_id"] for r in json.loads(sys.stdin.read())["rows"] if r["cell"] == "I=1001"][0])' \
   <<<"$("$LOCAL_SLURM" exec -- "$DDPCTL" status "$sweep" --json)")
 grep -q "cell I=1001 I=1001" "logs/${JOB_NAME}_$task.restart0.0.out" ||
   fail "the task did not run cell 1001: $(cat "logs/${JOB_NAME}_$task.restart0.0.out" 2>&1)"

@@ -46,7 +46,7 @@ while :; do
   # Two samples per node at least: CPU use is measured between samples.
   if python3 - "$T/out" <<'PY'
 import json, sys
-row = json.load(open(sys.argv[1]))[0]
+row = json.load(open(sys.argv[1]))["rows"][0]
 nodes = row.get("usage", {}).get("nodes", {})
 sys.exit(0 if len(nodes) == 2 and all(n.get("cpu_pct") is not None for n in nodes.values()) else 1)
 PY
@@ -56,7 +56,7 @@ PY
 done
 python3 - "$T/out" <<'PY' || fail "the usage in status --json is not the burner's: $(cat "$T/out")"
 import json, sys
-row = json.load(open(sys.argv[1]))[0]
+row = json.load(open(sys.argv[1]))["rows"][0]
 u = row["usage"]
 assert u["total"]["gpus"] == 4, u["total"]
 assert u["total"]["gpu_util_pct"] == 96.0, u["total"]

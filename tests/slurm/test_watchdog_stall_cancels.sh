@@ -38,8 +38,8 @@ since=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["sin
 deadline=$((SECONDS + 60))
 while :; do
   run status "$JOB_NAME" --json
-  end=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j[0]["end_time"] or "")' "$T/out" 2>/dev/null || true)
-  state=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["state"])' "$T/out" 2>/dev/null || true)
+  end=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["rows"]; print(j[0]["end_time"] or "")' "$T/out" 2>/dev/null || true)
+  state=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rows"][0]["state"])' "$T/out" 2>/dev/null || true)
   if [ -n "$end" ] && [ "$end" -ge "$since" ] && [ "$state" != COMPLETING ]; then break; fi
   [ "$SECONDS" -lt "$deadline" ] || fail "status shows no end after the stall within 60 s: $(cat "$T/out")"
   sleep 0.5

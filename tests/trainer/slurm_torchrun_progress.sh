@@ -36,7 +36,7 @@ run status "$JOB_NAME" --json
 expect_out '"step": 10'
 expect_out '"steps": 20'
 expect_out "\"source\": \"$T/$log\""
-python3 -c "import json,sys; d=json.load(open('$T/out')); p=d[0]['progress']; sys.exit(0 if abs(p['loss'] - $loss) < 1e-3 else 1)" ||
+python3 -c "import json,sys; d=json.load(open('$T/out')); p=d['rows'][0]['progress']; sys.exit(0 if abs(p['loss'] - $loss) < 1e-3 else 1)" ||
   fail "the loss in status is not the log's $loss: $(cat "$T/out")"
 touch "$T/go"
 wait_for_state "$JOB_NAME" COMPLETED 120
