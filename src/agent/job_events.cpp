@@ -70,6 +70,10 @@ bool job_event_once(const JobEventSource& s, const std::string& once_key, EventT
   return write_event(s, once_key, type, fields);
 }
 
+std::string preempted_once_key(const JobEventSource& s) {
+  return fmt::format("preempted.{}.{}", s.keys.value("job", ""), s.keys.value("attempt", 0));
+}
+
 void job_event_from_words(const Environment& env, const std::string& type, const std::vector<std::string>& words) {
   std::optional<EventType> t = parse_event_type(type);
   if (!t) throw UserError(Location{"TYPE"}, "", fmt::format("{}: no such event type (docs/json.md \"Events\")", printable(type)));
@@ -101,11 +105,13 @@ void job_event_from_words(const Environment& env, const std::string& type, const
   }
   JobEventSource s = job_event_source(env);
   if (s.run_dir.empty()) return;  // not a run of ddpctl's
-  append_event(s.run_dir, *t, [&] {
-    nlohmann::json all = s.keys;
-    for (auto it = fields.begin(); it != fields.end(); ++it) all[it.key()] = it.value();
-    return all;
-  }());
+  nlohmann::json all = s.keys;
+  for (auto it = fields.begin(); it != fields.end(); ++it) all[it.key()] = it.value();
+  // A preemption is seen by the script and the sampler both: said once.
+  if (*t == EventType::Preempted)
+    append_event_once(s.run_dir, preempted_once_key(s), *t, all);
+  else
+    append_event(s.run_dir, *t, all);
 }
 
 TrainingEvents::TrainingEvents(JobEventSource source, TrainingFiles files, double progress_every_s)

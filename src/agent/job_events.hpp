@@ -30,6 +30,11 @@ bool job_event(const JobEventSource& s, EventType type, const nlohmann::json& fi
 bool job_event_once(const JobEventSource& s, const std::string& once_key, EventType type,
                     const nlohmann::json& fields);
 
+// The once-key of an attempt's `preempted`: the script (its requeue after
+// preemption) and the first node's sampler (Slurm's PreemptTime at
+// SIGTERM) may both see it.
+std::string preempted_once_key(const JobEventSource& s);
+
 // `ddpctl job event TYPE KEY=VALUE...`: the job script's own events (a
 // race's claim won or lost, a requeue and why). KEY is a-z and _; "nodes"
 // and "taken" are lists (split at spaces and commas); "generation",

@@ -55,7 +55,7 @@ void say_if_preempted(const JobEventSource& events, const JobPlace& place, Conte
   if (!r.ok() || at == std::string::npos) return;
   const std::string when = r.out.substr(at + 12, r.out.find_first_of(" \n", at) - at - 12);
   if (when.empty() || when == "None" || when == "Unknown") return;
-  job_event_once(events, fmt::format("preempted.{}.{}", place.slurm_id, place.attempt), EventType::Preempted,
+  job_event_once(events, preempted_once_key(events), EventType::Preempted,
                  {{"reason", "Slurm preempted the job at " + when + "; SIGTERM reached the training step"}});
 }
 

@@ -84,6 +84,13 @@ TEST_CASE("`job event TYPE KEY=VALUE...`: the script's words, typed, and a wrong
   CHECK_THAT(test::user_error_of([&] { job_event_from_words(env, "race_won", {"generation=two"}); }),
              Catch::Contains("generation: 'two': not a whole number"));
   CHECK(events_of(dir).size() == 2);
+  // A preemption, which the script and the sampler may both say: once an attempt.
+  job_event_from_words(env, "preempted", {"reason=after preemption"});
+  job_event_from_words(env, "preempted", {"reason=after preemption"});
+  CHECK(events_of(dir).size() == 3);
+  env.vars["SLURM_RESTART_COUNT"] = "3";
+  job_event_from_words(env, "preempted", {"reason=after preemption"});
+  CHECK(events_of(dir).size() == 4);
 }
 
 TEST_CASE("the training's files as events: new metrics lines, progress at most once a minute, the resumed checkpoint") {

@@ -74,4 +74,8 @@ TEST_CASE("the script passes slow_after and exclude_slow to the watchdog and the
         "agent job event requeued reason=by the node check nodes=g2\nagent job requeue --exclude g2 --slow-of /logs/r_42\n");
   // Where the agent cannot run, a plain requeue.
   CHECK(requeue("''", "''") == "scontrol requeue 42\n");
+  // After preemption: the preemption first, then the requeue.
+  CHECK(requeue("agent", "'after preemption: SIGTERM'") ==
+        "agent job event preempted reason=after preemption: SIGTERM\nagent job event requeued reason=after preemption: "
+        "SIGTERM nodes=\nagent job requeue --exclude  --slow-of /logs/r_42\n");
 }

@@ -107,8 +107,11 @@ trap ddpctl_on_signal USR1
 # reads it after "): "), $2 names nodes to leave out of the next attempt.
 ddpctl_requeue() {
   echo "ddpctl: requeueing job $SLURM_JOB_ID (restart $((ddpctl_attempt + 1)) of 2)${1:+: $1}" >&2
-  # The run's event (docs/json.md "Events"), where the agent runs.
-  [ -z "${ddpctl_agent:-}" ] || "$ddpctl_agent" job event requeued "reason=${1:-}" "nodes=${2:-}" || true
+  # The run's events (docs/json.md "Events"), where the agent runs.
+  if [ -n "${ddpctl_agent:-}" ]; then
+    case "${1:-}" in "after preemption"*) "$ddpctl_agent" job event preempted "reason=$1" || true ;; esac
+    "$ddpctl_agent" job event requeued "reason=${1:-}" "nodes=${2:-}" || true
+  fi
 
   # A re-raced shape may already have won and cancelled this job.
   if [ -n "${2:-}" ]; then
