@@ -57,7 +57,7 @@ class Refresh {
     add_attempt_rows();
     // After its jobs' ends (a grid's cells are said where they are shown).
     for (const auto& run : runs_)
-      if (shown(run) && (!run.grid || !req_.targets.empty())) say_run_ended(run);
+      if (shown(run) && (!run.grid || !req_.targets.empty())) say_run_ended(run, states_, grids_over_.count(&run) > 0);
     if (req_.targets.empty()) index_and_sort();
     return finish();
   }
@@ -96,6 +96,7 @@ class Refresh {
   std::vector<RunRows> groups_;
   std::map<const Run*, size_t> group_of_;
   std::vector<const Run*> grid_runs_;
+  std::set<const Run*> grids_over_;  // every cell submitted and ended (status_events.hpp)
 };
 
 void Refresh::gather_runs() {
@@ -221,7 +222,8 @@ void Refresh::add_job_rows(StatusExtras& extras) {
         if (r.dropped) g.rows.push_back(dropped_row(*ref.run, r));
     }
     g.rows.push_back(job_row({ref, job, now_, shape, extras, &race}));
-    if (ref.attempt && states_.ends.count(ref.job_id)) say_job_ended(*ref.run, *ref.attempt, g.rows.back());
+    if (ref.attempt && (states_.ends.count(ref.job_id) || is_terminal(job.state)))
+      say_job_ended(*ref.run, *ref.attempt, job, g.rows.back());
   }
 }
 
@@ -229,8 +231,12 @@ void Refresh::add_job_rows(StatusExtras& extras) {
 void Refresh::add_grid_rows(StatusExtras& extras) {
   for (const Run* run : grid_runs_) {
     std::vector<CellState> cells = cell_states(*run, array_records_);
-    for (const auto& c : cells)
+    bool over = !cells.empty();
+    for (const auto& c : cells) {
       if (c.attempt && !is_terminal(c.job.state)) report_.all_done = false;
+      if (!c.attempt || !is_terminal(c.job.state)) over = false;
+    }
+    if (over) grids_over_.insert(run);
     if (req_.targets.empty())
       group(*run).rows.push_back(grid_row(*run, cells));
     else
@@ -254,7 +260,7 @@ void Refresh::add_cell_rows(const Run& run, const std::vector<CellState>& cells,
     facts.cells = &cells;
     facts.cell = &c;
     g.rows.push_back(cell_row(facts));
-    if (c.attempt->task_end(c.cell->index)) say_job_ended(run, *c.attempt, g.rows.back(), c.cell->name);
+    if (c.attempt->task_end(c.cell->index) || is_terminal(c.job.state)) say_job_ended(run, *c.attempt, c.job, g.rows.back(), c.cell->name);
   }
 }
 

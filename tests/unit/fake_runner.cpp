@@ -163,6 +163,7 @@ FakeSlurm::FakeSlurm(const std::string& version) {
       else
         o["exit_code"] = j.exit << 8;  // a raw wait status
       o["start_time"] = number(0);
+      o["restart_cnt"] = j.restarts;
       doc["jobs"].push_back(o);
     }
     return exits(0, doc.dump());

@@ -99,6 +99,7 @@ struct FakeSlurm {
     std::string id, name, comment, state = "PENDING", reason = "None", nodes;
     std::string excluded;  // ExcNodeList (sbatch --exclude=, or set by a test as scontrol update does)
     int exit = 0;
+    int restarts = 0;  // Slurm's requeue count (squeue --json's restart_cnt)
     bool in_squeue = true, in_sacct = true;
     std::string end = "Unknown";       // sacct's End, e.g. 2026-11-22T09:00:00
     std::vector<std::string> earlier;  // states of earlier attempts (a requeue), shown by sacct --duplicates

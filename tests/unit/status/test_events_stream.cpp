@@ -14,6 +14,7 @@
 #include "runs/ledger.hpp"
 #include "runs/run_store.hpp"
 #include "status/events_stream.hpp"
+#include "status/status.hpp"
 
 using namespace ddpctl;
 using test::FakeSlurm;
@@ -149,6 +150,51 @@ TEST_CASE("following: the state first, each new event as it is appended, heartbe
   size_t beats = 0;
   for (const auto& l : got) beats += l["type"] == "heartbeat";
   CHECK(beats == 4);
+}
+
+TEST_CASE("an end squeue still lists is said at once, and a job requeued after it ends again under its next count") {
+  // Slurm keeps an ended job in squeue for MinJobAge (5 minutes by
+  // default): a follower ends with the run, not when Slurm forgets it.
+  Stream f;
+  update_ledger(f.a, [](std::vector<Attempt>& all) {
+    Attempt a;
+    a.token = "t1";
+    a.shape = "2x1";
+    a.outcome = Outcome::Submitted;
+    a.job_id = "100";
+    all.push_back(a);
+  });
+  f.s.add("100", "ddpctl:t1", "RUNNING", "n1");
+  f.req.targets = {f.a.dir};
+  f.req.follow = true;
+  f.req.max_s = 600;
+  int sleeps = 0;
+  f.s.clock.on_sleep = [&] {
+    if (++sleeps == 8) f.s.job("100")->state = "COMPLETED";  // still in squeue
+  };
+  const double began = f.s.clock.monotonic();
+  std::vector<nlohmann::json> got = f.lines();
+  INFO(keys(got).front() + " ... " + keys(got).back());
+  REQUIRE(got.size() >= 3);
+  CHECK(got[got.size() - 2]["type"] == "ended");
+  CHECK(got[got.size() - 2]["state"] == "COMPLETED");
+  CHECK(got.back()["type"] == "run_ended");
+  CHECK(f.s.clock.monotonic() - began < 60);  // the run's end, not max_s, ended it
+
+  // `scontrol requeue` of the ended job: it runs again and ends again.
+  FakeSlurm::FakeJob* j = f.s.job("100");
+  StatusRequest look;
+  look.runs_root = f.tmp.path;
+  look.targets = {f.a.dir};
+  j->state = "RUNNING", j->restarts = 1;
+  collect_status(look, f.s.slurm, 1796000000);  // nothing ended
+  j->state = "FAILED", j->exit = 1;
+  collect_status(look, f.s.slurm, 1796000000);
+  collect_status(look, f.s.slurm, 1796000000);  // seen twice, said once
+  std::vector<std::string> ends;
+  for (const auto& e : read_events(f.a.dir, 0).events)
+    if (e["type"] == "ended") ends.push_back(e["state"].get<std::string>());
+  CHECK(ends == std::vector<std::string>{"COMPLETED", "FAILED"});
 }
 
 TEST_CASE("a torn line in a log is skipped and said, and the events after it come") {
