@@ -124,6 +124,7 @@ TrainingEvents::TrainingEvents(JobEventSource source, TrainingFiles files, doubl
 void TrainingEvents::tick(double now) {
   if (source_.run_dir.empty()) return;
   metrics();
+  resumed();
   progress(now);
 }
 
@@ -152,8 +153,6 @@ void TrainingEvents::progress(double now) {
   if (now < next_progress_) return;
   std::optional<Progress> p = read_progress(files_.progress);
   if (!p || (p->step == last_step_ && p->epoch == last_epoch_)) return;
-  // Training began (the trainer writes its checkpoint's line before it trains).
-  if (!resume_looked_ && (p->phase == "training" || p->step > 0 || p->epoch > 0)) resumed(step_log_offset_);
   last_step_ = p->step, last_epoch_ = p->epoch;
   next_progress_ = now + every_s_;
   nlohmann::json j = {{"epoch", p->epoch}, {"step", p->step}};
@@ -165,22 +164,39 @@ void TrainingEvents::progress(double now) {
   job_event(source_, EventType::Progress, j);
 }
 
-void TrainingEvents::resumed(long long from) {
-  resume_looked_ = true;
-  if (files_.step_log.empty()) return;
+void TrainingEvents::resumed() {
+  // The trainer says which checkpoint it resumed before it trains, at any
+  // time after the sampler started: looked for in what the step log gained
+  // since the last look, until found or kResumeLookBytes of it were read.
+  if (resume_looked_ || files_.step_log.empty()) return;
+  const long long size = size_of(files_.step_log);
+  if (size < step_log_offset_) step_log_offset_ = 0;  // the file was started again
+  if (size <= step_log_offset_) return;
+  std::ifstream in(files_.step_log, std::ios::binary);
+  in.seekg(step_log_offset_);
+  std::string chunk(static_cast<size_t>(std::min(size - step_log_offset_, 64LL << 10)), '\0');
+  in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+  chunk.resize(static_cast<size_t>(in.gcount()));
   // "ddp-train: resumed from <path> at epoch 2, sample 0 of 1600 (written by 2 ranks, now 2); global batch ..."
   constexpr std::string_view kResumed = "ddp-train: resumed from ";
-  for (const auto& l : tail_lines(files_.step_log, 64 << 10, from))
-    if (l.rfind(kResumed, 0) == 0) {
-      const std::string what = plain_line(l.substr(kResumed.size(), l.find("; global batch") - kResumed.size()), 400);
-      nlohmann::json j = {{"from", what}};
-      if (size_t at = what.rfind(" at epoch "); at != std::string::npos) {
-        j["checkpoint"] = what.substr(0, at);
-        j["epoch"] = std::atoi(what.c_str() + at + 10);
-      }
-      job_event_once(source_, "resumed." + files_.once, EventType::Resumed, j);
-      return;
+  size_t at = 0;
+  for (size_t nl; (nl = chunk.find('\n', at)) != std::string::npos; at = nl + 1) {
+    const std::string l = chunk.substr(at, nl - at);
+    if (l.rfind(kResumed, 0) != 0) continue;
+    const std::string what = plain_line(l.substr(kResumed.size(), l.find("; global batch") - kResumed.size()), 400);
+    nlohmann::json j = {{"from", what}};
+    if (size_t e = what.rfind(" at epoch "); e != std::string::npos) {
+      j["checkpoint"] = what.substr(0, e);
+      j["epoch"] = std::atoi(what.c_str() + e + 10);
     }
+    job_event_once(source_, "resumed." + files_.once, EventType::Resumed, j);
+    resume_looked_ = true;
+    return;
+  }
+  if (at == 0 && chunk.size() >= (64u << 10)) at = chunk.size();  // a line longer than a read: no trainer's
+  step_log_offset_ += static_cast<long long>(at);
+  resume_read_ += static_cast<long long>(at);
+  if (resume_read_ >= kResumeLookBytes) resume_looked_ = true;
 }
 
 }  // namespace ddpctl

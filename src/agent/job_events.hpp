@@ -61,7 +61,8 @@ class TrainingEvents {
  private:
   void metrics();
   void progress(double now);
-  void resumed(long long from);
+  void resumed();
+  static constexpr long long kResumeLookBytes = 1 << 20;
   JobEventSource source_;
   TrainingFiles files_;
   double every_s_;
@@ -69,6 +70,7 @@ class TrainingEvents {
   double next_progress_ = 0;
   long long last_step_ = -1;
   int last_epoch_ = -1;
+  long long resume_read_ = 0;  // of the step log, looking for the trainer's "resumed from"
   bool resume_looked_ = false;
 };
 

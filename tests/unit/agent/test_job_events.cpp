@@ -129,6 +129,31 @@ TEST_CASE("the training's files as events: new metrics lines, progress at most o
   CHECK(events_of(dir).size() == 5);
 }
 
+TEST_CASE("a requeued attempt's resumed checkpoint is said though the last attempt's progress already says training") {
+  // After a preemption the progress file still holds the stopped attempt's
+  // step; the trainer loads its checkpoint and says so only later.
+  test::TempDir tmp;
+  const std::string dir = tmp.path + "/run-1";
+  std::filesystem::create_directories(dir);
+  FakeEnvironment env = job_env(dir);
+  TrainingFiles files{tmp.path + "/p.json", tmp.path + "/m.jsonl", tmp.path + "/step.1.out", "812.1.0"};
+  write_file_atomic(files.progress, R"({"epoch": 1, "epochs": 1, "step": 27, "steps": 200, "phase": "training", "updated": 1})");
+  TrainingEvents t(job_event_source(env), files, 60);
+  t.tick(T0);
+  CHECK(types_of(dir) == std::vector<std::string>{"progress"});
+  std::ofstream(files.step_log) << "ddp-train: rendezvous\n";
+  t.tick(T0 + 1);
+  std::ofstream(files.step_log, std::ios::app)
+      << "ddp-train: resumed from /ck/checkpoint.pt at epoch 1, sample 864 of 6400 (written by 2 ranks, now 2); global batch 32 -> 32\n";
+  t.tick(T0 + 2);
+  CHECK(types_of(dir) == std::vector<std::string>{"progress", "resumed"});
+  CHECK(events_of(dir)[1]["checkpoint"] == "/ck/checkpoint.pt");
+  std::ofstream(files.step_log, std::ios::app)
+      << "ddp-train: resumed from /ck/other.pt at epoch 1, sample 0 of 6400 (written by 2 ranks, now 2); global batch 32\n";
+  t.tick(T0 + 3);  // said once an attempt
+  CHECK(events_of(dir).size() == 2);
+}
+
 TEST_CASE("the watchdog's stall is an event with its culprit, and its requeue another", "[job_agent]") {
   test::WatchFixture f;
   const std::string dir = f.tmp.path + "/run-1";
