@@ -71,4 +71,25 @@ expect_code 0
 echo "report: $(cat "$T/out")"
 grep -qE "requeued 1 time \(1 after preemption\), [0-9hms]+ from a stop to the next start in all: attempt 2: after preemption" "$T/out" ||
   fail "report does not count the preemption: $(cat "$T/out" "$T/err")"
+# The same story in the run's events (docs/json.md "Events"), in order:
+# started, preempted, requeued, started again, resumed from the checkpoint
+# in $T/ck, ended.
+run events "$(basename "$(only_run_dir)")"
+expect_code 0
+python3 - "$T/out" "$id" "$T/ck" <<'PY' || fail "the events do not tell the preemption: $(cat "$T/out")"
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1])]
+job, ck = sys.argv[2], sys.argv[3]
+mine = [e for e in evs if e.get("job") == job and e["type"] in ("started", "preempted", "requeued", "resumed", "ended")]
+story = [(e["type"], e.get("attempt")) for e in mine]
+print("events:", story)
+want = [("started", 0), ("preempted", 0), ("requeued", 0), ("started", 1), ("resumed", 1), ("ended", None)]
+it = iter(story)
+missing = [w for w in want if not any(w[0] == t and (w[1] is None or w[1] == a) for t, a in it)]
+assert not missing, f"missing or out of order: {missing}"
+by = {e["type"]: e for e in mine}
+assert "after preemption" in by["requeued"]["reason"], by["requeued"]
+assert by["resumed"]["checkpoint"].startswith(ck), by["resumed"]
+assert mine[-1]["type"] == "ended" and mine[-1]["state"] == "COMPLETED", mine[-1]
+PY
 echo "preempted at global step $stopped, resumed from $resumed, by job $urgent"

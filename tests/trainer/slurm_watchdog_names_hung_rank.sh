@@ -63,3 +63,15 @@ run status "$JOB_NAME"
 echo "status: $(cat "$T/out")"
 expect_out "was cancelled by the watchdog: stalled"
 expect_out "rank 1 ($node) never entered collective #"
+# The run's events say it too (docs/json.md "Events"): stalled, naming rank
+# 1 as the culprit, then the job's end with status's reason.
+run events "$(basename "$(only_run_dir)")" --types stalled,ended
+expect_code 0
+python3 - "$T/out" "$id" <<'PY' || fail "the events do not name the hung rank: $(cat "$T/out")"
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1]) if json.loads(l).get("job") == sys.argv[2]]
+print("events:", [(e["type"], e.get("rank"), e.get("state")) for e in evs])
+assert [e["type"] for e in evs] == ["stalled", "ended"], evs
+assert evs[0]["rank"] == 1 and evs[0]["culprit"].startswith("rank 1 ("), evs[0]
+assert evs[1]["state"] == "CANCELLED" and "cancelled by the watchdog: stalled" in evs[1]["reason"], evs[1]
+PY
