@@ -27,6 +27,8 @@ void setup_race_gate(CLI::App& app, Context& ctx) {
   cmd->add_option("--open-round", o->open_round, "The race runs again: round N opens here")->check(CLI::Range(2, 1000));
   cmd->add_option("--because", o->because, "Why the race runs again (the requeued winner), for the records");
   cmd->add_flag("--resubmit", o->resubmit, "This site stood down: submit its shapes again into the new round");
+  cmd->add_option("--events-after", o->events_after, "Carry the run's events after this seq (the coordinator's relay)")
+      ->check(CLI::NonNegativeNumber);
   cmd->callback([o, runs, &ctx] {
     o->runs_root = runs_root(*runs);
     std::cout << race_gate(*o, ctx).dump() << '\n';

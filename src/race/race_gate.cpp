@@ -12,6 +12,8 @@
 #include "runs/job_states.hpp"
 #include "race/race_again.hpp"
 #include "runs/run_store.hpp"
+#include "runs/events.hpp"
+#include "status/status.hpp"
 
 namespace ddpctl {
 
@@ -155,6 +157,41 @@ void say_state(const Run& run, const GateView& view, nlohmann::json& out) {
   if (gate.stand_down) out["stand_down"] = *gate.stand_down;
 }
 
+// The run's events after `after`, at most kGateEvents (a site's log may be
+// long: read from the line after `after`, in one bounded read). A job that
+// ended is written as an event first, as status writes it: no status may
+// run at a site, and the coordinator relays the ends too.
+void say_events(const Run& run, const GateView& view, long long after, Context& ctx, nlohmann::json& out) {
+  bool ended = false;
+  for (const auto& [id, job] : view.states.jobs) ended = ended || is_terminal(job.state);
+  if (ended) {
+    StatusRequest sr;
+    sr.runs_root = fs::path(run.dir).parent_path().string();
+    sr.targets = {run.dir};
+    try {
+      collect_status(sr, ctx.slurm, static_cast<long long>(ctx.clock.wall()));
+    } catch (const std::exception&) {
+      // The ends come at a later call.
+    }
+  }
+  const long long from = offset_after(run.dir, after).value_or(0);
+  EventsRead r = read_events(run.dir, from, 1 << 20);
+  nlohmann::json list = nlohmann::json::array();
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(events_path(run.dir), ec);
+  bool more = !ec && r.next_offset < static_cast<long long>(size);
+  for (auto& e : r.events) {
+    if (e.value("seq", 0LL) <= after) continue;
+    if (list.size() == kGateEvents) {
+      more = true;
+      break;
+    }
+    list.push_back(std::move(e));
+  }
+  out["events"] = std::move(list);
+  out["events_more"] = more;
+}
+
 }  // namespace
 
 GateVerb RaceGateRequest::verb() const {
@@ -223,7 +260,9 @@ nlohmann::json race_gate(const RaceGateRequest& req, Context& ctx) {
   if (req.open_round > 0) out["opened"] = false;
   carry_out(*run, view, decide_gate(view, req), req, out, ctx);
   // The answer says the state after the call: read again.
-  say_state(*run, read_view(*run, ctx), out);
+  const GateView after = read_view(*run, ctx);
+  say_state(*run, after, out);
+  if (req.events_after >= 0) say_events(*run, after, req.events_after, ctx, out);
   return out;
 }
 

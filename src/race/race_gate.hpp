@@ -43,6 +43,8 @@ namespace ddpctl {
 // What one call asks of the gate: one verb, or only to say its state.
 enum class GateVerb { Read, Grant, StandDown, OpenRound };
 
+constexpr size_t kGateEvents = 200;
+
 struct RaceGateRequest {
   std::string runs_root;
   std::string coordinator;  // the race's run on the machine that submitted
@@ -53,6 +55,11 @@ struct RaceGateRequest {
   int open_round = 0;       // --open-round
   std::string because;      // --because
   bool resubmit = false;    // --resubmit
+  // --events-after SEQ: the answer carries the run's events after it (at
+  // most kGateEvents a call; "events_more" when more wait), for the
+  // coordinator to relay into the race's one stream (docs/json.md); -1:
+  // none asked.
+  long long events_after = -1;
   // The call's one verb (from the options above); a UserError when it asks
   // more than one.
   GateVerb verb() const;

@@ -17,6 +17,7 @@
 #include "base/files.hpp"
 #include "base/text.hpp"
 #include "sites/site_answer.hpp"
+#include "sites/site_events.hpp"
 #include "sites/site_polls.hpp"
 #include "runs/site_records.hpp"
 
@@ -69,7 +70,8 @@ std::string summary(const SitePoll& p) {
   return s;
 }
 
-std::vector<std::string> words_for(const std::string& id, const SiteOfRace& site, const SiteAction* a) {
+std::vector<std::string> words_for(const std::string& id, const SiteOfRace& site, const SiteAction* a,
+                                   long long events_after) {
   // --site: the run there that is this site's, where one login host is two
   // sites of the race under two names (an alias and user@host).
   std::vector<std::string> w = {"race-gate", id, "--site=" + site.host};
@@ -82,6 +84,7 @@ std::vector<std::string> words_for(const std::string& id, const SiteOfRace& site
     w.insert(w.end(), {"--open-round=" + std::to_string(a->open_round), "--because=" + a->because});
     if (a->resubmit) w.push_back("--resubmit");
   }
+  if (events_after >= 0) w.push_back("--events-after=" + std::to_string(events_after));
   return w;
 }
 
@@ -183,6 +186,11 @@ void record_race_over(const std::string& dir, const SiteCaller& caller, const Sa
   if (g) done["winner"] = {{"site", g->site}, {"job", g->job}};
   if (site_race_round(dir) > 1) done["round"] = site_race_round(dir);
   write_file_atomic(dir + "/coordinator.done", done.dump() + "\n");
+  try {
+    append_event_once(dir, "run_ended", EventType::RunEnded, {{"name", fs::path(dir).filename().string()}});
+  } catch (const std::exception& e) {
+    say(std::string("warning: the race's end was not written as an event: ") + e.what());
+  }
   say("the race is over: " +
       (g ? std::string("its winner went through the gate, and no other site has a job left")
          : std::string("nobody trained")) +
@@ -207,10 +215,12 @@ struct Coordinator {
   std::map<std::string, std::string> last;    // each site's last log line
   SitePolls polls;
   Background relay;
+  SiteEventRelay site_events;  // the sites' events into the race's log here
 
   Coordinator(const CoordinateRequest& r, std::vector<SiteOfRace> s, int n, SiteCaller& c, Clock& k, Say sy)
       : req(r), dir(r.runs_root + "/" + r.id), sites(s), rounds(n), caller(c), clock(k), say(std::move(sy)),
-        polls(c, std::move(s)) {}
+        polls(c, std::move(s)),
+        site_events(r.runs_root + "/" + r.id) {}
 
   // How long a poll waits for the sites' answers: a healthy site answers
   // within it, and a site slower than that is taken at a later poll, so a
@@ -222,7 +232,7 @@ struct Coordinator {
     std::vector<SiteCall> calls = polls.ask(
         [&](const SiteOfRace& site) {
           auto a = actions.find(site.name);
-          return words_for(req.id, site, a == actions.end() ? nullptr : &a->second);
+          return words_for(req.id, site, a == actions.end() ? nullptr : &a->second, site_events.after(site.name));
         },
         std::chrono::milliseconds(static_cast<long long>(answer_wait() * 1000)));
     std::vector<SitePoll> out;
@@ -230,6 +240,7 @@ struct Coordinator {
     for (size_t i = 0; i < sites.size(); ++i) {
       waited_out = waited_out || !calls[i].answered;
       SitePoll p = site_poll_of(dir, sites[i], calls[i]);
+      if (calls[i].answered && !calls[i].error.empty()) site_events.refused(p.name, calls[i].error, say);
       // A call in flight for less than a while is a slow answer, not news.
       const bool slow = !calls[i].answered && steady_seconds() - calls[i].asked_at < kSlowAnswer;
       std::string line = summary(p);
@@ -299,6 +310,8 @@ int coordinate(const CoordinateRequest& req, SiteCaller& caller, Clock& clock, s
   for (;;) {
     bool waited_out = false;
     std::vector<SitePoll> polls = c.poll(waited_out);
+    // What the sites say happened, before what is decided from it.
+    c.site_events.relay(polls, say);
     const bool cancelled = fs::exists(dir + "/cancelled", ec);
     const RaceRounds rr = read_rounds(dir, rounds);
     RoundDecision rd;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text.hpp"
+#include "runs/events.hpp"
 #include "slurm/slurm_job.hpp"
 
 namespace ddpctl {
@@ -134,6 +135,35 @@ SiteJob job_of(const nlohmann::json& list, size_t i) {
   return j;
 }
 
+// A site's event: an object with its seq, a type ddpctl knows, a finite
+// time, and no more than kEventBytes; anything else is a BadAnswer.
+constexpr size_t kEventBytes = 16 << 10;
+constexpr size_t kEventsPerAnswer = 1000;
+
+void read_site_events(const nlohmann::json& j, SitePoll& poll) {
+  const nlohmann::json& list = list_field(j, "events");
+  if (list.size() > kEventsPerAnswer) throw BadAnswer{fmt::format("its answer holds {} events", list.size())};
+  long long last = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const nlohmann::json& e = object_at(list, i, "events");
+    const std::string where = fmt::format("events[{}].", i);
+    const nlohmann::json* seq = field(e, "seq", where, &nlohmann::json::is_number_integer, "a whole number");
+    if (!seq || seq->get<long long>() <= last)
+      throw BadAnswer{fmt::format("its answer's {}seq is missing or not after the one before", where)};
+    last = seq->get<long long>();
+    const nlohmann::json* type = field(e, "type", where, &nlohmann::json::is_string, "a string");
+    if (!type || !parse_event_type(type->get<std::string>()))
+      throw BadAnswer{fmt::format("its answer's {}type is no event type: {}", where,
+                                  type ? printable(type->get<std::string>(), 40) : std::string("none"))};
+    if (!e.contains("t")) throw BadAnswer{fmt::format("its answer's {}t is missing", where)};
+    time_field(e, "t", where);
+    if (e.dump().size() > kEventBytes) throw BadAnswer{fmt::format("its answer's {} is over 16 KiB", where.substr(0, where.size() - 1))};
+    poll.events.push_back(e);
+  }
+  if (const nlohmann::json* more = field(j, "events_more", "", &nlohmann::json::is_boolean, "true or false"))
+    poll.events_more = more->get<bool>();
+}
+
 void read_fields(const nlohmann::json& j, SitePoll& poll) {
   const nlohmann::json& run = j["run"];
   if (!run.is_null() && !run.is_string()) bad("run", "a run id or null", run);
@@ -162,6 +192,7 @@ void read_fields(const nlohmann::json& j, SitePoll& poll) {
     throw BadAnswer{"its answer's round_opened is " + printable(opened, 40)};
   poll.round_opened = opened;
   poll.site = text_field(j, "site", "");
+  read_site_events(j, poll);
 }
 
 }  // namespace

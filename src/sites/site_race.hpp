@@ -49,6 +49,11 @@ struct SitePoll {
   // winner restarting, granting itself); "" for round 1.
   int round = 1;
   std::string round_opened;
+  // Its run's events after the seq the call asked for (race-gate
+  // --events-after), each checked as the event schema has it; more wait
+  // when `events_more`.
+  std::vector<nlohmann::json> events;
+  bool events_more = false;
 };
 
 // What the next call to each site carries.
