@@ -5,6 +5,7 @@
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
+#include "sites/sites_status.hpp"
 #include "status/events_stream.hpp"
 
 namespace ddpctl::cli {
@@ -34,6 +35,14 @@ void setup_events(CLI::App& app, Context& ctx) {
   cmd->callback([o, &ctx] {
     run_on_remote_if_asked(o->remote, ctx);
     o->req.runs_root = runs_root(o->runs);
+    // A race across sites is followed in its run here: its coordinator
+    // relays the sites' events into it (docs/json.md "A race across sites").
+    std::vector<std::string> runs;
+    for (const auto& t : o->req.targets) {
+      if (auto dir = find_site_race(o->req.runs_root, t)) o->req.race_dirs.push_back(*dir);
+      else runs.push_back(t);
+    }
+    o->req.targets = runs;
     o->req.status_s = std::max(1.0, ctx.poll_s);
     stream_events(o->req, ctx.slurm, ctx.clock, std::cout);
   });

@@ -64,6 +64,7 @@ struct Followed {
   std::string id, dir;
   EventPosition at;
   bool ended = false;     // its run_ended was read
+  bool race = false;      // a race across sites' run here: no status rows
 };
 
 class Stream {
@@ -128,6 +129,11 @@ class Stream {
       }
       return;
     }
+    for (const auto& dir : req_.race_dirs) {
+      const std::string id = fs::path(dir).filename().string();
+      runs_[id] = Followed{id, dir, {}, false, true};
+    }
+    if (req_.targets.empty()) return;
     std::vector<Run> runs;
     std::vector<JobRef> refs = resolve_targets(req_.targets, req_.runs_root, runs);
     for (const auto& r : refs)
@@ -181,8 +187,10 @@ class Stream {
     StatusRequest sr;
     sr.runs_root = req_.runs_root;
     sr.json = true;
-    for (const auto& id : which) sr.targets.push_back(runs_.at(id).dir);
-    StatusReport report = collect_status(sr, slurm_, static_cast<long long>(clock_.wall()));
+    for (const auto& id : which)
+      if (!runs_.at(id).race) sr.targets.push_back(runs_.at(id).dir);
+    StatusReport report;
+    if (!sr.targets.empty()) report = collect_status(sr, slurm_, static_cast<long long>(clock_.wall()));
     for (const auto& id : which) {
       nlohmann::json rows = nlohmann::json::array();
       for (const auto& r : report.rows)
@@ -198,7 +206,7 @@ class Stream {
     StatusRequest sr;
     sr.runs_root = req_.runs_root;
     for (const auto& [id, f] : runs_)
-      if (!f.ended) sr.targets.push_back(f.dir);
+      if (!f.ended && !f.race) sr.targets.push_back(f.dir);
     if (sr.targets.empty()) return;
     try {
       collect_status(sr, slurm_, static_cast<long long>(clock_.wall()));
@@ -288,7 +296,7 @@ class Stream {
 }  // namespace
 
 void stream_events(const EventsRequest& req, SlurmClient& slurm, Clock& clock, std::ostream& out) {
-  if (req.targets.empty() && !req.all) throw UserError(Location{"RUN"}, "", "name a run (or sweep), or --all");
+  if (req.targets.empty() && req.race_dirs.empty() && !req.all) throw UserError(Location{"RUN"}, "", "name a run (or sweep), or --all");
   if (!req.targets.empty() && req.all) throw UserError(Location{"--all"}, "", "goes without RUN: every run");
   Stream(req, slurm, clock, out).run();
 }

@@ -20,6 +20,10 @@ namespace ddpctl {
 
 struct EventsRequest {
   std::vector<std::string> targets;  // runs (name, id, path) or sweeps
+  // Folders followed as they are: a race across sites' run here, whose log
+  // its coordinator writes (the sites' events relayed, and its end); no
+  // status of its own.
+  std::vector<std::string> race_dirs;
   bool all = false;                  // every run, and those that appear
   bool follow = false;
   std::string since;                 // a cursor; "start": every event; "": per follow

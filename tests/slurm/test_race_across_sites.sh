@@ -57,6 +57,34 @@ grep -qE " race +WON +won by job [0-9]+ at site login-24.11; the race is over$" 
   fail "status does not show the race won by site login-24.11: $(cat "$T/rout")"
 grep -qE " $host +$b_job +1x1 +CANCELLED +stood down: site login-24.11 won" "$T/rout" ||
   fail "status does not show site b's job stood down: $(cat "$T/rout")"
+# One stream (docs/json.md "A race across sites"): both sites' events,
+# relayed by the coordinator, in causal order around its own decisions.
+run_here events "$(basename "$race")"
+[ "$rcode" -eq 0 ] || fail "events of the race ended with $rcode: $(cat "$T/rout" "$T/rerr")"
+python3 "$DDPCTL_SOURCE/tests/json/validate.py" "$DDPCTL_SOURCE/schemas" "$T/rout" || fail "race 1: an event is not valid"
+python3 - "$T/rout" "$b_job" <<'PY' || fail "race 1: the race's events are not one stream: $(cat "$T/rout")"
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1])]
+b_job = sys.argv[2]
+seqs = [e["seq"] for e in evs]
+assert seqs == list(range(1, len(evs) + 1)), seqs
+tell = [(e["type"], e.get("site", ""), e.get("job")) for e in evs if e["type"] not in ("progress", "metric")]
+print("race 1's events:", tell)
+where = lambda pred: next(i for i, e in enumerate(evs) if pred(e))
+won = where(lambda e: e["type"] == "race_won" and e.get("site") == "login-24.11")
+granted = where(lambda e: e["type"] == "granted")
+assert evs[granted]["site"] == "login-24.11", evs[granted]
+a_job = evs[granted]["job"]
+assert won < granted, (won, granted)
+assert evs[won]["job"] == a_job and "site_seq" in evs[won] and "site_run" in evs[won], evs[won]
+assert any(e["type"] == "submitted" and e.get("site") == "login-22.05" for e in evs[:granted]), "site b's submission"
+stood = where(lambda e: e["type"] == "stood_down")
+ended_b = where(lambda e: e["type"] == "ended" and e.get("site") == "login-22.05" and e["job"] == b_job)
+assert stood < ended_b and evs[ended_b]["state"] == "CANCELLED", evs[ended_b]
+ended_a = where(lambda e: e["type"] == "ended" and e.get("site") == "login-24.11")
+assert granted < ended_a and evs[ended_a]["state"] == "COMPLETED", evs[ended_a]
+assert evs[-1]["type"] == "run_ended" and "site" not in evs[-1], evs[-1]
+PY
 on_login scancel "$blocker"
 # One run wherever it won: logs, status --watch, fetch and report go to site a's run.
 a_job=$(cat "$site_a"/runs/*/race/jobs/a)
