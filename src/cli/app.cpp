@@ -75,21 +75,10 @@ void print_user_error(const UserError& e) {
   if (e.diagnostics().size() > 1) std::cerr << fmt::format("ddpctl: {} errors\n", e.diagnostics().size());
 }
 
-}  // namespace
-
-int run(int argc, char** argv) {
-  CLI::App app{"ddpctl: distributed (DDP) training on Slurm from one YAML run spec", "ddpctl"};
-  app.set_version_flag("--version", std::string("ddpctl ") + DDPCTL_VERSION + " (git " + DDPCTL_COMMIT + ")");
-  app.require_subcommand(1);
-  // The one runner and SlurmClient every subcommand uses.
-  SystemCommandRunner runner;
-  SlurmClient slurm(runner);
-  SystemClock clock;
-  SystemEnvironment env;
-  Context ctx{runner, slurm, clock, env, poll_interval_from_env()};
-  for (const auto& s : subcommands()) s.setup(app, ctx);
-  // --json on every command that prints a document (json_output.hpp); a
-  // command that reads it itself (status) has its own.
+// --json on every command that prints a document (json_output.hpp); a
+// command that reads it itself (status) has its own; --json-into on the
+// commands that make or watch runs.
+void add_json_options(CLI::App& app) {
   static int json_major_option = -1;
   static std::string json_into_file;
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
@@ -105,6 +94,41 @@ int run(int argc, char** argv) {
             ->trigger_on_parse()
             ->each([](const std::string& file) { start_json_into(file); });
   }
+}
+
+// CLI11 says only "The following argument was not expected"; a typo in the
+// subcommand deserves a suggestion. False (said) when argv[1] names none.
+bool known_command(CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> names, every;
+  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+    every.push_back(s->get_name());
+    if (!s->get_group().empty()) names.push_back(s->get_name());  // hidden ones are not suggested
+  }
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string word = argv[1];
+    if (std::find(every.begin(), every.end(), word) == every.end()) {
+      std::cerr << fmt::format("ddpctl: error: unknown command {}{}; commands: {}\n", printable(word),
+                               did_you_mean(word, names), join(names, ", "));
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  CLI::App app{"ddpctl: distributed (DDP) training on Slurm from one YAML run spec", "ddpctl"};
+  app.set_version_flag("--version", std::string("ddpctl ") + DDPCTL_VERSION + " (git " + DDPCTL_COMMIT + ")");
+  app.require_subcommand(1);
+  // The one runner and SlurmClient every subcommand uses.
+  SystemCommandRunner runner;
+  SlurmClient slurm(runner);
+  SystemClock clock;
+  SystemEnvironment env;
+  Context ctx{runner, slurm, clock, env, poll_interval_from_env()};
+  for (const auto& s : subcommands()) s.setup(app, ctx);
+  add_json_options(app);
   struct IntoEnds {
     ~IntoEnds() { finish_json_into(); }
   } into_ends;
@@ -113,22 +137,7 @@ int run(int argc, char** argv) {
   std::vector<std::string> unparsed(argv + std::min(argc, 1), argv + argc);
   std::reverse(unparsed.begin(), unparsed.end());
   set_command_words(argc, argv, &unparsed);
-  std::vector<std::string> names, every;
-  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
-    every.push_back(s->get_name());
-    if (!s->get_group().empty()) names.push_back(s->get_name());  // hidden ones are not suggested
-  }
-
-  // CLI11 says only "The following argument was not expected"; a typo in the
-  // subcommand deserves a suggestion.
-  if (argc > 1 && argv[1][0] != '-') {
-    std::string word = argv[1];
-    if (std::find(every.begin(), every.end(), word) == every.end()) {
-      std::cerr << fmt::format("ddpctl: error: unknown command {}{}; commands: {}\n", printable(word),
-                               did_you_mean(word, names), join(names, ", "));
-      return kUsage;
-    }
-  }
+  if (!known_command(app, argc, argv)) return kUsage;
 
   // JSON mode (docs/json.md): one document on stdout, whatever happens.
   std::vector<std::string> words(argv + std::min(argc, 1), argv + argc);

@@ -170,8 +170,8 @@ std::string once_marker(const std::string& run_dir, const std::string& key) {
 long long append_locked(const std::string& run_dir, EventType type, const nlohmann::json& fields, double t,
                         const std::string& once_key) {
   const std::string path = events_path(run_dir);
-  Fd lock(::open((run_dir + "/events.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-  if (lock.fd < 0 || ::flock(lock.fd, LOCK_EX) != 0)
+  Fd held(::open((run_dir + "/events.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (held.fd < 0 || ::flock(held.fd, LOCK_EX) != 0)
     throw UserError(Location{run_dir + "/events.lock"}, "", fmt::format("cannot be locked: {}", std::strerror(errno)));
   std::string marker;
   if (!once_key.empty()) {
