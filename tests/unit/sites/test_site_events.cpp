@@ -120,7 +120,7 @@ TEST_CASE("the sites' events come into the race's log in time order, before the 
   }
 }
 
-TEST_CASE("a site's event that is not one makes its answer bad; an older ddpctl without --events-after is asked without it") {
+TEST_CASE("a site's event that is not one makes its answer bad, and an older ddpctl without --events-after is asked without it") {
   SitePoll p;
   p.name = "a";
   const std::string head = R"({"coordinator":"race-1","run":"ra","jobs":[],"events":)";
