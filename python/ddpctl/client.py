@@ -28,6 +28,8 @@ SPOKEN = {
     "report": 1,
     "logs": 1,
     "event": 1,
+    "gen": 1,
+    "plan": 1,
 }
 
 # Slurm's states a job does not leave (status's rows, docs/json.md).
@@ -90,7 +92,7 @@ class Client:
         if proc.returncode != 0 or doc["schema"].startswith("ddpctl.error/"):
             raise DdpctlError(argv, proc.returncode, doc, proc.stderr)
         kind, _, major = doc["schema"][len("ddpctl."):].partition("/")
-        if SPOKEN.get(kind) != int(major or 0):
+        if kind in SPOKEN and SPOKEN[kind] != int(major or 0):
             raise IncompatibleBinary(argv, f"{self.binary} wrote a {doc['schema']} document; this package reads "
                                            f"{kind}/{SPOKEN.get(kind)}")
         return doc

@@ -66,15 +66,19 @@ class World:
         return ddpctl.Client(binary=BINARY, env=self.env, on_document=self.docs.append, **kw)
 
     def set_state(self, job, state, fake=None):
-        path = os.path.join(fake or self.fake, "jobs")
-        lines = open(path).read().splitlines()
-        with open(path + ".new", "w") as f:
-            for line in lines:
-                fields = line.split(SEP)
-                if fields[0] == job:
-                    fields[3] = state
-                f.write(SEP.join(fields) + "\n")
-        os.replace(path + ".new", path)
+        # Under the fake queue's lock, as its sbatch and scancel write.
+        import fcntl
+        with open(os.path.join(fake or self.fake, "lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            path = os.path.join(fake or self.fake, "jobs")
+            lines = open(path).read().splitlines()
+            with open(path + ".test", "w") as f:
+                for line in lines:
+                    fields = line.split(SEP)
+                    if fields[0] == job:
+                        fields[3] = state
+                    f.write(SEP.join(fields) + "\n")
+            os.replace(path + ".test", path)
 
 
 @pytest.fixture
