@@ -118,7 +118,7 @@ TrainingEvents::TrainingEvents(JobEventSource source, TrainingFiles files, doubl
     : source_(std::move(source)),
       files_(std::move(files)),
       every_s_(progress_every_s),
-      metrics_offset_(size_of(files_.metrics)),
+      metrics_offset_(files_.metrics_from >= 0 ? files_.metrics_from : size_of(files_.metrics)),
       step_log_offset_(size_of(files_.step_log)) {}
 
 void TrainingEvents::tick(double now) {

@@ -52,6 +52,10 @@ struct TrainingFiles {
   std::string progress, metrics;  // DDPCTL_PROGRESS_FILE, DDPCTL_METRICS_FILE
   std::string step_log;           // task 0's log of this attempt ("": no resumed event)
   std::string once;               // what makes `resumed` once per step: "JOB.ATTEMPT.STEP"
+  // Where this step's metric lines begin (DDPCTL_METRICS_FROM, the file's
+  // size when the script started the step; -1: its size when the sampler
+  // starts, which a fast program may already have written past).
+  long long metrics_from = -1;
 };
 class TrainingEvents {
  public:

@@ -48,6 +48,14 @@ class SigtermNoted {
 
 // At SIGTERM: a preemption is an event of the run where Slurm says so
 // (PreemptTime, Slurm 23.02 and on); a cancel or the time limit is not.
+// DDPCTL_METRICS_FROM: the metrics file's size when the script started
+// the step (-1: not said, or not a size).
+long long metrics_from(const Environment& env) {
+  const std::string v = env.value("DDPCTL_METRICS_FROM");
+  if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoll(v);
+}
+
 void say_if_preempted(const JobEventSource& events, const JobPlace& place, Context& ctx) {
   if (events.run_dir.empty()) return;
   CommandResult r = ctx.runner.run({"scontrol", "show", "job", "-o", place.slurm_id}, std::chrono::seconds(5));
@@ -92,7 +100,8 @@ void run_sampler(const SampleOptions& o, Context& ctx) {
     training.emplace(events, TrainingFiles{ctx.env.value("DDPCTL_PROGRESS_FILE"), ctx.env.value("DDPCTL_METRICS_FILE"),
                                            job_files::step_log(o.log_base, so.attempt, 0),
                                            fmt::format("{}.{}.{}", place.slurm_id, so.attempt,
-                                                       ctx.env.value("DDPCTL_RESTART", "0"))});
+                                                       ctx.env.value("DDPCTL_RESTART", "0")),
+                                           metrics_from(ctx.env)});
   double next = 0;
   for (int taken = 0; o.count == 0 || taken < o.count;) {
     if (g_sigterm) {

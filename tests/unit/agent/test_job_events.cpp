@@ -129,6 +129,22 @@ TEST_CASE("the training's files as events: new metrics lines, progress at most o
   CHECK(events_of(dir).size() == 5);
 }
 
+TEST_CASE("a metric line the program wrote before the sampler started is said, from where the script started the step") {
+  // A fast program: its line is in the file before the sampler's first look.
+  test::TempDir tmp;
+  const std::string dir = tmp.path + "/run-1";
+  std::filesystem::create_directories(dir);
+  FakeEnvironment env = job_env(dir);
+  TrainingFiles files{tmp.path + "/p.json", tmp.path + "/m.jsonl", "", "812.0.0"};
+  std::ofstream(files.metrics) << R"({"epoch": 0, "val_loss": 9})" << "\n";  // an earlier attempt's
+  files.metrics_from = static_cast<long long>(std::filesystem::file_size(files.metrics));
+  std::ofstream(files.metrics, std::ios::app) << R"({"epoch": 0, "val_loss": 0.25})" << "\n";
+  TrainingEvents t(job_event_source(env), files, 60);
+  t.tick(T0);
+  REQUIRE(types_of(dir) == std::vector<std::string>{"metric"});
+  CHECK(events_of(dir)[0]["metrics"]["val_loss"] == 0.25);
+}
+
 TEST_CASE("a requeued attempt's resumed checkpoint is said though the last attempt's progress already says training") {
   // After a preemption the progress file still holds the stopped attempt's
   // step; the trainer loads its checkpoint and says so only later.

@@ -224,6 +224,10 @@ echo "ddpctl: training output: $ddpctl_step_log (%t: task number)"
 export DDPCTL_PROGRESS_FILE=logs/"${SLURM_JOB_NAME}_${SLURM_JOB_ID}.progress.json"
 # ... and appends one JSON line per epoch here; `ddpctl report` reads it.
 export DDPCTL_METRICS_FILE=logs/"${SLURM_JOB_NAME}_${SLURM_JOB_ID}.metrics.jsonl"
+# Where this step's lines begin (an earlier attempt's are above them): the
+# job's metric events start there, however fast the program writes.
+DDPCTL_METRICS_FROM=$(stat -c %s "$DDPCTL_METRICS_FILE" 2>/dev/null || echo 0)
+export DDPCTL_METRICS_FROM
 # shellcheck disable=SC2016
 srun --kill-on-bad-exit=1 --nodes=1 --ntasks=1 --ntasks-per-node=1 --cpus-per-task=64 \
   --output="$ddpctl_step_log" \
