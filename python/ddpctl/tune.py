@@ -17,7 +17,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 import time
 
 from .client import ENDED, Client
@@ -70,21 +69,17 @@ def suggest(trial, space):
     return params
 
 
-def check_paths(client, spec, space):
-    """Each field path is one the spec has: `ddpctl gen --set` with a value
-    of its range refuses an unknown one, naming it."""
-    sets = {}
-    for path, d in space.items():
-        kind, v = next(iter(d.items()))
-        sets[path] = v[0]
-    with tempfile.TemporaryDirectory(prefix="ddpctl-tune-") as out:
-        words = ["gen", os.fspath(spec), "-o", out]
-        for path, value in sets.items():
-            words += ["--set", f"{path}={value if isinstance(value, str) else json.dumps(value)}"]
-        try:
-            client.call(*words)
-        except DdpctlError as e:
-            raise TuneError(f"the search space does not fit {spec}: {e}") from e
+def check_paths(client, spec, space, submit_options=None):
+    """Each field path is one the spec has: a dry run of the submission
+    (`ddpctl submit --dry-run --set`, where the trials will be submitted,
+    with a value of each range) refuses an unknown one, naming it."""
+    sets = {path: next(iter(d.values()))[0] for path, d in space.items()}
+    options = dict(submit_options or {}, dry_run=True)
+    words, _ = client._spec_words("submit", spec, sets, options)
+    try:
+        client.call(*words)
+    except DdpctlError as e:
+        raise TuneError(f"the search space does not fit {spec}: {e}") from e
 
 
 class Trials:
@@ -189,7 +184,7 @@ def tune(client, spec, space, metric, direction="minimize", trials=12, parallel=
         raise TuneError("--metric: the name of the metric the trials report (a key of the metric lines)")
     if trials < 1 or parallel < 1:
         raise TuneError("--trials and --parallel: 1 or more")
-    check_paths(client, spec, space)
+    check_paths(client, spec, space, submit_options)
     name = study_name or os.path.splitext(os.path.basename(os.fspath(spec)))[0]
     pruners = {"median": optuna.pruners.MedianPruner(n_startup_trials=2), "none": optuna.pruners.NopPruner()}
     if pruner not in pruners:
