@@ -91,6 +91,18 @@ class Trials:
         self.submit_options = submit_options or {}
         self.flying = {}  # trial number -> {"trial", "run", "cursor", "steps"}
 
+    metric_grace_s = 30.0
+
+    def reported_value(self, run):
+        try:
+            for row in run.result().get("rows") or []:
+                v = row.get(self.metric)
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+                    return float(v)
+        except DdpctlError:
+            pass
+        return None
+
     def name_of(self, number):
         return f"{self.study.study_name}-t{number}"
 
@@ -157,6 +169,14 @@ class Trials:
             return True
         if not rows or not all(r.get("state") in ENDED for r in rows):
             return False  # running, pending, or requeued (the same trial goes on)
+        if f["value"] is None and any(r.get("state") == "COMPLETED" for r in rows):
+            # The job's sampler may say its last metric lines just after
+            # Slurm says the job ended: looked for a while, then in the
+            # report (which reads the metrics file itself).
+            f.setdefault("ended_at", time.monotonic())
+            if time.monotonic() - f["ended_at"] < self.metric_grace_s:
+                return False
+            f["value"] = self.reported_value(run)
         if any(r.get("state") == "COMPLETED" for r in rows) and f["value"] is not None:
             self.study.tell(trial, f["value"])
             self.log(f"trial {number}: {self.metric} {f['value']} (run {run.id})")
@@ -172,7 +192,7 @@ class Trials:
 
 
 def tune(client, spec, space, metric, direction="minimize", trials=12, parallel=4, storage=None, study_name=None,
-         pruner="median", poll_s=5.0, submit_options=None, log=print):
+         pruner="median", poll_s=5.0, submit_options=None, log=print, metric_grace_s=30.0):
     """Runs the study until it has `trials` finished trials; the study."""
     check_space(space)
     try:
@@ -203,6 +223,7 @@ def tune(client, spec, space, metric, direction="minimize", trials=12, parallel=
                         f"{sorted(known.get('space', {}))}): name another --study")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     t = Trials(client, spec, space, metric, study, optuna, log, submit_options)
+    t.metric_grace_s = metric_grace_s
     t.resume()
     finished = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED, optuna.trial.TrialState.FAIL)
     while True:

@@ -9,7 +9,9 @@
 #    run's events (started, ended COMPLETED);
 # 3. `ddpctl tune` from the user's machine with --on: 3 trials, 2 in
 #    flight, each trial's job writes val_loss = its env.LR; the study ends
-#    with every trial COMPLETE and the best value the lowest LR tried.
+#    with every trial COMPLETE and the best value the lowest LR tried (no
+#    pruner: whether a trial is pruned depends on the LRs drawn; pruning is
+#    python/tests/test_tune.py's).
 # One version: user journeys, not what differs between Slurm versions.
 # slurm versions: 26.05
 # shellcheck source=tests/slurm/lib.sh
@@ -90,7 +92,7 @@ env -u DDPCTL_RUNS PYTHONPATH="$DDPCTL_SOURCE/python" $PY remote.py "$host" "$T"
 # 3. ddpctl tune from the user's machine, the trials on the cluster.
 printf 'env.LR: {uniform: [0.1, 0.9]}\n' >space.yaml
 env -u DDPCTL_RUNS "$DDPCTL" tune job.yaml --space space.yaml --metric val_loss --trials 3 --parallel 2 \
-  --storage "sqlite:///$T/study.db" --poll 1 --on "$host" --remote-dir "$T" >"$T/tune.out" 2>"$T/tune.err" ||
+  --storage "sqlite:///$T/study.db" --poll 1 --pruner none --on "$host" --remote-dir "$T" >"$T/tune.out" 2>"$T/tune.err" ||
   fail "tune failed: $(cat "$T/tune.out" "$T/tune.err")"
 echo "tune: $(cat "$T/tune.out")"
 $PY - "sqlite:///$T/study.db" <<'PY' || fail "the study is not what its trials did: $(cat "$T/tune.out")"
