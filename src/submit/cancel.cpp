@@ -15,6 +15,21 @@ namespace ddpctl {
 
 namespace {
 
+// The cancel asked, recorded before scancel runs: in the ledger of each
+// array with a watched cell (or a racing shape), and as events.
+void record_cell_cancels(Run& run, const std::vector<std::string>& targets, const std::vector<std::string>& watched,
+                         const std::vector<std::string>& racing) {
+  update_ledger(run, [&](std::vector<Attempt>& attempts) {
+    for (auto& a : attempts)
+      if (!a.array.empty() && (std::find(racing.begin(), racing.end(), a.job_id) != racing.end() ||
+                               std::any_of(watched.begin(), watched.end(), [&](const std::string& w) {
+                                 return w.rfind(a.job_id + "_", 0) == 0;
+                               })))
+        a.cancel_requested_at = utc_now_iso();
+  });
+  for (const auto& t : targets) try_append_event(run.dir, EventType::CancelAsked, {{"job", t}});
+}
+
 // A grid's sweeps (status_grid.hpp): scancel of each array with a live cell
 // (or of the named cells' tasks, A_i), recorded first, then confirmed from
 // one squeue of the arrays per look. Unconfirmed cells go into `failed`.
@@ -57,16 +72,7 @@ void cancel_grid_cells(const std::vector<Run*>& sweeps, const std::vector<std::s
         }
     }
     if (targets.empty()) continue;
-    update_ledger(*run, [&](std::vector<Attempt>& attempts) {
-      for (auto& a : attempts)
-        if (!a.array.empty() && (std::find(racing.begin(), racing.end(), a.job_id) != racing.end() ||
-                                 std::any_of(watched.begin(), watched.end(), [&](const std::string& w) {
-                                   return w.rfind(a.job_id + "_", 0) == 0;
-                                 })))
-          a.cancel_requested_at = utc_now_iso();
-    });
-    for (size_t i = first_target; i < targets.size(); ++i)
-      try_append_event(run->dir, EventType::CancelAsked, {{"job", targets[i]}});
+    record_cell_cancels(*run, {targets.begin() + static_cast<long>(first_target), targets.end()}, watched, racing);
   }
   for (const auto& want : cells)
     if (std::find(found.begin(), found.end(), want) == found.end())

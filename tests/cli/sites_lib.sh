@@ -90,7 +90,7 @@ job_state() {
 # at_gate HOST JOB [RUN]: JOB runs and waits at the gate of RUN (the newest run at HOST).
 at_gate() {
   local run=${3:-$(site_run "$1")} label
-  label=$(basename "$(find "$run/race/jobs" -type f -exec grep -lx "$2" {} + | head -n 1)")
+  label=$(basename "$(find "$run/race/jobs" -type f -exec grep -lx "$2" {} + | sed -n 1p)")
   [ -n "$label" ] || fail "no shape of $run has job $2: $(ls -R "$run/race" 2>&1)"
   job_state "$1" "$2" RUNNING
   printf '%s %s %s 0\n' "$2" "$label" "$(date +%s)" >"$run/race/gate/at.$2"
