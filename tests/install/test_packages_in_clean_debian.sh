@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# The two Debian packages, each installed alone in a clean Debian 12
+# The Debian packages, each installed alone in a clean Debian 12
 # (debootstrap minbase, through an overlay): ddpctl needs nothing but libc —
 # dpkg -i alone installs it, with no download — and works as installed
 # (profiles, init, gen, man page); ddp-train pulls LibTorch through apt and
-# runs. What each costs is printed (docs/install.md "At a glance" quotes it).
+# runs; python3-ddpctl pulls python3, and `import ddpctl` there drives the
+# installed ddpctl. What each costs is printed (docs/install.md "At a glance" quotes it).
 # shellcheck source=tests/install/lib.sh
 source "$DDPCTL_SOURCE/tests/install/lib.sh"
 # Built by cpack in the fixture install_packages_build (packages_build.sh).
 : "${DDPCTL_PACKAGES:?set DDPCTL_PACKAGES to the folder packages_build.sh built the packages in}"
 mkdir -p share
-for p in ddpctl ddp-train; do
+for p in ddpctl ddp-train python3-ddpctl; do
   debs=("$DDPCTL_PACKAGES"/"${p}"_*.deb)
   [ -f "${debs[0]}" ] || fail "no $p package in $DDPCTL_PACKAGES (the fixture install_packages_build makes them): $(ls "$DDPCTL_PACKAGES" 2>&1)"
   cp "${debs[0]}" "share/$p.deb"
@@ -50,9 +51,15 @@ IN_ROOT_BINDS=/var/cache/apt/archives in_root "$bookworm" trainer '
   grep -E "newly installed|Need to get|After this operation" /tmp/apt.log
   ddp-train --help >/tmp/help.log 2>&1 && echo "ddp-train --help: ok" || { cat /tmp/help.log; exit 1; }
   command -v ddpctl || echo "no ddpctl"
+  # The Python client beside ddpctl: apt brings python3; the module drives the binary.
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends /share/ddpctl.deb /share/python3-ddpctl.deb \
+    >/tmp/apt-py.log 2>&1 || { tail -n 30 /tmp/apt-py.log; exit 1; }
+  cd /tmp && env -u DDPCTL python3 -c "import ddpctl; print(\"python client:\", ddpctl.__file__, ddpctl.Client().version()[\"version\"])"
 ' >trainer.out 2>&1 || fail "ddp-train alone: $(cat trainer.out)"
 grep -q "depends on libtorch1.13" trainer.out || fail "dpkg -i did not name LibTorch: $(cat trainer.out)"
 grep -qx "ddp-train --help: ok" trainer.out || fail "ddp-train does not run: $(cat trainer.out)"
 grep -qx "no ddpctl" trainer.out || fail "the ddp-train package brought ddpctl: $(cat trainer.out)"
+grep -qx "python client: /usr/lib/python3/dist-packages/ddpctl/__init__.py [0-9.]*" trainer.out ||
+  fail "python3-ddpctl's module did not drive the installed ddpctl: $(cat trainer.out)"
 echo "ddpctl alone: ${cli_size}, no other package"
 echo "ddp-train alone: $(grep -E "newly installed|Need to get|After this operation" trainer.out | tr '\n' ' ')"
