@@ -103,7 +103,11 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
     }
   }
   if (!metrics || metrics->epochs.empty()) {
-    r.problem = "no metrics yet at " + r.metrics_path;
+    r.problem = job && is_terminal(job->state)
+                    ? "ended without metrics: the bundled trainer writes a line per epoch to " + r.metrics_path +
+                          "; your program can too (one JSON line per epoch to $DDPCTL_METRICS_FILE), or the spec's "
+                          "progress: and metric: patterns read them from its log (docs/report.md)"
+                    : "no metrics yet at " + r.metrics_path;
   } else {
     r.has_metrics = true;
     const EpochMetrics& first = metrics->epochs.front();

@@ -54,6 +54,21 @@ std::string mem_note(const std::vector<ReportRow>& rows) {
   return "";
 }
 
+// Columns that no row has (every row's cell is "-") are left out, but the
+// first `kept` (what the rows are); their headers are returned, to be said
+// once under the table.
+std::vector<std::string> drop_empty_columns(std::vector<std::vector<std::string>>& cells, size_t kept) {
+  std::vector<std::string> dropped;
+  if (cells.size() < 2) return dropped;
+  for (size_t c = cells.front().size(); c-- > kept;) {
+    bool empty = std::all_of(cells.begin() + 1, cells.end(), [c](const auto& row) { return row[c] == "-"; });
+    if (!empty) continue;
+    dropped.insert(dropped.begin(), cells.front()[c]);
+    for (auto& row : cells) row.erase(row.begin() + static_cast<long>(c));
+  }
+  return dropped;
+}
+
 }  // namespace
 
 std::string report_table(const std::vector<ReportRow>& rows) {
@@ -74,13 +89,17 @@ std::string report_table(const std::vector<ReportRow>& rows) {
                      r.first_step_s ? fmt::format("{:.2f}s", *r.first_step_s) : "-", usage_percent(r.gpu_util_mean),
                      gpu_memory(r), usage_percent(r.cpu_pct_mean), r.rss_peak_bytes ? format_bytes(*r.rss_peak_bytes) : "-"});
   }
+  // SHAPE, RUN, CODE, JOB, STATE, RANKS, GPUS say what the rows are; the rest only where a run has them.
+  std::vector<std::string> dropped = drop_empty_columns(cells, 7);
   std::string out;
   for (const auto& line : format_columns(cells)) out += line + "\n";
   std::vector<std::string> notes;
+  if (!dropped.empty()) notes.push_back("not shown, no run has them: " + join(dropped, ", "));
   if (auto c = mixed_code_note(rows); !c.empty()) notes.push_back("warning: " + c);
   if (auto e = mixed_provenance_note(rows); !e.empty()) notes.push_back("warning: " + e);
   if (auto m = mem_note(rows); !m.empty()) notes.push_back(m);
-  notes.push_back("throughput: mean over epochs after the first; speedup and efficiency vs the fewest ranks");
+  if (std::any_of(rows.begin(), rows.end(), [](const ReportRow& r) { return r.img_per_s.has_value(); }))
+    notes.push_back("throughput: mean over epochs after the first; speedup and efficiency vs the fewest ranks");
   if (std::any_of(rows.begin(), rows.end(), [](const ReportRow& r) { return r.rss_peak_bytes.has_value(); }))
     notes.push_back("GPU UTIL, GPU MEM (GiB, per GPU), CPU (100% = a core, the whole job) and PEAK RSS (the largest "
                     "node's): from the job agent's samples");
@@ -116,18 +135,28 @@ std::string report_table(const std::vector<ReportRow>& rows) {
 }
 
 std::string report_markdown(const std::vector<ReportRow>& rows) {
-  std::string out =
-      "| Setup | Ranks | GPUs | Throughput (img/s) | Speedup | Efficiency | Time | GPU-hours | Node-hours | "
-      "Rank 0 memory peak / avg / mode (MiB) | Max memory over ranks (MiB) | Val loss | Val acc | GPU util | "
-      "GPU memory peak / avg / mode (GiB) | CPU util | Peak RSS |\n"
-      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  std::vector<std::vector<std::string>> cells = {
+      {"Setup", "Ranks", "GPUs", "Throughput (img/s)", "Speedup", "Efficiency", "Time", "GPU-hours", "Node-hours",
+       "Rank 0 memory peak / avg / mode (MiB)", "Max memory over ranks (MiB)", "Val loss", "Val acc", "GPU util",
+       "GPU memory peak / avg / mode (GiB)", "CPU util", "Peak RSS"}};
   for (const auto& r : rows)
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", setup(r), r.world(), r.gpus,
-                       num(r.img_per_s, 1), r.speedup ? fmt::format("{:.2f}×", *r.speedup) : "-", percent(r.efficiency),
-                       duration(r.wall_s), num(r.gpu_hours, 3), num(r.node_hours, 3), memory(r), num(r.mem_max, 0),
-                       num(r.val_loss, 3), r.val_acc ? fmt::format("{:.2f}%", *r.val_acc) : "-",
-                       usage_percent(r.gpu_util_mean), gpu_memory(r), usage_percent(r.cpu_pct_mean),
-                       r.rss_peak_bytes ? format_bytes(*r.rss_peak_bytes) : "-");
+    cells.push_back({setup(r), std::to_string(r.world()), std::to_string(r.gpus), num(r.img_per_s, 1),
+                     r.speedup ? fmt::format("{:.2f}×", *r.speedup) : "-", percent(r.efficiency), duration(r.wall_s),
+                     num(r.gpu_hours, 3), num(r.node_hours, 3), memory(r), num(r.mem_max, 0), num(r.val_loss, 3),
+                     r.val_acc ? fmt::format("{:.2f}%", *r.val_acc) : "-", usage_percent(r.gpu_util_mean),
+                     gpu_memory(r), usage_percent(r.cpu_pct_mean),
+                     r.rss_peak_bytes ? format_bytes(*r.rss_peak_bytes) : "-"});
+  std::vector<std::string> dropped = drop_empty_columns(cells, 3);
+  std::string out;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    out += "| " + join(cells[i], " | ") + " |\n";
+    if (i == 0) {
+      out += "|---|";
+      for (size_t c = 1; c < cells[0].size(); ++c) out += "---:|";
+      out += "\n";
+    }
+  }
+  if (!dropped.empty()) out += "\nNot shown, no run has them: " + join(dropped, ", ") + ".\n";
   if (auto c = mixed_code_note(rows); !c.empty()) out += "\n**Warning:** " + c + "\n";
   if (auto e = mixed_provenance_note(rows); !e.empty()) out += "\n**Warning:** " + e + "\n";
   return out;

@@ -52,9 +52,11 @@ ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, c
 }
 
 void finish_report_rows(std::vector<ReportRow>& rows) {
-  // Without metrics, the usage columns alone still say something of any program.
-  bool any = std::any_of(rows.begin(), rows.end(),
-                         [](const ReportRow& r) { return r.has_metrics || r.rss_peak_bytes.has_value(); });
+  // Without metrics, the usage columns, or Slurm's times and what they
+  // cost, still say something of any program.
+  bool any = std::any_of(rows.begin(), rows.end(), [](const ReportRow& r) {
+    return r.has_metrics || r.rss_peak_bytes.has_value() || r.wall_s.has_value();
+  });
   if (!any) {
     std::vector<std::string> where;
     for (const auto& r : rows) where.push_back(r.metrics_path.empty() ? r.run_id + ": no job" : r.metrics_path);

@@ -25,7 +25,7 @@ ReportRow collect_report_row(const Run& run, const Attempt* attempt, const Job* 
                              SlurmClient& slurm, std::optional<std::vector<NodeInfo>>& nodes, Output& out,
                              long long now);
 // Speedup and efficiency (compute_scaling) once every row is made; a
-// UserError when no row has metrics or usage samples yet.
+// UserError when no row has metrics, usage samples or a wall time yet.
 void finish_report_rows(std::vector<ReportRow>& rows);
 
 }  // namespace ddpctl

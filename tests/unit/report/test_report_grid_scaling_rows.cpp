@@ -148,12 +148,44 @@ TEST_CASE("report of a grid of shapes: a failed cell is explained, a pending one
     std::string table = report_table(rows);
     CHECK(table.find("1x2 (local-sweep-20261126): failed: ") != std::string::npos);
   }
-  SECTION("no cell has metrics yet: the error an experiment's report gives") {
+  SECTION("cells that ended without metrics: what they have (times, node-hours), each saying how to add metrics") {
     Run bare = test::scaling_run(dir.path + "/none", test::kShapeKeys, {{"1", "1"}, {"2", "1"}}, {test::kShapes[0], test::kShapes[2]}, 50);
     test::FakeRunner runner;
     runner.on("squeue", {"--json"}, test::exits(1, "", "slurm_load_jobs error: Invalid job id specified\n"));
     runner.on("sacct", {}, test::exits(0, test::sacct_line(50, 0, "COMPLETED", 1, "2026-11-26T07:02:23", "2026-11-26T07:04:03") +
                                            test::sacct_line(51, 1, "COMPLETED", 2, "2026-11-26T07:04:04", "2026-11-26T07:05:04")));
+    SlurmClient slurm(runner);
+    test::RecordingOutput out;
+    GridReports r = collect_grid_reports(bare, slurm, {}, out, 1795700000);
+    const auto& rows = r.scaling.at(0).rows;
+    REQUIRE(rows.size() == 2);
+    CHECK(*rows[0].wall_s == Approx(100));
+    CHECK(*rows[1].node_hours == Approx(60.0 / 3600 * 2));
+    for (const auto& row : rows) {
+      INFO(row.problem);
+      CHECK(row.problem.find("ended without metrics") == 0);
+      CHECK(row.problem.find("$DDPCTL_METRICS_FILE") != std::string::npos);
+    }
+    // The table shows the columns the rows have, and says once which it left out.
+    std::string table = report_table(rows);
+    INFO(table);
+    std::string header = table.substr(0, table.find('\n'));
+    CHECK(header.find("WALL") != std::string::npos);
+    CHECK(header.find("NODE-H") != std::string::npos);
+    CHECK(header.find("IMG/S") == std::string::npos);
+    CHECK(table.find("not shown, no run has them: EPOCH, TRAIN LOSS/ACC, VAL LOSS/ACC, IMG/S, SPEEDUP, EFF, GPU-H") !=
+          std::string::npos);
+    CHECK(table.find("throughput:") == std::string::npos);
+    std::string md = report_markdown(rows);
+    INFO(md);
+    CHECK(md.find("| Setup | Ranks | GPUs | Time | Node-hours |") == 0);
+    CHECK(md.find("Not shown, no run has them: Throughput (img/s), Speedup") != std::string::npos);
+  }
+  SECTION("no cell has started: the error an experiment's report gives") {
+    Run bare = test::scaling_run(dir.path + "/none", test::kShapeKeys, {{"1", "1"}, {"2", "1"}}, {test::kShapes[0], test::kShapes[2]}, 50);
+    test::FakeRunner runner;
+    runner.on("squeue", {"--json"}, test::exits(1, "", "slurm_load_jobs error: Invalid job id specified\n"));
+    runner.on("sacct", {}, test::exits(0, ""));
     SlurmClient slurm(runner);
     test::RecordingOutput out;
     std::string e = test::user_error_of([&] { collect_grid_reports(bare, slurm, {}, out, 1795700000); });
