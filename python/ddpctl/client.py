@@ -145,7 +145,7 @@ class Client:
             flag = "--" + key.replace("_", "-")
             if value is True:
                 words.append(flag)
-            elif value not in (None, False):
+            elif value is not None and value is not False:  # 0 is a value (0 == False)
                 words += [flag, str(value)]
         return words, tmp
 

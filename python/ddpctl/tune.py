@@ -16,6 +16,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 import time
 
@@ -93,13 +94,35 @@ class Trials:
 
     metric_grace_s = 30.0
 
-    def reported_value(self, run):
+    def result_rows(self, run):
+        """The report's rows of the trial's run; [] when it has none to give."""
         try:
-            for row in run.result().get("rows") or []:
+            return run.result().get("rows") or []
+        except DdpctlError:
+            return []
+
+    def record_usage(self, trial, rows):
+        """What the trial's run used, from its report, in the trial's
+        attributes (before it is told: a finished trial is not written to):
+        GPU-hours (node-hours on CPUs), the code it ran, its job and shape."""
+        for key in ("gpu_hours", "node_hours"):
+            values = [r[key] for r in rows if isinstance(r.get(key), (int, float)) and not isinstance(r.get(key), bool)]
+            if values:
+                trial.set_user_attr(f"ddpctl_{key}", sum(values))
+        codes = sorted({r["code"] for r in rows if r.get("code")})
+        if codes:
+            trial.set_user_attr("ddpctl_code", codes[0] if len(codes) == 1 else codes)
+        for key, attr in (("job", "ddpctl_job"), ("shape", "ddpctl_shape")):
+            if rows and rows[-1].get(key):
+                trial.set_user_attr(attr, rows[-1][key])
+
+    def reported_value(self, rows):
+        try:
+            for row in rows:
                 v = row.get(self.metric)
                 if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
                     return float(v)
-        except DdpctlError:
+        except (AttributeError, TypeError):
             pass
         return None
 
@@ -111,7 +134,9 @@ class Trials:
         name = self.name_of(trial.number)
         trial.set_user_attr("ddpctl_name", name)
         sets = dict(params, name=name)
-        run = self.client.submit(self.spec, set=sets, **self.submit_options)
+        # --study: the run is the study's trial in the runs folder too (`ddpctl report STUDY`).
+        run = self.client.submit(self.spec, set=sets, study=self.study.study_name, trial=trial.number,
+                                 **self.submit_options)
         self.attach(trial, run)
         self.log(f"trial {trial.number}: run {run.id} ({', '.join(f'{k}={v}' for k, v in params.items())})")
 
@@ -163,6 +188,7 @@ class Trials:
         # since may make the pruner's median.
         if f["steps"] and not (rows and all(r.get("state") in ENDED for r in rows)) and trial.should_prune():
             run.cancel()
+            self.record_usage(trial, self.result_rows(run))
             self.study.tell(trial, state=self.optuna.trial.TrialState.PRUNED)
             self.log(f"trial {number}: pruned at step {max(f['steps'])} ({self.metric} {f['value']}); "
                      f"run {run.id} cancelled")
@@ -176,7 +202,10 @@ class Trials:
             f.setdefault("ended_at", time.monotonic())
             if time.monotonic() - f["ended_at"] < self.metric_grace_s:
                 return False
-            f["value"] = self.reported_value(run)
+        report = self.result_rows(run)
+        self.record_usage(trial, report)
+        if f["value"] is None:
+            f["value"] = self.reported_value(report)
         if any(r.get("state") == "COMPLETED" for r in rows) and f["value"] is not None:
             self.study.tell(trial, f["value"])
             self.log(f"trial {number}: {self.metric} {f['value']} (run {run.id})")
@@ -206,6 +235,9 @@ def tune(client, spec, space, metric, direction="minimize", trials=12, parallel=
         raise TuneError("--trials and --parallel: 1 or more")
     check_paths(client, spec, space, submit_options)
     name = study_name or os.path.splitext(os.path.basename(os.fspath(spec)))[0]
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name):
+        raise TuneError(f"--study {name!r}: a study's name is letters, digits, '.', '_' and '-' (it names the "
+                        "trials' runs and the study's record in the runs folder)")
     pruners = {"median": optuna.pruners.MedianPruner(n_startup_trials=2), "none": optuna.pruners.NopPruner()}
     if pruner not in pruners:
         raise TuneError(f"--pruner: median or none, not {pruner}")

@@ -77,6 +77,12 @@ class World:
                     fields = line.split(SEP)
                     if fields[0] == job:
                         fields[3] = state
+                        # Slurm's start and end times (squeue's %S %e), as a real queue says them.
+                        now = time.strftime("%Y-%m-%dT%H:%M:%S")
+                        if state != "PENDING" and fields[6] == "N/A":
+                            fields[6] = now
+                        if state in ddpctl.ENDED and fields[7] == "N/A":
+                            fields[7] = now
                     f.write(SEP.join(fields) + "\n")
             os.replace(path + ".test", path)
 

@@ -1,8 +1,8 @@
 """ddpctl tune (python/ddpctl/tune.py, docs/tune.md) with Debian's Optuna
 against this ddpctl and the fake queue (tests/cli/fake_slurm), a thread
-playing the cluster: it starts each pending job, writes its metric events
-into its run's log as the job's sampler would (under the log's lock, the
-next seq), and ends it. Checked: K trials in flight and the next asked as
+playing the cluster: it starts each pending job, writes its metrics file
+and the metric events into its run's log as the job's sampler would (under
+the log's lock, the next seq), and ends it. Checked: K trials in flight and the next asked as
 one ends; a trial whose value is far worse than the median is pruned at
 the study's process and its run cancelled; a failed job is FAIL with
 status's reason; the study process killed mid-study and started again goes
@@ -68,11 +68,12 @@ class Cluster(threading.Thread):
                     self.w.set_state(j[0], "RUNNING")
                     for epoch, v in enumerate(values):
                         line = {"epoch": epoch, "val_loss": v}
+                        # The job's metrics file, and its sampler's event of each line
+                        # (without: the sampler was too late).
+                        with open(os.path.join(self.w.root, "logs", f"{j[1]}_{j[0]}.metrics.jsonl"), "a") as f:
+                            f.write(json.dumps(line) + "\n")
                         if self.events:
                             append_event(d, {"type": "metric", "job": j[0], "metrics": line})
-                        else:  # only the job's metrics file (its sampler was too late)
-                            with open(os.path.join(self.w.root, "logs", f"{j[1]}_{j[0]}.metrics.jsonl"), "a") as f:
-                                f.write(json.dumps(line) + "\n")
                     if end:
                         self.w.set_state(j[0], end)
             time.sleep(0.1)
@@ -114,6 +115,24 @@ def test_trials_in_flight_pruned_failed_and_told(world):
     # Each trial's run carries its parameters.
     spec = open(glob.glob(os.path.join(world.root, "runs", best.user_attrs["ddpctl_run"], "spec.yaml"))[0]).read()
     assert "epochs" in spec
+    # What each trial used and ran, from its run's report, in its attributes.
+    for t in study.trials:
+        assert isinstance(t.user_attrs.get("ddpctl_node_hours"), float), (t.number, t.user_attrs)
+        assert t.user_attrs.get("ddpctl_code") and t.user_attrs.get("ddpctl_job"), (t.number, t.user_attrs)
+    # `ddpctl report STUDY`: the trials by parameter, each its run's job and state.
+    doc = client.call("report", "job", "--best", "val_loss:min")
+    cells = doc["study"]["cells"]
+    assert [c["task"] for c in cells] == [t.user_attrs["ddpctl_job"] for t in study.trials], cells
+    assert [k["name"] for k in doc["study"]["keys"]] == ["lr", "epochs"], doc["study"]
+    by_job = {c["task"]: c for c in cells}
+    for t in study.trials:
+        c = by_job[t.user_attrs["ddpctl_job"]]
+        assert float(c["values"]["lr"]) == pytest.approx(t.params["trainer.lr"], rel=1e-6), (c, t.params)
+        assert int(c["values"]["epochs"]) == t.params["trainer.epochs"], (c, t.params)
+    assert [c["task"] for c in cells if c["best"]] == [best.user_attrs["ddpctl_job"]], cells
+    assert by_job[best.user_attrs["ddpctl_job"]]["metrics"]["val_loss"] == 0.3
+    assert by_job[pruned.user_attrs["ddpctl_job"]]["state"] == "CANCELLED"
+    assert by_job[failed.user_attrs["ddpctl_job"]]["state"] == "FAILED"
 
 
 def test_the_study_process_killed_and_started_again_loses_and_repeats_nothing(world):
@@ -147,7 +166,9 @@ def test_the_study_process_killed_and_started_again_loses_and_repeats_nothing(wo
     assert [t.state.name for t in study.trials] == ["COMPLETE"] * 4, said
     assert any("back to its run" in s for s in said), said
     runs = sorted(os.listdir(os.path.join(world.root, "runs")))
-    assert len([r for r in runs if not r.startswith(".")]) == 4, runs
+    assert len([r for r in runs if os.path.exists(os.path.join(world.root, "runs", r, "ledger.json"))]) == 4, runs
+    # The study's record lists each trial's run once.
+    assert [c["index"] for c in client.call("report", "job")["study"]["cells"]] == [0, 1, 2, 3]
 
 
 def test_bad_input_is_refused_before_anything_is_submitted(world, tmp_path):
@@ -221,3 +242,22 @@ def test_a_metric_only_in_the_jobs_file_is_read_from_the_report(world):
     finally:
         cluster.stop = True
     assert sorted(t.value for t in study.trials) == pytest.approx([0.2, 0.3])
+
+
+def test_a_study_name_that_cannot_name_a_file_is_refused(world):
+    client = world.client()
+    with pytest.raises(T.TuneError) as e:
+        T.tune(client, world.spec, space(), "val_loss", study_name="../x", submit_options={"no_preflight": True})
+    assert "a study's name" in str(e.value)
+    with pytest.raises(ddpctl_error()) as e:
+        client.submit(world.spec, study="a/b", trial=0, no_preflight=True)
+    assert e.value.file == "--study" and "a study's name" in str(e.value), (e.value.file, str(e.value))
+    with pytest.raises(ddpctl_error()) as e:
+        client.submit(world.spec, study="s", trial="x", no_preflight=True)
+    assert e.value.file == "--trial", e.value.file
+    assert not os.path.exists(os.path.join(world.root, "fake-slurm", "jobs")), "something was submitted"
+
+
+def ddpctl_error():
+    from ddpctl import DdpctlError
+    return DdpctlError

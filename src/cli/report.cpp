@@ -14,6 +14,8 @@
 #include "report/report_plot_run.hpp"
 #include "explain/report_table.hpp"
 #include "report/report_grid_collect.hpp"
+#include "report/report_study.hpp"
+#include "explain/experiments.hpp"
 #include "remote/remote_fetch.hpp"
 #include "base/text.hpp"
 #include "sites/sites_status.hpp"
@@ -43,11 +45,29 @@ void print_grid_report(const Run& run, const ReportOptions& o, Context& ctx) {
     std::cerr << "ddpctl: " << line << '\n';
 }
 
+// A study (ddpctl tune): its trials by parameter, printed as a grid's are.
+void print_study_report(const Experiment& study, const ReportOptions& o, Context& ctx) {
+  GridReportOptions g{o.seed_key, o.best.empty() ? std::nullopt : std::optional<BestBy>(parse_best(o.best))};
+  ConsoleOutput out;
+  GridReports r;
+  r.by_parameter = study_report(study, runs_root(o.runs), ctx.slurm, g, out, ctx.clock.now());
+  std::vector<std::string> warnings;
+  if (json_capture()) json_fact("study", nlohmann::json::parse(format_grid_reports(r, "json", warnings)));
+  else std::cout << format_grid_reports(r, o.format, warnings);
+  for (const auto& w : warnings) std::cerr << "ddpctl: warning: " << w << '\n';
+  if (o.plot.empty()) return;
+  for (const auto& line : plot_grid_reports(r, o.plot, o.plot_metric, o.x, ctx.runner))
+    std::cerr << "ddpctl: " << line << '\n';
+}
+
 void run_report(const ReportOptions& o, Context& ctx) {
   const std::vector<std::string> formats = {"table", "markdown", "csv", "json"};
   if (std::find(formats.begin(), formats.end(), o.format) == formats.end())
     throw UserError(Location{"--format"}, "", fmt::format("{}: one of table, markdown, csv, json{}", printable(o.format),
                                                          did_you_mean(o.format, formats)));
+  if (o.targets.size() == 1)
+    if (auto e = find_experiment(runs_root(o.runs), o.targets.front()); e && e->is_study())
+      return print_study_report(*e, o, ctx);
   if (auto grid = grid_run_of(o.targets, runs_root(o.runs))) return print_grid_report(*grid, o, ctx);
   for (const auto& [given, name] : {std::pair{!o.best.empty(), "--best"}, {o.seed_key.has_value(), "--seed-key"},
                                     {!o.plot_metric.empty(), "--plot-metric"}, {!o.x.empty(), "--x"}})

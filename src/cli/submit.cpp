@@ -6,6 +6,9 @@
 
 #include "cli/app.hpp"
 #include "cli/common.hpp"
+#include "explain/experiments.hpp"
+#include "runs/run_store.hpp"
+#include "base/regex.hpp"
 #include "script/preemption_note.hpp"
 #include "runs/run_json.hpp"
 #include "runs/snapshot_record.hpp"
@@ -22,8 +25,35 @@ struct SubmitOptions {
   SubmitRequest req;
   std::string runs, templates;
   bool no_preflight = false, wait = false, follow = false, no_snapshot = false;
+  std::string study, trial;  // --study NAME --trial N: the run is that study's trial (ddpctl tune)
   RemoteOptions remote;
 };
+
+// --study/--trial as given: a name fit for a file's, a trial's number.
+void check_study_options(const SubmitOptions& o) {
+  if (o.study.empty()) {
+    if (!o.trial.empty()) throw UserError(Location{"--trial"}, "", "numbers a trial of a study: give --study NAME too");
+    return;
+  }
+  if (!Regex("[A-Za-z0-9][A-Za-z0-9._-]{0,99}").full_match(o.study))
+    throw UserError(Location{"--study"}, "",
+                    fmt::format("{}: a study's name is letters, digits, '.', '_' and '-' (at most 100, not starting "
+                                "with '.', '_' or '-')",
+                                printable(o.study)));
+  if (!Regex("[0-9]{1,9}").full_match(o.trial))
+    throw UserError(Location{"--trial"}, "",
+                    fmt::format("{}: the trial's number in the study (0, 1, ...)", printable(o.trial)));
+  if (o.req.dry_run) throw UserError(Location{"--study"}, "", "records a submitted run: not with --dry-run");
+}
+
+// The run just submitted (or already queued) as the study's trial; its id
+// from the submission, else the latest run of the spec's name (a race).
+void record_study_trial(const SubmitOptions& o, const ResolvedRun& resolved, const std::string& run_id) {
+  if (o.study.empty()) return;
+  std::string id = run_id.empty() ? find_run(o.req.runs_root, resolved.spec.name).id : run_id;
+  Experiment e = add_study_run(o.req.runs_root, o.study, o.req.spec, o.trial, id);
+  ConsoleOutput().fact("study", nlohmann::json{{"name", e.name}, {"id", e.id}, {"trial", o.trial}});
+}
 
 // A spec that names its sites (`on:`) is one run raced across them
 // (docs/race.md "Across sites"); false for any other spec.
@@ -51,6 +81,7 @@ bool submit_across_sites_if_named(const SubmitOptions& o, Context& ctx) {
 }
 
 void run_submit(SubmitOptions& o, Context& ctx) {
+  check_study_options(o);
   // With --on, the ddpctl there reads the spec (and races its sites from there).
   if (o.req.across.site.empty() && !remote_asked(o.remote) && submit_across_sites_if_named(o, ctx)) return;
   submit_on_remote_if_asked(o.remote, {{o.req.spec}, o.req.sets, o.runs, !o.no_snapshot, o.req.dry_run}, ctx);
@@ -63,7 +94,10 @@ void run_submit(SubmitOptions& o, Context& ctx) {
     throw UserError(Location{"--shape"}, "", "picks one shape here; a site of a race across sites races its own shapes");
   // What a preemption would do, where a shape runs on preemptible capacity.
   for (const auto& n : preemption_notes(resolved)) ConsoleOutput().note(n);
-  if (submits_as_race(resolved, o.req.shape) || o.req.across.on()) return race_command(race_of_submit(o.req), false, o.wait, o.follow, ctx);
+  if (submits_as_race(resolved, o.req.shape) || o.req.across.on()) {
+    race_command(race_of_submit(o.req), false, o.wait, o.follow, ctx);
+    return record_study_trial(o, resolved, "");
+  }
   ConsoleOutput out;
   SubmitResult r = submit_one(resolved, o.req, ctx, out);
   note_lock_wait(r.lock_waited_s);
@@ -72,6 +106,7 @@ void run_submit(SubmitOptions& o, Context& ctx) {
       out.fact("already", true);
       out.fact("run", r.active.run_id);
       out.fact("jobs", nlohmann::json::array({{{"job", r.active.job_id}, {"run", r.active.run_id}}}));
+      record_study_trial(o, resolved, r.active.run_id);
       std::cout << fmt::format(
           "already submitted: job {} of run {} is still queued or running; not submitting it again "
           "(--again submits another)\n",
@@ -89,6 +124,7 @@ void run_submit(SubmitOptions& o, Context& ctx) {
   }
   const Attempt& a = r.attempt;
   state_run(out, r.run);
+  record_study_trial(o, resolved, r.run.id);
   std::cout << fmt::format("submitted job {}{} (shape {}) as run {}\n", a.job_id,
                            a.cluster.empty() ? "" : " on cluster " + a.cluster, a.shape, r.run.id);
   std::cout << "  code:   " << snapshot_summary(r.run.dir) << '\n';
@@ -116,6 +152,10 @@ void setup_submit(CLI::App& app, Context& ctx) {
                 "When a reservation (e.g. maintenance) holds the nodes before the time limit would end, submit "
                 "with the longest time limit that starts now");
   cmd->add_flag("--again", o->req.again, "Submit even if a job of this same spec is still queued or running");
+  cmd->add_option("--study", o->study,
+                  "Record the run as a trial of this study (ddpctl tune does): `ddpctl report STUDY` lists its "
+                  "trials by parameter");
+  cmd->add_option("--trial", o->trial, "The trial's number in --study");
   add_rank_by_options(cmd, o->req.rank_by);
   add_remote_submit_options(cmd, o->remote, o->req.snapshot_from);
   add_site_options(cmd, o->req.across);

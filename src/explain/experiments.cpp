@@ -18,8 +18,9 @@ using nlohmann::json;
 std::string experiments_dir(const std::string& root) { return (fs::path(root) / "experiments").string(); }
 
 Experiment create_experiment(const std::string& root, const std::string& name, const std::string& spec_file,
-                             bool one_at_a_time) {
+                             bool one_at_a_time, const std::string& kind) {
   Experiment e;
+  e.kind = kind;
   e.name = name;
   e.spec_file = fs::absolute(spec_file).string();
   e.created_at = utc_now_iso();
@@ -37,10 +38,30 @@ Experiment create_experiment(const std::string& root, const std::string& name, c
 
 void save_experiment(const Experiment& e) {
   json runs = json::array();
-  for (const auto& [label, id] : e.runs) runs.push_back({{"shape", label}, {"run", id}});
+  for (const auto& [label, id] : e.runs) runs.push_back({{e.is_study() ? "trial" : "shape", label}, {"run", id}});
   json j = {{"format", 1},        {"name", e.name},       {"spec_file", e.spec_file},
             {"created_at", e.created_at}, {"one_at_a_time", e.one_at_a_time}, {"runs", runs}};
+  if (!e.kind.empty()) j["kind"] = e.kind;
   write_file_atomic(e.file, j.dump(2) + "\n");
+}
+
+Experiment add_study_run(const std::string& root, const std::string& name, const std::string& spec_file,
+                         const std::string& trial, const std::string& run_id) {
+  std::optional<Experiment> study;
+  for (auto& e : list_experiments(root))
+    if (e.name == name) {
+      if (!e.is_study())
+        throw UserError(Location{"--study"}, "",
+                        fmt::format("{} names a sweep's experiment ({}): name the study otherwise", printable(name),
+                                    e.file));
+      study = std::move(e);  // the latest of that name
+    }
+  if (!study) study = create_experiment(root, name, spec_file, false, "study");
+  for (const auto& [label, id] : study->runs)
+    if (id == run_id) return *study;
+  study->runs.emplace_back(trial, run_id);
+  save_experiment(*study);
+  return *study;
 }
 
 std::vector<Experiment> list_experiments(const std::string& root) {
@@ -57,8 +78,9 @@ std::vector<Experiment> list_experiments(const std::string& root) {
       e.spec_file = j.value("spec_file", "");
       e.created_at = j.value("created_at", "");
       e.one_at_a_time = j.value("one_at_a_time", false);
+      e.kind = j.value("kind", "");
       for (const auto& r : j.value("runs", json::array()))
-        e.runs.emplace_back(r.value("shape", ""), r.value("run", ""));
+        e.runs.emplace_back(r.value(e.is_study() ? "trial" : "shape", ""), r.value("run", ""));
       out.push_back(std::move(e));
     } catch (const std::exception&) {
       continue;

@@ -20,6 +20,39 @@ namespace ddpctl {
 
 namespace fs = std::filesystem;
 
+std::vector<ReportRow> runs_report_rows(std::vector<Run>& runs, SlurmClient& slurm, Output& out, long long now) {
+  // Each run's job: a race's winner, else its latest job.
+  std::vector<const Attempt*> attempts;
+  std::vector<std::string> ids;
+  for (const auto& run : runs) {
+    const Attempt* chosen = run.latest_job();
+    if (auto race = read_race(run); race.winner())
+      for (const auto& a : run.attempts)
+        if (a.job_id == race.winner()->job_id) chosen = &a;
+    attempts.push_back(chosen);
+    if (chosen) ids.push_back(chosen->job_id);
+  }
+  JobStates states = lookup_run_jobs(slurm, runs, ids, now);
+  for (const auto& n : states.notes) out.note(n);
+  // Recording re-read the ledgers: the chosen attempts as they are now.
+  for (size_t i = 0, k = 0; i < runs.size(); ++i)
+    if (attempts[i]) attempts[i] = job_attempt(runs[i], ids[k++]);
+  if (!states.error.empty())
+    out.warning("Slurm could not be asked (" + states.error + "); wall times come from the metrics files");
+  std::vector<ReportRow> rows;
+  std::optional<std::vector<NodeInfo>> nodes;  // asked at most once
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const Attempt* a = attempts[i];
+    const Job* job = nullptr;
+    if (a) {
+      const Job& j = states.jobs.at(a->job_id);
+      if (j.state != JobState::Unknown) job = &j;
+    }
+    rows.push_back(collect_report_row(runs[i], a, job, states, slurm, nodes, out, now));
+  }
+  return rows;
+}
+
 std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, const std::string& root,
                                       SlurmClient& slurm, Output& out, long long now) {
   std::vector<Run> all;
@@ -46,39 +79,14 @@ std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, c
     for (auto& t : grid_scaling_tables(r, records, slurm, out, now))
       for (auto& row : t.rows) grid_rows.back().push_back(std::move(row));
   }
-  // Each run's job: a race's winner, else its latest job.
-  std::vector<const Attempt*> attempts;
-  std::vector<std::string> ids;
-  for (const auto& run : runs) {
-    const Attempt* chosen = run.latest_job();
-    if (auto race = read_race(run); race.winner())
-      for (const auto& a : run.attempts)
-        if (a.job_id == race.winner()->job_id) chosen = &a;
-    attempts.push_back(chosen);
-    if (chosen) ids.push_back(chosen->job_id);
-  }
-  JobStates states = lookup_run_jobs(slurm, runs, ids, now);
-  for (const auto& n : states.notes) out.note(n);
-  // Recording re-read the ledgers: the chosen attempts as they are now.
-  for (size_t i = 0, k = 0; i < runs.size(); ++i)
-    if (attempts[i]) attempts[i] = job_attempt(runs[i], ids[k++]);
-  if (!states.error.empty())
-    out.warning("Slurm could not be asked (" + states.error + "); wall times come from the metrics files");
+  std::vector<ReportRow> run_rows = runs_report_rows(runs, slurm, out, now);
   std::vector<ReportRow> rows;
-  std::optional<std::vector<NodeInfo>> nodes;  // asked at most once
   for (size_t place = 0, i = 0; place < is_grid.size(); ++place) {
     if (is_grid[place]) {
       for (auto& row : grid_rows[place]) rows.push_back(std::move(row));
       continue;
     }
-    const Attempt* a = attempts[i];
-    const Job* job = nullptr;
-    if (a) {
-      const Job& j = states.jobs.at(a->job_id);
-      if (j.state != JobState::Unknown) job = &j;
-    }
-    rows.push_back(collect_report_row(runs[i], a, job, states, slurm, nodes, out, now));
-    ++i;
+    rows.push_back(std::move(run_rows[i++]));
   }
   finish_report_rows(rows);
   return rows;

@@ -18,9 +18,15 @@ namespace ddpctl {
 // Rows for each run the targets name (an experiment names all of its runs;
 // a race's row is its winner's), with scaling computed. Warnings (unreadable
 // metrics lines, Slurm not answering) go to `out`. Throws UserError when no
-// run has metrics yet.
+// run has metrics, usage samples or a wall time yet.
 std::vector<ReportRow> collect_report(const std::vector<std::string>& targets, const std::string& root,
                                       SlurmClient& slurm, Output& out, long long now);
+
+// A row for each run (no grid among them): a race's winner, else its latest
+// job; Slurm asked once for them all. Scaling is not computed
+// (finish_report_rows) and no row need have metrics. Runs whose jobs
+// Slurm says ended are recorded so (their ledgers re-read into `runs`).
+std::vector<ReportRow> runs_report_rows(std::vector<Run>& runs, SlurmClient& slurm, Output& out, long long now);
 
 // `ddpctl plan SPEC`: the spec's shapes predicted from measured runs.
 struct PlanRequest {
