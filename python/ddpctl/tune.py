@@ -187,11 +187,16 @@ class Trials:
         # Asked at every look, not only at a new value: trials that ended
         # since may make the pruner's median.
         if f["steps"] and not (rows and all(r.get("state") in ENDED for r in rows)) and trial.should_prune():
+            # Slurm's cancel is the job's graceful stop: SIGTERM to its steps
+            # (the bundled trainer and the recipe of docs/running.md checkpoint
+            # at the next step and exit), SIGKILL after the site's KillWait;
+            # `ddpctl cancel` returns once Slurm says the job ended.
+            self.log(f"trial {number}: pruned at step {max(f['steps'])} ({self.metric} {f['value']}); "
+                     f"stopping run {run.id}")
             run.cancel()
             self.record_usage(trial, self.result_rows(run))
             self.study.tell(trial, state=self.optuna.trial.TrialState.PRUNED)
-            self.log(f"trial {number}: pruned at step {max(f['steps'])} ({self.metric} {f['value']}); "
-                     f"run {run.id} cancelled")
+            self.log(f"trial {number}: run {run.id} stopped; its nodes are free")
             return True
         if not rows or not all(r.get("state") in ENDED for r in rows):
             return False  # running, pending, or requeued (the same trial goes on)

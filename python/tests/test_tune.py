@@ -261,3 +261,21 @@ def test_a_study_name_that_cannot_name_a_file_is_refused(world):
 def ddpctl_error():
     from ddpctl import DdpctlError
     return DdpctlError
+
+
+def test_each_trial_has_its_own_checkpoint_folder(world):
+    # A spec whose trainer checkpoints: each trial resumes from its own
+    # folder in it (a requeue, a preemption), never from another trial's.
+    client = world.client()
+    with open(world.spec) as f:
+        text = f.read().replace("  epochs: 1", '  epochs: 1\n  checkpoint_dir: "ck dir/"\n  resume: true')
+    with open(world.spec, "w") as f:
+        f.write(text)
+    runs = [client.submit(world.spec, set={"name": f"job-t{n}", "trainer.lr": 0.1 * (n + 1)}, study="job", trial=n,
+                          no_preflight=True) for n in (0, 1)]
+    for n, run in enumerate(runs):
+        script = glob.glob(os.path.join(world.root, "runs", run.id, "*.sbatch"))[0]
+        text = open(script).read()
+        assert f'--checkpoint-dir="ck dir/job-t{n}"' in text, [l for l in text.splitlines() if "checkpoint" in l]
+    study = client.call("report", "job")["study"]
+    assert [k["name"] for k in study["keys"]] == ["lr"], study["keys"]

@@ -8,7 +8,7 @@
 #include "cli/common.hpp"
 #include "explain/experiments.hpp"
 #include "runs/run_store.hpp"
-#include "base/regex.hpp"
+#include "submit/study_trial.hpp"
 #include "script/preemption_note.hpp"
 #include "runs/run_json.hpp"
 #include "runs/snapshot_record.hpp"
@@ -29,23 +29,6 @@ struct SubmitOptions {
   RemoteOptions remote;
 };
 
-// --study/--trial as given: a name fit for a file's, a trial's number.
-void check_study_options(const SubmitOptions& o) {
-  if (o.study.empty()) {
-    if (!o.trial.empty()) throw UserError(Location{"--trial"}, "", "numbers a trial of a study: give --study NAME too");
-    return;
-  }
-  if (!Regex("[A-Za-z0-9][A-Za-z0-9._-]{0,99}").full_match(o.study))
-    throw UserError(Location{"--study"}, "",
-                    fmt::format("{}: a study's name is letters, digits, '.', '_' and '-' (at most 100, not starting "
-                                "with '.', '_' or '-')",
-                                printable(o.study)));
-  if (!Regex("[0-9]{1,9}").full_match(o.trial))
-    throw UserError(Location{"--trial"}, "",
-                    fmt::format("{}: the trial's number in the study (0, 1, ...)", printable(o.trial)));
-  if (o.req.dry_run) throw UserError(Location{"--study"}, "", "records a submitted run: not with --dry-run");
-}
-
 // The run just submitted (or already queued) as the study's trial; its id
 // from the submission, else the latest run of the spec's name (a race).
 void record_study_trial(const SubmitOptions& o, const ResolvedRun& resolved, const std::string& run_id) {
@@ -63,6 +46,7 @@ bool submit_across_sites_if_named(const SubmitOptions& o, Context& ctx) {
   if (!o.req.shape.empty())
     refuse("--shape", "picks one shape; a spec that names its sites races its shapes at every site");
   if (o.req.dry_run) refuse("--dry-run", "is not taken by a race across sites yet: `ddpctl gen SPEC --site HOST` shows a site's scripts");
+  if (!o.study.empty()) refuse("--study", "is not taken by a race across sites yet: a study's trials race within a site");
   if (o.wait || o.follow)
     refuse(o.wait ? "--wait" : "--follow",
            "is not taken by a race across sites: its coordinator's log (runs/RUN/coordinator.log) follows it");
@@ -81,10 +65,13 @@ bool submit_across_sites_if_named(const SubmitOptions& o, Context& ctx) {
 }
 
 void run_submit(SubmitOptions& o, Context& ctx) {
-  check_study_options(o);
+  check_study_trial(o.study, o.trial);
+  if (!o.study.empty() && o.req.dry_run)
+    throw UserError(Location{"--study"}, "", "records a submitted run: not with --dry-run");
   // With --on, the ddpctl there reads the spec (and races its sites from there).
   if (o.req.across.site.empty() && !remote_asked(o.remote) && submit_across_sites_if_named(o, ctx)) return;
   submit_on_remote_if_asked(o.remote, {{o.req.spec}, o.req.sets, o.runs, !o.no_snapshot, o.req.dry_run}, ctx);
+  if (auto own = trial_checkpoint_set(o.req.spec, o.req.sets, o.study, o.trial)) o.req.sets.push_back(*own);
   o.req.runs_root = runs_root(o.runs);
   o.req.templates_dir = templates_dir(o.templates);
   o.req.preflight = !o.no_preflight;

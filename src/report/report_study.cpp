@@ -17,12 +17,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A trial's values: its --set words but the run's name (each trial's own).
+// A trial's values: its --set words but the run's name and checkpoint
+// folder (each trial's own, submit/study_trial.hpp).
 std::vector<std::pair<std::string, std::string>> trial_values(const Run& run) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& o : run.overrides) {
     auto eq = o.find('=');
-    if (eq == std::string::npos || o.compare(0, eq, "name") == 0) continue;
+    if (eq == std::string::npos) continue;
+    if (std::string key = o.substr(0, eq); key == "name" || key == "trainer.checkpoint_dir") continue;
     out.emplace_back(o.substr(0, eq), o.substr(eq + 1));
   }
   return out;
