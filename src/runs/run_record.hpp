@@ -90,6 +90,9 @@ struct Run {
   std::string dir;  // absolute
   std::string id;   // the directory's name
   std::string name, cluster, spec_file, spec_hash, created_at, cwd, output_dir;
+  // The creation's nanoseconds since the epoch: orders runs made in the same
+  // second (created_at has seconds); 0 in records from before it.
+  long long created_ns = 0;
   std::string ddpctl_version;  // the ddpctl that submitted it ("" before runs recorded it)
   std::vector<std::string> overrides;
   std::vector<RunShape> shapes;

@@ -34,7 +34,7 @@ bool is_run_dir(const fs::directory_entry& entry) {
 
 void sort_runs(std::vector<Run>& runs) {
   std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
-    return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
+    return std::tie(a.created_at, a.created_ns, a.id) < std::tie(b.created_at, b.created_ns, b.id);
   });
 }
 
@@ -170,6 +170,7 @@ Run load_run(const std::string& dir) {
   run.spec_hash = meta.value("spec_hash", "");
   run.overrides = meta.value("overrides", std::vector<std::string>{});
   run.created_at = meta.value("created_at", "");
+  run.created_ns = meta.value("created_ns", 0LL);
   run.cwd = meta.value("cwd", "");
   run.ddpctl_version = meta.value("ddpctl", "");
   run.output_dir = meta.value("output_dir", "");

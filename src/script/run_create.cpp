@@ -1,5 +1,6 @@
 #include "script/run_create.hpp"
 
+#include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -79,6 +80,7 @@ json run_json(const Run& run, const std::vector<const ResolvedShape*>& resolved_
                {"spec_hash", run.spec_hash},
                {"overrides", run.overrides},
                {"created_at", run.created_at},
+               {"created_ns", run.created_ns},
                {"cwd", run.cwd},
                {"output_dir", run.output_dir},
                {"ddpctl", ddpctl_version()},
@@ -98,6 +100,8 @@ Run create_run(const std::string& root, const std::vector<RunPart>& parts, const
   run.spec_file = absolute_path(first.spec.file);
   run.spec_hash = hash;
   run.created_at = utc_now_iso();
+  run.created_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::system_clock::now().time_since_epoch()).count();
   run.cwd = fs::current_path().string();
   run.output_dir = absolute_path(first.spec.output_dir);
   run.overrides = overrides;
