@@ -1,8 +1,10 @@
 #include "base/yaml_reader.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fmt/format.h>
 
+#include "base/regex.hpp"
 #include "base/text.hpp"
 #include "base/values.hpp"
 
@@ -99,6 +101,22 @@ std::optional<long long> MapReader::integer(const std::string& key, long long mi
 }
 
 std::optional<bool> MapReader::boolean(const std::string& key) { return parsed<bool>(key, parse_bool); }
+
+std::optional<double> MapReader::positive_number(const std::string& key, double max) {
+  return parsed<double>(key, [max](const std::string& s, std::string* problem) -> std::optional<double> {
+    static const Regex decimal("[+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?");
+    if (!decimal.full_match(s)) {
+      *problem = "is not a number";
+      return std::nullopt;
+    }
+    double v = std::strtod(s.c_str(), nullptr);
+    if (!(v > 0) || v > max) {
+      *problem = fmt::format("is out of range: above 0 and at most {}", max);
+      return std::nullopt;
+    }
+    return v;
+  });
+}
 
 std::optional<long long> MapReader::memory_mib(const std::string& key) {
   return parsed<long long>(key, parse_memory_mib);

@@ -38,6 +38,8 @@ class MapReader {
   std::optional<std::string> string(const std::string& key, const StringCheck& check = {});
   std::optional<long long> integer(const std::string& key, long long min, long long max);
   std::optional<bool> boolean(const std::string& key);
+  // A decimal number above 0 and at most `max` (no inf, nan or hex).
+  std::optional<double> positive_number(const std::string& key, double max);
   std::optional<long long> memory_mib(const std::string& key);  // Slurm memory size, in MiB
   std::optional<long long> slurm_time(const std::string& key);  // Slurm time limit, in seconds
   std::optional<long long> span(const std::string& key);        // "30s", "10m", "2h", in seconds

@@ -24,6 +24,9 @@ void setup_plan(CLI::App& app, Context& ctx) {
   cmd->add_option("--epochs", o->req.epochs, "Epochs to plan for (default: the spec's trainer.epochs)");
   cmd->add_option("--set", o->req.sets, "Override a spec field: KEY=VALUE with a dotted KEY");
   cmd->add_option("--runs", o->runs, "Folder of run records (default: $DDPCTL_RUNS or ./runs)");
+  cmd->add_option("--params", o->req.params,
+                  "The model's parameter count, for the communication floor (default: the bundled trainer's model)")
+      ->check(CLI::Range(1LL, 1000000000000LL));
   cmd->callback([o, &ctx] {
     o->req.runs_root = runs_root(o->runs);
     ConsoleOutput out;
@@ -36,11 +39,15 @@ void setup_plan(CLI::App& app, Context& ctx) {
                         {"efficiency_from", p.efficiency_from}, {"img_per_s", p.img_per_s}, {"time_s", p.time_s},
                         {"node_hours", p.node_hours},
                         {"gpu_hours", p.gpu_hours ? nlohmann::json(*p.gpu_hours) : nlohmann::json()},
+                        {"step_s", p.step_s ? nlohmann::json(*p.step_s) : nlohmann::json()},
+                        {"comm_floor_s", p.comm_floor_s ? nlohmann::json(*p.comm_floor_s) : nlohmann::json()},
+                        {"busbw_gbs", p.shape.busbw_gbs ? nlohmann::json(*p.shape.busbw_gbs) : nlohmann::json()},
                         {"fastest", i == plan.fastest}, {"cheapest", i == plan.cheapest}});
     }
     json_fact("shapes", shapes);
     json_fact("epochs", plan.epochs);
     json_fact("measured_runs", plan.measured);
+    json_fact("params", plan.params ? nlohmann::json(*plan.params) : nlohmann::json());
     for (const auto& line : plan_lines(o->req, plan)) std::cout << line << '\n';
   });
 }

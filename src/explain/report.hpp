@@ -93,6 +93,7 @@ struct PlanShape {
   std::string label;
   int nodes = 1, ranks_per_node = 1, gpus_per_node = 0;
   int world() const { return nodes * ranks_per_node; }
+  std::optional<double> busbw_gbs = std::nullopt;  // its partition's, from the profile (comm_floor.hpp)
 };
 // Preemption as earlier runs met it on one partition: how many, in how many
 // hours of running, and the time from each stop to the next start.
@@ -117,6 +118,9 @@ struct Prediction {
   std::string efficiency_from;  // "measured", "from shape 2x1", "assumed ideal"
   double img_per_s = 0, time_s = 0, node_hours = 0;
   std::optional<double> gpu_hours;  // none for CPU shapes
+  // One optimizer step (the global batch at img_per_s) and the
+  // communication floor of one step (comm_floor.hpp), where known.
+  std::optional<double> step_s, comm_floor_s;
 };
 // Throughput = baseline (fewest ranks) x world ratio x efficiency; the
 // efficiency is the shape's own if measured, else that of the measured shape

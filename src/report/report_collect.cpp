@@ -4,6 +4,9 @@
 #include <filesystem>
 #include <fmt/format.h>
 
+#include "../../trainer/ddptrain_bounds.hpp"
+#include "base/values.hpp"
+#include "explain/comm_floor.hpp"
 #include "explain/experiments.hpp"
 #include "base/files.hpp"
 #include "explain/race.hpp"
@@ -98,27 +101,74 @@ int spec_epochs(const RunSpec& spec) {
   return 0;
 }
 
+namespace {
+
+// The bundled trainer's images per optimizer step on `world` ranks: its
+// global batch, else the batch per rank x ranks.
+std::optional<long long> global_batch_of(const RunSpec& spec, int world) {
+  if (spec.trainer_global_batch) return spec.trainer_global_batch;
+  return spec.trainer_batch_size.value_or(ddptrain::bounds::kDefaultBatchSize) * world;
+}
+
+// "--model=resnet18" and "--classes=N" of the bundled trainer's arguments.
+std::string trainer_arg(const RunSpec& spec, const std::string& option, const std::string& fallback) {
+  for (const auto& a : spec.trainer_args)
+    if (a.rfind(option + "=", 0) == 0) return a.substr(option.size() + 1);
+  return fallback;
+}
+
+// Each shape's step time and communication floor (comm_floor.hpp), where
+// the model's size and the partition's busbw are known.
+void put_comm_floors(const PlanRequest& req, const RunSpec& spec, const std::vector<std::optional<long long>>& batch,
+                     Plan& plan) {
+  if (req.params) {
+    plan.params = req.params;
+    plan.params_from = "--params";
+  } else if (spec.uses_trainer) {
+    std::string model = trainer_arg(spec, "--model", "smallcnn");  // ddp-train's default (trainer/options.hpp)
+    std::string classes = trainer_arg(spec, "--classes", "200");
+    if (auto n = parse_int(classes, 2, 100000, nullptr)) plan.params = bundled_model_params(model, *n);
+    if (plan.params) plan.params_from = fmt::format("the bundled {}, {} classes", model, classes);
+  }
+  for (size_t i = 0; i < plan.shapes.size(); ++i) {
+    Prediction& p = plan.shapes[i];
+    if (i < batch.size() && batch[i] && p.img_per_s > 0) p.step_s = static_cast<double>(*batch[i]) / p.img_per_s;
+    if (plan.params && p.shape.busbw_gbs && p.shape.nodes > 1)
+      p.comm_floor_s = comm_floor_s(4.0 * static_cast<double>(*plan.params), p.shape.world(), *p.shape.busbw_gbs);
+  }
+}
+
+}  // namespace
+
 Plan make_plan(const PlanRequest& req, SlurmClient& slurm, Output& out, long long now) {
   // A grid's shapes are its cells' (a grid of shapes: `include:` of them).
   std::string name;
   int epochs_of_spec = 0;
   std::vector<PlanShape> shapes;
-  auto add_shape = [&](const ResolvedShape& s) {
+  std::vector<std::optional<long long>> global_batch;  // per shape: images per optimizer step
+  auto add_shape = [&](const ResolvedShape& s, const ResolvedRun& run) {
     for (const auto& x : shapes)
       if (x.label == s.label) return;  // a grid's cells of one shape
-    shapes.push_back({s.label, s.nodes, s.ranks_per_node, s.gpus_per_node});
+    PlanShape shape{s.label, s.nodes, s.ranks_per_node, s.gpus_per_node, {}};
+    const Partition* part = run.profile.find_partition(s.partition.empty() ? run.profile.default_partition : s.partition);
+    if (part) shape.busbw_gbs = part->busbw_gbs;
+    shapes.push_back(shape);
+    global_batch.push_back(run.spec.uses_trainer ? global_batch_of(run.spec, s.world_size()) : std::nullopt);
   };
+  std::optional<RunSpec> spec;
   if (load_run_spec(req.spec, req.sets).has_grid) {
     ResolvedGrid grid = load_grid(req.spec, req.sets, "");
     name = grid.cells.at(0).spec.name;
     epochs_of_spec = spec_epochs(grid.cells.at(0).spec);
+    spec = grid.cells.at(0).spec;
     for (const auto& cell : grid.cells)
-      for (const auto& s : cell.shapes) add_shape(s);
+      for (const auto& s : cell.shapes) add_shape(s, cell);
   } else {
     ResolvedRun resolved = load_and_resolve(req.spec, req.sets);
     name = resolved.spec.name;
     epochs_of_spec = spec_epochs(resolved.spec);
-    for (const auto& s : resolved.shapes) add_shape(s);
+    spec = resolved.spec;
+    for (const auto& s : resolved.shapes) add_shape(s, resolved);
   }
   std::vector<std::string> from = req.from.empty() ? std::vector<std::string>{name} : req.from;
   std::vector<ReportRow> measured = collect_report(from, req.runs_root, slurm, out, now);
@@ -133,6 +183,7 @@ Plan make_plan(const PlanRequest& req, SlurmClient& slurm, Output& out, long lon
     throw UserError(Location{req.spec}, "trainer.epochs", "how many epochs to plan for? set trainer.epochs or --epochs");
   plan.shapes = predict(measured, shapes, plan.epochs);  // throws when nothing was measured
   plan.base = *base;
+  put_comm_floors(req, *spec, global_batch, plan);
   plan.by_gpu_hours = std::all_of(plan.shapes.begin(), plan.shapes.end(), [](auto& x) { return x.gpu_hours.has_value(); });
   auto cost = [&](const Prediction& x) { return plan.by_gpu_hours ? *x.gpu_hours : x.node_hours; };
   for (size_t i = 1; i < plan.shapes.size(); ++i) {
@@ -214,6 +265,32 @@ RunTimes predict_run_times(const std::string& workload, const std::vector<PlanSh
   return out;
 }
 
+namespace {
+
+// What the COMM FLOOR column rests on, and what it lacks, said once.
+std::string comm_floor_note(const Plan& p) {
+  if (!p.params)
+    return "comm floor: the model's size is not known (a program of your own): `plan --params N` gives its "
+           "parameter count";
+  std::vector<std::string> missing;
+  bool multi = false;
+  for (const auto& x : p.shapes) {
+    multi = multi || x.shape.nodes > 1;
+    if (x.shape.nodes > 1 && !x.shape.busbw_gbs) missing.push_back(x.shape.label);
+  }
+  std::string note = fmt::format(
+      "comm floor: a ring all-reduce of {:.1f} MB of fp32 gradients ({} parameters, {}) moves 2(n-1)/n of them "
+      "through each rank's link: at the partition's busbw (profile) a step spends at least that communicating",
+      4.0 * static_cast<double>(*p.params) / 1e6, *p.params, p.params_from);
+  if (!multi) return note + "; one-node shapes only (the profile's busbw is across nodes)";
+  if (!missing.empty())
+    note += fmt::format("; {}: the profile has no busbw_gbs for its partition (ddpctl calibrate measures it)",
+                        join(missing, ", "));
+  return note;
+}
+
+}  // namespace
+
 std::vector<std::string> plan_lines(const PlanRequest& req, const Plan& p) {
   auto hours = [](double h) { return fmt::format("{:.3f}", h); };
   std::vector<std::string> out = {
@@ -222,12 +299,18 @@ std::vector<std::string> plan_lines(const PlanRequest& req, const Plan& p) {
                   req.spec, p.epochs, p.measured, p.base.label, p.base.run_id, *p.base.img_per_s,
                   *p.base.images_per_epoch)};
   std::vector<std::vector<std::string>> rows = {
-      {"SHAPE", "RANKS", "GPUS", "EFFICIENCY", "", "IMG/S", "TIME", "GPU-H", "NODE-H"}};
-  for (const auto& x : p.shapes)
+      {"SHAPE", "RANKS", "GPUS", "EFFICIENCY", "", "IMG/S", "TIME", "GPU-H", "NODE-H", "STEP", "COMM FLOOR"}};
+  auto ms = [](const std::optional<double>& s) { return s ? fmt::format("{:.3g} ms", *s * 1000) : std::string("-"); };
+  for (const auto& x : p.shapes) {
+    std::string floor = ms(x.comm_floor_s);
+    if (x.comm_floor_s && x.step_s) floor += fmt::format(" ({:.0f}%)", *x.comm_floor_s / *x.step_s * 100);
     rows.push_back({x.shape.label, std::to_string(x.shape.world()), std::to_string(x.shape.nodes * x.shape.gpus_per_node),
                     fmt::format("{:.0f}%", x.efficiency * 100), x.efficiency_from, fmt::format("{:.1f}", x.img_per_s),
-                    format_duration(x.time_s, DurationStyle::Tenths), x.gpu_hours ? hours(*x.gpu_hours) : "-", hours(x.node_hours)});
+                    format_duration(x.time_s, DurationStyle::Tenths), x.gpu_hours ? hours(*x.gpu_hours) : "-",
+                    hours(x.node_hours), ms(x.step_s), floor});
+  }
   for (const auto& line : format_columns(rows)) out.push_back("  " + line);
+  out.push_back("  " + comm_floor_note(p));
   const Prediction& fastest = p.shapes[p.fastest];
   const Prediction& cheapest = p.shapes[p.cheapest];
   out.push_back(fmt::format("fastest: {} ({}); cheapest: {} ({} {})", fastest.shape.label, format_duration(fastest.time_s, DurationStyle::Tenths),

@@ -35,6 +35,7 @@ struct PlanRequest {
   std::vector<std::string> from;  // runs or experiments; empty: the latest of the spec's name
   std::string runs_root;
   int epochs = 0;  // 0: the spec's trainer.epochs, else the measured runs'
+  std::optional<long long> params;  // the model's parameters (--params); else the bundled model's
 };
 struct Plan {
   int epochs = 0;
@@ -43,6 +44,10 @@ struct Plan {
   std::vector<Prediction> shapes;
   size_t fastest = 0, cheapest = 0;  // indexes into shapes
   bool by_gpu_hours = true;          // cheapest by GPU-hours (every shape has GPUs), else node-hours
+  // The gradients each step all-reduces: the model's parameters x 4 bytes
+  // (fp32 gradients), and where the count came from; none when unknown.
+  std::optional<long long> params;
+  std::string params_from;
 };
 Plan make_plan(const PlanRequest& request, SlurmClient& slurm, Output& out, long long now);
 // The plan as printed: what it is from, the table of shapes, the fastest and the cheapest.

@@ -147,6 +147,7 @@ void read_partitions(MapReader& top, const YamlDocument& doc, Diagnostics& diags
     part.mem_per_node_mib = r.memory_mib("mem_per_node");
     part.max_time_s = r.slurm_time("max_time");
     if (auto v = r.boolean("implicit")) part.implicit = *v;
+    part.busbw_gbs = r.positive_number("busbw_gbs", 100000);
     part.preemptible = read_preempt_terms(r, doc, field, diags);
     r.finish();
     for (size_t i = 0; i < part.gpu_types.size(); ++i) {

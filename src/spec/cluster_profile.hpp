@@ -61,6 +61,9 @@ struct Partition {
   std::optional<long long> mem_per_node_mib, max_time_s;
   bool implicit = false;  // the site picks it: limits apply, no --partition line
   std::optional<PreemptTerms> preemptible;  // its jobs can be preempted
+  // The all-reduce bus bandwidth across its nodes, GB/s (nccl-tests' busbw;
+  // `plan`'s communication floor, explain/comm_floor.hpp); none: not known.
+  std::optional<double> busbw_gbs;
   Location where;
 };
 
