@@ -103,4 +103,19 @@ assert states == ["COMPLETE"] * 3, states
 lrs = [t.params["env.LR"] for t in study.trials]
 assert abs(study.best_value - min(lrs)) < 1e-9, (study.best_value, lrs)
 assert all(t.user_attrs["ddpctl_run"].startswith(f"job-t{t.number}-") for t in study.trials)
+# Node-hours from Slurm's times (a trial of a second may be 0).
+assert all(t.user_attrs.get("ddpctl_node_hours", -1) >= 0 and t.user_attrs["ddpctl_code"] for t in study.trials), \
+    [t.user_attrs for t in study.trials]
+PY
+# The study's trials by parameter, from the login host's runs folder.
+env -u DDPCTL_RUNS "$DDPCTL" report job --on "$host" --remote-dir "$T" --json=1 >"$T/study.json" 2>"$T/study.err" ||
+  fail "report of the study over --on: $(cat "$T/study.json" "$T/study.err")"
+$PY - "$T/study.json" <<'PY' || fail "report STUDY is not the study's trials: $(cat "$T/study.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))["study"]
+assert [k["path"] for k in d["keys"]] == ["env.LR"], d["keys"]
+assert sorted(c["index"] for c in d["cells"]) == [0, 1, 2], d["cells"]
+for c in d["cells"]:
+    assert c["state"] == "COMPLETED", c
+    assert abs(c["metrics"]["val_loss"] - float(c["values"]["LR"])) < 1e-9, c
 PY
