@@ -148,6 +148,28 @@ void allreduce_max(Dist& d, at::Tensor& t, Collective what) {
   wait(d.pg->allreduce(one, mx));
 }
 
+double time_allreduce(Dist& d, int64_t bytes, int iters, const torch::Device& device) {
+  auto opts = torch::TensorOptions().dtype(torch::kFloat32).device(device);
+  std::vector<at::Tensor> data{torch::ones({std::max<int64_t>(1, bytes / 4)}, opts)};
+  auto settle = [&] {
+    if (device.is_cuda()) torch::cuda::synchronize(device.index());
+    std::vector<at::Tensor> one{torch::zeros({1}, opts)};
+    wait(d.pg->allreduce(one));  // a barrier every backend can do (NCCL's tensors are on the GPU)
+    if (device.is_cuda()) torch::cuda::synchronize(device.index());
+  };
+  for (int i = 0; i < 2; ++i) wait(d.pg->allreduce(data));
+  settle();
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < iters; ++i) wait(d.pg->allreduce(data));
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+  double mean = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters;
+  std::vector<at::Tensor> slowest{torch::full({1}, mean, torch::TensorOptions().dtype(torch::kFloat64).device(device))};
+  c10d::AllreduceOptions mx;
+  mx.reduceOp = c10d::ReduceOp::MAX;
+  wait(d.pg->allreduce(slowest, mx));
+  return slowest[0].to(torch::kCPU).item<double>();
+}
+
 void barrier(Dist& d) {
   auto t = torch::zeros({1});
   allreduce_sum(d, {t}, Collective::Barrier);

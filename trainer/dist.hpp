@@ -43,6 +43,11 @@ void barrier(Dist& d);
 // that all ranks hold the same number of tensors with the same shapes.
 void sync_from_rank0(Dist& d, const std::vector<at::Tensor>& tensors, const std::string& what);
 
+// One size of --allreduce-bench: `iters` all-reduces (sum) of `bytes` of
+// fp32 on `device`, after 2 to warm up, between barriers; the mean seconds
+// of one, as the slowest rank measured it (every rank gets it).
+double time_allreduce(Dist& d, int64_t bytes, int iters, const torch::Device& device);
+
 // True when `flat` is bitwise the same on every rank (compared by min and max).
 bool replicas_identical(Dist& d, const at::Tensor& flat, int64_t* numel = nullptr);
 

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
     // "a peer failed"), not a death by SIGPIPE that hides the peer: Python,
     // and so torch.distributed, ignores SIGPIPE from its start too.
     std::signal(SIGPIPE, SIG_IGN);
+    if (!o.allreduce_bench.empty()) return ddptrain::run_allreduce_bench(o);
     return ddptrain::run_worker(o);
   } catch (const c10::Error& e) {
     // Torch's own errors: the message, not the C++ backtrace.

@@ -87,6 +87,12 @@ void add_data_flags(CLI::App& app, Options& o) {
   app.add_option("--synthetic-size", o.synthetic_size, "Synthetic samples per epoch")->check(CLI::Range(1L, 100000000L));
   app.add_option("--max-steps", o.max_steps, "Stop each epoch after this many optimizer steps")->check(CLI::Range(0L, 100000000L));
   app.add_flag("--no-val", o.no_val, "Skip validation");
+  app.add_option("--allreduce-bench", o.allreduce_bench,
+                 "Measure the all-reduce across the ranks instead of training: sizes in bytes (e.g. 1M,16M,256M; "
+                 "K, M, G are 1024s), one JSON line per size on rank 0 with algbw and busbw as nccl-tests gives "
+                 "them (NCCL with NCCL_ALGO=Ring unless set; Gloo on CPUs)");
+  app.add_option("--bench-iters", o.bench_iters, "All-reduces timed per size of --allreduce-bench")
+      ->check(CLI::Range(1, 100000));
   app.add_flag("--loader-only", o.loader_only,
                "Time the data loader alone: one epoch's batches (at most --max-steps) built by --workers threads, "
                "no model; prints one JSON line");

@@ -40,6 +40,10 @@ struct Options {
   long synthetic_size = 2048;  // synthetic samples per epoch (global)
   long max_steps = 0;         // >0: stop each epoch after this many optimizer steps (tests, benchmarks)
   bool no_val = false;
+  // Measure the all-reduce across the ranks instead of training (the
+  // fabric check): sizes in bytes; --bench-iters all-reduces of each.
+  std::string allreduce_bench;
+  int bench_iters = 20;
   bool loader_only = false;  // time the data loader alone (bench/), no model, no process group
   // Output
   std::string metrics;   // JSON lines; default <checkpoint_dir>/metrics.jsonl if a checkpoint dir is set

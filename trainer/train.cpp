@@ -1,13 +1,17 @@
 #include "train.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <malloc.h>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
+#include <unistd.h>
 
 #include "compat.hpp"
 #include "epoch.hpp"
@@ -179,6 +183,71 @@ int run_worker(const Options& opts) {
   for (int epoch = w.pos.epoch; epoch < w.o.epochs; ++epoch)
     if (!train_epoch(w, epoch)) return kStoppedForRequeue;
   check_replicas(w);
+  return 0;
+}
+
+std::vector<int64_t> parse_bench_sizes(const std::string& text) {
+  std::vector<int64_t> sizes;
+  std::stringstream words(text);
+  std::string w;
+  while (std::getline(words, w, ',')) {
+    size_t digits = 0;
+    while (digits < w.size() && std::isdigit(static_cast<unsigned char>(w[digits]))) ++digits;
+    std::string unit = w.substr(digits);
+    int64_t scale = unit.empty() ? 1 : unit == "K" ? 1LL << 10 : unit == "M" ? 1LL << 20 : unit == "G" ? 1LL << 30 : 0;
+    if (digits == 0 || digits > 12 || scale == 0)
+      throw std::runtime_error("--allreduce-bench: '" + w + "' is not a size in bytes (e.g. 1M, 16M, 1G)");
+    int64_t bytes = std::stoll(w.substr(0, digits)) * scale;
+    if (bytes < 4) throw std::runtime_error("--allreduce-bench: '" + w + "' is below one fp32 value (4 bytes)");
+    sizes.push_back(bytes);
+  }
+  if (sizes.empty()) throw std::runtime_error("--allreduce-bench: give sizes in bytes, e.g. 1M,16M,256M");
+  return sizes;
+}
+
+int run_allreduce_bench(const Options& o) {
+  std::vector<int64_t> sizes = parse_bench_sizes(o.allreduce_bench);
+  DistEnv env = read_dist_env();
+  if (env.world < 2)
+    throw std::runtime_error("--allreduce-bench needs 2 ranks or more (WORLD_SIZE is 1): an all-reduce on one rank "
+                             "moves nothing");
+  bool cuda = o.device == "cuda" || (o.device == "auto" && torch::cuda::is_available());
+  if (cuda && !torch::cuda::is_available()) throw std::runtime_error("--device cuda, but CUDA is not available here");
+  // Ring, as the fabric check's formula assumes: on two nodes NCCL's tree or
+  // NVLS would measure the node's NVLink, not the network.
+  if (cuda) setenv("NCCL_ALGO", "Ring", 0);
+  int64_t largest = *std::max_element(sizes.begin(), sizes.end());
+  if (!cuda) {
+    // The buffer and Gloo's own copy of it, on each of the node's ranks.
+    double free_bytes = static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+    if (2.0 * static_cast<double>(largest) * env.local_world > free_bytes)
+      throw std::runtime_error("--allreduce-bench: " + std::to_string(largest) + " bytes, twice on each of this node's " +
+                               std::to_string(env.local_world) + " rank(s), is more than its free memory (" +
+                               std::to_string(static_cast<long long>(free_bytes / (1 << 20))) + " MiB)");
+  }
+  torch::set_num_threads(o.threads > 0 ? o.threads : 1);
+  torch::Device device = cuda ? torch::Device(torch::kCUDA, env.local_rank % std::max(1, (int)torch::cuda::device_count()))
+                              : torch::Device(torch::kCPU);
+  Dist d = init_dist(o, env, cuda);
+  const char* algo = std::getenv("NCCL_ALGO");
+  for (int64_t bytes : sizes) {
+    double s = 0;
+    try {
+      s = time_allreduce(d, bytes, o.bench_iters, device);
+    } catch (const c10::Error& e) {
+      throw std::runtime_error("--allreduce-bench: " + std::to_string(bytes) + " bytes on " + device.str() + ": " +
+                               e.what_without_backtrace());
+    }
+    double algbw = static_cast<double>(bytes) / s / 1e9;
+    double busbw = algbw * 2.0 * (env.world - 1) / env.world;
+    if (env.rank == 0) {
+      nlohmann::json j = {{"allreduce", {{"bytes", bytes}, {"ranks", env.world}, {"ranks_per_node", env.local_world},
+                                         {"iters", o.bench_iters}, {"seconds", s}, {"algbw_gbs", algbw},
+                                         {"busbw_gbs", busbw}, {"backend", d.nccl ? "nccl" : "gloo"},
+                                         {"algo", d.nccl && algo ? algo : ""}}}};
+      std::printf("%s\n", j.dump().c_str());
+    }
+  }
   return 0;
 }
 
