@@ -6,6 +6,7 @@
 # shape's floor is 2(n-1)/n x 4 bytes x resnet18's parameters / busbw, in
 # the table and the JSON (validated); a one-node shape has none; without
 # the figure the note says so; a figure of 0 is refused at its line.
+# shellcheck source=tests/cli/lib.sh
 . "$(dirname "$0")/lib.sh"
 fake_slurm_on_path
 export DDPCTL_RUNS=$T/runs
