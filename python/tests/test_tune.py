@@ -276,6 +276,13 @@ def test_each_trial_has_its_own_checkpoint_folder(world):
     for n, run in enumerate(runs):
         script = glob.glob(os.path.join(world.root, "runs", run.id, "*.sbatch"))[0]
         text = open(script).read()
-        assert f'--checkpoint-dir="ck dir/job-t{n}"' in text, [l for l in text.splitlines() if "checkpoint" in l]
+        assert f"'--checkpoint-dir=ck dir/job-t{n}'" in text, [l for l in text.splitlines() if "checkpoint" in l]
     study = client.call("report", "job")["study"]
     assert [k["name"] for k in study["keys"]] == ["lr"], study["keys"]
+    # The run's result names its checkpoint folder, and whether it holds one.
+    world.set_state(runs[1].jobs[0]["job"], "RUNNING")
+    world.set_state(runs[1].jobs[0]["job"], "COMPLETED")
+    os.makedirs(os.path.join(world.root, "ck dir", "job-t1"))
+    open(os.path.join(world.root, "ck dir", "job-t1", "checkpoint.pt"), "w").close()
+    row = runs[1].result()["rows"][0]
+    assert row["checkpoint"] == {"folder": os.path.join(world.root, "ck dir", "job-t1"), "saved": True}, row

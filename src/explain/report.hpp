@@ -50,6 +50,8 @@ struct ReportRow {
   std::optional<long long> rss_peak_bytes;
   std::string usage_base;  // <output_dir>/<job name>_<job id>: where the samples are
   std::string code;        // the code it ran (snapshot.hpp's code_label); "" without a record
+  std::string checkpoint;  // the checkpoint folder its jobs were given; "" none
+  bool checkpoint_saved = false;  // something is in it
   std::optional<Provenance> provenance;  // what its latest attempt ran with, where recorded
   std::string slow;  // the ranks its watchdog found slow (straggler.hpp), "" for none
   // Its in-job restarts (restart:, in_job_restart.hpp), each with the time

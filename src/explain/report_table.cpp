@@ -213,7 +213,9 @@ std::string report_json(const std::vector<ReportRow>& rows) {
                    {"in_job", {{"restarts", r.in_job}, {"lost_s", r.in_job_lost_s},
                                {"shrunk", r.shrunk.empty() ? json() : json(r.shrunk)}}},
                    {"requeues", {{"attempts", r.requeues}, {"preemptions", r.preemptions}, {"lost_s", r.requeue_lost_s}}},
-                   {"idle_gpu_hours", opt(r.idle_gpu_hours)}});
+                   {"idle_gpu_hours", opt(r.idle_gpu_hours)},
+                   {"checkpoint", r.checkpoint.empty() ? json()
+                                                       : json{{"folder", r.checkpoint}, {"saved", r.checkpoint_saved}}}});
   return out.dump(2) + "\n";
 }
 

@@ -18,27 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A word as the shell reads `export NAME=WORD` that shell_quote wrote:
-// '...' literal, \x escapes, the rest as is.
-std::string unquoted(const std::string& word) {
-  std::string out;
-  bool single = false;
-  for (size_t i = 0; i < word.size(); ++i) {
-    char c = word[i];
-    if (single) {
-      if (c == '\'') single = false;
-      else out += c;
-    } else if (c == '\'') {
-      single = true;
-    } else if (c == '\\' && i + 1 < word.size()) {
-      out += word[++i];
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 long long blocks(long long bytes) { return (bytes + 511) / 512 * 512; }
 
 // Removed, with all in it, unless kept (the checkpoint taken).
@@ -52,18 +31,6 @@ struct IncomingCheckpoint {
 };
 
 }  // namespace
-
-std::string run_checkpoint_folder(const Run& run) {
-  if (run.shapes.empty()) return "";
-  std::istringstream script(read_file(run.dir + "/" + run.shapes.front().script));
-  const std::string prefix = "export DDPCTL_CHECKPOINT_DIR=";
-  std::string line, folder;
-  while (std::getline(script, line))
-    if (line.rfind(prefix, 0) == 0) folder = unquoted(line.substr(prefix.size()));
-  if (folder.empty()) return "";
-  if (folder[0] != '/') folder = (fs::path(run.cwd) / folder).lexically_normal().string();
-  return folder;
-}
 
 long long checkpoint_tar_bound(const std::string& folder) {
   std::error_code ec;

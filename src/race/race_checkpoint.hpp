@@ -24,10 +24,6 @@
 
 namespace ddpctl {
 
-// The checkpoint folder a run's jobs are given: DDPCTL_CHECKPOINT_DIR in its
-// first shape's script (relative: to the folder it was submitted from); ""
-// when the script names none.
-std::string run_checkpoint_folder(const Run& run);
 
 // The most bytes GNU tar writes for the folder's contents (`tar -cf - -C
 // FOLDER .`): each entry's header and its data in 512-byte blocks, a long

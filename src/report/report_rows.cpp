@@ -1,9 +1,11 @@
 #include "report/report_rows.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fmt/format.h>
 
 #include "runs/in_job_record.hpp"
+#include "runs/run_store.hpp"
 #include "runs/provenance_record.hpp"
 #include "runs/slow_record.hpp"
 #include "base/diagnostics.hpp"
@@ -16,6 +18,8 @@
 #include "explain/status_extras.hpp"
 
 namespace ddpctl {
+
+namespace fs = std::filesystem;
 
 ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, const JobStates& states,
                              SlurmClient& slurm, std::optional<std::vector<NodeInfo>>& nodes, Output& out,
@@ -32,6 +36,16 @@ ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, c
   if (!pattern_log.empty()) row.metrics_path = pattern_log;
   if (job && shape)
     if (auto f = explain_failure(*shape, *job, states, slurm, &nodes)) row.failure = describe_failure(*f);
+  // The checkpoint folder its jobs were given (DDPCTL_CHECKPOINT_DIR), and
+  // whether anything is in it.
+  try {
+    row.checkpoint = run_checkpoint_folder(run);
+  } catch (const std::exception&) {  // no script: an old or damaged record
+  }
+  if (!row.checkpoint.empty()) {
+    std::error_code ec;
+    row.checkpoint_saved = fs::is_directory(row.checkpoint, ec) && !fs::is_empty(row.checkpoint, ec);
+  }
   if (shape) {
     add_usage(row, log_base(*shape, a->job_id));
     row.provenance = read_latest_provenance(log_base(*shape, a->job_id));

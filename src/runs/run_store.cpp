@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <sstream>
 #include <fmt/format.h>
 #include <fstream>
 #include <cerrno>
@@ -23,6 +24,31 @@
 #include "base/version.hpp"
 
 namespace ddpctl {
+
+namespace {
+
+// A word as the shell reads `export NAME=WORD` that shell_quote wrote:
+// '...' literal, \x escapes, the rest as is.
+std::string unquoted(const std::string& word) {
+  std::string out;
+  bool single = false;
+  for (size_t i = 0; i < word.size(); ++i) {
+    char c = word[i];
+    if (single) {
+      if (c == '\'') single = false;
+      else out += c;
+    } else if (c == '\'') {
+      single = true;
+    } else if (c == '\\' && i + 1 < word.size()) {
+      out += word[++i];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -246,6 +272,18 @@ Run find_run(const std::string& root, const std::string& query) {
     throw UserError(Location{printable(query)}, "", fmt::format("matches {} runs: {}", ids.size(), join(ids, ", ")));
   }
   return *matches.front();
+}
+
+std::string run_checkpoint_folder(const Run& run) {
+  if (run.shapes.empty()) return "";
+  std::istringstream script(read_file(run.dir + "/" + run.shapes.front().script));
+  const std::string prefix = "export DDPCTL_CHECKPOINT_DIR=";
+  std::string line, folder;
+  while (std::getline(script, line))
+    if (line.rfind(prefix, 0) == 0) folder = unquoted(line.substr(prefix.size()));
+  if (folder.empty()) return "";
+  if (folder[0] != '/') folder = (fs::path(run.cwd) / folder).lexically_normal().string();
+  return folder;
 }
 
 }  // namespace ddpctl

@@ -48,4 +48,9 @@ void sort_runs(std::vector<Run>& runs);
 // UserError when none or several match.
 Run find_run(const std::string& root, const std::string& query);
 
+// The checkpoint folder a run's jobs are given: DDPCTL_CHECKPOINT_DIR in its
+// first shape's script (relative: to the folder it was submitted from); ""
+// when the script names none.
+std::string run_checkpoint_folder(const Run& run);
+
 }  // namespace ddpctl

@@ -1,7 +1,6 @@
 #include "submit/study_trial.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "base/diagnostics.hpp"
 #include "base/regex.hpp"
@@ -33,8 +32,8 @@ std::optional<std::string> trial_checkpoint_set(const std::string& spec, const s
     if (a.rfind("--checkpoint-dir=", 0) == 0) {
       std::string dir = a.substr(17);
       while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-      // As JSON, which YAML reads as the same string whatever the path holds.
-      return "trainer.checkpoint_dir=" + nlohmann::json(dir + "/" + study + "-t" + trial).dump();
+      // A --set value is taken as the bytes given (no quoting).
+      return "trainer.checkpoint_dir=" + dir + "/" + study + "-t" + trial;
     }
   return std::nullopt;
 }

@@ -45,5 +45,5 @@ expect_code 0
 echo "report: $(cat "$T/out")"
 last=$(sed -n 's/.*Epoch \[2\/2\] Step \[20\/20\] .* Throughput: \([0-9.]*\) img\/s/\1/p' "$log")
 [ -n "$last" ] || fail "no last line in $log: $(cat "$log")"
-grep -qE "^1x2 +$JOB_NAME-[^ ]+ +in place +$id +COMPLETED +2 +0 +2/2 +[0-9.]+/- +- +$last " "$T/out" ||
+grep -qE "^1x2 +$JOB_NAME-[^ ]+ +in place +$id +COMPLETED +2 +0 +2/2 +[0-9.]+/- +$last " "$T/out" ||
   fail "report does not show epoch 2's throughput $last from the log: $(cat "$T/out")"
