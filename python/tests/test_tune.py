@@ -130,6 +130,12 @@ def test_trials_in_flight_pruned_failed_and_told(world):
         assert float(c["values"]["lr"]) == pytest.approx(t.params["trainer.lr"], rel=1e-6), (c, t.params)
         assert int(c["values"]["epochs"]) == t.params["trainer.epochs"], (c, t.params)
     assert [c["task"] for c in cells if c["best"]] == [best.user_attrs["ddpctl_job"]], cells
+    assert doc["study"]["summary"].startswith("6 trials: "), doc["study"]["summary"]
+    import subprocess
+    from test_client import BINARY
+    table = subprocess.run([BINARY, "report", "job", "--runs", os.path.join(world.root, "runs")], env=world.env,
+                           capture_output=True, text=True)
+    assert table.returncode == 0 and table.stdout.startswith("study job-"), (table.stdout, table.stderr)
     assert by_job[best.user_attrs["ddpctl_job"]]["metrics"]["val_loss"] == 0.3
     assert by_job[pruned.user_attrs["ddpctl_job"]]["state"] == "CANCELLED"
     assert by_job[failed.user_attrs["ddpctl_job"]]["state"] == "FAILED"

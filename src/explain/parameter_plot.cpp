@@ -185,7 +185,7 @@ set grid
 plot {clauses}
 )gp",
                          fmt::arg("terminal", terminal), fmt::arg("out", gnuplot_quote(out)),
-                         fmt::arg("title", gnuplot_quote(fmt::format("{} by {}{} — sweep {}", metric, r.keys[x], what, r.run_id))),
+                         fmt::arg("title", gnuplot_quote(fmt::format("{} by {}{} — {} {}", metric, r.keys[x], what, r.kind, r.run_id))),
                          fmt::arg("xlabel", gnuplot_quote(r.key_paths[x] + (axis.log ? " (log scale)" : ""))),
                          fmt::arg("ylabel", gnuplot_quote(metric + better)),
                          fmt::arg("axis", axis_settings(axis)), fmt::arg("clauses", join(clauses, ", \\\n     ")));

@@ -63,6 +63,7 @@ struct GridGroupRow {
 
 struct GridReport {
   std::string run_id, summary;  // summary: "4 cells: 3 done, 1 failed"
+  std::string kind = "sweep";   // what the header calls it: "sweep", or "study" (report_study.hpp)
   std::vector<std::string> keys, key_paths;  // names as cell names show them, and paths
   std::vector<std::string> metrics;          // every metric a cell has, in a stable order
   std::vector<GridCellRow> cells;

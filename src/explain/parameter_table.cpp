@@ -87,7 +87,7 @@ std::string grid_report_table(const GridReport& r) {
       rows.push_back(row);
     }
   }
-  std::string out = fmt::format("sweep {}: {}\n", r.run_id, r.summary);
+  std::string out = fmt::format("{} {}: {}\n", r.kind, r.run_id, r.summary);
   if (r.seed_key)
     out += fmt::format("mean ± std over {} (N: COMPLETED cells of the row's); --seed-key none shows each cell\n",
                        r.keys[*r.seed_key]);
@@ -138,7 +138,7 @@ std::string grid_report_markdown(const GridReport& r) {
       rows.push_back(row);
     }
   }
-  std::string out = fmt::format("Sweep `{}`: {}.", r.run_id, r.summary);
+  std::string out = fmt::format("{} `{}`: {}.", r.kind == "study" ? "Study" : "Sweep", r.run_id, r.summary);
   if (r.seed_key) out += fmt::format(" Mean ± std over `{}`; n: COMPLETED cells of the row's.", r.keys[*r.seed_key]);
   out += "\n\n";
   auto line = [](const std::vector<std::string>& cells) {

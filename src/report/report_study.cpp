@@ -101,10 +101,10 @@ GridReport study_report(const Experiment& study, const std::string& root, SlurmC
     ++by_state[cells.back().state];
   }
   GridReport report = make_grid_report(as_grid, std::move(cells), options);
+  report.kind = "study";
   std::vector<std::string> counts;
   for (const auto& [state, n] : by_state) counts.push_back(fmt::format("{} {}", n, lower(state)));
-  report.summary = fmt::format("study {}: {} trial{}: {}", study.name, runs.size(), runs.size() == 1 ? "" : "s",
-                               join(counts, ", "));
+  report.summary = fmt::format("{} trial{}: {}", runs.size(), runs.size() == 1 ? "" : "s", join(counts, ", "));
   return report;
 }
 
