@@ -32,7 +32,7 @@ struct Subcommand {
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> table = {
       {"gen", setup_gen},       {"submit", setup_submit}, {"race", setup_race}, {"race-again", setup_race_again}, {"race-gate", setup_race_gate}, {"race-checkpoint", setup_race_checkpoint}, {"coordinate", setup_coordinate}, {"sweep", setup_sweep}, {"status", setup_status}, {"report", setup_report}, {"plan", setup_plan},
-      {"cancel", setup_cancel}, {"logs", setup_logs}, {"diff", setup_diff}, {"container", setup_container}, {"init", setup_init}, {"doctor", setup_doctor}, {"fetch", setup_fetch}, {"completion", setup_docs}, {"job", setup_job}, {"events", setup_events}, {"schema", setup_schema}, {"tune", setup_tune},
+      {"cancel", setup_cancel}, {"logs", setup_logs}, {"diff", setup_diff}, {"container", setup_container}, {"init", setup_init}, {"doctor", setup_doctor}, {"fetch", setup_fetch}, {"completion", setup_docs}, {"job", setup_job}, {"events", setup_events}, {"schema", setup_schema}, {"tune", setup_tune}, {"calibrate", setup_calibrate},
   };
   return table;
 }
@@ -45,7 +45,7 @@ const std::vector<std::pair<std::string, std::string>>& json_kinds() {
       {"gen", "gen"},       {"submit", "submit"}, {"race", "race"},   {"sweep", "sweep"},   {"status", "status"},
       {"report", "report"}, {"plan", "plan"},     {"cancel", "cancel"}, {"logs", "logs"},     {"diff", "diff"},
       {"init", "init"},     {"doctor", "doctor"}, {"fetch", "fetch"},   {"schema", "schemas"}, {"container", "container"},
-      {"race-again", "race"}};
+      {"race-again", "race"}, {"calibrate", "calibrate"}};
   return kinds;
 }
 

@@ -31,6 +31,7 @@ void setup_logs(CLI::App& app, Context& ctx);
 void setup_events(CLI::App& app, Context& ctx);
 void setup_schema(CLI::App& app, Context& ctx);
 void setup_tune(CLI::App& app, Context& ctx);
+void setup_calibrate(CLI::App& app, Context& ctx);
 void setup_diff(CLI::App& app, Context& ctx);
 void setup_container(CLI::App& app, Context& ctx);
 void setup_init(CLI::App& app, Context& ctx);

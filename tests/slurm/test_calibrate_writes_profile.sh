@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `ddpctl calibrate cpu --profile site.yaml --nodes 4 --write` on the local
+# cluster's 4 cpu nodes, as a site admin runs it: the whole set and 2
+# disjoint pairs measured by ddp-train --allreduce-bench (Gloo over the
+# nodes' links), each job on whole nodes; the pairs' median written into
+# the profile's cpu entry, which ddpctl then reads (gen, and plan's note
+# no longer says the figure is missing); the JSON document validated.
+# One version: a user journey, not what differs between Slurm versions.
+# slurm versions: 22.05
+# shellcheck source=tests/slurm/lib.sh
+source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
+[ -x "$(dirname "$DDPCTL")/../trainer/ddp-train" ] ||
+  skip "ddp-train is not built (LibTorch missing): calibrate measures with it"
+cp "$DDPCTL_SOURCE/configs/clusters/local.yaml" "$T/site.yaml"
+run calibrate cpu --profile "$T/site.yaml" --nodes 4 --size 4M --iters 5 --write --json
+expect_code 0
+cp "$T/out" "$T/calibrate.json"
+/usr/bin/python3 "$DDPCTL_SOURCE/tests/json/validate.py" "$DDPCTL_SOURCE/schemas" "$T/calibrate.json" >"$T/valid" 2>&1 ||
+  fail "calibrate's document is not valid: $(cat "$T/valid")"
+/usr/bin/python3 - "$T/calibrate.json" <<'PY' || fail "calibrate did not measure the pairs and the set: $(cat "$T/calibrate.json")"
+import json, statistics, sys
+d = json.load(open(sys.argv[1]))
+pairs = d["pairs"]
+assert len(pairs) == 2 and all(p["node_count"] == 2 and p["busbw_gbs"] > 0 for p in pairs), pairs
+assert pairs[0]["nodes"] != pairs[1]["nodes"], pairs  # disjoint: both ran at once on whole nodes
+assert d["whole"]["node_count"] == 4 and d["whole"]["busbw_gbs"] > 0, d["whole"]
+assert abs(d["busbw_gbs"] - statistics.median(p["busbw_gbs"] for p in pairs)) < 1e-9, d
+assert d["written"] is True
+PY
+figure=$(/usr/bin/python3 -c 'import json,sys; print(format(json.load(open(sys.argv[1]))["busbw_gbs"], ".4g"))' "$T/calibrate.json")
+grep -q "^  cpu: *{busbw_gbs: $figure, nodes: 4" "$T/site.yaml" || fail "the profile's cpu entry lacks busbw_gbs: $figure: $(grep -n 'cpu:' "$T/site.yaml")"
+# The comments and every other entry are as they were.
+diff <(grep -v "^  cpu:" "$DDPCTL_SOURCE/configs/clusters/local.yaml") <(grep -v "^  cpu:" "$T/site.yaml") >"$T/diff" ||
+  fail "calibrate changed more than the cpu entry: $(cat "$T/diff")"
+# ddpctl reads the profile it wrote.
+write_spec job.yaml <<YAML
+partition: cpu
+nodes: 2
+gpus_per_node: 0
+procs_per_node: 1
+command: hostname
+YAML
+sed -i "s|^cluster: local|cluster: $T/site.yaml|" job.yaml
+run gen job.yaml --stdout
+expect_code 0
+echo "calibrate: cpu busbw_gbs $figure"
