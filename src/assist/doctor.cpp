@@ -65,6 +65,9 @@ std::string draft_profile(const std::string& version, const std::string& now_iso
     for (const auto& t : all_types) y << fmt::format("  {}: {{gres: {}}}\n", yaml_key(t), yaml_key(t));
   }
   y << "partitions:\n";
+  y << "  # Each partition's all-reduce bandwidth across nodes (busbw_gbs; plan's\n"
+       "  # communication floor): `ddpctl calibrate PARTITION --profile THIS_FILE --write`\n"
+       "  # measures it on the partition's nodes and writes it here.\n";
   for (const auto& [name, f] : parts) {
     int gpus = std::max(f.min_gpus, 0);
     y << fmt::format("  {}: {{nodes: {}, gpus_per_node: {}", yaml_key(name), f.nodes, gpus);
