@@ -239,7 +239,9 @@ def tune(client, spec, space, metric, direction="minimize", trials=12, parallel=
     if trials < 1 or parallel < 1:
         raise TuneError("--trials and --parallel: 1 or more")
     check_paths(client, spec, space, submit_options)
-    name = study_name or os.path.splitext(os.path.basename(os.fspath(spec)))[0]
+    # By default the spec's file name, made a name files can carry ("train v2.yaml": "train-v2").
+    name = study_name or (re.sub(r"[^A-Za-z0-9._-]", "-", os.path.splitext(os.path.basename(os.fspath(spec)))[0])
+                          .lstrip("._-") or "study")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name):
         raise TuneError(f"--study {name!r}: a study's name is letters, digits, '.', '_' and '-' (it names the "
                         "trials' runs and the study's record in the runs folder)")
