@@ -115,7 +115,8 @@ preempted=$(awk -F'|' '$5 ~ /PREEMPTED|REQUEUED/' "$T/faults.sacct" | wc -l)
 runs=$(awk '$2 == "state" { print $5 }' "$T/faults.log" | sort -u | wc -l)
 folders=$(find "$T/runs" -maxdepth 2 -name ledger.json -path "*faults-t*" | wc -l)
 echo "faults: $(grep -c " killed$" "$T/faults.log") kills, $preempted preempted attempts in sacct (PREEMPTED or REQUEUED); $(states faults)$runs runs for 12 trials, $folders run folders; ${secs_f} s in all"
-if awk '$2 == "state" && $4 == "FAIL"' "$T/faults.log" | grep -q .; then fail "bench: a trial FAILED: $(grep state "$T/faults.log")"; fi
+failed=$(awk '$2 == "state" && $4 == "FAIL"' "$T/faults.log")
+if [ -n "$failed" ]; then fail "bench: a trial FAILED: $(grep state "$T/faults.log")"; fi
 [ "$preempted" -ge 2 ] || fail "bench: fewer than 2 preempted attempts: $(cat "$T/faults.sacct")"
 [ "$(grep -c " preempted [1-9]" "$T/faults.log")" -eq 2 ] || fail "bench: 2 preemptions were not injected: $(grep preempted "$T/faults.log")"
 if [ "$runs" -ne 12 ] || [ "$folders" -ne 12 ]; then

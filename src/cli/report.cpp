@@ -32,12 +32,14 @@ struct ReportOptions {
   std::string best, plot_metric, x;
 };
 
-void print_grid_report(const Run& run, const ReportOptions& o, Context& ctx) {
-  GridReportOptions g{o.seed_key, o.best.empty() ? std::nullopt : std::optional<BestBy>(parse_best(o.best))};
-  ConsoleOutput out;
-  GridReports r = collect_grid_reports(run, ctx.slurm, g, out, ctx.clock.now());
+GridReportOptions grid_options(const ReportOptions& o) {
+  return {o.seed_key, o.best.empty() ? std::nullopt : std::optional<BestBy>(parse_best(o.best))};
+}
+
+// A report by parameter as asked (format, --json under `key`, --plot).
+void print_by_parameter(const GridReports& r, const char* key, const ReportOptions& o, Context& ctx) {
   std::vector<std::string> warnings;
-  if (json_capture()) json_fact("grid", nlohmann::json::parse(format_grid_reports(r, "json", warnings)));
+  if (json_capture()) json_fact(key, nlohmann::json::parse(format_grid_reports(r, "json", warnings)));
   else std::cout << format_grid_reports(r, o.format, warnings);
   for (const auto& w : warnings) std::cerr << "ddpctl: warning: " << w << '\n';
   if (o.plot.empty()) return;
@@ -45,19 +47,17 @@ void print_grid_report(const Run& run, const ReportOptions& o, Context& ctx) {
     std::cerr << "ddpctl: " << line << '\n';
 }
 
+void print_grid_report(const Run& run, const ReportOptions& o, Context& ctx) {
+  ConsoleOutput out;
+  print_by_parameter(collect_grid_reports(run, ctx.slurm, grid_options(o), out, ctx.clock.now()), "grid", o, ctx);
+}
+
 // A study (ddpctl tune): its trials by parameter, printed as a grid's are.
 void print_study_report(const Experiment& study, const ReportOptions& o, Context& ctx) {
-  GridReportOptions g{o.seed_key, o.best.empty() ? std::nullopt : std::optional<BestBy>(parse_best(o.best))};
   ConsoleOutput out;
   GridReports r;
-  r.by_parameter = study_report(study, runs_root(o.runs), ctx.slurm, g, out, ctx.clock.now());
-  std::vector<std::string> warnings;
-  if (json_capture()) json_fact("study", nlohmann::json::parse(format_grid_reports(r, "json", warnings)));
-  else std::cout << format_grid_reports(r, o.format, warnings);
-  for (const auto& w : warnings) std::cerr << "ddpctl: warning: " << w << '\n';
-  if (o.plot.empty()) return;
-  for (const auto& line : plot_grid_reports(r, o.plot, o.plot_metric, o.x, ctx.runner))
-    std::cerr << "ddpctl: " << line << '\n';
+  r.by_parameter = study_report(study, runs_root(o.runs), ctx.slurm, grid_options(o), out, ctx.clock.now());
+  print_by_parameter(r, "study", o, ctx);
 }
 
 void run_report(const ReportOptions& o, Context& ctx) {
