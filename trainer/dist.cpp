@@ -112,24 +112,28 @@ Dist init_dist(const Options& o, const DistEnv& env, bool cuda) {
                                std::to_string(env.world) + " ranks arrived: " + without_backtrace(e));
     }
   }
+  d.pg = make_group(o, d.store, env.rank, env.world, env.master_addr, env.master_port, cuda);
+  d.nccl = cuda;
+  return d;
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> make_group(const Options& o, const c10::intrusive_ptr<c10d::Store>& store,
+                                                  int rank, int size, const std::string& master_addr, int master_port,
+                                                  bool cuda) {
   auto collective = std::chrono::milliseconds(std::chrono::seconds(o.collective_timeout_s));
   if (cuda) {
 #ifdef DDPTRAIN_WITH_NCCL
-    d.pg = compat::make_nccl(d.store, env.rank, env.world, collective);
-    d.nccl = true;
+    return compat::make_nccl(store, rank, size, collective);
 #else
     throw std::runtime_error("this ddp-train was built without NCCL; use --device cpu");
 #endif
-  } else {
-    // --interface, else GLOO_SOCKET_IFNAME as PyTorch reads it, else the
-    // local address that routes to the master.
-    std::string iface = o.interface;
-    if (const char* g = std::getenv("GLOO_SOCKET_IFNAME"); iface.empty() && g && *g) iface = g;
-    d.pg = compat::make_gloo(d.store, env.rank, env.world, iface,
-                             iface.empty() ? local_address_towards(env.master_addr, env.master_port) : "",
-                             collective);
   }
-  return d;
+  // --interface, else GLOO_SOCKET_IFNAME as PyTorch reads it, else the
+  // local address that routes to the master.
+  std::string iface = o.interface;
+  if (const char* g = std::getenv("GLOO_SOCKET_IFNAME"); iface.empty() && g && *g) iface = g;
+  return compat::make_gloo(store, rank, size, iface, iface.empty() ? local_address_towards(master_addr, master_port) : "",
+                           collective);
 }
 
 using state_dump::Collective;

@@ -31,6 +31,11 @@ struct Dist {
 // --rendezvous-timeout, then creates NCCL (CUDA) or Gloo (CPU) with
 // --collective-timeout. Throws with the address, port and arrival count.
 Dist init_dist(const Options& o, const DistEnv& env, bool cuda);
+// A process group of `size` ranks over `store` (a PrefixStore for a group
+// of some ranks: the fabric check's node pairs), NCCL or Gloo as init_dist's.
+c10::intrusive_ptr<c10d::ProcessGroup> make_group(const Options& o, const c10::intrusive_ptr<c10d::Store>& store,
+                                                  int rank, int size, const std::string& master_addr, int master_port,
+                                                  bool cuda);
 
 // Every collective here is counted for the state dump as `what`
 // (state_dump::CollectiveScope), so that ranks can be compared by how far

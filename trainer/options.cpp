@@ -93,6 +93,11 @@ void add_data_flags(CLI::App& app, Options& o) {
                  "them (NCCL with NCCL_ALGO=Ring unless set; Gloo on CPUs)");
   app.add_option("--bench-iters", o.bench_iters, "All-reduces timed per size of --allreduce-bench")
       ->check(CLI::Range(1, 100000));
+  app.add_flag("--allreduce-pairs", o.allreduce_pairs,
+               "With --allreduce-bench: time node pairs instead of the whole set, at its largest size, in rounds "
+               "(round k pairs node i with node i XOR 2^(k-1), every pair of a round at once); rank 0 prints "
+               "one JSON line per pair with its nodes' host names (the fabric check's bisection)")
+      ->needs("--allreduce-bench");
   app.add_flag("--loader-only", o.loader_only,
                "Time the data loader alone: one epoch's batches (at most --max-steps) built by --workers threads, "
                "no model; prints one JSON line");

@@ -44,6 +44,7 @@ struct Options {
   // fabric check): sizes in bytes; --bench-iters all-reduces of each.
   std::string allreduce_bench;
   int bench_iters = 20;
+  bool allreduce_pairs = false;  // --allreduce-pairs: node pairs round by round, not the whole set
   bool loader_only = false;  // time the data loader alone (bench/), no model, no process group
   // Output
   std::string metrics;   // JSON lines; default <checkpoint_dir>/metrics.jsonl if a checkpoint dir is set

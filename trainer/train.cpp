@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <malloc.h>
@@ -12,6 +13,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <unistd.h>
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
 #include "compat.hpp"
 #include "epoch.hpp"
@@ -205,6 +208,65 @@ std::vector<int64_t> parse_bench_sizes(const std::string& text) {
   return sizes;
 }
 
+namespace {
+
+// --allreduce-pairs (the fabric check's bisection): round k pairs node i
+// with node i XOR 2^(k-1), each pair's ranks a group of their own over the
+// rendezvous store, every pair of a round at once; rank 0 prints each
+// pair's figures with its nodes' host names.
+void bench_pairs(const Options& o, Dist& d, int64_t bytes, const torch::Device& device, bool cuda) {
+  const DistEnv& e = d.env;
+  int per = std::max(1, e.local_world);
+  if (e.world % per != 0)
+    throw std::runtime_error("--allreduce-pairs: WORLD_SIZE " + std::to_string(e.world) +
+                             " is not a whole number of nodes of " + std::to_string(per) + " rank(s)");
+  int nodes = e.world / per, node = e.rank / per;
+  if (nodes < 2)
+    throw std::runtime_error("--allreduce-pairs needs 2 nodes or more (all " + std::to_string(e.world) +
+                             " ranks are on one node)");
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  if (e.local_rank == 0) d.store->set("ddptrain/host/" + std::to_string(node), std::vector<uint8_t>(host, host + strlen(host)));
+  auto host_of = [&](int n) {
+    auto v = d.store->get("ddptrain/host/" + std::to_string(n));
+    return std::string(v.begin(), v.end());
+  };
+  for (int round = 1, bit = 1; bit < nodes; ++round, bit <<= 1) {
+    int partner = node ^ bit;
+    double seconds = 0;
+    if (partner < nodes) {
+      int lo = std::min(node, partner);
+      c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::PrefixStore>(
+          "ddptrain/pair/" + std::to_string(round) + "/" + std::to_string(lo), d.store);
+      Dist pair{e, store,
+                make_group(o, store, (node == lo ? 0 : per) + e.local_rank, 2 * per, e.master_addr, e.master_port, cuda),
+                cuda};
+      seconds = time_allreduce(pair, bytes, o.bench_iters, device);
+    }
+    // Rank 0 learns every pair's time from the pair's lower node.
+    at::Tensor times = torch::zeros({nodes}, torch::TensorOptions().dtype(torch::kFloat64));
+    if (partner > node && partner < nodes && e.local_rank == 0) times[node] = seconds;
+    at::Tensor sum = times.to(device);
+    allreduce_sum(d, {sum}, state_dump::Collective::Barrier);
+    times = sum.to(torch::kCPU);
+    if (e.rank != 0) continue;
+    for (int lo = 0; lo < nodes; ++lo) {
+      int hi = lo ^ bit;
+      if (hi < lo || hi >= nodes) continue;
+      double s = times[lo].item<double>();
+      double algbw = static_cast<double>(bytes) / s / 1e9;
+      nlohmann::json j = {{"allreduce_pair", {{"round", round}, {"nodes", {lo, hi}}, {"hosts", {host_of(lo), host_of(hi)}},
+                                              {"bytes", bytes}, {"ranks", 2 * per}, {"iters", o.bench_iters},
+                                              {"seconds", s}, {"algbw_gbs", algbw},
+                                              {"busbw_gbs", algbw * 2.0 * (2 * per - 1) / (2 * per)},
+                                              {"backend", cuda ? "nccl" : "gloo"}}}};
+      std::printf("%s\n", j.dump().c_str());
+    }
+  }
+}
+
+}  // namespace
+
 int run_allreduce_bench(const Options& o) {
   std::vector<int64_t> sizes = parse_bench_sizes(o.allreduce_bench);
   DistEnv env = read_dist_env();
@@ -229,6 +291,10 @@ int run_allreduce_bench(const Options& o) {
   torch::Device device = cuda ? torch::Device(torch::kCUDA, env.local_rank % std::max(1, (int)torch::cuda::device_count()))
                               : torch::Device(torch::kCPU);
   Dist d = init_dist(o, env, cuda);
+  if (o.allreduce_pairs) {
+    bench_pairs(o, d, largest, device, cuda);
+    return 0;
+  }
   const char* algo = std::getenv("NCCL_ALGO");
   for (int64_t bytes : sizes) {
     double s = 0;
