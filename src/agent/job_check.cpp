@@ -1,10 +1,13 @@
 #include "agent/job_check.hpp"
 
+#include <algorithm>
+#include <fmt/format.h>
 #include <optional>
 
 #include "agent/job_events.hpp"
 #include "agent/job_place.hpp"
 #include "base/files.hpp"
+#include "runs/fabric_record.hpp"
 
 namespace ddpctl {
 
@@ -43,6 +46,17 @@ CheckDecision read_node_checks(const std::string& log_base, const std::vector<st
     }
     results.push_back(r);
   }
+  // The fabric check's exclusions (fabric_check.hpp) fail their nodes' checks.
+  if (auto f = read_fabric_record(log_base, attempt))
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (std::find(f->exclude.begin(), f->exclude.end(), nodes[i]) == f->exclude.end()) continue;
+      if (!results[i]) {
+        results[i] = NodeCheckResult{};
+        results[i]->node = nodes[i];
+      }
+      results[i]->ok = false;
+      results[i]->problems.push_back({NodeProblemKind::Fabric, fmt::format("node {}: the fabric check: {}", nodes[i], f->text)});
+    }
   CheckDecision d = decide_after_check(nodes, results, attempt, max_requeues);
   // The run's events (job_events.hpp): each unfit node, with its problem.
   const JobEventSource events = job_event_source(ctx.env);

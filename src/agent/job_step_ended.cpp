@@ -1,5 +1,6 @@
 #include "agent/job_step_ended.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include "agent/job_check.hpp"
 #include "agent/job_place.hpp"
 #include "agent/log_folder.hpp"
+#include "runs/fabric_record.hpp"
 #include "agent/node_check.hpp"
 #include "agent/straggler.hpp"
 #include "agent/watchdog.hpp"
@@ -55,6 +57,13 @@ RestartInput restart_input(const StepEndedOptions& o, int attempt, Context& ctx)
   RestartInput in;
   in.nodes = o.nodes;
   in.spares = o.spares;
+  // A spare the fabric check named is no spare (fabric_check.hpp).
+  if (auto f = read_fabric_record(o.log_base, attempt))
+    in.spares.erase(std::remove_if(in.spares.begin(), in.spares.end(),
+                                   [&](const std::string& n) {
+                                     return std::find(f->exclude.begin(), f->exclude.end(), n) != f->exclude.end();
+                                   }),
+                    in.spares.end());
   in.restarts_done = o.restarts_done;
   in.max_in_job = o.max_in_job;
   in.full_nodes = o.full_nodes;

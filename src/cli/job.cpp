@@ -13,6 +13,7 @@
 
 #include "cli/app.hpp"
 #include "agent/job_agent.hpp"
+#include "agent/fabric_check.hpp"
 #include "runs/job_contract.hpp"
 #include "agent/stacks_hook.hpp"
 #include "base/paths.hpp"
@@ -138,6 +139,34 @@ void setup_checked(CLI::App* job, Context& ctx) {
     // To requeue: the nodes to exclude, then the first problem (the requeue's reason).
     if (v == AgentVerdict::Requeue) std::cout << checked_requeue_lines(d.bad_nodes, d.lines.empty() ? "" : d.lines.front());
     if (v != AgentVerdict::Go) throw CLI::RuntimeError(verdict_status(v));
+  });
+}
+
+void setup_fabric(CLI::App* job, Context& ctx) {
+  struct O {
+    FabricCheckRequest q;
+    std::string nodes, timeout = "60";
+  };
+  auto o = std::make_shared<O>();
+  CLI::App* c = job->add_subcommand(
+      "fabric", "Time the all-reduce across the allocation, bisect to a slow node or link, record what to exclude");
+  add_log_base(c, o->q.log_base);
+  c->add_option("--nodes", o->nodes, "The allocation's nodes (spares too), space-separated, in Slurm's order")->required();
+  c->add_option("--master-addr", o->q.master_addr, "The first node's address")->required();
+  c->add_option("--master-port", o->q.master_port, "A free port on the first node")->required();
+  c->add_option("--expected", o->q.expected_gbs, "The partition's busbw_gbs")->required()->check(CLI::PositiveNumber);
+  c->add_option("--warn-below", o->q.warn_below, "A fraction of --expected: below it, a warning");
+  c->add_option("--fail-below", o->q.fail_below, "A fraction of --expected: below it, bisection and exclusion");
+  c->add_option("--size", o->q.size, "The size judged (64M)");
+  c->add_option("--iters", o->q.iters, "All-reduces timed per measurement");
+  c->add_option("--timeout", o->timeout, "Each measurement's bound (60s)");
+  c->add_option("--trainer", o->q.trainer, "ddp-train")->required();
+  c->add_option("--tasks-per-node", o->q.tasks_per_node, "Ranks per node (the node's GPUs; 1 on CPUs)");
+  c->add_flag("--gpus", o->q.gpus, "NCCL on the GPUs (else Gloo on the CPUs)");
+  c->callback([o, &ctx] {
+    o->q.nodes = split_ws(o->nodes);
+    o->q.timeout_s = agent_seconds(o->timeout, "--timeout");
+    if (auto said = fabric_check_once(o->q, ctx)) std::cout << "ddpctl: fabric check: " << *said << '\n';
   });
 }
 
@@ -281,7 +310,7 @@ void setup_job(CLI::App& app, Context& ctx) {
   CLI::App* job = app.add_subcommand("job", "The job agent, run by the sbatch script on the compute nodes");
   job->group("");
   job->require_subcommand(1);
-  for (auto setup : {setup_sample, setup_watch, setup_check, setup_checked, setup_step_ended, setup_stacks, setup_python_hook, setup_provenance,
+  for (auto setup : {setup_sample, setup_watch, setup_check, setup_checked, setup_fabric, setup_step_ended, setup_stacks, setup_python_hook, setup_provenance,
                      setup_requeue, setup_event})
     setup(job, ctx);
 }

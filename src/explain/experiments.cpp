@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/text.hpp"
 #include "base/token.hpp"
 #include "base/diagnostics.hpp"
 #include "base/files.hpp"

@@ -37,6 +37,7 @@ const TypeRow kTypes[] = {
     {EventType::RoundOpened, "round_opened"},
     {EventType::Started, "started"},
     {EventType::NodeCheckFailed, "node_check_failed"},
+    {EventType::FabricChecked, "fabric_checked"},
     {EventType::NodeExcluded, "node_excluded"},
     {EventType::Stalled, "stalled"},
     {EventType::Straggler, "straggler"},

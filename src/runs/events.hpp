@@ -34,6 +34,7 @@ enum class EventType {
   RoundOpened,      // across sites: a re-race after the winner was requeued
   Started,          // an attempt of the job started training (its first node's agent)
   NodeCheckFailed,  // the node check found a node unfit
+  FabricChecked,    // the fabric check's figures and verdict (fabric_check.hpp)
   NodeExcluded,     // a node left out of the next attempt or step
   Stalled,          // the watchdog found the job stalled (with the culprit rank when named)
   Straggler,        // the watchdog named a slow rank

@@ -40,6 +40,7 @@ std::string agent_error(std::string_view base, int attempt) { return agent_error
 std::string node_check(std::string_view base, int attempt, std::string_view node) {
   return fmt::format("{}.restart{}.check.{}.json", base, attempt, node);
 }
+std::string fabric(std::string_view base, int attempt) { return fmt::format("{}.restart{}.fabric.json", base, attempt); }
 std::string in_job_restarts(std::string_view base, int attempt) {
   return fmt::format("{}.restart{}.in-job.json", base, attempt);
 }

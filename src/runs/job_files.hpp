@@ -42,6 +42,7 @@ std::string monitor_off(std::string_view base, int attempt);      // <base>.rest
 std::string agent_error(std::string_view base, std::string_view attempt);
 std::string agent_error(std::string_view base, int attempt);      // <base>.restart<N>.agent-error
 std::string node_check(std::string_view base, int attempt, std::string_view node);  // .restart<N>.check.<node>.json
+std::string fabric(std::string_view base, int attempt);  // .restart<N>.fabric.json: the fabric check (fabric_record.hpp)
 // The attempt's in-job restarts (in_job_restart.hpp). Their steps append to
 // the attempt's step logs (one file per task across its restarts, each step
 // after a line of its own), so the logs' readers need no new names.

@@ -10,7 +10,8 @@ namespace {
 
 constexpr std::pair<NodeProblemKind, const char*> kProblemKinds[] = {
     {NodeProblemKind::CannotListen, "cannot-listen"}, {NodeProblemKind::CannotReach, "cannot-reach"},
-    {NodeProblemKind::Gpus, "gpus"}, {NodeProblemKind::Memory, "memory"}, {NodeProblemKind::Other, "other"}};
+    {NodeProblemKind::Gpus, "gpus"}, {NodeProblemKind::Memory, "memory"},
+    {NodeProblemKind::Fabric, "fabric"}, {NodeProblemKind::Other, "other"}};
 
 }  // namespace
 

@@ -16,6 +16,7 @@ enum class NodeProblemKind {
   CannotReach,   // a node cannot reach rank 0's master port
   Gpus,          // fewer GPUs than the job was given, or nvidia-smi failing
   Memory,        // too little free memory
+  Fabric,        // the fabric check named it (or one end of its slow link)
   Other,         // a record without a kind (older), or anything else
 };
 std::string node_problem_kind_name(NodeProblemKind k);  // "cannot-listen", ... (the record's)

@@ -15,6 +15,7 @@
 #include "base/files.hpp"
 #include "base/paths.hpp"
 #include "base/shell.hpp"
+#include "script/fabric_plan.hpp"
 #include "script/preemption_note.hpp"
 #include "script/container_script.hpp"
 #include "script/script_env.hpp"
@@ -198,6 +199,7 @@ mstch::data shape_data(const ResolvedRun& run, const ResolvedShape& shape, const
   d.set("spec_file", std::filesystem::path(spec.file).filename().string());
   d.set("directives", string_list(shape.directives));
   d.set("nodes", std::to_string(shape.nodes));
+  d.set("fabric", fabric_data(run, shape));  // fabric_plan.hpp
   d.set("multi_node", flag(shape.nodes > 1));
   d.set("gpus_per_node", std::to_string(shape.gpus_per_node));
   d.set("ranks_per_node", std::to_string(shape.ranks_per_node));

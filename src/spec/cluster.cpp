@@ -202,6 +202,7 @@ ClusterProfile parse_cluster_profile(const std::string& file, const std::string&
     }
   }
   read_container_section(top, p.container, true);
+  read_fabric_check(top, p.fabric_check);
   top.finish();
   check_partition_names(top, diags, p);
   diags.throw_if_any();

@@ -83,6 +83,7 @@ struct ClusterProfile {
   ContainerSettings container;  // the site's default runtime, mounts and options
   std::optional<SitePreemption> preemption;
   std::vector<QosEntry> qos;
+  FabricCheckSettings fabric_check;  // the site's defaults of the spec's fabric_check:
 
   const QosEntry* find_qos(const std::string& name) const;
 

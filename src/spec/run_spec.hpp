@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "spec/fabric_settings.hpp"
 #include "spec/container_spec.hpp"
 #include "base/diagnostics.hpp"
 
@@ -173,6 +174,7 @@ struct RunSpec {
   std::optional<MetricSpec> metric;
   MonitorSettings monitor;
   WatchdogSettings watchdog;
+  FabricCheckSettings fabric_check;  // fabric_check: (fabric_settings.hpp)
   SnapshotSettings snapshot;
   ContainerSettings container;  // merged with the profile's in container.hpp
   SiteOptions site;

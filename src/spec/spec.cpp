@@ -162,13 +162,14 @@ RunSpec parse_one_view(const YamlDocument& doc) {
   read_progress_section(top, spec);
   read_metric_section(top, spec);
   read_running_sections(top, spec);
+  read_fabric_check(top, spec.fabric_check);
   read_restart(top, spec);
   read_snapshot_section(top, spec);
   read_container_section(top, spec.container, false);
   read_site_options(top, spec);
 
   for (const char* key : {"name", "cluster", "output_dir", "launch", "trainer", "command", "modules", "env", "nccl",
-                          "setup", "master", "requeue", "restart", "progress", "metric", "monitor", "watchdog", "alternatives", "sweep", "container",
+                          "setup", "master", "requeue", "restart", "progress", "metric", "monitor", "watchdog", "fabric_check", "alternatives", "sweep", "container",
                           "on", "remote_dir"})
     if (top.has(key)) spec.where[key] = top.where(key);
   for (const char* key : site_option_keys())

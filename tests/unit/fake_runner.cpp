@@ -20,9 +20,11 @@ bool matches(const std::vector<std::string>& argv, const std::string& program, c
   auto start = argv.begin();
   // `env NAME=VALUE... squeue ...` is squeue's call (a rule for "env" still
   // matches it whole).
+  // `env -u NAME ... NAME=VALUE... srun ...` is srun's.
   if (argv[0] == "env" && program != "env") {
-    start = std::find_if(argv.begin() + 1, argv.end(),
-                         [](const std::string& a) { return a.find('=') == std::string::npos; });
+    start = argv.begin() + 1;
+    while (start != argv.end() && (*start == "-u" || start->find('=') != std::string::npos))
+      start += *start == "-u" && start + 1 != argv.end() ? 2 : 1;
     if (start == argv.end()) return false;
   }
   if (*start != program) return false;

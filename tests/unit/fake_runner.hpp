@@ -21,7 +21,7 @@
 namespace ddpctl::test {
 
 // A scripted CommandRunner: rules match a call by its program (the one `env
-// NAME=VALUE...` runs, too) and by words its argv must contain (later rules
+// [-u NAME] NAME=VALUE...` runs, too) and by words its argv must contain (later rules
 // win); a rule answers from a queue of
 // canned results (the last one repeats) or from a function, so it can time
 // out, fail or lie. Every call is recorded. A call no rule matches fails the
