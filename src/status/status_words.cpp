@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "runs/fabric_record.hpp"
 #include "runs/in_job_record.hpp"
 #include "runs/slow_record.hpp"
 #include "runs/stall_record.hpp"
@@ -103,6 +104,19 @@ std::optional<Explanation> slow_words(const JobFacts& f) {
   Explanation e;
   e.json["slow"] = slow_record_json(*r);
   if (std::string slow = describe_slow(*r, static_cast<double>(f.now)); !slow.empty()) e.text = "slow: " + slow;
+  return e;
+}
+
+// The fabric check before the attempt's training (fabric_check.hpp): its
+// figure and, below a level, what it named and left out.
+// An ended job's too: what it trained on, and why.
+std::optional<Explanation> fabric_words(const JobFacts& f) {
+  if (!f.shape || f.job.state == JobState::Pending) return std::nullopt;
+  auto r = read_fabric_record(base_of(f), f.job.requeues);
+  if (!r) return std::nullopt;
+  Explanation e;
+  e.text = "fabric: " + r->text;
+  e.json["fabric"] = fabric_record_json(*r);
   return e;
 }
 
@@ -293,6 +307,7 @@ const std::vector<ExplanationSource>& status_explanations() {
       {"failure", Combine::Replaces, failure_words},
       {"watchdog cancelling", Combine::Replaces, watchdog_cancelling_words},
       {"stall", Combine::Prefixes, stall_words},
+      {"fabric check", Combine::Appends, fabric_words},
       {"agent errors", Combine::Appends, agent_error_words},
       {"not monitored", Combine::Appends, monitor_off_words},
       {"slow rank", Combine::Appends, slow_words},

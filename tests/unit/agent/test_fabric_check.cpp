@@ -144,7 +144,7 @@ TEST_CASE("ddp-train's lines: the largest size's whole-set figure, each pair's h
   CHECK(pairs[1].nodes == std::vector<std::string>{"g2", "g4"});  // "g4.cluster" is g4
 }
 
-TEST_CASE("the fabric check through srun: once when healthy; bisected, recorded and excluded when slow",
+TEST_CASE("the fabric check through srun: once when healthy, bisected, recorded and excluded when slow",
           "[fabric_check]") {
   test::TempDir dir;
   test::FakeRunner runner;

@@ -1,6 +1,7 @@
 // Which explanation a job's row says (status_words.hpp): the table of
 // sources, highest first, and one case per row showing its words and how
 // they stand over the words of the rows below it, through the fake Slurm.
+#include "runs/fabric_record.hpp"
 #include "catch.hpp"
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -88,7 +89,7 @@ TEST_CASE("status's words: the table of explanations, highest first, as docs/run
   CHECK(names_and_ways() == std::vector<std::string>{
                                 "cell metric appends", "grid race prefixes", "race prefixes", "in-job restart prefixes",
                                 "requeue prefixes", "failure replaces", "watchdog cancelling replaces", "stall prefixes",
-                                "agent errors appends", "not monitored appends", "slow rank appends", "usage appends",
+                                "fabric check appends", "agent errors appends", "not monitored appends", "slow rank appends", "usage appends",
                                 "progress replaces", "pending replaces", "Slurm's reason and exit replaces"});
 }
 
@@ -158,6 +159,25 @@ TEST_CASE("status's words, agent errors: each of the agent's own errors, last") 
   StatusRow row = f.row();
   CHECK(row.info == progress + "; not monitored: no GPUs; agent error: sample: /proc unreadable; agent error: watch: disk full");
   CHECK(row.json["agent_errors"].size() == 2);
+}
+
+TEST_CASE("status's words, fabric check: its verdict after the agent's errors, its record in the JSON") {
+  WordsFixture f;
+  std::string progress = f.running_with_progress();
+  write_file_atomic(job_files::agent_error(f.base, 0), "watch: disk full\n");
+  FabricRecord r;
+  r.nodes = {"g1", "g2", "g3", "g4"};
+  r.level = FabricLevel::Fail;
+  r.exclude = {"g3"};
+  r.text = "4 nodes: 0.005 GB/s bus bandwidth at 1 MiB (10% of the expected 0.05 GB/s), below the failure level "
+           "(50%): node g3 is slow with every partner (g4 0.005, g1 0.005 GB/s); excluding g3; 3 round(s) in 4.2 s";
+  write_file_atomic(job_files::fabric(f.base, 0), fabric_record_json(r).dump());
+  StatusRow row = f.row();
+  CHECK(row.info == progress + "; agent error: watch: disk full; fabric: " + r.text);
+  CHECK(row.json["fabric"]["exclude"] == nlohmann::json{"g3"});
+  // Another attempt's record is not this one's.
+  write_file_atomic(job_files::fabric(f.base, 0), "");
+  CHECK(f.row().info == progress + "; agent error: watch: disk full");
 }
 
 TEST_CASE("status's words, stall: STALLED, and the stall before the progress and the agent's notes") {
