@@ -104,7 +104,8 @@ std::optional<bool> MapReader::boolean(const std::string& key) { return parsed<b
 
 std::optional<double> MapReader::positive_number(const std::string& key, double max) {
   return parsed<double>(key, [max](const std::string& s, std::string* problem) -> std::optional<double> {
-    static const Regex decimal("[+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?");
+    // A sign is read, so that a negative figure is out of range, not "not a number".
+    static const Regex decimal("[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?");
     if (!decimal.full_match(s)) {
       *problem = "is not a number";
       return std::nullopt;
