@@ -3,8 +3,8 @@
 # cluster's 4 cpu nodes, as a site admin runs it: the whole set and 2
 # disjoint pairs measured by ddp-train --allreduce-bench (Gloo over the
 # nodes' links), each job on whole nodes; the pairs' median written into
-# the profile's cpu entry, which ddpctl then reads (gen, and plan's note
-# no longer says the figure is missing); the JSON document validated.
+# the profile's cpu entry, which ddpctl then reads (gen, and a job's fabric
+# check judges by it); the JSON document validated.
 # One version: a user journey, not what differs between Slurm versions.
 # slurm versions: 22.05
 # shellcheck source=tests/slurm/lib.sh
@@ -43,4 +43,20 @@ YAML
 sed -i "s|^cluster: local|cluster: $T/site.yaml|" job.yaml
 run gen job.yaml --stdout
 expect_code 0
+# ... and the fabric check a job of 2 nodes or more makes with it, by
+# default, judges the allocation by the figure written (on 2 nodes a
+# figure below it warns, with no node to name, and training goes on).
+run submit job.yaml --wait
+expect_code 0
+id=$(submitted_job_id)
+wait_for_sacct "$id" COMPLETED 120
+[ -f "logs/${JOB_NAME}_$id.restart0.fabric.json" ] || fail "the job made no fabric check$(job_logs_of "$id")"
+/usr/bin/python3 - "logs/${JOB_NAME}_$id.restart0.fabric.json" "$figure" <<'PY' ||
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["expected_gbs"] == float(sys.argv[2]) and r["nodes"] == ["g1", "g2"], r
+assert r["level"] in ("ok", "warn", "fail") and r["measures"][0]["busbw_gbs"] > 0 and r["exclude"] == [], r
+print("fabric check with the calibrated figure:", r["text"])
+PY
+  fail "the check did not use the calibrated figure: $(cat "logs/${JOB_NAME}_$id.restart0.fabric.json")"
 echo "calibrate: cpu busbw_gbs $figure"
