@@ -20,6 +20,7 @@ cp "$DDPCTL_SOURCE/configs/local-restart.yaml" job.yaml
 # On by default: the profile's figure and fields, the spares in the check.
 run gen job.yaml --stdout
 expect_code 0
+# shellcheck disable=SC2016  # the script's own words
 expect_out 'ddpctl_fabric_check "${ddpctl_nodes[*]} ${ddpctl_spares[*]}"'
 expect_out "--expected 1.5 --warn-below 0.7 --fail-below 0.5 --size 8M --iters 5 --timeout 20"
 bash -n "$T/out" || fail "the script with the check is not valid bash"
@@ -34,7 +35,7 @@ for args in "--set fabric_check=false" "--set nodes=1 --set restart.spares=0"; d
   expect_code 0
   if grep -q "job fabric" "$T/out"; then fail "gen $args: the check is in the script"; fi
 done
-DDPCTL_CLUSTERS= run gen job.yaml --stdout
+DDPCTL_CLUSTERS='' run gen job.yaml --stdout
 expect_code 0
 if grep -q "job fabric" "$T/out"; then fail "without busbw_gbs the check is in the script"; fi
 
@@ -62,7 +63,7 @@ refused fabric_check.timeout "must be between 5s and 30m" "fabric_check: {timeou
 sed -i -e 's/^nodes: 2$/nodes: 1/' -e 's/^restart: .*/restart: {in_job: 1, spares: 0}/' job.yaml
 refused fabric_check "shape 1x2 runs on one node: there is no fabric between nodes to check" "fabric_check: true"
 cp "$DDPCTL_SOURCE/configs/local-restart.yaml" job.yaml
-DDPCTL_CLUSTERS= refused fabric_check "partition cpu has no busbw_gbs in" "fabric_check: {enabled: true}"
+DDPCTL_CLUSTERS='' refused fabric_check "partition cpu has no busbw_gbs in" "fabric_check: {enabled: true}"
 expect_err "ddpctl calibrate cpu --profile"
 # The profile's figure: 0 or negative refused at its line.
 sed -i 's/busbw_gbs: 1.5/busbw_gbs: 0/' clusters/local.yaml
