@@ -223,6 +223,8 @@ nlohmann::json metrics_record(WorkerState& w, const EpochReport& r, const EpochS
     step_times.push_back(st.step_times[rank].item<double>());
     peaks.push_back(st.peak_mems[rank].item<double>());
   }
+  int64_t params = 0;  // what each step all-reduces: report's communication floor
+  for (const auto& p : w.model->parameters()) params += p.numel();
   nlohmann::json rec = {
       {"epoch", r.epoch + 1},
       {"epochs", o.epochs},
@@ -242,6 +244,7 @@ nlohmann::json metrics_record(WorkerState& w, const EpochReport& r, const EpochS
       {"global_batch", w.layout.global_batch()},
       {"global_step", w.global_step},
       {"model", o.model},
+      {"params", params},
       {"device", w.cuda ? "cuda" : "cpu"},
       {"amp", w.amp ? o.amp : "off"},
       {"sync", w.grad_sync->name()},

@@ -8,6 +8,9 @@
 // profile's figure is the partition's across nodes.
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "explain/report.hpp"
 
 namespace ddpctl {
 
@@ -19,5 +22,11 @@ double comm_floor_s(double gradient_bytes, int ranks, double busbw_gbs);
 // 11,168,832 + 513 per class; resnet50 23,500,352 + 2,049 per class.
 // nullopt for another name.
 std::optional<long long> bundled_model_params(const std::string& model, long long classes);
+
+// `report`: each multi-node row's communication (its step's time beyond the
+// one-node row's of the same code and batch per rank) against its floor
+// (its parameters at the busbw its fabric check judged by); a row beyond
+// twice the floor gets its comm_note.
+void compare_comm_floors(std::vector<ReportRow>& rows);
 
 }  // namespace ddpctl

@@ -64,6 +64,12 @@ MetricsFile read_metrics(const std::string& path) {
     if (auto k = j.find("device"); k != j.end() && k->is_string()) m.device = k->get<std::string>();
     m.rendezvous_s = number(j, "rendezvous_s");
     m.first_step_s = number(j, "first_step_s");
+    if (auto p = j.find("step_time_s"); p != j.end() && p->is_array())
+      for (const auto& v : *p)
+        if (v.is_number()) m.step_time_max = std::max(m.step_time_max.value_or(0.0), v.get<double>());
+    m.params = number(j, "params");
+    m.batch_size = number(j, "batch_size");
+    m.steps = number(j, "steps");
     if (auto t = number(j, "time")) m.time = static_cast<long long>(*t);
     if (!by_epoch.count(m.epoch)) order.push_back(m.epoch);
     by_epoch[m.epoch] = m;  // a requeued attempt re-running an epoch replaces it
@@ -124,6 +130,19 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
     for (size_t i = metrics->epochs.size() > 1 ? 1 : 0; i < metrics->epochs.size(); ++i)
       if (metrics->epochs[i].img_per_s) sum += *metrics->epochs[i].img_per_s, ++n;
     if (n > 0) r.img_per_s = sum / n;
+    // The step: the slowest rank's, else the epoch's time over its steps.
+    double step_sum = 0;
+    int steps = 0;
+    for (size_t i = metrics->epochs.size() > 1 ? 1 : 0; i < metrics->epochs.size(); ++i) {
+      const EpochMetrics& e = metrics->epochs[i];
+      auto s = e.step_time_max ? e.step_time_max
+                               : e.epoch_s && e.steps && *e.steps > 0 ? std::optional<double>(*e.epoch_s / *e.steps)
+                                                                      : std::nullopt;
+      if (s) step_sum += *s, ++steps;
+    }
+    if (steps > 0) r.step_s = step_sum / steps;
+    r.params = last.params;
+    r.batch_per_rank = last.batch_size;
     if (last.img_per_s && last.epoch_s) r.images_per_epoch = *last.img_per_s * *last.epoch_s;
     r.mem0_peak = last.mem0_peak;
     r.mem0_avg = last.mem0_avg;

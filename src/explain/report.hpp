@@ -70,6 +70,13 @@ struct ReportRow {
   // GPU-hours of allocated GPUs no step used (spares, nodes left out): the
   // allocation's GPUs (sacct) beyond the step's.
   std::optional<double> idle_gpu_hours;
+  // The communication check (comm_floor.hpp): the optimizer step (the
+  // slowest rank's mean, epochs after the first), the model's parameters
+  // and batch per rank (metrics), the busbw its fabric check judged by;
+  // a multi-node row's step time beyond the one-node row's (the same code
+  // and batch per rank), and its communication floor.
+  std::optional<double> step_s, params, batch_per_rank, busbw_gbs, comm_s, comm_floor_s;
+  std::string comm_note;  // its communication beyond twice the floor, in words; "" otherwise
 };
 
 // Fills a row from a run, its job (as Slurm sees it; may be null) and the

@@ -98,6 +98,8 @@ std::string report_table(const std::vector<ReportRow>& rows) {
   if (auto c = mixed_code_note(rows); !c.empty()) notes.push_back("warning: " + c);
   if (auto e = mixed_provenance_note(rows); !e.empty()) notes.push_back("warning: " + e);
   if (auto m = mem_note(rows); !m.empty()) notes.push_back(m);
+  for (const auto& r : rows)
+    if (!r.comm_note.empty()) notes.push_back("warning: " + r.comm_note);
   if (std::any_of(rows.begin(), rows.end(), [](const ReportRow& r) { return r.img_per_s.has_value(); }))
     notes.push_back("throughput: mean over epochs after the first; speedup and efficiency vs the fewest ranks");
   if (std::any_of(rows.begin(), rows.end(), [](const ReportRow& r) { return r.rss_peak_bytes.has_value(); }))
@@ -159,6 +161,8 @@ std::string report_markdown(const std::vector<ReportRow>& rows) {
   if (!dropped.empty()) out += "\nNot shown, no run has them: " + join(dropped, ", ") + ".\n";
   if (auto c = mixed_code_note(rows); !c.empty()) out += "\n**Warning:** " + c + "\n";
   if (auto e = mixed_provenance_note(rows); !e.empty()) out += "\n**Warning:** " + e + "\n";
+  for (const auto& r : rows)
+    if (!r.comm_note.empty()) out += "\n**Warning:** " + r.comm_note + "\n";
   return out;
 }
 
@@ -214,6 +218,9 @@ std::string report_json(const std::vector<ReportRow>& rows) {
                                {"shrunk", r.shrunk.empty() ? json() : json(r.shrunk)}}},
                    {"requeues", {{"attempts", r.requeues}, {"preemptions", r.preemptions}, {"lost_s", r.requeue_lost_s}}},
                    {"idle_gpu_hours", opt(r.idle_gpu_hours)},
+                   {"step_s", opt(r.step_s)}, {"params", opt(r.params)}, {"busbw_gbs", opt(r.busbw_gbs)},
+                   {"comm_s", opt(r.comm_s)}, {"comm_floor_s", opt(r.comm_floor_s)},
+                   {"comm_note", r.comm_note.empty() ? json() : json(r.comm_note)},
                    {"checkpoint", r.checkpoint.empty() ? json()
                                                        : json{{"folder", r.checkpoint}, {"saved", r.checkpoint_saved}}}});
   return out.dump(2) + "\n";

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fmt/format.h>
 
+#include "explain/comm_floor.hpp"
+#include "runs/fabric_record.hpp"
 #include "runs/in_job_record.hpp"
 #include "runs/run_store.hpp"
 #include "runs/provenance_record.hpp"
@@ -54,6 +56,10 @@ ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, c
     row.in_job = h.restarts;
     row.in_job_lost_s = h.lost_s;
     row.shrunk = h.shrunk_to;
+    // The figure its fabric check judged it by (its latest attempt's that has one).
+    for (int at = job ? job->requeues : 0; at >= 0 && !row.busbw_gbs; --at)
+      if (auto f = read_fabric_record(log_base(*shape, a->job_id), at); f && f->expected_gbs > 0)
+        row.busbw_gbs = f->expected_gbs;
   }
   if (job && shape && (job->requeues > 0 || latest_logged_attempt(log_base(*shape, a->job_id)) > 0)) {
     RequeueHistory rq = requeue_history(*shape, *job, StatusExtras(slurm, states).earlier(*job));
@@ -79,6 +85,7 @@ void finish_report_rows(std::vector<ReportRow>& rows) {
                                 join(where, ", ")));
   }
   compute_scaling(rows);
+  compare_comm_floors(rows);
 }
 
 }  // namespace ddpctl

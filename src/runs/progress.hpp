@@ -34,6 +34,9 @@ struct EpochMetrics {
   std::optional<double> mem0_peak, mem0_avg, mem0_mode;
   std::string mem_kind, model, device;
   std::optional<double> rendezvous_s, first_step_s;
+  // The slowest rank's mean optimizer-step time (step_time_s), the model's
+  // parameters and the batch per rank: report's communication check.
+  std::optional<double> step_time_max, params, batch_size, steps;
   long long time = 0;
 };
 

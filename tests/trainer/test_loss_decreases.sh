@@ -30,4 +30,5 @@ for r in recs:
     assert len(r["step_time_s"]) == 2 and len(r["peak_mem_mib"]) == 2 and min(r["peak_mem_mib"]) > 0
     assert r["rank0_mem_mib"]["peak"] >= r["rank0_mem_mib"]["avg"] > 0
     assert 0 <= r["rendezvous_s"] < r["first_step_s"]
+    assert r["params"] == 23696 + 65 * 8, r["params"]  # smallcnn, 8 classes (comm_floor.hpp's count)
 PY

@@ -91,3 +91,48 @@ TEST_CASE("plan: each shape's step and its comm floor beside it, and what the fl
   for (const auto& l : plan_lines(req, plan)) text += l + "\n";
   CHECK_THAT(text, Catch::Matchers::Contains("2x1: the profile has no busbw_gbs for its partition (ddpctl calibrate"));
 }
+
+namespace {
+
+ReportRow comm_row(const std::string& label, int nodes, double step_s, std::optional<double> busbw = 1.0) {
+  ReportRow r;
+  r.label = label;
+  r.run_id = "run-" + label;
+  r.code = "abc123";
+  r.nodes = nodes;
+  r.ranks_per_node = 2;
+  r.step_s = step_s;
+  r.params = 11'000'000;
+  r.batch_per_rank = 32;
+  r.busbw_gbs = busbw;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("report flags a multi-node run whose step exceeds the one-node run's by more than twice its floor",
+          "[comm_floor]") {
+  // 4 ranks, 44 MB of gradients at 1 GB/s: 2 x 3/4 x 44e6 / 1e9 = 0.066 s.
+  std::vector<ReportRow> rows = {comm_row("1x2", 1, 0.10), comm_row("2x2", 2, 0.40), comm_row("2x2b", 2, 0.15)};
+  compare_comm_floors(rows);
+  CHECK_FALSE(rows[0].comm_s);  // one node: no fabric between nodes
+  REQUIRE(rows[1].comm_floor_s);
+  CHECK(*rows[1].comm_floor_s == Approx(0.066));
+  CHECK(*rows[1].comm_s == Approx(0.30));
+  CHECK_THAT(rows[1].comm_note,
+             Catch::Matchers::StartsWith("2x2 (run-2x2): its step takes 0.4 s, 0.3 s more than 1x2's on one node: "
+                                         "4.5x its communication floor (0.066 s: 11000000 parameters over 4 ranks at "
+                                         "the 1 GB/s its fabric check judged by)"));
+  CHECK(*rows[2].comm_s == Approx(0.05));  // within twice the floor: no note
+  CHECK(rows[2].comm_note.empty());
+
+  SECTION("no one-node row of the same code and batch per rank, or no figure: nothing to compare") {
+    std::vector<ReportRow> other = {comm_row("1x2", 1, 0.10), comm_row("2x2", 2, 0.40), comm_row("2x2c", 2, 0.40, std::nullopt)};
+    other[0].batch_per_rank = 64;
+    compare_comm_floors(other);
+    CHECK(other[1].comm_floor_s);
+    CHECK_FALSE(other[1].comm_s);
+    CHECK(other[1].comm_note.empty());
+    CHECK_FALSE(other[2].comm_floor_s);
+  }
+}
