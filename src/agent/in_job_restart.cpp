@@ -198,6 +198,7 @@ RestartDecision decide_restart(const RestartInput& in) {
   if (stopped_for_requeue) {
     d.cause = fmt::format("the program checkpointed and stopped for a requeue (exit status {})", kRequeueExit);
     d.failed.clear();
+    d.stopped_for_requeue = true;
     return fall_back(in, sick, d, "no in-job restart");
   }
   if (in.restarts_done >= in.max_in_job)

@@ -55,6 +55,7 @@ struct RestartDecision {
   bool shrunk = false;                 // the next step runs on fewer nodes than the shape's (min_nodes)
   std::vector<std::string> exclude;    // nodes the requeued job leaves out (Requeue)
   std::string text;                    // the cause and what was done about it, for status and the log
+  bool stopped_for_requeue = false;    // every task exited with the trainer's requeue exit (Requeue)
 };
 RestartDecision decide_restart(const RestartInput& in);
 

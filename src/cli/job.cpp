@@ -202,6 +202,7 @@ void setup_step_ended(CLI::App* job, Context& ctx) {
         break;
       case AgentVerdict::Requeue:
         std::cout << step_ended_line(StepEndedKey::Exclude, join(d.exclude, ","));
+        if (d.stopped_for_requeue) std::cout << step_ended_line(StepEndedKey::Stopped, "1");
         break;
       case AgentVerdict::Fail:
         std::cerr << "ddpctl: error: no in-job restart: " << d.text << '\n';

@@ -30,6 +30,7 @@ const KeyRow kStepEndedKeys[] = {
     {StepEndedKey::Spares, "spares", "spares"},
     {StepEndedKey::Exclude, "exclude", "exclude"},
     {StepEndedKey::Why, "why", "why"},
+    {StepEndedKey::Stopped, "stopped", "stopped"},
 };
 
 struct OutcomeRow {

@@ -41,6 +41,10 @@ enum class StepEndedKey {
   Spares,   // the spares left, space-separated (Go)
   Exclude,  // the nodes the requeued job leaves out, comma-separated (Requeue)
   Why,      // the decision in words (always)
+  // Every task stopped with the trainer's requeue exit (Requeue): Slurm
+  // signalled the step (a preemption); the script's own requeue after the
+  // restarts' loop says why, as without restart:.
+  Stopped,
 };
 const std::vector<StepEndedKey>& step_ended_keys();
 std::string step_ended_key_text(StepEndedKey k);  // "nodes", ...

@@ -203,6 +203,10 @@ TEST_CASE("the bundled trainer's peers exit 75 after a rank is killed: a restart
   CHECK(d.verdict == AgentVerdict::Requeue);
   CHECK(d.exclude.empty());
   CHECK(d.text == "the program checkpointed and stopped for a requeue (exit status 75); no in-job restart; requeueing the job");
+  // The script's own requeue says why (a preemption's words), as without restart:.
+  CHECK(d.stopped_for_requeue);
+  in.failures = parse_step_end({"srun: error: g2: task 1: Exited with exit code 1", "srun: error: g1: task 0: Exited with exit code 75"});
+  CHECK_FALSE(decide_restart(in).stopped_for_requeue);
 }
 
 TEST_CASE("a launcher that stopped for a peer (76) or a requeue (75) is not blamed, whichever task srun names first", "[in_job]") {

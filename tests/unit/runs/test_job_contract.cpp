@@ -39,7 +39,7 @@ TEST_CASE("contract: step-ended's keys print and parse back, one line each and a
     CHECK(parse_step_ended_key(step_ended_key_text(k)) == k);
     texts.insert(step_ended_key_text(k));
   }
-  CHECK(texts == std::set<std::string>{"nodes", "spares", "exclude", "why"});
+  CHECK(texts == std::set<std::string>{"nodes", "spares", "exclude", "why", "stopped"});
   CHECK(step_ended_line(StepEndedKey::Nodes, "g1 g3") == "nodes g1 g3\n");
   CHECK(step_ended_line(StepEndedKey::Spares, "") == "spares \n");
   for (const char* other : {"", "node", "NODES", "why ", " why", "exclude,"}) CHECK_FALSE(parse_step_ended_key(other).has_value());

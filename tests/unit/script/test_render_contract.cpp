@@ -86,7 +86,10 @@ TEST_CASE("contract: the rendered in-job restart reads exactly the table's verdi
   auto ended = case_arms(script, "ddpctl_restart_rc");
   REQUIRE(ended.size() == 3);
   CHECK(ended[status_of(AgentVerdict::Go)] == "ddpctl_in_job=$((ddpctl_in_job + 1))");
-  CHECK(ended[status_of(AgentVerdict::Requeue)].rfind("ddpctl_requeue \"because $ddpctl_why\"", 0) == 0);
+  // A step every task of which stopped for the requeue leaves the loop for
+  // the script's own requeue (its arm's first line; the requeue follows it:
+  // tests/script/test_restart_in_job_stopped_requeues.sh).
+  CHECK(ended[status_of(AgentVerdict::Requeue)].rfind("[ -n \"$ddpctl_stopped\" ] && break", 0) == 0);
   CHECK(ended[status_of(AgentVerdict::Fail)] == "break ;;");
 
   // Every key step-ended prints is one the script reads, and no other.
@@ -97,6 +100,7 @@ TEST_CASE("contract: the rendered in-job restart reads exactly the table's verdi
   CHECK(read == printed);
   CHECK(keys[step_ended_key_text(StepEndedKey::Nodes)].rfind("read -ra ddpctl_nodes", 0) == 0);
   CHECK(keys[step_ended_key_text(StepEndedKey::Exclude)].rfind("ddpctl_exclude=", 0) == 0);
+  CHECK(keys[step_ended_key_text(StepEndedKey::Stopped)].rfind("ddpctl_stopped=", 0) == 0);
 }
 
 TEST_CASE("contract: the rendered script writes the step marker the agent reads and requeues on the trainer's status", "[job_contract]") {
