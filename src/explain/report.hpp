@@ -17,6 +17,7 @@
 #include "runs/progress.hpp"
 #include "runs/run_store.hpp"
 #include "runs/usage.hpp"
+#include "explain/usage_account.hpp"
 
 namespace ddpctl {
 
@@ -77,6 +78,9 @@ struct ReportRow {
   // and batch per rank), and its communication floor.
   std::optional<double> step_s, params, batch_per_rank, busbw_gbs, comm_s, comm_floor_s;
   std::string comm_note;  // its communication beyond twice the floor, in words; "" otherwise
+  // What an ended run used, training and lost (usage_account.hpp); none
+  // while it runs or without Slurm's accounting.
+  std::optional<UsageAccount> account;
 };
 
 // Fills a row from a run, its job (as Slurm sees it; may be null) and the

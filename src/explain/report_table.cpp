@@ -100,6 +100,8 @@ std::string report_table(const std::vector<ReportRow>& rows) {
   if (auto m = mem_note(rows); !m.empty()) notes.push_back(m);
   for (const auto& r : rows)
     if (!r.comm_note.empty()) notes.push_back("warning: " + r.comm_note);
+  for (const auto& r : rows)
+    if (r.account) notes.push_back(fmt::format("{} ({}) used {}", r.label, r.run_id, describe_account(*r.account)));
   if (std::any_of(rows.begin(), rows.end(), [](const ReportRow& r) { return r.img_per_s.has_value(); }))
     notes.push_back("throughput: mean over epochs after the first; speedup and efficiency vs the fewest ranks");
   if (std::any_of(rows.begin(), rows.end(), [](const ReportRow& r) { return r.rss_peak_bytes.has_value(); }))
@@ -163,6 +165,8 @@ std::string report_markdown(const std::vector<ReportRow>& rows) {
   if (auto e = mixed_provenance_note(rows); !e.empty()) out += "\n**Warning:** " + e + "\n";
   for (const auto& r : rows)
     if (!r.comm_note.empty()) out += "\n**Warning:** " + r.comm_note + "\n";
+  for (const auto& r : rows)
+    if (r.account) out += fmt::format("\n{} ({}) used {}\n", r.label, r.run_id, describe_account(*r.account));
   return out;
 }
 
@@ -221,6 +225,7 @@ std::string report_json(const std::vector<ReportRow>& rows) {
                    {"step_s", opt(r.step_s)}, {"params", opt(r.params)}, {"busbw_gbs", opt(r.busbw_gbs)},
                    {"comm_s", opt(r.comm_s)}, {"comm_floor_s", opt(r.comm_floor_s)},
                    {"comm_note", r.comm_note.empty() ? json() : json(r.comm_note)},
+                   {"account", r.account ? account_json(*r.account) : json()},
                    {"checkpoint", r.checkpoint.empty() ? json()
                                                        : json{{"folder", r.checkpoint}, {"saved", r.checkpoint_saved}}}});
   return out.dump(2) + "\n";

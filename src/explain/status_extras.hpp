@@ -39,6 +39,9 @@ class StatusExtras {
   // job of another partition that started on them first, from its end on
   // (one sacct); "" when accounting does not say.
   std::string preemptor(const Job& attempt);
+  // Status of runs named (`status RUN`): what each ended job used (its
+  // account reads the job's files; never for the whole list).
+  bool named = false;
 
  private:
   SlurmClient& slurm_;

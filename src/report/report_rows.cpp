@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "explain/comm_floor.hpp"
+#include "explain/usage_account.hpp"
 #include "runs/fabric_record.hpp"
 #include "runs/in_job_record.hpp"
 #include "runs/run_store.hpp"
@@ -60,6 +61,15 @@ ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, c
     for (int at = job ? job->requeues : 0; at >= 0 && !row.busbw_gbs; --at)
       if (auto f = read_fabric_record(log_base(*shape, a->job_id), at); f && f->expected_gbs > 0)
         row.busbw_gbs = f->expected_gbs;
+  }
+  if (job && shape && is_terminal(job->state) && !job->array_task_id) {
+    std::vector<Job> attempts = slurm.attempts(job->id).jobs;
+    if (!attempts.empty()) {
+      UsageAccount acc = account_usage(attempt_facts(log_base(*shape, a->job_id), row.metrics_path, attempts), shape->nodes);
+      const Job& last = attempts.back();
+      add_usage_notes(acc, {row.gpu_util_mean, row.cpu_pct_mean, row.rss_peak_bytes, last.mem_mib, last.cpus});
+      if (acc.attempts > 0) row.account = acc;
+    }
   }
   if (job && shape && (job->requeues > 0 || latest_logged_attempt(log_base(*shape, a->job_id)) > 0)) {
     RequeueHistory rq = requeue_history(*shape, *job, StatusExtras(slurm, states).earlier(*job));

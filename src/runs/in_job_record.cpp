@@ -136,10 +136,12 @@ InJobHistory read_in_job_history(const std::string& log_base) {
       if (x.resumed_at > 0 && x.decided_at > 0) {
         double s = std::max(0.0, x.resumed_at - from);
         h.lost_s += s;
+        h.lost_by_attempt[attempt] += s;
         gap = fmt::format("training again after {:.1f} s ({}{})", s, x.resumed, before);
       } else if (x.started_at > 0 && x.decided_at > 0) {
         double s = std::max(0.0, x.started_at - from);
         h.lost_s += s;
+        h.lost_by_attempt[attempt] += s;
         gap = fmt::format("new step after {:.1f} s (not yet seen training{})", s, before);
       }
       h.restarts.push_back(fmt::format("{}restart {} of {}: {}; {}", attempt > 0 ? fmt::format("attempt {}, ", attempt + 1) : "",

@@ -5,6 +5,7 @@
 // progress), read by status and report.
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,7 @@ struct InJobHistory {
   // (the new step's first progress), or to the new step's start where no
   // progress was seen.
   double lost_s = 0;
+  std::map<int, double> lost_by_attempt;  // the same, by attempt (usage_account.hpp)
   bool shrunk = false;
   std::string shrunk_to;  // "1 of 2 nodes from restart 1"
 };

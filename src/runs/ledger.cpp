@@ -44,6 +44,10 @@ json job_json(const Job& j) {
               {"exit", {{"code", opt_int(j.exit.code)}, {"signal", opt_int(j.exit.signal)}}},
               {"cancelled_by", j.cancelled_by},
               {"source", j.source}};
+  // sacct's allocation and energy, where it said them (usage_account.hpp).
+  if (j.cpus > 0) out["cpus"] = j.cpus;
+  if (j.mem_mib > 0) out["mem_mib"] = j.mem_mib;
+  if (j.energy_j) out["energy_j"] = *j.energy_j;
   // Only an array's records carry these: a plain job's record is as before.
   if (!j.array_job_id.empty()) {
     out["array_job_id"] = j.array_job_id;
@@ -76,6 +80,9 @@ Job job_from_json(const json& j) {
   job.time_limit_s = opt("time_limit_s");
   job.node_count = j.value("node_count", 0);
   job.gpus = j.value("gpus", 0);
+  job.cpus = j.value("cpus", 0);
+  job.mem_mib = j.value("mem_mib", 0LL);
+  if (auto e = j.find("energy_j"); e != j.end() && e->is_number()) job.energy_j = e->get<double>();
   job.requeues = j.value("restarts", 0);
   if (auto e = j.find("exit"); e != j.end() && e->is_object()) {
     if (auto c = e->find("code"); c != e->end() && c->is_number_integer()) job.exit.code = c->get<int>();

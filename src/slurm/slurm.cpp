@@ -31,7 +31,7 @@ const std::string kSqueueFormat = "%i" + kSep + "%j" + kSep + "%k" + kSep + "%T"
 // JobIDRaw last: an array task's own id, where JobID prints "123_4".
 const char* kSacctFormat =
     "JobID,JobName,Comment,State,Reason,Partition,Account,NodeList,Submit,Start,End,TimelimitRaw,NNodes,"
-    "AllocTRES,ReqTRES,ExitCode,WorkDir,JobIDRaw";
+    "AllocTRES,ReqTRES,ExitCode,WorkDir,JobIDRaw,ConsumedEnergyRaw";
 
 // squeue and sacct cut an array's list of pending tasks at 64 characters
 // ("1,3-4,7,...,61...%3", in --json too) unless SLURM_BITSTR_LEN is 0; a

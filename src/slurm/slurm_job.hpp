@@ -119,6 +119,12 @@ struct Job {
   std::optional<long long> time_limit_s;                       // none: unknown or unlimited
   int node_count = 0;
   int gpus = 0;
+  // sacct's: the allocation's CPUs (AllocTRES), the memory asked (ReqTRES,
+  // MiB; 0 unknown), the energy its nodes consumed (ConsumedEnergyRaw,
+  // joules; none where the site does not gather it: 0 or empty).
+  int cpus = 0;
+  long long mem_mib = 0;
+  std::optional<double> energy_j;
   // How many times Slurm requeued it: Slurm's "Restarts" (scontrol,
   // restart_cnt in --json), SLURM_RESTART_COUNT inside the job; the index
   // of its current attempt (0 first). "Restart" in ddpctl's code is the

@@ -1,6 +1,7 @@
 #include "slurm/slurm_parse_jobs.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <set>
 
@@ -167,8 +168,12 @@ Job read_squeue_job(const Reader& r, const json& j, const std::string& at) {
   job.end_time = r.time(j, "end_time", at);
   if (auto limit = r.number(j, "time_limit", at, 38)) job.time_limit_s = *limit * 60;
   job.node_count = static_cast<int>(r.number(j, "node_count", at, 38).value_or(0));
-  std::string alloc = r.str(j, "tres_alloc_str", at);
-  job.gpus = gpus_in_tres(alloc.empty() ? r.str(j, "tres_req_str", at) : alloc);
+  std::string alloc = r.str(j, "tres_alloc_str", at), req = r.str(j, "tres_req_str", at);
+  job.gpus = gpus_in_tres(alloc.empty() ? req : alloc);
+  // As sacct's (usage_account.hpp): the allocation's CPUs, the memory asked.
+  job.cpus = to_int(tres_value(alloc.empty() ? req : alloc, "cpu"));
+  std::string why;
+  if (auto mem = parse_memory_mib(tres_value(req, "mem"), &why)) job.mem_mib = *mem;
   job.requeues = static_cast<int>(r.integer(j, "restart_cnt", at));
   if (r.flag_arrays())
     read_exit_code(r, j, at, job);
@@ -259,6 +264,11 @@ std::vector<Job> parse_sacct(const std::string& text) {
     // JobIDRaw is a task's own id (the array's for the collapsed record).
     set_array_from_printed_id(job, f[0]);
     if (f.size() > 17 && !f[17].empty()) job.id = f[17];
+    job.cpus = to_int(tres_value(f[13], "cpu"));
+    std::string why;
+    if (auto mem = parse_memory_mib(tres_value(f[14], "mem"), &why)) job.mem_mib = *mem;
+    if (f.size() > 18)
+      if (double j = std::atof(f[18].c_str()); j > 0) job.energy_j = j;
     job.source = "sacct";
     jobs.push_back(std::move(job));
   }

@@ -67,6 +67,12 @@ std::map<std::string, int> parse_gres(const std::string& gres) {
   return out;
 }
 
+std::string tres_value(const std::string& tres, const std::string& key) {
+  for (const auto& item : split(tres, ','))
+    if (item.rfind(key + "=", 0) == 0) return item.substr(key.size() + 1);
+  return "";
+}
+
 int gpus_in_tres(const std::string& tres) {
   int n = 0;
   for (const auto& item : split(tres, ',')) {

@@ -18,6 +18,7 @@ std::vector<NodeInfo> parse_scontrol_nodes_json(const std::string& text);
 
 std::map<std::string, int> parse_gres(const std::string& gres);  // "gpu:a100:4(S:0),gpu:2" -> {a100:4, "":2}
 int gpus_in_tres(const std::string& tres);                          // "cpu=2,gres/gpu=4" -> 4
+std::string tres_value(const std::string& tres, const std::string& key);  // ("cpu=2,mem=1G", "mem") -> "1G"
 
 // A node list field (ExcNodeList, ReqNodeList, NodeList) of one job as
 // `scontrol show job -o` prints it, expanded; empty where it is (null).

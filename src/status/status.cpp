@@ -51,6 +51,7 @@ class Refresh {
     hide_older_runs();
     open_groups();
     StatusExtras extras(slurm_, states_);
+    extras.named = !req_.targets.empty();
     add_job_rows(extras);
     add_grid_rows(extras);
     record_grid_ends();

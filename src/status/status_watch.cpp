@@ -31,6 +31,9 @@ void add_run_lines(const StatusReport& report, const std::string& runs_root, std
   for (const auto& r : report.rows)
     if (auto it = r.json.find("environment"); it != r.json.end())
       if (auto e = parse_provenance(it->dump())) lines.push_back(fmt::format("job {} ran: {}", r.job, provenance_line(*e)));
+  for (const auto& r : report.rows)
+    if (auto it = r.json.find("account"); it != r.json.end() && it->contains("text"))
+      lines.push_back(fmt::format("job {} used {}", r.job, (*it)["text"].get<std::string>()));
 }
 
 }  // namespace

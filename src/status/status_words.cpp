@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "explain/usage_account.hpp"
 #include "runs/fabric_record.hpp"
 #include "runs/in_job_record.hpp"
 #include "runs/slow_record.hpp"
@@ -117,6 +118,23 @@ std::optional<Explanation> fabric_words(const JobFacts& f) {
   Explanation e;
   e.text = "fabric: " + r->text;
   e.json["fabric"] = fabric_record_json(*r);
+  return e;
+}
+
+// What an ended job used, training and lost (usage_account.hpp), from its
+// attempts as the ledger or sacct keep them.
+std::optional<Explanation> account_words(const JobFacts& f) {
+  if (!f.extras.named || !f.shape || !is_terminal(f.job.state) || f.job.array_task_id || !f.job.start_time)
+    return std::nullopt;
+  std::vector<Job> attempts = f.extras.earlier(f.job);
+  attempts.push_back(f.job);
+  std::string base = base_of(f);
+  UsageAccount a = account_usage(attempt_facts(base, job_files::metrics(base), attempts), f.shape->nodes);
+  if (a.attempts == 0) return std::nullopt;
+  // In the JSON, and on a line of its own under the table (status_watch.cpp).
+  Explanation e;
+  e.json["account"] = account_json(a);
+  e.json["account"]["text"] = describe_account(a);
   return e;
 }
 
@@ -307,6 +325,7 @@ const std::vector<ExplanationSource>& status_explanations() {
       {"failure", Combine::Replaces, failure_words},
       {"watchdog cancelling", Combine::Replaces, watchdog_cancelling_words},
       {"stall", Combine::Prefixes, stall_words},
+      {"usage account", Combine::Appends, account_words},
       {"fabric check", Combine::Appends, fabric_words},
       {"agent errors", Combine::Appends, agent_error_words},
       {"not monitored", Combine::Appends, monitor_off_words},

@@ -42,7 +42,7 @@ run submit job.yaml --shape 2x2 --no-preflight
 expect_code 0
 two=$(sed -n 's/.*job \([0-9]*\).*/\1/p' "$T/out")
 two=${two%%$'\n'*}
-[ -n "$one" ] && [ -n "$two" ] || fail "no job ids in submit's output: $(cat "$T/out")"
+{ [ -n "$one" ] && [ -n "$two" ]; } || fail "no job ids in submit's output: $(cat "$T/out")"
 metrics 1x2 "$one" 2 0.10
 metrics 2x2 "$two" 4 0.20
 runs=("$DDPCTL_RUNS"/*/)

@@ -89,7 +89,7 @@ TEST_CASE("status's words: the table of explanations, highest first, as docs/run
   CHECK(names_and_ways() == std::vector<std::string>{
                                 "cell metric appends", "grid race prefixes", "race prefixes", "in-job restart prefixes",
                                 "requeue prefixes", "failure replaces", "watchdog cancelling replaces", "stall prefixes",
-                                "fabric check appends", "agent errors appends", "not monitored appends", "slow rank appends", "usage appends",
+                                "usage account appends", "fabric check appends", "agent errors appends", "not monitored appends", "slow rank appends", "usage appends",
                                 "progress replaces", "pending replaces", "Slurm's reason and exit replaces"});
 }
 
