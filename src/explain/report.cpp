@@ -79,6 +79,25 @@ MetricsFile read_metrics(const std::string& path) {
   return out;
 }
 
+namespace {
+
+// The optimizer step over the epochs after the first (all, if one): the
+// slowest rank's mean, else the epoch's time over its steps.
+std::optional<double> mean_step_s(const MetricsFile& metrics) {
+  double sum = 0;
+  int n = 0;
+  for (size_t i = metrics.epochs.size() > 1 ? 1 : 0; i < metrics.epochs.size(); ++i) {
+    const EpochMetrics& e = metrics.epochs[i];
+    auto s = e.step_time_max ? e.step_time_max
+                             : e.epoch_s && e.steps && *e.steps > 0 ? std::optional<double>(*e.epoch_s / *e.steps)
+                                                                    : std::nullopt;
+    if (s) sum += *s, ++n;
+  }
+  return n > 0 ? std::optional<double>(sum / n) : std::nullopt;
+}
+
+}  // namespace
+
 ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job, const MetricsFile* metrics,
                           long long now) {
   ReportRow r;
@@ -130,17 +149,7 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
     for (size_t i = metrics->epochs.size() > 1 ? 1 : 0; i < metrics->epochs.size(); ++i)
       if (metrics->epochs[i].img_per_s) sum += *metrics->epochs[i].img_per_s, ++n;
     if (n > 0) r.img_per_s = sum / n;
-    // The step: the slowest rank's, else the epoch's time over its steps.
-    double step_sum = 0;
-    int steps = 0;
-    for (size_t i = metrics->epochs.size() > 1 ? 1 : 0; i < metrics->epochs.size(); ++i) {
-      const EpochMetrics& e = metrics->epochs[i];
-      auto s = e.step_time_max ? e.step_time_max
-                               : e.epoch_s && e.steps && *e.steps > 0 ? std::optional<double>(*e.epoch_s / *e.steps)
-                                                                      : std::nullopt;
-      if (s) step_sum += *s, ++steps;
-    }
-    if (steps > 0) r.step_s = step_sum / steps;
+    r.step_s = mean_step_s(*metrics);
     r.params = last.params;
     r.batch_per_rank = last.batch_size;
     if (last.img_per_s && last.epoch_s) r.images_per_epoch = *last.img_per_s * *last.epoch_s;
