@@ -54,7 +54,8 @@ for path, want in ((sys.argv[1], [(1, [0, 1]), (1, [2, 3]), (2, [0, 2]), (2, [1,
         assert m["bytes"] == 1 << 20 and m["ranks"] == 2 and m["seconds"] > 0 and m["hosts"] == [host, host], m
         assert abs(m["busbw_gbs"] - m["algbw_gbs"]) < 1e-9 * m["busbw_gbs"], m  # 2(n-1)/n = 1 for a pair
 for r in (1, 2, 3):
-    assert open(sys.argv[1].replace(".0.", ".%d." % r)).read() == "", r  # rank 0 alone prints
+    # Rank 0 alone prints the figures (torch 2's Gloo says INFO lines of its own).
+    assert "allreduce_pair" not in open(sys.argv[1].replace(".0.", ".%d." % r)).read(), r
 PY
 train pairs-one --nproc-per-node 2 --allreduce-bench 1M --allreduce-pairs
 expect_code 1 pairs-one
