@@ -63,7 +63,14 @@ ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, c
         row.busbw_gbs = f->expected_gbs;
   }
   if (job && shape && is_terminal(job->state) && !job->array_task_id) {
-    std::vector<Job> attempts = slurm.attempts(job->id).jobs;
+    // Every attempt as the ledger recorded its end (sacct's), else sacct now.
+    std::vector<Job> attempts;
+    if (auto e = states.ends.find(job->id); e != states.ends.end() && e->second.job.start_time) {
+      attempts = e->second.earlier;
+      attempts.push_back(e->second.job);
+    } else {
+      attempts = slurm.attempts(job->id).jobs;
+    }
     if (!attempts.empty()) {
       UsageAccount acc = account_usage(attempt_facts(log_base(*shape, a->job_id), row.metrics_path, attempts), shape->nodes);
       const Job& last = attempts.back();

@@ -118,7 +118,8 @@ assert acc["attempts"] == 2 == len(rows), (acc["attempts"], rows)
 assert abs(acc["node_h"] - slurm_node_h) <= 0.01 * slurm_node_h, (acc["node_h"], slurm_node_h)
 assert abs(sum(p["node_h"] for p in acc["parts"]) - slurm_node_h) <= 0.01 * slurm_node_h, acc["parts"]
 keys = {p["key"]: p["node_h"] for p in acc["parts"]}
-for k in ("training", "checks", "restarts", "interrupted"):
+# (The node check takes milliseconds here: its part may round to none.)
+for k in ("training", "restarts", "interrupted"):
     assert keys.get(k, 0) > 0, (k, keys)
 assert acc["energy_kwh"] is None and acc["energy_note"].startswith("not recorded by this site"), acc
 PY
