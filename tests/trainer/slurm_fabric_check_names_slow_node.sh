@@ -18,10 +18,12 @@
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 : "${DDP_TRAIN:?}"
 mkdir -p "$T/clusters"
-sed 's/^  cpu: *{nodes: 4, gpus_per_node: 0,/  cpu: {nodes: 4, busbw_gbs: 0.05, gpus_per_node: 0,/' \
+sed 's/^  cpu: *{nodes: 4, gpus_per_node: 0,/  cpu: {nodes: 4, busbw_gbs: 0.02, gpus_per_node: 0,/' \
   "$DDPCTL_SOURCE/configs/clusters/local.yaml" >"$T/clusters/local.yaml"
-grep -q "busbw_gbs: 0.05" "$T/clusters/local.yaml" || fail "the profile copy has no busbw_gbs: $(grep -n 'cpu:' "$T/clusters/local.yaml")"
-# A healthy veth moves 1 MiB at 0.1 GB/s or more here; a 40 Mbit/s link, 0.005.
+grep -q "busbw_gbs: 0.02" "$T/clusters/local.yaml" || fail "the profile copy has no busbw_gbs: $(grep -n 'cpu:' "$T/clusters/local.yaml")"
+# The failure level is 50% of 0.02 GB/s: 0.01, 100 ms for the 1 MiB of a
+# pair's all-reduce. A healthy veth here takes about 1 ms (0.8 GB/s at 8 MiB
+# in the calibrate journey); a link at 40 Mbit/s, 0.005 GB/s (200 ms).
 echo "fabric_check: {size: 1M, iters: 3, timeout: 30s}" >>"$T/clusters/local.yaml"
 export DDPCTL_CLUSTERS="$T/clusters"
 
@@ -51,7 +53,7 @@ assert r["rounds"] == 3 and r["bad_nodes"] == ["g3"] and r["bad_links"] == [] an
 pairs = [m for m in r["measures"] if m["round"] > 1]
 assert len(pairs) == 4, pairs
 for m in pairs:
-    slow = m["busbw_gbs"] < 0.025
+    slow = m["busbw_gbs"] < 0.01
     assert slow == ("g3" in m["nodes"]), m
 PY
 grep -qF "node g3 is slow with every partner" "logs/${JOB_NAME}_$id.err" ||
