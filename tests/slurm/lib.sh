@@ -229,6 +229,16 @@ wait_for_job() {
 
 # job_logs_of ID: the last lines of what job ID wrote into the test's logs/
 # (its batch log, its tasks' step logs), for a failure's message.
+# rank_pid JOB RANK: the pid of job JOB's ddp-train process whose
+# environment says RANK=RANK, or nothing.
+rank_pid() {
+  local pid env
+  for pid in $(pgrep -x ddp-train || true); do
+    env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null || true)
+    if grep -qx "SLURM_JOB_ID=$1" <<<"$env" && grep -qx "RANK=$2" <<<"$env"; then echo "$pid"; fi
+  done
+}
+
 job_logs_of() {
   local f
   for f in "$T"/logs/*_"$1".err "$T"/logs/*_"$1".restart*.out "$T"/logs/*_"$1"_*.err; do

@@ -48,11 +48,7 @@ until grep -q '"phase": "training", "epoch": 1, "epochs": 1, "step": [1-9]' "$pr
   pause_since "$since"
 done
 # The in-job restart: rank 1 killed; the step starts again on both nodes.
-victim=""
-for pid in $(pgrep -x ddp-train || true); do
-  env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null || true)
-  if grep -qx "SLURM_JOB_ID=$id" <<<"$env" && grep -qx "RANK=1" <<<"$env"; then victim=$pid; fi
-done
+victim=$(rank_pid "$id" 1)
 [ -n "$victim" ] || fail "no ddp-train process with RANK=1 of job $id"
 kill -KILL "$victim"
 err=logs/${JOB_NAME}_${id}.err

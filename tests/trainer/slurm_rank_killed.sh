@@ -36,11 +36,7 @@ done
 id=$(sed -n 's/^submitted job \([0-9]*\) .*/\1/p' follow.out)
 [ -n "$id" ] || fail "submit printed no job id: $(cat follow.out follow.err)"
 # Rank 3: the ddp-train worker of this job whose environment says RANK=3.
-victim=""
-for pid in $(pgrep -x ddp-train || true); do
-  env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null || true)
-  if grep -qx "SLURM_JOB_ID=$id" <<<"$env" && grep -qx "RANK=3" <<<"$env"; then victim=$pid; fi
-done
+victim=$(rank_pid "$id" 3)
 [ -n "$victim" ] || fail "no ddp-train process with RANK=3 of job $id ($(pgrep -c -x ddp-train || true) processes named ddp-train)"
 kill -KILL "$victim"
 killed_at=$SECONDS
