@@ -67,7 +67,12 @@ std::vector<std::string> tail_lines(const std::string& path, size_t max_bytes, l
 std::string absolute_path(const std::string& p) {
   std::error_code ec;
   std::filesystem::path abs = std::filesystem::absolute(p, ec);
-  return ec ? p : abs.lexically_normal().string();
+  if (ec) return p;
+  // "runs/x/" as "runs/x" (a shell's completion ends a folder with "/"):
+  // its last name is the folder's, as a run's id is.
+  std::filesystem::path n = abs.lexically_normal();
+  if (!n.has_filename() && n.has_relative_path()) n = n.parent_path();
+  return n.string();
 }
 
 namespace {

@@ -72,3 +72,11 @@ TEST_CASE("site-wide profiles are searched after the user's and before the bundl
   CHECK(site > dirs.begin() + 1);  // after $DDPCTL_CLUSTERS and ~/.config
   CHECK(dirs.back() == data_dir() + "/configs/clusters");
 }
+
+TEST_CASE("an absolute path has no trailing slash: a run folder's last name is its id") {
+  CHECK(absolute_path("/runs/x/") == "/runs/x");
+  CHECK(absolute_path("/runs/x//") == "/runs/x");
+  CHECK(absolute_path("/runs/./x/.") == "/runs/x");
+  CHECK(absolute_path("/") == "/");
+  CHECK(std::filesystem::path(absolute_path("x/")).filename() == "x");
+}
