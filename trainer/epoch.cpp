@@ -245,6 +245,7 @@ nlohmann::json metrics_record(WorkerState& w, const EpochReport& r, const EpochS
       {"global_step", w.global_step},
       {"model", o.model},
       {"params", params},
+      {"flops_per_sample", 3 * forward_flops(o.model, w.src.classes, w.src.image_size)},  // report's MFU
       {"device", w.cuda ? "cuda" : "cpu"},
       {"amp", w.amp ? o.amp : "off"},
       {"sync", w.grad_sync->name()},

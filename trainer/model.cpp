@@ -122,4 +122,48 @@ std::shared_ptr<Net> make_model(const std::string& name, int classes) {
   throw std::runtime_error("--model: unknown model " + name + " (resnet18, resnet50, smallcnn)");
 }
 
+namespace {
+
+// A convolution as conv() builds it (padding k/2): its output side for
+// input side h, and 2 x its multiply-adds at that output.
+int conv_out(int h, int stride) { return (h - 1) / stride + 1; }
+double conv_flops(int in, int out, int k, int h_out) {
+  return 2.0 * in * out * k * k * static_cast<double>(h_out) * h_out;
+}
+
+// ResNet as ResNet<B> above builds it: the 3x3 stride-1 stem, the blocks'
+// strides, the downsampling convolutions, the classifier.
+double resnet_flops(bool bottleneck, const std::vector<int>& layers, int classes, int h) {
+  double f = conv_flops(3, 64, 3, h);
+  int in = 64, planes = 64, expansion = bottleneck ? 4 : 1;
+  for (size_t l = 0; l < layers.size(); ++l, planes *= 2) {
+    for (int i = 0; i < layers[l]; ++i) {
+      int stride = (l > 0 && i == 0) ? 2 : 1, ho = conv_out(h, stride), out = planes * expansion;
+      if (bottleneck)
+        f += conv_flops(in, planes, 1, h) + conv_flops(planes, planes, 3, ho) + conv_flops(planes, out, 1, ho);
+      else
+        f += conv_flops(in, planes, 3, ho) + conv_flops(planes, planes, 3, ho);
+      if (stride != 1 || in != out) f += conv_flops(in, out, 1, ho);
+      in = out;
+      h = ho;
+    }
+  }
+  return f + 2.0 * in * classes;
+}
+
+}  // namespace
+
+double forward_flops(const std::string& name, int classes, int image_size) {
+  if (name == "resnet18") return resnet_flops(false, {2, 2, 2, 2}, classes, image_size);
+  if (name == "resnet50") return resnet_flops(true, {3, 4, 6, 3}, classes, image_size);
+  if (name == "smallcnn") {  // three 3x3 convolutions, a 2x2 max-pool after the first two
+    int h = image_size;
+    double f = conv_flops(3, 16, 3, h);
+    f += conv_flops(16, 32, 3, h / 2);
+    f += conv_flops(32, 64, 3, h / 4);
+    return f + 2.0 * 64 * classes;
+  }
+  throw std::runtime_error("--model: unknown model " + name + " (resnet18, resnet50, smallcnn)");
+}
+
 }  // namespace ddptrain

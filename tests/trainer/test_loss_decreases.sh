@@ -31,4 +31,6 @@ for r in recs:
     assert r["rank0_mem_mib"]["peak"] >= r["rank0_mem_mib"]["avg"] > 0
     assert 0 <= r["rendezvous_s"] < r["first_step_s"]
     assert r["params"] == 23696 + 65 * 8, r["params"]  # smallcnn, 8 classes (comm_floor.hpp's count)
+    # 3x the forward pass: 3->16 at 32x32, 16->32 at 16x16, 32->64 at 8x8 (3x3), 64->8; 2 FLOPs a multiply-add.
+    assert r["flops_per_sample"] == 3 * 2 * (3*16*9*32*32 + 16*32*9*16*16 + 32*64*9*8*8 + 64*8), r["flops_per_sample"]
 PY

@@ -13,6 +13,7 @@
 #include "compat.hpp"
 #include "data.hpp"
 #include "dist.hpp"
+#include "model.hpp"
 #include "options.hpp"
 
 // LibTorch built with glog (Debian's is) defines glog's CHECK, which aborts
@@ -291,4 +292,20 @@ TEST_CASE("autocast runs a linear layer in bf16 inside the guard and fp32 outsid
   CHECK(lin->forward(x).scalar_type() == at::kFloat);
   AutocastGuard off(false, false, at::kBFloat16);
   CHECK(lin->forward(x).scalar_type() == at::kFloat);
+}
+
+TEST_CASE("a model's forward FLOPs: smallcnn counted by hand, resnet18 at 32x32 as published") {
+  // smallcnn, 32x32, 10 classes: 3->16 at 32x32, 16->32 at 16x16, 32->64 at
+  // 8x8 (3x3 each), 64->10; 2 FLOPs a multiply-add.
+  double smallcnn = 2.0 * (3 * 16 * 9 * 32 * 32 + 16 * 32 * 9 * 16 * 16 + 32 * 64 * 9 * 8 * 8 + 64 * 10);
+  CHECK(forward_flops("smallcnn", 10, 32) == smallcnn);
+  // ResNet-18 with a 3x3 stride-1 stem on CIFAR's 32x32: 0.56 G multiply-adds
+  // (the figure published with such models, e.g. kuangliu/pytorch-cifar's).
+  double r18 = forward_flops("resnet18", 10, 32) / 2;
+  CHECK(r18 > 0.55e9);
+  CHECK(r18 < 0.56e9);
+  // Quadratic in the side; the classifier grows with the classes.
+  CHECK(forward_flops("resnet50", 200, 64) > 3.9 * forward_flops("resnet50", 200, 32));
+  CHECK(forward_flops("resnet18", 200, 64) - forward_flops("resnet18", 10, 64) == 2.0 * 512 * 190);
+  CHECK_THROWS_WITH(forward_flops("vgg", 10, 32), Catch::Contains("unknown model vgg"));
 }
