@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "slurm/slurm_job.hpp"
+#include "spec/peak_flops.hpp"
 #include "spec/run_spec.hpp"
 
 namespace ddpctl {
@@ -66,6 +67,12 @@ struct RunShape {
   std::optional<ProgressSpec> progress;  // the spec's progress: section
   std::optional<MetricSpec> metric;      // the spec's metric: section
   std::string comment;  // the spec's comment:, after ddpctl's token in the job's --comment
+  // The peak of the devices its ranks run on, as the profile gave it when
+  // the run was made (report's MFU, explain/mfu.hpp): one GPU's (its
+  // gpu_type's) with GPUs, else one node's CPUs' (its partition's).
+  std::string gpu_type;            // the spec's ("" for CPUs or an untyped GPU)
+  std::optional<PeakTflops> peak;  // none: the profile gives none
+  std::string peak_from;           // "gpu_types.a100.peak_tflops in FILE"
 };
 
 // One cell of a grid (grid.hpp) as the sweep recorded it (grid.json).

@@ -147,6 +147,19 @@ RunShape shape_from_json(const json& s, const Run& run) {
     ps.epoch_base = p->value("epoch_base", 1);
     rs.progress = ps;
   }
+  rs.gpu_type = s.value("gpu_type", "");
+  if (auto p = s.find("peak"); p != s.end() && p->is_object()) {
+    PeakTflops peak;
+    const json tflops = p->value("tflops", json::object());
+    for (const auto& [k, v] : tflops.items()) {
+      if (!v.is_number() || !(v.get<double>() > 0)) continue;
+      if (k == "any")
+        peak.any = v.get<double>();
+      else
+        peak.by_precision[k] = v.get<double>();
+    }
+    if (!peak.empty()) rs.peak = peak, rs.peak_from = p->value("from", "");
+  }
   if (auto m = s.find("metric"); m != s.end() && m->is_object()) {
     MetricSpec ms;
     ms.patterns = m->value("patterns", std::vector<std::string>{});

@@ -41,7 +41,25 @@ RunShape run_shape(const ResolvedRun& r, const ResolvedShape& s) {
   rs.progress = r.spec.progress;
   rs.metric = r.spec.metric;
   rs.comment = r.spec.site.comment;
+  rs.gpu_type = s.asked.gpu_type;
+  if (s.gpus_per_node > 0) {
+    if (const GpuType* t = r.profile.find_gpu_type(s.asked.gpu_type); t && t->peak_tflops) {
+      rs.peak = t->peak_tflops;
+      rs.peak_from = fmt::format("gpu_types.{}.peak_tflops in {}", t->name, r.profile.file);
+    }
+  } else if (const Partition* p = r.profile.find_partition(s.partition); p && p->peak_tflops) {
+    rs.peak = p->peak_tflops;
+    rs.peak_from = fmt::format("partitions.{}.peak_tflops in {}", p->name, r.profile.file);
+  }
   return rs;
+}
+
+json peak_json(const RunShape& s) {
+  if (!s.peak) return nullptr;
+  json tflops = json::object();
+  if (s.peak->any) tflops["any"] = *s.peak->any;
+  for (const auto& [k, v] : s.peak->by_precision) tflops[k] = v;
+  return {{"tflops", tflops}, {"from", s.peak_from}};
 }
 
 // run.json: the run, and each shape with the directives its script has.
@@ -71,6 +89,8 @@ json run_json(const Run& run, const std::vector<const ResolvedShape*>& resolved_
                       {"progress", progress},
                       {"metric", metric},
                       {"comment", s.comment},
+                      {"gpu_type", s.gpu_type},
+                      {"peak", peak_json(s)},
                       {"directives", resolved_shapes[i]->directives}});
   }
   json meta = {{"format", 1},

@@ -64,6 +64,7 @@ void read_gpu_types(MapReader& top, const YamlDocument& doc, Diagnostics& diags,
       t.constraint = *v;
     if (auto v = r.string("partition", slurm_name_problem)) t.partition = *v;
     if (auto v = r.integer("gpus_per_node", 1, 64)) t.gpus_per_node = static_cast<int>(*v);
+    t.peak_tflops = read_peak_tflops(r, "peak_tflops");
     r.finish();
     p.gpu_types.push_back(t);
   }
@@ -148,6 +149,7 @@ void read_partitions(MapReader& top, const YamlDocument& doc, Diagnostics& diags
     part.max_time_s = r.slurm_time("max_time");
     if (auto v = r.boolean("implicit")) part.implicit = *v;
     part.busbw_gbs = r.positive_number("busbw_gbs", 100000);
+    part.peak_tflops = read_peak_tflops(r, "peak_tflops");
     part.preemptible = read_preempt_terms(r, doc, field, diags);
     r.finish();
     for (size_t i = 0; i < part.gpu_types.size(); ++i) {

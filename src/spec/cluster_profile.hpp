@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "spec/peak_flops.hpp"
 #include "spec/run_spec.hpp"
 
 namespace ddpctl {
@@ -25,6 +26,7 @@ struct GpuType {
   std::string constraint;  // feature expression (defaults to name)
   std::string partition;   // partition that holds this type, if one does
   std::optional<int> gpus_per_node;
+  std::optional<PeakTflops> peak_tflops;  // one GPU's peak: report's MFU
   Location where;
 };
 
@@ -64,6 +66,9 @@ struct Partition {
   // The all-reduce bus bandwidth across its nodes, GB/s (nccl-tests' busbw;
   // `plan`'s communication floor, explain/comm_floor.hpp); none: not known.
   std::optional<double> busbw_gbs;
+  // One node's CPUs' peak, for runs on its CPUs (report's MFU; a GPU's is
+  // its type's).
+  std::optional<PeakTflops> peak_tflops;
   Location where;
 };
 
