@@ -1,5 +1,6 @@
 #include "explain/report.hpp"
 
+#include "explain/mfu.hpp"
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -62,6 +63,8 @@ MetricsFile read_metrics(const std::string& path) {
     if (auto k = j.find("mem_kind"); k != j.end() && k->is_string()) m.mem_kind = k->get<std::string>();
     if (auto k = j.find("model"); k != j.end() && k->is_string()) m.model = k->get<std::string>();
     if (auto k = j.find("device"); k != j.end() && k->is_string()) m.device = k->get<std::string>();
+    if (auto k = j.find("amp"); k != j.end() && k->is_string()) m.amp = k->get<std::string>();
+    if (auto f = number(j, "flops_per_sample"); f && *f > 0) m.flops_per_sample = f;
     m.rendezvous_s = number(j, "rendezvous_s");
     m.first_step_s = number(j, "first_step_s");
     if (auto p = j.find("step_time_s"); p != j.end() && p->is_array())
@@ -77,6 +80,15 @@ MetricsFile read_metrics(const std::string& path) {
   std::sort(order.begin(), order.end());
   for (int e : order) out.epochs.push_back(by_epoch[e]);
   return out;
+}
+
+std::optional<double> mean_throughput(const MetricsFile& metrics) {
+  // The first epoch carries start-up and warm-up: left out when there are more.
+  double sum = 0;
+  int n = 0;
+  for (size_t i = metrics.epochs.size() > 1 ? 1 : 0; i < metrics.epochs.size(); ++i)
+    if (metrics.epochs[i].img_per_s) sum += *metrics.epochs[i].img_per_s, ++n;
+  return n > 0 ? std::optional<double>(sum / n) : std::nullopt;
 }
 
 namespace {
@@ -143,14 +155,15 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
     r.val_loss = last.val_loss;
     r.train_acc = last.train_acc;
     r.val_acc = last.val_acc;
-    // The first epoch carries start-up and warm-up: left out when there are more.
-    double sum = 0;
-    int n = 0;
-    for (size_t i = metrics->epochs.size() > 1 ? 1 : 0; i < metrics->epochs.size(); ++i)
-      if (metrics->epochs[i].img_per_s) sum += *metrics->epochs[i].img_per_s, ++n;
-    if (n > 0) r.img_per_s = sum / n;
+    r.img_per_s = mean_throughput(*metrics);
     r.step_s = mean_step_s(*metrics);
     r.params = last.params;
+    r.flops_per_sample = last.flops_per_sample;
+    if (shape) {
+      Mfu mfu = model_flops_utilisation(*shape, last, r.img_per_s);
+      r.mfu = mfu.value;
+      r.mfu_words = mfu.words;
+    }
     r.batch_per_rank = last.batch_size;
     if (last.img_per_s && last.epoch_s) r.images_per_epoch = *last.img_per_s * *last.epoch_s;
     r.mem0_peak = last.mem0_peak;

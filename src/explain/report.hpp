@@ -23,6 +23,8 @@ namespace ddpctl {
 
 // A metrics file (progress.hpp has its lines), warnings for lines it cannot read.
 MetricsFile read_metrics(const std::string& path);
+// img_per_s over the epochs after the first (all, if only one).
+std::optional<double> mean_throughput(const MetricsFile& metrics);
 
 struct ReportRow {
   std::string run_id, label, job_id;
@@ -78,6 +80,11 @@ struct ReportRow {
   // and batch per rank), and its communication floor.
   std::optional<double> step_s, params, batch_per_rank, busbw_gbs, comm_s, comm_floor_s;
   std::string comm_note;  // its communication beyond twice the floor, in words; "" otherwise
+  // Model FLOPs utilisation (mfu.hpp): where its metrics give the FLOPs per
+  // sample and the profile its devices' peak; mfu_words its basis or why
+  // it is unknown ("" without metrics).
+  std::optional<double> flops_per_sample, mfu;
+  std::string mfu_words;
   // What an ended run used, training and lost (usage_account.hpp); none
   // while it runs or without Slurm's accounting.
   std::optional<UsageAccount> account;

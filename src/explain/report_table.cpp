@@ -54,6 +54,27 @@ std::string mem_note(const std::vector<ReportRow>& rows) {
   return "";
 }
 
+std::string mfu_cell(const std::optional<double>& v) { return v ? fmt::format("{:.1f}%", *v * 100) : "-"; }
+
+// Each row's MFU in words: its basis where known; where not, why, once for
+// the rows it holds for.
+std::vector<std::string> mfu_notes(const std::vector<ReportRow>& rows) {
+  std::vector<std::string> out;
+  std::vector<std::pair<std::string, std::vector<std::string>>> unknown;  // why -> its rows' labels
+  for (const auto& r : rows) {
+    if (r.mfu_words.empty()) continue;
+    if (r.mfu) {
+      out.push_back(fmt::format("{} ({}): MFU {}", r.label, r.run_id, r.mfu_words));
+      continue;
+    }
+    auto it = std::find_if(unknown.begin(), unknown.end(), [&r](const auto& u) { return u.first == r.mfu_words; });
+    if (it == unknown.end()) it = unknown.insert(unknown.end(), {r.mfu_words, {}});
+    it->second.push_back(r.label);
+  }
+  for (const auto& [why, labels] : unknown) out.push_back(fmt::format("MFU of {}: {}", join(labels, ", "), why));
+  return out;
+}
+
 // Columns that no row has (every row's cell is "-") are left out, but the
 // first `kept` (what the rows are); their headers are returned, to be said
 // once under the table.
@@ -74,7 +95,7 @@ std::vector<std::string> drop_empty_columns(std::vector<std::vector<std::string>
 std::string report_table(const std::vector<ReportRow>& rows) {
   std::vector<std::vector<std::string>> cells = {
       {"SHAPE", "RUN", "CODE", "JOB", "STATE", "RANKS", "GPUS", "EPOCH", "TRAIN LOSS/ACC", "VAL LOSS/ACC", "IMG/S", "SPEEDUP",
-       "EFF", "WALL", "GPU-H", "NODE-H", "MEM0 PEAK/AVG/MODE", "MEM MAX", "RDZV", "1ST STEP", "GPU UTIL",
+       "EFF", "MFU", "WALL", "GPU-H", "NODE-H", "MEM0 PEAK/AVG/MODE", "MEM MAX", "RDZV", "1ST STEP", "GPU UTIL",
        "GPU MEM PEAK/AVG/MODE", "CPU", "PEAK RSS"}};
   for (const auto& r : rows) {
     auto loss_acc = [](const std::optional<double>& l, const std::optional<double>& a) {
@@ -84,7 +105,7 @@ std::string report_table(const std::vector<ReportRow>& rows) {
                      std::to_string(r.world()), std::to_string(r.gpus),
                      r.epochs ? fmt::format("{}/{}", r.epochs_done, r.epochs) : "-", loss_acc(r.train_loss, r.train_acc),
                      loss_acc(r.val_loss, r.val_acc), num(r.img_per_s, 1), r.speedup ? fmt::format("{:.2f}x", *r.speedup) : "-",
-                     percent(r.efficiency), duration(r.wall_s), num(r.gpu_hours, 3), num(r.node_hours, 3), memory(r),
+                     percent(r.efficiency), mfu_cell(r.mfu), duration(r.wall_s), num(r.gpu_hours, 3), num(r.node_hours, 3), memory(r),
                      num(r.mem_max, 0), r.rendezvous_s ? fmt::format("{:.2f}s", *r.rendezvous_s) : "-",
                      r.first_step_s ? fmt::format("{:.2f}s", *r.first_step_s) : "-", usage_percent(r.gpu_util_mean),
                      gpu_memory(r), usage_percent(r.cpu_pct_mean), r.rss_peak_bytes ? format_bytes(*r.rss_peak_bytes) : "-"});
@@ -102,6 +123,7 @@ std::string report_table(const std::vector<ReportRow>& rows) {
     if (!r.comm_note.empty()) notes.push_back("warning: " + r.comm_note);
   for (const auto& r : rows)
     if (r.account) notes.push_back(fmt::format("{} ({}) used {}", r.label, r.run_id, describe_account(*r.account)));
+  for (const auto& n : mfu_notes(rows)) notes.push_back(n);
   if (std::any_of(rows.begin(), rows.end(), [](const ReportRow& r) { return r.img_per_s.has_value(); }))
     notes.push_back("throughput: mean over epochs after the first; speedup and efficiency vs the fewest ranks");
   if (std::any_of(rows.begin(), rows.end(), [](const ReportRow& r) { return r.rss_peak_bytes.has_value(); }))
@@ -140,12 +162,13 @@ std::string report_table(const std::vector<ReportRow>& rows) {
 
 std::string report_markdown(const std::vector<ReportRow>& rows) {
   std::vector<std::vector<std::string>> cells = {
-      {"Setup", "Ranks", "GPUs", "Throughput (img/s)", "Speedup", "Efficiency", "Time", "GPU-hours", "Node-hours",
+      {"Setup", "Ranks", "GPUs", "Throughput (img/s)", "Speedup", "Efficiency", "MFU", "Time", "GPU-hours", "Node-hours",
        "Rank 0 memory peak / avg / mode (MiB)", "Max memory over ranks (MiB)", "Val loss", "Val acc", "GPU util",
        "GPU memory peak / avg / mode (GiB)", "CPU util", "Peak RSS"}};
   for (const auto& r : rows)
     cells.push_back({setup(r), std::to_string(r.world()), std::to_string(r.gpus), num(r.img_per_s, 1),
-                     r.speedup ? fmt::format("{:.2f}×", *r.speedup) : "-", percent(r.efficiency), duration(r.wall_s),
+                     r.speedup ? fmt::format("{:.2f}×", *r.speedup) : "-", percent(r.efficiency), mfu_cell(r.mfu),
+                     duration(r.wall_s),
                      num(r.gpu_hours, 3), num(r.node_hours, 3), memory(r), num(r.mem_max, 0), num(r.val_loss, 3),
                      r.val_acc ? fmt::format("{:.2f}%", *r.val_acc) : "-", usage_percent(r.gpu_util_mean),
                      gpu_memory(r), usage_percent(r.cpu_pct_mean),
@@ -167,6 +190,7 @@ std::string report_markdown(const std::vector<ReportRow>& rows) {
     if (!r.comm_note.empty()) out += "\n**Warning:** " + r.comm_note + "\n";
   for (const auto& r : rows)
     if (r.account) out += fmt::format("\n{} ({}) used {}\n", r.label, r.run_id, describe_account(*r.account));
+  for (const auto& n : mfu_notes(rows)) out += "\n" + n + "\n";
   return out;
 }
 
@@ -175,7 +199,7 @@ std::string report_csv(const std::vector<ReportRow>& rows) {
       "run,shape,code,job,state,nodes,ranks_per_node,gpus_per_node,ranks,gpus,epochs_done,epochs,train_loss,train_acc,"
       "val_loss,val_acc,img_per_s,speedup,efficiency,wall_s,wall_source,gpu_hours,node_hours,mem0_peak_mib,"
       "mem0_avg_mib,mem0_mode_mib,mem_max_mib,mem_kind,rendezvous_s,first_step_s,gpu_util_pct,gpu_mem_peak_mib,"
-      "gpu_mem_avg_mib,gpu_mem_mode_mib,cpu_pct,rss_peak_bytes,metrics,problem,failure\n";
+      "gpu_mem_avg_mib,gpu_mem_mode_mib,cpu_pct,rss_peak_bytes,metrics,problem,failure,flops_per_sample,mfu\n";
   auto v = [](const std::optional<double>& x) { return x ? fmt::format("{}", *x) : std::string(); };
   for (const auto& r : rows) {
     std::vector<std::string> c = {r.run_id, r.label, r.code, r.job_id, state_text(r), std::to_string(r.nodes),
@@ -187,7 +211,7 @@ std::string report_csv(const std::vector<ReportRow>& rows) {
                                   v(r.mem_max), r.mem_kind, v(r.rendezvous_s), v(r.first_step_s), v(r.gpu_util_mean),
                                   v(r.gpu_mem_peak_mib), v(r.gpu_mem_mean_mib), v(r.gpu_mem_mode_mib), v(r.cpu_pct_mean),
                                   r.rss_peak_bytes ? std::to_string(*r.rss_peak_bytes) : "", r.metrics_path,
-                                  r.problem, r.failure};
+                                  r.problem, r.failure, v(r.flops_per_sample), v(r.mfu)};
     for (size_t i = 0; i < c.size(); ++i) out += (i ? "," : "") + csv_cell(c[i]);
     out += "\n";
   }
@@ -226,6 +250,8 @@ std::string report_json(const std::vector<ReportRow>& rows) {
                    {"comm_s", opt(r.comm_s)}, {"comm_floor_s", opt(r.comm_floor_s)},
                    {"comm_note", r.comm_note.empty() ? json() : json(r.comm_note)},
                    {"account", r.account ? account_json(*r.account) : json()},
+                   {"flops_per_sample", opt(r.flops_per_sample)}, {"mfu", opt(r.mfu)},
+                   {"mfu_words", r.mfu_words.empty() ? json() : json(r.mfu_words)},
                    {"checkpoint", r.checkpoint.empty() ? json()
                                                        : json{{"folder", r.checkpoint}, {"saved", r.checkpoint_saved}}}});
   return out.dump(2) + "\n";

@@ -210,6 +210,7 @@ std::string describe_account(const UsageAccount& a) {
   if (a.cpus_known && a.cpu_s > 0) text += fmt::format(", {:.3f} CPU-h", a.cpu_s / 3600);
   text += fmt::format(" over {} attempt(s): {}", a.attempts, join(parts, ", "));
   text += a.energy_kwh ? fmt::format("; {:.3f} kWh", *a.energy_kwh) : "; energy " + a.energy_note;
+  if (!a.mfu_words.empty()) text += "; MFU " + a.mfu_words;
   for (const auto& n : a.notes) text += "; " + n;
   return text;
 }
@@ -225,7 +226,9 @@ nlohmann::json account_json(const UsageAccount& a) {
           {"parts", parts},
           {"energy_kwh", a.energy_kwh ? nlohmann::json(*a.energy_kwh) : nlohmann::json()},
           {"energy_note", a.energy_note.empty() ? nlohmann::json() : nlohmann::json(a.energy_note)},
-          {"notes", a.notes}};
+          {"notes", a.notes},
+          {"mfu", a.mfu ? nlohmann::json(*a.mfu) : nlohmann::json()},
+          {"mfu_words", a.mfu_words.empty() ? nlohmann::json() : nlohmann::json(a.mfu_words)}};
 }
 
 }  // namespace ddpctl

@@ -48,6 +48,8 @@ struct UsageAccount {
   std::optional<double> energy_kwh;         // every attempt's ConsumedEnergy, where gathered
   std::string energy_note;                  // "not recorded by this site (...)" where not
   std::vector<std::string> notes;           // jobstats-like, in words
+  std::optional<double> mfu;                // model FLOPs utilisation (mfu.hpp), where known
+  std::string mfu_words;                    // its basis, or "unknown: " and why
   double share(const std::string& key) const;  // of node_s
 };
 

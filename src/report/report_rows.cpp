@@ -75,6 +75,8 @@ ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, c
       UsageAccount acc = account_usage(attempt_facts(log_base(*shape, a->job_id), row.metrics_path, attempts), shape->nodes);
       const Job& last = attempts.back();
       add_usage_notes(acc, {row.gpu_util_mean, row.cpu_pct_mean, row.rss_peak_bytes, last.mem_mib, last.cpus});
+      acc.mfu = row.mfu;
+      acc.mfu_words = row.mfu_words;
       if (acc.attempts > 0) row.account = acc;
     }
   }

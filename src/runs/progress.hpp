@@ -32,11 +32,12 @@ struct EpochMetrics {
   std::optional<double> train_loss, val_loss, train_acc, val_acc, img_per_s, epoch_s;
   std::vector<double> peak_mem_mib;
   std::optional<double> mem0_peak, mem0_avg, mem0_mode;
-  std::string mem_kind, model, device;
+  std::string mem_kind, model, device, amp;  // amp: off, bf16, fp16 (the precision of the step)
   std::optional<double> rendezvous_s, first_step_s;
   // The slowest rank's mean optimizer-step time (step_time_s), the model's
   // parameters and the batch per rank: report's communication check.
   std::optional<double> step_time_max, params, batch_size, steps;
+  std::optional<double> flops_per_sample;  // a training step's FLOPs per sample: report's MFU
   long long time = 0;
 };
 

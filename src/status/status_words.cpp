@@ -4,6 +4,8 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "explain/mfu.hpp"
+#include "explain/report.hpp"
 #include "explain/usage_account.hpp"
 #include "runs/fabric_record.hpp"
 #include "runs/in_job_record.hpp"
@@ -131,6 +133,11 @@ std::optional<Explanation> account_words(const JobFacts& f) {
   std::string base = base_of(f);
   UsageAccount a = account_usage(attempt_facts(base, job_files::metrics(base), attempts), f.shape->nodes);
   if (a.attempts == 0) return std::nullopt;
+  if (MetricsFile m = read_metrics(job_files::metrics(base)); !m.epochs.empty()) {
+    Mfu mfu = model_flops_utilisation(*f.shape, m.epochs.back(), mean_throughput(m));
+    a.mfu = mfu.value;
+    a.mfu_words = mfu.words;
+  }
   // In the JSON, and on a line of its own under the table (status_watch.cpp).
   Explanation e;
   e.json["account"] = account_json(a);

@@ -149,7 +149,7 @@ TEST_CASE("formats: markdown in the seeds' layout, CSV quoted, JSON with nulls")
   CHECK_THAT(md, Catch::Contains("| 1 node × 1 rank | 1 | 0 | 100.0 | 1.00× | 100% |"));
   CHECK_THAT(md, Catch::Contains("| 2 nodes × 1 GPU | 2 | 2 | 190.0 | 1.90× | 95% |"));
   std::string csv = report_csv(rows);
-  CHECK_THAT(csv, Catch::EndsWith(",\"a, \"\"quoted\"\" note\",\n"));
+  CHECK_THAT(csv, Catch::EndsWith(",\"a, \"\"quoted\"\" note\",,,\n"));  // then failure, flops_per_sample, mfu
   std::string json = report_json(rows);
   CHECK_THAT(json, Catch::Contains("\"efficiency\": 0.95"));
   CHECK_THAT(json, Catch::Contains("\"wall_s\": null"));

@@ -173,7 +173,7 @@ TEST_CASE("report of a grid of shapes: a failed cell is explained, a pending one
     CHECK(header.find("WALL") != std::string::npos);
     CHECK(header.find("NODE-H") != std::string::npos);
     CHECK(header.find("IMG/S") == std::string::npos);
-    CHECK(table.find("not shown, no run has them: EPOCH, TRAIN LOSS/ACC, VAL LOSS/ACC, IMG/S, SPEEDUP, EFF, GPU-H") !=
+    CHECK(table.find("not shown, no run has them: EPOCH, TRAIN LOSS/ACC, VAL LOSS/ACC, IMG/S, SPEEDUP, EFF, MFU, GPU-H") !=
           std::string::npos);
     CHECK(table.find("throughput:") == std::string::npos);
     std::string md = report_markdown(rows);
