@@ -122,7 +122,10 @@ std::string report_table(const std::vector<ReportRow>& rows) {
   for (const auto& r : rows)
     if (!r.comm_note.empty()) notes.push_back("warning: " + r.comm_note);
   for (const auto& r : rows)
-    if (r.account) notes.push_back(fmt::format("{} ({}) used {}", r.label, r.run_id, describe_account(*r.account)));
+    if (r.account) {
+      notes.push_back(fmt::format("{} ({}) used {}", r.label, r.run_id, describe_account(*r.account)));
+      if (auto ranks = describe_ranks(*r.account); !ranks.empty()) notes.push_back(fmt::format("{} {}", r.label, ranks));
+    }
   for (const auto& n : mfu_notes(rows)) notes.push_back(n);
   if (std::any_of(rows.begin(), rows.end(), [](const ReportRow& r) { return r.img_per_s.has_value(); }))
     notes.push_back("throughput: mean over epochs after the first; speedup and efficiency vs the fewest ranks");
@@ -189,7 +192,10 @@ std::string report_markdown(const std::vector<ReportRow>& rows) {
   for (const auto& r : rows)
     if (!r.comm_note.empty()) out += "\n**Warning:** " + r.comm_note + "\n";
   for (const auto& r : rows)
-    if (r.account) out += fmt::format("\n{} ({}) used {}\n", r.label, r.run_id, describe_account(*r.account));
+    if (r.account) {
+      out += fmt::format("\n{} ({}) used {}\n", r.label, r.run_id, describe_account(*r.account));
+      if (auto ranks = describe_ranks(*r.account); !ranks.empty()) out += fmt::format("\n{} {}\n", r.label, ranks);
+    }
   for (const auto& n : mfu_notes(rows)) out += "\n" + n + "\n";
   return out;
 }

@@ -215,7 +215,33 @@ std::string describe_account(const UsageAccount& a) {
   return text;
 }
 
+std::string describe_ranks(const UsageAccount& a) {
+  if (a.ranks.empty()) return "";
+  const RankAccount& r0 = a.ranks.front();
+  std::string unit = r0.gpu_s > 0 ? fmt::format("{:.3f} GPU-h", r0.gpu_s / 3600) : fmt::format("{:.3f} node-h", r0.node_s / 3600);
+  std::string text = fmt::format("per rank: {} each, {:.0f}% of it training", unit,
+                                 100 * r0.training_s / std::max(1e-9, r0.held_s));
+  std::vector<std::string> busy;
+  for (const auto& r : a.ranks) {
+    if (busy.size() == 16) {
+      busy.push_back(fmt::format("… ({} more in the JSON)", a.ranks.size() - 16));
+      break;
+    }
+    busy.push_back(fmt::format("{} {} {}", r.rank, r.node.empty() ? "-" : r.node,
+                               r.busy_pct ? fmt::format("{:.0f}%", *r.busy_pct) : "-"));
+  }
+  return text + fmt::format("; busy ({}): {}", r0.gpu_s > 0 ? "its GPU" : "its CPUs", join(busy, ", "));
+}
+
 nlohmann::json account_json(const UsageAccount& a) {
+  nlohmann::json ranks = nlohmann::json::array();
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  for (const auto& r : a.ranks)
+    ranks.push_back({{"rank", r.rank}, {"node", r.node.empty() ? nlohmann::json() : nlohmann::json(r.node)},
+                     {"held_s", r.held_s}, {"training_s", r.training_s}, {"node_h", r.node_s / 3600},
+                     {"cpu_h", a.cpus_known ? nlohmann::json(r.cpu_s / 3600) : nlohmann::json()},
+                     {"gpu_h", r.gpu_s / 3600}, {"busy_pct", opt(r.busy_pct)}, {"cpu_wait_pct", opt(r.cpu_wait_pct)},
+                     {"rss_peak_bytes", r.rss_peak_bytes}, {"mem_peak_mib", opt(r.mem_peak_mib)}});
   nlohmann::json parts = nlohmann::json::array();
   for (const auto& p : a.parts)
     parts.push_back({{"key", p.key}, {"words", p.words}, {"seconds", p.seconds}, {"node_h", p.node_s / 3600},
@@ -228,7 +254,8 @@ nlohmann::json account_json(const UsageAccount& a) {
           {"energy_note", a.energy_note.empty() ? nlohmann::json() : nlohmann::json(a.energy_note)},
           {"notes", a.notes},
           {"mfu", a.mfu ? nlohmann::json(*a.mfu) : nlohmann::json()},
-          {"mfu_words", a.mfu_words.empty() ? nlohmann::json() : nlohmann::json(a.mfu_words)}};
+          {"mfu_words", a.mfu_words.empty() ? nlohmann::json() : nlohmann::json(a.mfu_words)},
+          {"ranks", ranks}};
 }
 
 }  // namespace ddpctl

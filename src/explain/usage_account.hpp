@@ -39,6 +39,19 @@ struct AccountPart {
   double node_s = 0, cpu_s = 0, gpu_s = 0;
 };
 
+// One rank's share (rank_account.hpp): its device's hours while the step
+// held them, split as the run's parts are, and what its samples show.
+struct RankAccount {
+  int rank = 0;
+  std::string node;                  // where its latest samples came from
+  double held_s = 0, training_s = 0;  // the step's time (every part but idle), and its training part
+  double node_s = 0, cpu_s = 0, gpu_s = 0;  // its share of the step's allocation over held_s
+  std::optional<double> busy_pct;    // its GPU's mean utilisation, else its CPU over its CPUs' 100% each
+  std::optional<double> cpu_wait_pct;  // its threads runnable but waiting for a CPU (100 = a core)
+  long long rss_peak_bytes = 0;
+  std::optional<double> mem_peak_mib;  // the metrics' peak_mem_mib (CUDA allocator or RSS)
+};
+
 struct UsageAccount {
   std::vector<AccountPart> parts;  // in that order, parts of no time left out
   int attempts = 0;
@@ -50,6 +63,7 @@ struct UsageAccount {
   std::vector<std::string> notes;           // jobstats-like, in words
   std::optional<double> mfu;                // model FLOPs utilisation (mfu.hpp), where known
   std::string mfu_words;                    // its basis, or "unknown: " and why
+  std::vector<RankAccount> ranks;           // by rank, where the samples name them (report)
   double share(const std::string& key) const;  // of node_s
 };
 
@@ -75,5 +89,8 @@ void add_usage_notes(UsageAccount& a, const UsageSeen& seen);
 // "0.120 node-h: 81% training, 9% node and fabric checks, ...": one line.
 std::string describe_account(const UsageAccount& a);
 nlohmann::json account_json(const UsageAccount& a);
+// "per rank: 0.031 GPU-h each, 81% of it training; busy (its GPU): 0 g1 91%, ...";
+// "" without ranks.
+std::string describe_ranks(const UsageAccount& a);
 
 }  // namespace ddpctl

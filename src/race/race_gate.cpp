@@ -17,6 +17,8 @@
 
 namespace ddpctl {
 
+namespace fs = std::filesystem;
+
 namespace {
 
 nlohmann::json event_json(const RaceEvent& e) {

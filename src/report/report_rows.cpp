@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "explain/comm_floor.hpp"
+#include "explain/rank_account.hpp"
 #include "explain/usage_account.hpp"
 #include "runs/fabric_record.hpp"
 #include "runs/in_job_record.hpp"
@@ -77,6 +78,10 @@ ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, c
       add_usage_notes(acc, {row.gpu_util_mean, row.cpu_pct_mean, row.rss_peak_bytes, last.mem_mib, last.cpus});
       acc.mfu = row.mfu;
       acc.mfu_words = row.mfu_words;
+      RankFacts rf{row.world(), row.ranks_per_node, row.gpus_per_node, {}};
+      if (!metrics.epochs.empty()) rf.peak_mem_mib = metrics.epochs.back().peak_mem_mib;
+      if (!metrics.epochs.empty() && metrics.epochs.back().world_size > 0) rf.world = metrics.epochs.back().world_size;
+      account_ranks(acc, read_usage(log_base(*shape, a->job_id)), rf);
       if (acc.attempts > 0) row.account = acc;
     }
   }

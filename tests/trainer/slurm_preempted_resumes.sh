@@ -87,6 +87,7 @@ run status "$JOB_NAME"
 echo "status: $(cat "$T/out")"
 grep -qE "^job $id used 0\.[0-9]+ node-h, 0\.[0-9]+ CPU-h over 2 attempt\(s\): [0-9]+% training" "$T/out" ||
   fail "status does not say what the run used: $(cat "$T/out")"
+expect_out "MFU unknown: the site profile gives no peak_tflops for partition"
 grep -qE "attempt 2 of 3 \(requeued after preemption: Slurm's SIGTERM stopped the training step.*; preempted by job $urgent \(partition urgent\) after [0-9]+s; resumed from global step $resumed \((no step|1 step) lost\)\)" "$T/out" ||
   fail "status does not say the preemption, its preemptor and the steps: $(cat "$T/out" "$T/err")"
 run report "$JOB_NAME"
@@ -118,6 +119,16 @@ keys = {p["key"]: p["node_h"] for p in acc["parts"]}
 for k in ("training", "restarts", "interrupted"):
     assert keys.get(k, 0) > 0, (k, keys)
 assert acc["energy_kwh"] is None and acc["energy_note"].startswith("not recorded by this site"), acc
+# ddp-train wrote its FLOPs; the local profile's CPU nodes have no peak: unknown, and why.
+row = json.load(open(sys.argv[1]))["rows"][0]
+assert row["flops_per_sample"] > 0 and row["mfu"] is None and acc["mfu"] is None, row
+assert "gives no peak_tflops for partition" in acc["mfu_words"] and acc["mfu_words"] == row["mfu_words"], row
+# Each rank's share: its node from its samples, how busy its CPUs were; the
+# shares add up to the step's part of the allocation (all but idle spares).
+ranks = acc["ranks"]
+assert len(ranks) == row["ranks"] and all(r["node"] and r["busy_pct"] is not None for r in ranks), ranks
+step_h = sum(p["node_h"] for p in acc["parts"] if p["key"] != "idle")
+assert abs(sum(r["node_h"] for r in ranks) - step_h) <= 1e-9 + 0.001 * step_h, (ranks, step_h)
 PY
 # The same story in the run's events (docs/json.md "Events"), in order:
 # started, preempted, requeued, started again, resumed from the checkpoint

@@ -5,6 +5,7 @@
 #include "catch.hpp"
 
 #include <ctime>
+#include <fmt/format.h>
 
 #include "explain/report.hpp"
 #include "explain/requeue.hpp"
