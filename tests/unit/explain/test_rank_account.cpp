@@ -76,7 +76,7 @@ TEST_CASE("per rank: each rank's share of the step, and its GPU's utilisation fr
   CHECK(j["ranks"][5]["node"] == "g2");
 }
 
-TEST_CASE("per rank on CPUs: a rank's processes over its share of its node's CPUs; the one the others wait for",
+TEST_CASE("per rank on CPUs: a rank's processes over its share of its node's CPUs, and the one the others wait for",
           "[usage_account]") {
   UsageAccount a = two_node_account();
   for (auto& p : a.parts) p.gpu_s = 0;  // CPU nodes
