@@ -190,9 +190,12 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
   return r;
 }
 
-void add_usage(ReportRow& row, const std::string& log_base) {
+void add_usage(ReportRow& row, const std::string& log_base) { add_usage(row, log_base, read_usage(log_base)); }
+
+void add_usage(ReportRow& row, const std::string& log_base,
+               const std::map<std::string, std::vector<UsageSample>>& samples) {
   row.usage_base = log_base;
-  UsageSummary u = summarize_usage(read_usage(log_base));
+  UsageSummary u = summarize_usage(samples);
   if (u.samples == 0) return;
   row.gpu_util_mean = u.gpu_util_mean;
   row.gpu_mem_peak_mib = u.gpu_mem_peak_mib;

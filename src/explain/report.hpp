@@ -96,6 +96,9 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
                           long long now);
 // The usage columns from the job's samples (every attempt's); none without samples.
 void add_usage(ReportRow& row, const std::string& log_base);
+// The same from samples already read (read_usage of log_base).
+void add_usage(ReportRow& row, const std::string& log_base,
+               const std::map<std::string, std::vector<UsageSample>>& samples);
 // Speedup and efficiency against the row with the fewest ranks (the first of
 // those) that has a throughput, within each group of rows that ran the same
 // code (`code`): across two programs they would measure the change.

@@ -210,7 +210,6 @@ std::string describe_account(const UsageAccount& a) {
   if (a.cpus_known && a.cpu_s > 0) text += fmt::format(", {:.3f} CPU-h", a.cpu_s / 3600);
   text += fmt::format(" over {} attempt(s): {}", a.attempts, join(parts, ", "));
   text += a.energy_kwh ? fmt::format("; {:.3f} kWh", *a.energy_kwh) : "; energy " + a.energy_note;
-  if (!a.mfu_words.empty()) text += "; MFU " + a.mfu_words;
   for (const auto& n : a.notes) text += "; " + n;
   return text;
 }

@@ -50,8 +50,11 @@ ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, c
     std::error_code ec;
     row.checkpoint_saved = fs::is_directory(row.checkpoint, ec) && !fs::is_empty(row.checkpoint, ec);
   }
+  // The agent's samples, read once: the usage columns and each rank's account.
+  std::map<std::string, std::vector<UsageSample>> samples;
   if (shape) {
-    add_usage(row, log_base(*shape, a->job_id));
+    samples = read_usage(log_base(*shape, a->job_id));
+    add_usage(row, log_base(*shape, a->job_id), samples);
     row.provenance = read_latest_provenance(log_base(*shape, a->job_id));
     if (auto slow = read_slow_record(log_base(*shape, a->job_id))) row.slow = describe_slow_history(*slow);
     InJobHistory h = read_in_job_history(log_base(*shape, a->job_id));
@@ -81,7 +84,7 @@ ReportRow collect_report_row(const Run& run, const Attempt* a, const Job* job, c
       RankFacts rf{row.world(), row.ranks_per_node, row.gpus_per_node, {}};
       if (!metrics.epochs.empty()) rf.peak_mem_mib = metrics.epochs.back().peak_mem_mib;
       if (!metrics.epochs.empty() && metrics.epochs.back().world_size > 0) rf.world = metrics.epochs.back().world_size;
-      account_ranks(acc, read_usage(log_base(*shape, a->job_id)), rf);
+      account_ranks(acc, samples, rf);
       if (acc.attempts > 0) row.account = acc;
     }
   }

@@ -141,7 +141,8 @@ std::optional<Explanation> account_words(const JobFacts& f) {
   // In the JSON, and on a line of its own under the table (status_watch.cpp).
   Explanation e;
   e.json["account"] = account_json(a);
-  e.json["account"]["text"] = describe_account(a);
+  // With its MFU (report says it on a line of its own).
+  e.json["account"]["text"] = describe_account(a) + (a.mfu_words.empty() ? "" : "; MFU " + a.mfu_words);
   return e;
 }
 
