@@ -6,8 +6,32 @@
 
 #include "base/diagnostics.hpp"
 #include "base/paths.hpp"
+#include "base/values.hpp"
 
 namespace ddpctl {
+
+namespace {
+
+// On CPU nodes the buffer and Gloo's copy of it are in each rank's memory:
+// a size they cannot hold is refused here, not after the job's wait (on
+// GPUs the buffer is in the GPU's memory, which the profile does not give:
+// ddp-train says it in the job).
+void check_size_fits(const std::string& size, const ResolvedShape& shape, const Partition* part, const Location& where) {
+  if (shape.gpus_per_node > 0) return;
+  auto bytes = fabric_size_bytes(size);
+  std::optional<long long> mib = shape.asked.mem_mib;
+  std::string from = "the spec's mem";
+  if (!mib && part && part->mem_per_node_mib) mib = part->mem_per_node_mib, from = "partitions." + part->name + ".mem_per_node";
+  if (!bytes || !mib) return;
+  double need = 2.0 * static_cast<double>(*bytes);  // one rank a node on CPU nodes
+  if (need <= static_cast<double>(*mib) * 1048576.0) return;
+  throw UserError(where, "fabric_check.size",
+                  fmt::format("{}, twice on a node (the buffer and Gloo's copy of it), is more than the {} a node "
+                              "has ({}): a smaller size measures the same bus bandwidth",
+                              size, format_memory(*mib), from));
+}
+
+}  // namespace
 
 std::optional<FabricPlan> fabric_plan(const ResolvedRun& run, const ResolvedShape& shape) {
   FabricCheckSettings s = merge_fabric_check(run.profile.fabric_check, run.spec.fabric_check);
@@ -42,6 +66,7 @@ std::optional<FabricPlan> fabric_plan(const ResolvedRun& run, const ResolvedShap
                                 p.fail_below, p.warn_below));
   // Gloo on CPU nodes: a buffer a CPU node moves in a fraction of a second.
   p.size = s.size.value_or(shape.gpus_per_node > 0 ? "64M" : "8M");
+  check_size_fits(p.size, shape, part, where);
   p.iters = s.iters.value_or(FabricCheckSettings::kItersDefault);
   p.timeout_s = s.timeout_s.value_or(FabricCheckSettings::kTimeoutDefault);
   return p;

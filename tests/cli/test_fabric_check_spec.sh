@@ -5,7 +5,7 @@
 # spec's fields over the profile's), off without the figure or for one
 # node; and every bad input refused at its file, line and field: a
 # fraction of 0, negative or 1, a failure level above the warning level,
-# a size that is none or larger than 16G, the check asked on one node or
+# a size that is none, larger than 16G or than a CPU node's memory holds, the check asked on one node or
 # where the partition has no figure, a busbw_gbs of 0 or negative.
 # shellcheck source=tests/cli/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -59,6 +59,12 @@ refused fabric_check.warn_below "1 is not below 1: a fraction of the partition's
 refused fabric_check.fail_below "0.9 is above warn_below (0.8)" "fabric_check: {warn_below: 0.8, fail_below: 0.9}"
 refused fabric_check.size "is not a size in bytes" "fabric_check: {size: lots}"
 refused fabric_check.size "is more than 16G" "fabric_check: {size: 64G}"
+# Twice the size (the buffer and Gloo's copy) beyond the 1G a node has (the spec's mem:).
+refused fabric_check.size "600M, twice on a node (the buffer and Gloo's copy of it), is more than the 1G a node has (the spec's mem)" "fabric_check: {size: 600M}"
+# Without mem:, the partition's 2G a node.
+sed -i '/^mem:/d' job.yaml
+refused fabric_check.size "1500M, twice on a node (the buffer and Gloo's copy of it), is more than the 2G a node has (partitions.cpu.mem_per_node)" "fabric_check: {size: 1500M}"
+cp "$DDPCTL_SOURCE/configs/local-restart.yaml" job.yaml
 refused fabric_check.timeout "must be between 5s and 30m" "fabric_check: {timeout: 1s}"
 sed -i -e 's/^nodes: 2$/nodes: 1/' -e 's/^restart: .*/restart: {in_job: 1, spares: 0}/' job.yaml
 refused fabric_check "shape 1x2 runs on one node: there is no fabric between nodes to check" "fabric_check: true"
