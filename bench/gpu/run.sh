@@ -83,10 +83,29 @@ check() {
   echo "gpu: SIGUSR1 in epoch 2: exit $rc (75 = stopped for requeue); resume: exit $? ($(grep -m1 -i 'resum' "$out/requeue2.log"))"
 }
 
+# The GPU's dense BF16/FP16 peak, TFLOP/s (the datasheets' figures without
+# sparsity), for ddp-train's MFU; $GPU_PEAK_TFLOPS wins; "" when not known.
+gpu_peak_tflops() {
+  if [ -n "${GPU_PEAK_TFLOPS:-}" ]; then echo "$GPU_PEAK_TFLOPS"; return; fi
+  local name
+  name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null) || name=""
+  name=${name%%$'\n'*}
+  case "$name" in
+    *H100*PCIe*) echo 756.5 ;;
+    *H100*NVL* | *H200*NVL*) echo 835.5 ;;
+    *H100* | *H200*) echo 989.4 ;;  # the SXM forms
+    *A100*) echo 312 ;;
+    *) echo "" ;;
+  esac
+}
+
 throughput() {
+  local peak
+  peak=$(gpu_peak_tflops)
   echo "== throughput, 1 GPU, img/s (ddp-train: 2nd epoch of --max-steps 60; Python: 60 steps after 20 warm-up)"
-  printf '%-34s %6s %12s %12s %8s\n' "model, input, amp" batch ddp-train python ratio
-  local model size amp bs m p
+  echo "   MFU: ddp-train's flops_per_sample x img/s over ${peak:-an unknown} TFLOP/s (set GPU_PEAK_TFLOPS)"
+  printf '%-34s %6s %12s %12s %8s %6s\n' "model, input, amp" batch ddp-train python ratio MFU
+  local model size amp bs m p mfu
   for cfg in "resnet50 64" "resnet50 224" "resnet18 64"; do
     read -r model size <<<"$cfg"
     for amp in fp16 bf16; do
@@ -96,8 +115,11 @@ throughput() {
           --batch-size "$bs" --epochs 2 --max-steps 60 --synthetic-size 1000000 --workers 4) || continue
         p=$(python_ddp "py-$model-$size-$amp-$bs" --model "$model" --image-size "$size" --amp "$amp" --batch-size "$bs" \
           --warmup 20 --steps 60) || continue
-        printf '%-34s %6s %12.0f %12.0f %7.2fx\n' "$model ${size}px $amp" "$bs" "$(field "$m" "['img_per_s']")" \
-          "$(field "$p" "['img_per_s']")" "$(python3 -c "print($(field "$m" "['img_per_s']") / $(field "$p" "['img_per_s']"))")"
+        mfu=-
+        [ -z "$peak" ] || mfu=$(python3 -c "print(f'{100 * $(field "$m" "['flops_per_sample']") * $(field "$m" "['img_per_s']") / ($peak * 1e12):.1f}%')")
+        printf '%-34s %6s %12.0f %12.0f %7.2fx %6s\n' "$model ${size}px $amp" "$bs" "$(field "$m" "['img_per_s']")" \
+          "$(field "$p" "['img_per_s']")" "$(python3 -c "print($(field "$m" "['img_per_s']") / $(field "$p" "['img_per_s']"))")" \
+          "$mfu"
       done
     done
   done
