@@ -119,6 +119,14 @@ CommandResult not_found() {
 FakeSlurm::FakeSlurm(const std::string& version) {
   const std::string data = source_dir() + "/tests/unit/data/" + version + "/";
   const bool arrays = version != "22.05";  // data parser v0.0.40 and later
+  answer_squeue(data, arrays);
+  answer_sacct();
+  answer_sbatch_scancel();
+  answer_site(data, arrays);
+}
+
+// squeue --json in the version's layout (its data parser), and squeue -o.
+void FakeSlurm::answer_squeue(const std::string& data, bool arrays) {
   nlohmann::json squeue_doc = nlohmann::json::parse(read_file(data + "squeue.json"));
   nlohmann::json job_template = squeue_doc["jobs"].at(0);
   std::string down_doc = read_file(source_dir() + "/tests/unit/data/22.05/squeue-controller-down.json");
@@ -184,6 +192,10 @@ FakeSlurm::FakeSlurm(const std::string& version) {
              "N/A" + sep + "cpu" + sep + "lusu" + sep + "/tmp\n";
     return exits(0, out);
   });
+}
+
+// sacct -P in ddpctl's format; --duplicates lists a requeued job's earlier attempts.
+void FakeSlurm::answer_sacct() {
   runner.on("sacct", {}, [this](const std::vector<std::string>& argv) {
     if (!accounting) return exits(1, "", "sacct: error: Slurm accounting storage is disabled\n");
     std::string wanted = flag_value(argv, "--jobs=");
@@ -210,6 +222,10 @@ FakeSlurm::FakeSlurm(const std::string& version) {
     }
     return exits(0, out);
   });
+}
+
+// sbatch --parsable as FakeSlurm::sbatch says; scancel ends what is not ended.
+void FakeSlurm::answer_sbatch_scancel() {
   runner.on("sbatch", {"--parsable"}, [this](const std::vector<std::string>& argv) {
     auto make = [&] {
       FakeJob j;
@@ -240,6 +256,10 @@ FakeSlurm::FakeSlurm(const std::string& version) {
         j->state = "CANCELLED";
     return exits(0);
   });
+}
+
+// scontrol, sinfo, sacctmgr: the site as the preflights read it.
+void FakeSlurm::answer_site(const std::string& data, bool arrays) {
   runner.on("scontrol", {"show", "config"}, exits(0, "ClusterName = local\nMinJobAge = 300\n"));
   runner.on("scontrol", {"show", "job", "-o"}, [this](const std::vector<std::string>& argv) {
     const FakeJob* j = argv.size() > 4 ? job(argv[4]) : nullptr;

@@ -126,6 +126,13 @@ struct FakeSlurm {
   bool accounting = true;        // sacct answers
   Sbatch sbatch = Sbatch::Ok;
   std::function<void(FakeJob&)> on_submit;  // e.g. start the job at once
+
+ private:
+  // The commands' answers, by family (the constructor registers them).
+  void answer_squeue(const std::string& data, bool arrays);
+  void answer_sacct();
+  void answer_sbatch_scancel();
+  void answer_site(const std::string& data, bool arrays);
 };
 
 }  // namespace ddpctl::test
