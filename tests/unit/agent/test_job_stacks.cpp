@@ -39,9 +39,15 @@ TEST_CASE("the stacks' budget: 20 s, or the job's DDPCTL_STACKS_BUDGET where it 
   }
 }
 
-TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else says so", "[job_agent]") {
+namespace {
+
+// A /proc of job 42's processes on g1, and the commands the dump runs.
+struct StacksFixture {
   test::TempDir proc;
-  auto process = [&](int pid, const std::vector<std::string>& env, int ppid = 1) {
+  FakeRunner runner;
+  FakeClock clock;
+  const std::string head = "# stacks of job 42's training processes on g1\n";
+  void process(int pid, const std::vector<std::string>& env, int ppid = 1) {
     std::string dir = proc.path + "/" + std::to_string(pid);
     std::filesystem::create_directories(dir);
     std::ofstream(dir + "/stat") << pid << " (python) S " << ppid
@@ -49,16 +55,23 @@ TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else 
     std::string text;
     for (const auto& v : env) text += v + '\0';
     std::ofstream(dir + "/environ", std::ios::binary) << text;
-  };
-  FakeRunner runner;
-  FakeClock clock;
-  const std::string head = "# stacks of job 42's training processes on g1\n";
+  }
+  // Rank 0 (pid 200) and the sampler's shell (201), not a training process.
+  void rank0() {
+    process(200, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "SLURM_PROCID=0", "RANK=0", "DDPCTL_TRAINING=1"});
+    process(201, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "SLURM_PROCID=0"});
+  }
+};
+
+}  // namespace
+
+TEST_CASE_METHOD(StacksFixture, "dump_stacks dumps the training processes with py-spy, else gdb, else says so",
+                 "[job_agent]") {
 
   SECTION("no training process") {
     CHECK(dump_stacks(runner, clock, proc.path, {"42", "g1", "", ""}, 5) == head + "(no training process found)\n");
   }
-  process(200, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "SLURM_PROCID=0", "RANK=0", "DDPCTL_TRAINING=1"});
-  process(201, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "SLURM_PROCID=0"});  // the sampler's shell
+  rank0();
   SECTION("neither tool") {
     runner.on("py-spy", {}, test::not_found()).on("gdb", {}, test::not_found());
     CHECK(dump_stacks(runner, clock, proc.path, {"42", "g1", "", ""}, 5) == head + "pid 200 (rank 0), state S: no py-spy or gdb on g1, and it did not register for faulthandler (not "
@@ -98,6 +111,11 @@ TEST_CASE("dump_stacks dumps the training processes with py-spy, else gdb, else 
           head + "\n## pid 200 (rank 0), state S: py-spy dump --pid 200\nThread 200 (idle): \"MainThread\"\n"
                  "    wait (train.py:12)\n");
   }
+}
+
+TEST_CASE_METHOD(StacksFixture, "dump_stacks: every rank at once, a launcher apart, a worker under its rank, a failed dump said",
+                 "[job_agent]") {
+  rank0();
   SECTION("two ranks: dumped at once, each under its own heading") {
     process(202, {"SLURM_JOB_ID=42", "SLURMD_NODENAME=g1", "SLURM_PROCID=1", "RANK=1", "DDPCTL_TRAINING=1"});
     runner.on("gdb", {}, test::not_found());

@@ -99,6 +99,22 @@ TEST_CASE("after the check: go on, requeue without the bad nodes, or fail", "[no
                          "2 node(s) ready in 0.4 s",
                          "not checked: g2 (they wrote no result: ddpctl could not run there?)"});
   }
+  SECTION("a one-node job on a bad node is requeued without it") {
+    CheckDecision d = decide_after_check({"g2"}, {result("g2", false, {bad})}, 0, 1);
+    CHECK(d.requeue);
+    CHECK(d.bad_nodes == std::vector<std::string>{"g2"});
+  }
+  SECTION("fewer results than nodes: the rest not checked") {
+    CheckDecision d = decide_after_check(nodes, {result("g1", true)}, 0, 2);
+    CHECK(d.ok);
+    CHECK(d.lines.back() == "not checked: g2, g3 (they wrote no result: ddpctl could not run there?)");
+  }
+}
+
+TEST_CASE("after the check: the first node that no other reaches, or that cannot listen, is the one left out",
+          "[node_check]") {
+  std::vector<std::string> nodes = {"g1", "g2", "g3"};
+
   SECTION("no other node reaches the first: the first one is excluded") {
     auto unreachable = [](const std::string& n) {
       return result(n, false, {{NodeProblemKind::CannotReach,
@@ -143,16 +159,6 @@ TEST_CASE("after the check: go on, requeue without the bad nodes, or fail", "[no
     // Problems of another kind on those nodes are theirs.
     d = decide_after_check(nodes, {result("g1", true), lost("g2"), result("g3", false, {gpu_problem("node g3: a GPU is gone")})}, 0, 2);
     CHECK(d.bad_nodes == std::vector<std::string>{"g2", "g3"});
-  }
-  SECTION("a one-node job on a bad node is requeued without it") {
-    CheckDecision d = decide_after_check({"g2"}, {result("g2", false, {bad})}, 0, 1);
-    CHECK(d.requeue);
-    CHECK(d.bad_nodes == std::vector<std::string>{"g2"});
-  }
-  SECTION("fewer results than nodes: the rest not checked") {
-    CheckDecision d = decide_after_check(nodes, {result("g1", true)}, 0, 2);
-    CHECK(d.ok);
-    CHECK(d.lines.back() == "not checked: g2, g3 (they wrote no result: ddpctl could not run there?)");
   }
 }
 

@@ -148,6 +148,11 @@ TEST_CASE("report of a grid of shapes: a failed cell is explained, a pending one
     std::string table = report_table(rows);
     CHECK(table.find("1x2 (local-sweep-20261126): failed: ") != std::string::npos);
   }
+}
+
+TEST_CASE("report of a grid of shapes: cells that ended without metrics show what they have, none started is an error",
+          "[report_grid_scaling]") {
+  test::TempDir dir;
   SECTION("cells that ended without metrics: what they have (times, node-hours), each saying how to add metrics") {
     Run bare = test::scaling_run(dir.path + "/none", test::kShapeKeys, {{"1", "1"}, {"2", "1"}}, {test::kShapes[0], test::kShapes[2]}, 50);
     test::FakeRunner runner;
