@@ -15,8 +15,12 @@ for dialect in gres gpus-per-node constraint partition; do
   # The constraint dialect names GPU types by node feature; the partition
   # dialect by the partition they live in.
   case "$dialect" in
-    constraint) sed -i 's/^  a100: {gres: a100}/  a100: {constraint: a100}/' "clusters/local-$dialect.yaml" ;;
-    partition) sed -i 's/^  a100: {gres: a100}/  a100: {partition: a100-80gb}/' "clusters/local-$dialect.yaml" ;;
+    constraint) sed -i 's/^  a100: {gres: a100,/  a100: {constraint: a100,/' "clusters/local-$dialect.yaml" ;;
+    partition) sed -i 's/^  a100: {gres: a100,/  a100: {partition: a100-80gb,/' "clusters/local-$dialect.yaml" ;;
+  esac
+  case "$dialect" in
+    constraint | partition) grep -q "^  a100: {$dialect: " "clusters/local-$dialect.yaml" ||
+      fail "the a100 line of local.yaml changed shape, not rewritten for $dialect: $(grep -n 'a100:' "clusters/local-$dialect.yaml")" ;;
   esac
   cat >"job-$dialect.yaml" <<YAML
 name: $JOB_NAME
