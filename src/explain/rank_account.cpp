@@ -29,8 +29,13 @@ std::map<int, Seen> seen_by_rank(const std::map<std::string, std::vector<UsageSa
         x.rss_peak = std::max(x.rss_peak, r.rss_bytes);
         if (r.wait_pct) x.wait_sum += *r.wait_pct, x.wait_n++;
         if (f.gpus_per_node > 0) {
+          // The sampler lists the job's GPUs in index order, which is the
+          // order of CUDA_VISIBLE_DEVICES: local rank k has the k-th. Where
+          // it lists another count (Slurm did not say which were the job's),
+          // which GPU is whose is not known.
           int local = *r.rank % std::max(1, f.ranks_per_node);
-          if (local < static_cast<int>(s.gpus.size())) x.busy_sum += s.gpus[static_cast<size_t>(local)].util_pct, x.busy_n++;
+          if (static_cast<int>(s.gpus.size()) == f.gpus_per_node && local < f.gpus_per_node)
+            x.busy_sum += s.gpus[static_cast<size_t>(local)].util_pct, x.busy_n++;
         } else if (r.cpu_pct && s.cpus > 0) {
           // Its share of the node's CPUs: 100% is all of them busy.
           double cpus = static_cast<double>(s.cpus) / std::max(1, f.ranks_per_node);

@@ -106,6 +106,17 @@ TEST_CASE("per rank on CPUs: a rank's processes over its share of its node's CPU
   CHECK_THAT(describe_ranks(a), Contains("per rank: 0.017 node-h each"));
 }
 
+TEST_CASE("per rank: a GPU's busy figure only where the samples list the job's GPUs", "[usage_account]") {
+  UsageAccount a = two_node_account();
+  // 8 GPUs listed on a node where the job has 4: which is whose is not known.
+  UsageSample s = gpu_sample("g1", 10, 0, {10, 10, 10, 10});
+  for (int i = 4; i < 8; ++i) s.gpus.push_back({i, 99, 1000, 80000});
+  account_ranks(a, {{"g1", {s}}}, {4, 4, 4, {}});
+  REQUIRE(a.ranks.size() == 4);
+  CHECK_FALSE(a.ranks[0].busy_pct);
+  CHECK(a.ranks[0].node == "g1");
+}
+
 TEST_CASE("per rank: nothing where no sample names a rank", "[usage_account]") {
   UsageAccount a = two_node_account();
   UsageSample s;
