@@ -1,6 +1,5 @@
 #include "explain/report.hpp"
 
-#include "explain/mfu.hpp"
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -10,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/json_fields.hpp"
+#include "explain/mfu.hpp"
 #include "runs/job_files.hpp"
 #include "base/diagnostics.hpp"
 #include "base/files.hpp"
@@ -189,8 +189,6 @@ ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job
   }
   return r;
 }
-
-void add_usage(ReportRow& row, const std::string& log_base) { add_usage(row, log_base, read_usage(log_base)); }
 
 void add_usage(ReportRow& row, const std::string& log_base,
                const std::map<std::string, std::vector<UsageSample>>& samples) {

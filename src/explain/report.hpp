@@ -94,9 +94,8 @@ struct ReportRow {
 // metrics file. `now` is for jobs still running.
 ReportRow make_report_row(const Run& run, const Attempt* attempt, const Job* job, const MetricsFile* metrics,
                           long long now);
-// The usage columns from the job's samples (every attempt's); none without samples.
-void add_usage(ReportRow& row, const std::string& log_base);
-// The same from samples already read (read_usage of log_base).
+// The usage columns from the job's samples (read_usage of log_base, every
+// attempt's); none without samples.
 void add_usage(ReportRow& row, const std::string& log_base,
                const std::map<std::string, std::vector<UsageSample>>& samples);
 // Speedup and efficiency against the row with the fewest ranks (the first of

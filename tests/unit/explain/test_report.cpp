@@ -188,7 +188,7 @@ TEST_CASE("report: usage columns from the job agent's samples, for any program")
   write_file_atomic(usage_path(base, "g2"), sample(101, "g2", 200, 1LL << 30, 80, 61440));
   ReportRow row;
   row.label = "2x1", row.run_id = "r", row.job_id = "7";
-  add_usage(row, base);
+  add_usage(row, base, read_usage(base));
   REQUIRE(row.rss_peak_bytes);
   CHECK(*row.rss_peak_bytes == (3LL << 30));
   CHECK(*row.gpu_util_mean == Approx(90));
