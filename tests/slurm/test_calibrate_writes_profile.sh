@@ -9,8 +9,8 @@
 # Slurm's side (whole nodes, disjoint pairs at once, a step before the
 # training step). 24.11's and 26.05's nodes have no ddp-train of this build
 # (it links the host's LibTorch 1.13): there tests/slurm/allreduce_bench.py
-# measures in its place, the same all-reduce with the nodes' own torch, and
-# is seen to have run on every node of every measurement.
+# measures in its place, the same all-reduce with the nodes' own torch: seen
+# to have run on every rank of calibrate's jobs, and given to the job's check.
 # shellcheck source=tests/slurm/lib.sh
 source "$DDPCTL_SOURCE/tests/slurm/lib.sh"
 if [ "$SLURM_VERSION" = 22.05 ]; then
@@ -69,7 +69,11 @@ print("fabric check with the calibrated figure:", r["text"])
 PY
   fail "the check did not use the calibrated figure: $(cat "logs/${JOB_NAME}_$id.restart0.fabric.json")"
 if [ "$SLURM_VERSION" != 22.05 ]; then
-  # The stand-in measured: each of the 4 + 2 + 2 calibrate ranks and the check's 2 said so.
+  # The stand-in measured: each of calibrate's 4 + 2 + 2 ranks said so in
+  # its step log; the job's check was given it as its trainer (the check's
+  # own output goes to ddpctl job fabric, not to a file).
+  grep -rqF -- "--trainer $DDPCTL_TRAINER " "$DDPCTL_RUNS" ||
+    fail "the job's script does not give the check tests/slurm/allreduce_bench.py: $(grep -rh -- '--trainer' "$DDPCTL_RUNS")"
   ran=$(grep -rhs "^allreduce_bench.py: rank [0-9] of [0-9] on g[0-9]" "$T" | sort -u | wc -l)
   echo "tests/slurm/allreduce_bench.py measured as $ran distinct rank(s)"
   [ "$ran" -ge 8 ] || fail "tests/slurm/allreduce_bench.py said it ran $ran time(s), not 8 (calibrate's ranks): $(grep -rhs allreduce_bench.py "$T")"
